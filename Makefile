@@ -1,0 +1,48 @@
+# Two commands do all the set-up on a fresh machine: `make run` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# Debian packages the sandbox and the end-to-end tests need.
+APT_PACKAGES := bubblewrap util-linux
+
+.PHONY: run test test-all system-deps install ingest lint bench clean
+
+run: install system-deps
+	$(BIN)/interviewer ingest
+	INTERVIEWER_AUTH_DISABLED=true $(BIN)/streamlit run streamlit_app.py \
+		--server.address 127.0.0.1 --server.headless true --browser.gatherUsageStats false
+
+test: install system-deps
+	$(BIN)/python -m pytest -q
+
+test-all: install system-deps
+	$(BIN)/python -m pytest -q -m ""
+
+install: $(STAMP)
+
+# torch is installed first and pinned: an unpinned torch pulls a multi-GB CUDA build.
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+system-deps:
+	@bash scripts/system-deps.sh $(APT_PACKAGES)
+
+ingest: install
+	$(BIN)/interviewer ingest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+bench: install system-deps
+	for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf data .pytest_cache

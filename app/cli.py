@@ -1,0 +1,195 @@
+"""The `interviewer` command line. Its commands and JSON shapes are contracts other tools rely on."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
+from app.config import get_settings
+from app.errors import UserFacingError, domain_errors, one_line
+
+app = typer.Typer(
+    help="Mock interviewer for PyTorch and deep-learning interviews.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+bank_app = typer.Typer(help="Inspect and validate the question bank.", no_args_is_help=True)
+app.add_typer(bank_app, name="bank")
+err = Console(stderr=True, soft_wrap=True)
+
+
+def progress() -> Progress:
+    """A progress bar on stderr, so stdout stays clean for JSON."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
+
+
+def emit_json(value: object) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+@app.command()
+def ingest(
+    docs: Annotated[list[Path] | None, typer.Option("--docs", help="Raw question documents to parse.")] = None,
+    out: Annotated[Path, typer.Option(help="Where draft YAML for new questions is written.")] = Path(
+        "data/drafts.yaml"
+    ),
+) -> None:
+    """Embed the bank into Chroma (only what changed), or parse raw documents into draft entries."""
+    from app.services import store_for
+    from ingest.pipeline import ingest_bank
+    from knowledge.loader import load_bank
+
+    settings = get_settings()
+    questions = load_bank(get_settings().bank_dir)
+    store = store_for(settings)
+    with progress() as bar:
+        task = bar.add_task("Embedding the bank", total=None)
+        report = ingest_bank(store, questions)
+        bar.update(task, total=1, completed=1)
+    if report.embedded == 0 and report.removed == 0:
+        err.print(f"Bank unchanged: {report.unchanged} entries already embedded, nothing to do.")
+    else:
+        err.print(
+            f"Embedded {report.embedded} entries ({report.added} new, {report.updated} changed), "
+            f"{report.unchanged} unchanged, {report.removed} removed."
+        )
+    if not docs:
+        return
+    from ingest.drafts import classify_documents, write_drafts
+
+    with progress() as bar:
+        task = bar.add_task("Parsing documents", total=len(docs))
+        candidates = classify_documents(store, docs, on_file=lambda _: bar.advance(task))
+    duplicates = [c for c in candidates if c.duplicate_of]
+    written = write_drafts(candidates, out)
+    for c in duplicates:
+        err.print(f"  duplicate: {c.parsed.source} {c.parsed.ref} -> {c.duplicate_of} ({c.similarity:.2f})")
+    err.print(
+        f"Found {len(candidates)} questions: {len(duplicates)} duplicate bank entries, "
+        f"{written} new written as drafts to {out}."
+    )
+
+
+@app.command()
+def search(
+    queries: Annotated[list[str], typer.Argument(help="One or more queries.")],
+    k: Annotated[int, typer.Option("--k", min=1, max=50, help="Results per query.")] = 5,
+    framework: Annotated[str | None, typer.Option(help="pytorch, tensorflow or general.")] = None,
+    topic: Annotated[str | None, typer.Option(help="A topic from the taxonomy.")] = None,
+    difficulty: Annotated[int | None, typer.Option(help="1, 2 or 3.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Search the bank; one result list per query."""
+    from app.services import store_for
+
+    store = store_for(get_settings())
+    filters = {"framework": framework, "topic": topic, "difficulty": difficulty}
+    results = []
+    for query in queries:
+        hits = store.search(query, k=k, filters=filters)
+        results.append(
+            {
+                "query": query,
+                "results": [
+                    {"id": h.id, "question": h.question, "topic": h.topic, "difficulty": h.difficulty,
+                     "score": h.score}
+                    for h in hits
+                ],
+            }
+        )
+    if as_json:
+        emit_json(results)
+        return
+    console = Console()
+    for block in results:
+        console.print(f"[bold]{block['query']}[/bold]")
+        for hit in block["results"]:
+            console.print(f"  {hit['score']:.3f}  {hit['id']}  [dim]{hit['question']}[/dim]")
+
+
+@bank_app.command("stats")
+def bank_stats(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """Counts by framework, topic and difficulty, and every seed question covered."""
+    from knowledge.loader import load_bank
+
+    questions = load_bank(get_settings().bank_dir)
+    refs = sorted({(s.seed, s.ref) for q in questions for s in q.sources})
+    stats = {
+        "questions": len(questions),
+        "code_tasks": sum(q.code is not None for q in questions),
+        "by_framework": dict(sorted(Counter(q.framework.value for q in questions).items())),
+        "by_topic": dict(sorted(Counter(q.topic.value for q in questions).items())),
+        "by_difficulty": {str(k): v for k, v in sorted(Counter(q.difficulty for q in questions).items())},
+        "seed_refs": [{"seed": seed, "ref": ref} for seed, ref in refs],
+    }
+    if as_json:
+        emit_json(stats)
+        return
+    console = Console()
+    console.print(f"{stats['questions']} questions, {stats['code_tasks']} code tasks, {len(refs)} seed refs")
+    for key in ("by_framework", "by_topic", "by_difficulty"):
+        console.print(f"{key}: {stats[key]}")
+
+
+@bank_app.command("validate")
+def bank_validate() -> None:
+    """Schema, related ids, and every code task's reference passing its own checks."""
+    from evaluators.code.bank_check import code_task_problems
+    from knowledge.loader import load_bank
+
+    questions = load_bank(get_settings().bank_dir)
+    code_tasks = [q for q in questions if q.code is not None]
+    problems: list[str] = []
+    with progress() as bar:
+        task = bar.add_task("Checking reference solutions", total=len(code_tasks))
+        for question in code_tasks:
+            problems.extend(code_task_problems([question]))
+            bar.advance(task)
+    for line in problems:
+        err.print(f"[red]{line}[/red]")
+    if problems:
+        raise UserFacingError(f"{len(problems)} problem(s) in the bank")
+    Console().print(f"Bank OK: {len(questions)} questions, {len(code_tasks)} code tasks all pass their checks.")
+
+
+def _register_optional_commands() -> None:
+    """Commands from other domains live in their own modules."""
+    from app import cli_extra
+
+    cli_extra.register(app)
+
+
+def main() -> None:
+    """Entry point: domain errors become one line on stderr and exit code 1, never a traceback."""
+    _register_optional_commands()
+    try:
+        app(standalone_mode=False)
+    except domain_errors() as exc:
+        err.print(f"error: {one_line(exc)}", style="red", markup=False, highlight=False)
+        sys.exit(1)
+    except (typer.Exit, SystemExit) as exc:
+        sys.exit(getattr(exc, "exit_code", getattr(exc, "code", 0)) or 0)
+    except typer.Abort:
+        err.print("aborted")
+        sys.exit(130)
+    except Exception as exc:  # click usage errors
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise

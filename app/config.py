@@ -1,0 +1,75 @@
+"""All settings in one place: INTERVIEWER_* environment variables or a .env file."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="INTERVIEWER_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    data_dir: Path = Path("data")
+    # The YAML question bank; point it elsewhere to interview on your own question pack.
+    bank_dir: Path = Path(__file__).resolve().parent.parent / "knowledge" / "bank"
+    # Empty means SQLite under data_dir; a URL (postgresql+psycopg://...) selects another database.
+    database_url: str = ""
+    # Chroma: embedded PersistentClient under data_dir unless a server host is given.
+    chroma_host: str = ""
+    chroma_port: int = 8000
+    chroma_collection: str = "question_bank"
+    # Embedding model: "minilm" (offline ONNX, default), "hash" (tests only), or "openai".
+    embedder: str = "minilm"
+    openai_embedding_model: str = "text-embedding-3-small"
+
+    # Optional LLM mode: any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp server).
+    llm_base_url: str = ""
+    llm_model: str = ""
+    llm_api_key: SecretStr = SecretStr("not-needed")
+    llm_timeout_s: float = Field(default=20.0, gt=0, le=300)
+    llm_max_retries: int = Field(default=1, ge=0, le=5)
+
+    # API
+    auth_disabled: bool = False
+    cors_origins: list[str] = Field(default_factory=list)
+    max_answer_chars: int = Field(default=20_000, gt=0)
+    max_code_chars: int = Field(default=50_000, gt=0)
+    code_checks_per_minute: int = Field(default=30, gt=0)
+
+    # Code runner
+    runner_workers: int = Field(default=0, ge=0, le=32)  # 0 means one per core
+    runner_timeout_s: float = Field(default=10.0, gt=0, le=120)
+    runner_memory_mb: int = Field(default=2048, ge=256)
+    runner_allow_unsandboxed: bool = False
+
+    @model_validator(mode="after")
+    def _llm_needs_both(self) -> Settings:
+        if bool(self.llm_base_url) != bool(self.llm_model):
+            raise ValueError(
+                "LLM mode needs both INTERVIEWER_LLM_BASE_URL and INTERVIEWER_LLM_MODEL "
+                "(set both, or neither for the offline interviewer)"
+            )
+        return self
+
+    @property
+    def llm_enabled(self) -> bool:
+        return bool(self.llm_base_url and self.llm_model)
+
+    @property
+    def chroma_path(self) -> Path:
+        return self.data_dir / "chroma"
+
+    @property
+    def sqlalchemy_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_dir / 'interviewer.db'}"
+
+
+@lru_cache
+def get_settings() -> Settings:
+    """The process's settings, read once; tests clear the cache to swap them."""
+    return Settings()

@@ -1,0 +1,48 @@
+"""Errors the edges (CLI, API) show to people as one clear line, never a traceback."""
+
+from __future__ import annotations
+
+
+class UserFacingError(Exception):
+    """A problem the user can fix; the message says how."""
+
+
+class NotFoundError(UserFacingError):
+    """The named resource does not exist (or belongs to someone else)."""
+
+
+class ConflictError(UserFacingError):
+    """The request is valid but not in the resource's current state."""
+
+
+def domain_errors() -> tuple[type[BaseException], ...]:
+    """Every error type whose message is meant for the user."""
+    from pydantic import ValidationError
+
+    from knowledge.errors import BankError, SearchError
+
+    found: list[type[BaseException]] = [UserFacingError, BankError, SearchError, ValidationError]
+    try:
+        from ingest.documents import DocumentError
+
+        found.append(DocumentError)
+    except ImportError:
+        pass
+    try:
+        from evaluators.code.errors import RunnerError  # type: ignore[import-not-found]
+
+        found.append(RunnerError)
+    except ImportError:
+        pass
+    return tuple(found)
+
+
+def one_line(exc: BaseException) -> str:
+    """A message on one line; pydantic's multi-line reports are shortened to their first error."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "settings"
+        return f"invalid {where}: {first['msg']}"
+    return " ".join(str(exc).split())

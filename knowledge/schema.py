@@ -1,0 +1,186 @@
+"""The question bank's data model: what one curated interview question carries."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SEED_FILES = (
+    "000_57e8f2a1b364a0e7.txt",
+    "001_9b9cc9a2aec78816.txt",
+    "002_a8e96841d809bc4a.txt",
+    "003_3b896f906c2e9aa0.txt",
+    "004_bb08e4be5dc5a30a.txt",
+)
+# The one seed that restarts its numbering per section: its refs carry the section name.
+SECTIONED_SEED = "003_3b896f906c2e9aa0.txt"
+SEED_SECTIONS = (
+    "beginner-pytorch",
+    "beginner-tensorflow",
+    "intermediate-pytorch",
+    "intermediate-tensorflow",
+    "advanced-pytorch",
+    "advanced-tensorflow",
+    "comparison",
+    "real-interviews",
+)
+
+Slug = Annotated[str, Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=64)]
+
+
+class Framework(StrEnum):
+    PYTORCH = "pytorch"
+    TENSORFLOW = "tensorflow"
+    GENERAL = "general"
+
+
+class Topic(StrEnum):
+    """The fixed taxonomy; one YAML file per topic under knowledge/bank/."""
+
+    FRAMEWORKS = "frameworks"
+    TENSORS = "tensors"
+    AUTOGRAD = "autograd"
+    MODULES = "modules"
+    TRAINING_LOOP = "training-loop"
+    DATA_LOADING = "data-loading"
+    OPTIMISATION = "optimisation"
+    REGULARISATION = "regularisation"
+    ARCHITECTURES = "architectures"
+    TRANSFER_LEARNING = "transfer-learning"
+    PERFORMANCE = "performance-memory"
+    DISTRIBUTED = "distributed"
+    DEPLOYMENT = "deployment"
+    DEBUGGING = "debugging"
+    TENSORFLOW_CORE = "tensorflow-core"
+
+
+class Kind(StrEnum):
+    CONCEPT = "concept"
+    CODE = "code"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RubricPoint(_Strict):
+    """One key idea a complete answer states; `evidence` lists phrasings that show it."""
+
+    id: Slug
+    description: str = Field(min_length=10)
+    weight: float = Field(gt=0, le=5)
+    evidence: list[str] = Field(min_length=1)
+
+
+class Misconception(_Strict):
+    """A wrong claim that costs points; `cues` are phrasings that signal it."""
+
+    claim: str = Field(min_length=10)
+    correction: str = Field(min_length=10)
+    cues: list[str] = Field(min_length=1)
+
+
+class FollowUp(_Strict):
+    """A probe for one rubric point that invites the idea without stating it."""
+
+    point: Slug
+    prompt: str = Field(min_length=10)
+
+
+class SeedRef(_Strict):
+    seed: str
+    ref: str
+
+    @model_validator(mode="after")
+    def _ref_matches_seed(self) -> SeedRef:
+        if self.seed not in SEED_FILES:
+            raise ValueError(f"unknown seed file {self.seed!r}")
+        if self.seed == SECTIONED_SEED:
+            section, _, number = self.ref.partition("#")
+            if section not in SEED_SECTIONS or not number.isdigit():
+                raise ValueError(f"ref {self.ref!r} for {self.seed} must be SECTION#N")
+        elif not re.fullmatch(r"#\d+", self.ref):
+            raise ValueError(f"ref {self.ref!r} for {self.seed} must be #N")
+        return self
+
+
+class CodeCheck(_Strict):
+    """One hidden check. Each field is Python source defining one function.
+
+    - `inputs`: `def inputs(gen) -> dict` builds inputs on the trusted side from a seeded
+      `torch.Generator`; omitted means `{}`.
+    - `probe`: `def probe(ns, inputs)` runs inside the sandbox against the submitted code's
+      namespace `ns` and returns tensors, numbers, strings, lists or dicts of those.
+    - `verify`: `def verify(inputs, got, expected)` runs on the trusted side and raises
+      AssertionError with a message in the candidate's terms; omitted means
+      `torch.testing.assert_close(got, expected)`.
+    The same probe runs on the reference solution to produce `expected`.
+    """
+
+    name: Slug
+    description: str = Field(min_length=5)
+    weight: float = Field(default=1.0, gt=0)
+    inputs: str | None = None
+    probe: str
+    verify: str | None = None
+
+
+class CodeTask(_Strict):
+    contract: str = Field(min_length=20)
+    starter: str
+    solution: str
+    setup: str = ""  # shared helper source prepended to every check's functions
+    checks: list[CodeCheck] = Field(min_length=2)
+
+    @field_validator("checks")
+    @classmethod
+    def _unique_check_names(cls, checks: list[CodeCheck]) -> list[CodeCheck]:
+        names = [c.name for c in checks]
+        if len(names) != len(set(names)):
+            raise ValueError("check names must be unique")
+        return checks
+
+
+class Question(_Strict):
+    id: Slug
+    question: str = Field(min_length=10)
+    framework: Framework
+    topic: Topic
+    difficulty: int = Field(ge=1, le=3)
+    kind: Kind
+    reference_answer: str = Field(min_length=40)
+    rubric: list[RubricPoint] = Field(min_length=3, max_length=7)
+    misconceptions: list[Misconception] = Field(default_factory=list)
+    follow_ups: list[FollowUp] = Field(default_factory=list)
+    related: list[Slug] = Field(default_factory=list)
+    sources: list[SeedRef] = Field(default_factory=list)
+    code: CodeTask | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Question:
+        point_ids = [p.id for p in self.rubric]
+        if len(point_ids) != len(set(point_ids)):
+            raise ValueError("rubric point ids must be unique")
+        for follow_up in self.follow_ups:
+            if follow_up.point not in point_ids:
+                raise ValueError(f"follow_up names unknown rubric point {follow_up.point!r}")
+        if (self.kind is Kind.CODE) != (self.code is not None):
+            raise ValueError("a code question needs a `code` block, and only code questions have one")
+        if self.id in self.related:
+            raise ValueError("an entry cannot be related to itself")
+        return self
+
+    def content_hash(self) -> str:
+        """Stable digest of everything that is embedded or stored for this entry."""
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def embedding_text(self) -> str:
+        """What retrieval sees: the question plus the ideas a good answer covers."""
+        points = "; ".join(p.description for p in self.rubric)
+        return f"{self.question}\n{points}"

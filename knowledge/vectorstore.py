@@ -1,0 +1,220 @@
+"""The question bank in Chroma: upsert by content hash, hybrid (embedding + BM25) search with filters."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import chromadb
+from chromadb.config import Settings as ChromaSettings
+from langchain_chroma import Chroma
+from langchain_core.embeddings import Embeddings
+
+from knowledge.embeddings import Embedder
+from knowledge.errors import SearchError
+from knowledge.lexical import BM25Index
+from knowledge.schema import Framework, Kind, Question, Topic
+
+FILTER_CHOICES: dict[str, tuple[str, ...]] = {
+    "framework": tuple(f.value for f in Framework),
+    "topic": tuple(t.value for t in Topic),
+    "difficulty": ("1", "2", "3"),
+    "kind": tuple(k.value for k in Kind),
+}
+# Fusion weight of the lexical signal: names like `zero_grad` or `state_dict` are decisive and
+# an embedding of a short query can miss them.
+LEXICAL_WEIGHT = 0.35
+
+
+class _LangChainAdapter(Embeddings):
+    """Lets LangChain's Chroma wrapper use our embedding seam."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self._embedder.embed_batch(texts).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._embedder.embed(text).tolist()
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    id: str
+    question: str
+    topic: str
+    difficulty: int
+    framework: str
+    kind: str
+    score: float
+
+
+@dataclass(frozen=True)
+class UpsertReport:
+    added: int
+    updated: int
+    unchanged: int
+    removed: int
+
+    @property
+    def embedded(self) -> int:
+        return self.added + self.updated
+
+
+def chroma_client(*, path: str | None = None, host: str = "", port: int = 8000) -> Any:
+    """Embedded PersistentClient by default; an HTTP client when a server host is configured."""
+    settings = ChromaSettings(anonymized_telemetry=False)
+    try:
+        if host:
+            return chromadb.HttpClient(host=host, port=port, settings=settings)
+        return chromadb.PersistentClient(path=path or "data/chroma", settings=settings)
+    except Exception as exc:  # chromadb raises bare Exception/ValueError for unreachable servers
+        where = f"{host}:{port}" if host else path
+        raise SearchError(f"cannot open Chroma at {where}: {exc}") from exc
+
+
+def collection_name(base: str, embedder: Embedder) -> str:
+    """One collection per embedding model, so vectors of different sizes never mix."""
+    name = re.sub(r"[^a-zA-Z0-9._-]+", "-", f"{base}-{embedder.name}").strip("-._")
+    return name[:120]
+
+
+class QuestionStore:
+    """Chroma-backed store of bank entries with metadata for filtered retrieval."""
+
+    def __init__(self, *, client: Any, embedder: Embedder, base_name: str = "question_bank") -> None:
+        self._embedder = embedder
+        try:
+            self._chroma = Chroma(
+                collection_name=collection_name(base_name, embedder),
+                embedding_function=_LangChainAdapter(embedder),
+                client=client,
+                collection_metadata={"hnsw:space": "cosine"},
+            )
+        except Exception as exc:
+            raise SearchError(f"cannot open the Chroma collection: {exc}") from exc
+        self._lexical: BM25Index | None = None
+
+    # --- ingest -----------------------------------------------------------------------------
+    def stored_hashes(self) -> dict[str, str]:
+        got = self._chroma.get(include=["metadatas"])
+        return {i: (m or {}).get("hash", "") for i, m in zip(got["ids"], got["metadatas"], strict=True)}
+
+    def upsert(self, questions: Sequence[Question]) -> UpsertReport:
+        """Embed only entries that are new or changed; drop entries no longer in the bank."""
+        stored = self.stored_hashes()
+        changed = [q for q in questions if stored.get(q.id) != q.content_hash()]
+        wanted = {q.id for q in questions}
+        stale = [i for i in stored if i not in wanted]
+        if changed:
+            vectors = self._embedder.embed_batch([q.embedding_text() for q in changed])
+            self._chroma._collection.upsert(
+                ids=[q.id for q in changed],
+                embeddings=vectors.tolist(),
+                documents=[q.embedding_text() for q in changed],
+                metadatas=[_metadata(q) for q in changed],
+            )
+        if stale:
+            self._chroma.delete(ids=stale)
+        self._lexical = None
+        added = sum(1 for q in changed if q.id not in stored)
+        return UpsertReport(
+            added=added,
+            updated=len(changed) - added,
+            unchanged=len(questions) - len(changed),
+            removed=len(stale),
+        )
+
+    def count(self) -> int:
+        return int(self._chroma._collection.count())
+
+    # --- search -----------------------------------------------------------------------------
+    def search(self, query: str, *, k: int = 5, filters: dict[str, Any] | None = None) -> list[SearchHit]:
+        """Best k entries for a query, fusing cosine similarity with BM25 over the same texts."""
+        if not query or not query.strip():
+            raise SearchError("empty query: give some words to search for")
+        if k < 1:
+            raise SearchError("k must be at least 1")
+        where = build_where(filters or {})
+        pool = max(k * 4, 20)
+        try:
+            pairs = self._chroma.similarity_search_by_vector_with_relevance_scores(
+                self._embedder.embed(query).tolist(), k=pool, filter=where
+            )
+        except Exception as exc:
+            raise SearchError(f"Chroma search failed: {exc}") from exc
+        lexical = self._lexical_index().scores(query)
+        hits = []
+        for doc, distance in pairs:
+            meta = doc.metadata
+            cosine = 1.0 - float(distance)
+            fused = (1 - LEXICAL_WEIGHT) * cosine + LEXICAL_WEIGHT * lexical.get(meta["id"], 0.0)
+            hits.append(
+                SearchHit(
+                    id=meta["id"],
+                    question=meta["question"],
+                    topic=meta["topic"],
+                    difficulty=int(meta["difficulty"]),
+                    framework=meta["framework"],
+                    kind=meta["kind"],
+                    score=round(fused, 4),
+                )
+            )
+        hits.sort(key=lambda h: (-h.score, h.id))
+        return hits[:k]
+
+    def _lexical_index(self) -> BM25Index:
+        if self._lexical is None:
+            got = self._chroma.get(include=["documents"])
+            self._lexical = BM25Index(dict(zip(got["ids"], got["documents"], strict=True)))
+        return self._lexical
+
+
+def _metadata(question: Question) -> dict[str, Any]:
+    return {
+        "id": question.id,
+        "question": question.question,
+        "topic": question.topic.value,
+        "framework": question.framework.value,
+        "difficulty": question.difficulty,
+        "kind": question.kind.value,
+        "hash": question.content_hash(),
+    }
+
+
+def build_where(filters: dict[str, Any]) -> dict[str, Any] | None:
+    """Translate filters to a Chroma `where`, rejecting unknown names and values with the choices."""
+    clauses = []
+    for name, value in filters.items():
+        if value is None:
+            continue
+        if name not in FILTER_CHOICES:
+            raise SearchError(f"unknown filter {name!r}: use one of {', '.join(FILTER_CHOICES)}")
+        values = value if isinstance(value, list | tuple | set) else [value]
+        for item in values:
+            if str(item) not in FILTER_CHOICES[name]:
+                choices = ", ".join(FILTER_CHOICES[name])
+                raise SearchError(f"unknown {name} {item!r}: choose one of {choices}")
+        typed = [int(v) if name == "difficulty" else str(v) for v in values]
+        if not typed:
+            continue
+        clauses.append({name: typed[0]} if len(typed) == 1 else {name: {"$in": typed}})
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def open_store(
+    *, data_dir: str, host: str = "", port: int = 8000, base_name: str = "question_bank", embedder: Embedder
+) -> QuestionStore:
+    """The store the settings describe: embedded under data_dir, or a Chroma server."""
+    client = chroma_client(path=f"{data_dir}/chroma", host=host, port=port)
+    if host:
+        try:
+            client.heartbeat()
+        except Exception as exc:
+            raise SearchError(f"Chroma server at {host}:{port} is not reachable: {exc}") from exc
+    return QuestionStore(client=client, embedder=embedder, base_name=base_name)
