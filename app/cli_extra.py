@@ -1,9 +1,54 @@
-"""Registers the commands of other domains (grading, code checks, interviews, server, keys)."""
+"""Commands of other domains: bulk grading and code checks."""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from app.errors import UserFacingError
+
+
+def grade(
+    input_path: Annotated[Path, typer.Option("--input", help="JSONL: answer, question, question_id?/reference_answer?")],
+    output_path: Annotated[Path, typer.Option("--output", help="JSONL with score, points, feedback added.")],
+) -> None:
+    """Grade every line of a JSONL file; bad lines get an `error` field and the run goes on."""
+    from app.cli import err, progress
+    from app.config import get_settings
+    from app.grading import BulkGrader, count_lines
+    from app.services import embedder_for, store_for
+    from evaluators.rubric import RubricScorer
+    from knowledge.loader import bank_index
+
+    settings = get_settings()
+    if not input_path.is_file():
+        raise UserFacingError(f"input file {input_path} does not exist")
+    bank = bank_index(settings.bank_dir)
+    try:
+        store = store_for(settings)
+        if store.count() == 0:
+            store = None
+    except Exception:
+        store = None  # matching free question text then reports per line; ids and references still work
+    grader = BulkGrader(evaluator=RubricScorer(embedder_for(settings)), bank=bank, store=store)
+    graded = failed = 0
+    tmp = output_path.with_name(output_path.name + ".tmp")
+    with input_path.open("rb") as source, tmp.open("w", encoding="utf-8") as sink, progress() as bar:
+        task = bar.add_task("Grading", total=count_lines(source))
+        for record in grader.grade_stream(iter(source), on_line=lambda: bar.advance(task)):
+            sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+            graded += 1
+            failed += "error" in record
+    tmp.replace(output_path)
+    err.print(f"Graded {graded - failed} of {graded} lines; {failed} with errors. Output: {output_path}")
+    if graded and failed == graded:
+        sys.exit(1)
 
 
 def register(app: typer.Typer) -> None:
-    """Attach every optional command group that exists in this build."""
+    """Attach the commands of this module to the root app."""
+    app.command()(grade)

@@ -1,0 +1,133 @@
+"""Bulk grading of JSONL answer files: resolve each line's question, score in batches, never stop early."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from evaluators.adhoc import adhoc_task
+from evaluators.base import Evaluation, Evaluator, GradingTask
+from knowledge.schema import Question
+from knowledge.vectorstore import QuestionStore
+
+MAX_ANSWER_CHARS = 20_000
+BATCH = 64
+# Fused retrieval score above which a free question text is taken to be that bank entry.
+MATCH_THRESHOLD = 0.6
+
+
+class LineError(ValueError):
+    """This line cannot be graded; the message goes into the line's `error` field."""
+
+
+@dataclass
+class GradeLine:
+    record: dict[str, Any]
+    task: GradingTask | None = None
+    matched_id: str | None = None
+    error: str | None = None
+
+
+def evaluation_fields(evaluation: Evaluation) -> dict[str, Any]:
+    """The output contract's fields for one graded answer."""
+    return {
+        "score": evaluation.score,
+        "points": [p.model_dump(mode="json") for p in evaluation.points],
+        "misconceptions": [m.model_dump(mode="json") for m in evaluation.misconceptions],
+        "feedback": evaluation.feedback,
+        "evaluator": evaluation.evaluator,
+    }
+
+
+class BulkGrader:
+    def __init__(self, *, evaluator: Evaluator, bank: dict[str, Question], store: QuestionStore | None) -> None:
+        self._evaluator = evaluator
+        self._bank = bank
+        self._store = store
+
+    def resolve(self, record: dict[str, Any]) -> GradeLine:
+        line = GradeLine(record=record)
+        try:
+            line.task, line.matched_id = self._task_for(record)
+        except LineError as exc:
+            line.error = str(exc)
+        return line
+
+    def _task_for(self, record: dict[str, Any]) -> tuple[GradingTask, str | None]:
+        answer, question = record.get("answer"), record.get("question")
+        if not isinstance(answer, str):
+            raise LineError("missing field 'answer' (a string)")
+        if len(answer) > MAX_ANSWER_CHARS:
+            raise LineError(f"answer is {len(answer)} characters; the limit is {MAX_ANSWER_CHARS}")
+        if record.get("question_id") is not None:
+            entry = self._bank.get(str(record["question_id"]))
+            if entry is None:
+                raise LineError(f"unknown question_id {record['question_id']!r}")
+            return GradingTask.from_question(entry, answer), None
+        if not isinstance(question, str) or not question.strip():
+            raise LineError("missing field 'question' (a string)")
+        if isinstance(record.get("reference_answer"), str):
+            try:
+                return adhoc_task(question=question, reference_answer=record["reference_answer"], answer=answer), None
+            except ValueError as exc:
+                raise LineError(str(exc)) from exc
+        return self._match(question, answer)
+
+    def _match(self, question: str, answer: str) -> tuple[GradingTask, str]:
+        if self._store is None:
+            raise LineError("no question_id or reference_answer, and no bank search is available")
+        hits = self._store.search(question, k=1)
+        if not hits or hits[0].score < MATCH_THRESHOLD or hits[0].id not in self._bank:
+            raise LineError("question matches no bank entry closely enough; add question_id or reference_answer")
+        return GradingTask.from_question(self._bank[hits[0].id], answer), hits[0].id
+
+    def grade_stream(
+        self, lines: Iterator[bytes], on_line: Callable[[], None] | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """Graded records in input order; bad lines carry `error` and the run goes on."""
+        pending: list[GradeLine] = []
+        for number, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            line = self._parse(raw)
+            if not line.record:
+                line.record = {"line": number}  # unparseable: say which line it was
+            pending.append(line)
+            if len(pending) >= BATCH:
+                yield from self._flush(pending, on_line)
+                pending = []
+        yield from self._flush(pending, on_line)
+
+    def _parse(self, raw: bytes) -> GradeLine:
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            return GradeLine(record={}, error="line is not valid UTF-8")
+        except json.JSONDecodeError as exc:
+            return GradeLine(record={}, error=f"invalid JSON: {exc.msg} at column {exc.colno}")
+        if not isinstance(record, dict):
+            return GradeLine(record={}, error="each line must be a JSON object")
+        return self.resolve(record)
+
+    def _flush(self, pending: list[GradeLine], on_line: Callable[[], None] | None) -> Iterator[dict[str, Any]]:
+        ready = [line for line in pending if line.task is not None]
+        evaluations = iter(self._evaluator.evaluate_many([line.task for line in ready if line.task]))
+        for line in pending:
+            out = dict(line.record)
+            if line.task is not None:
+                out.update(evaluation_fields(next(evaluations)))
+                if line.matched_id:
+                    out["matched_id"] = line.matched_id
+            else:
+                out["error"] = line.error
+            if on_line:
+                on_line()
+            yield out
+
+
+def count_lines(stream: BinaryIO) -> int:
+    total = sum(1 for raw in stream if raw.strip())
+    stream.seek(0)
+    return total

@@ -1,0 +1,45 @@
+"""Ad-hoc questions (a user's own pack): derive rubric points from a reference answer alone."""
+
+from __future__ import annotations
+
+import re
+
+from evaluators.base import GradingTask
+from evaluators.text import content_words, split_units
+from knowledge.schema import RubricPoint
+
+MAX_POINTS = 7
+
+
+def derive_rubric(reference_answer: str) -> list[RubricPoint]:
+    """Each informative claim of the reference becomes one equally weighted key point."""
+    claims: list[str] = []
+    for unit in split_units(reference_answer):
+        text = unit.text.strip()
+        if unit.is_code or len(content_words(text)) < 3 or any(text in c or c in text for c in claims):
+            continue
+        claims.append(text)
+    if not claims:
+        claims = [" ".join(reference_answer.split())]
+    # Whole sentences come before their clauses in split_units; prefer them, longest first.
+    claims = sorted(claims[: MAX_POINTS * 2], key=lambda c: -len(content_words(c)))[:MAX_POINTS]
+    return [
+        RubricPoint(
+            id=f"claim-{i + 1}",
+            description=claim if len(claim) >= 10 else f"The answer states: {claim}",
+            weight=1.0,
+            evidence=[claim],
+        )
+        for i, claim in enumerate(claims)
+    ]
+
+
+def adhoc_task(*, question: str, reference_answer: str, answer: str) -> GradingTask:
+    if not re.search(r"\w", reference_answer or ""):
+        raise ValueError("reference_answer is empty: give the answer you expect")
+    return GradingTask(
+        question=question,
+        reference_answer=reference_answer,
+        rubric=derive_rubric(reference_answer),
+        answer=answer,
+    )

@@ -1,0 +1,84 @@
+"""Typed evaluation results and the evaluator seam. A score always comes with its evidence."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from enum import StrEnum
+
+from pydantic import BaseModel, Field
+
+from knowledge.schema import Misconception, Question, RubricPoint
+
+
+class Verdict(StrEnum):
+    COVERED = "covered"
+    PARTIAL = "partial"
+    MISSED = "missed"
+
+
+class PointVerdict(BaseModel):
+    point_id: str
+    description: str
+    weight: float
+    verdict: Verdict
+    credit: float = Field(ge=0, le=1)
+    evidence: str | None = None  # quoted verbatim from the answer; None when missed
+
+
+class DetectedMisconception(BaseModel):
+    claim: str
+    correction: str
+    quote: str  # the candidate's words that state it
+
+
+class Evaluation(BaseModel):
+    """The outcome of scoring one answer to one question."""
+
+    question_id: str | None
+    score: float = Field(ge=0, le=5)
+    points: list[PointVerdict]
+    misconceptions: list[DetectedMisconception] = Field(default_factory=list)
+    feedback: str
+    model_answer: str
+    evaluator: str
+    gate: str | None = None  # why the answer was not scored on its merits (empty, evasive, off-topic)
+    notes: list[str] = Field(default_factory=list)  # e.g. "LLM judge failed: timeout; offline score used"
+
+    @property
+    def missed_points(self) -> list[PointVerdict]:
+        return [p for p in self.points if p.verdict is not Verdict.COVERED]
+
+
+class GradingTask(BaseModel):
+    """What an evaluator needs: the question, its rubric, and the answers given so far."""
+
+    question_id: str | None = None
+    question: str
+    reference_answer: str
+    rubric: list[RubricPoint]
+    misconceptions: list[Misconception] = Field(default_factory=list)
+    answer: str
+    earlier_answers: list[str] = Field(default_factory=list)  # follow-up turns add evidence
+
+    @classmethod
+    def from_question(cls, question: Question, answer: str, earlier: list[str] | None = None) -> GradingTask:
+        return cls(
+            question_id=question.id,
+            question=question.question,
+            reference_answer=question.reference_answer,
+            rubric=list(question.rubric),
+            misconceptions=list(question.misconceptions),
+            answer=answer,
+            earlier_answers=earlier or [],
+        )
+
+
+class Evaluator(ABC):
+    name: str = "evaluator"
+
+    @abstractmethod
+    def evaluate(self, task: GradingTask) -> Evaluation:
+        """Score one answer against its rubric."""
+
+    def evaluate_many(self, tasks: list[GradingTask]) -> list[Evaluation]:
+        return [self.evaluate(task) for task in tasks]

@@ -1,0 +1,35 @@
+"""Feedback text from verdicts: what was right, what was missing, what was wrong. No praise without a quote."""
+
+from __future__ import annotations
+
+from evaluators.base import DetectedMisconception, PointVerdict, Verdict
+
+GATE_MESSAGES = {
+    "empty": "No answer was given, so nothing could be credited.",
+    "evasive": "The answer does not attempt the question (for example 'fine' or 'I don't know'), "
+    "so it scores 0. Try stating what you do know, even partially.",
+    "too-short": "The answer is too short to show understanding; state the key ideas in full sentences.",
+    "off-topic": "The answer does not address this question: none of its sentences match an idea the "
+    "question is about.",
+}
+
+
+def compose_feedback(
+    verdicts: list[PointVerdict], wrong: list[DetectedMisconception], gate: str | None
+) -> str:
+    if gate:
+        missing = "; ".join(p.description for p in verdicts)
+        return f"{GATE_MESSAGES[gate]} A complete answer covers: {missing}"
+    parts = []
+    covered = [p for p in verdicts if p.verdict is Verdict.COVERED]
+    partial = [p for p in verdicts if p.verdict is Verdict.PARTIAL]
+    missed = [p for p in verdicts if p.verdict is Verdict.MISSED]
+    if covered:
+        parts.append("Right: " + "; ".join(f'{p.description} (you said: "{p.evidence}")' for p in covered))
+    if partial:
+        parts.append("Partly there: " + "; ".join(p.description for p in partial))
+    if missed:
+        parts.append("Missing: " + "; ".join(p.description for p in missed))
+    if wrong:
+        parts.append("Wrong: " + "; ".join(f'"{m.quote}" - {m.correction}' for m in wrong))
+    return "\n".join(parts)

@@ -1,0 +1,270 @@
+"""The offline rubric scorer: deterministic, no LLM, every credit backed by a quoted sentence."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from evaluators.base import DetectedMisconception, Evaluation, Evaluator, GradingTask, PointVerdict, Verdict
+from evaluators.feedback import compose_feedback
+from evaluators.text import (
+    Unit,
+    content_words,
+    is_evasive,
+    is_negated,
+    is_statement,
+    spell_out_code,
+    split_units,
+)
+from knowledge.embeddings import Embedder
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Similarity cut-offs, tuned on the calibration set's tuning split only (bench/calibrate.py)."""
+
+    credit_floor: float = 0.50  # support below this earns nothing
+    credit_full: float = 0.74  # support at or above this earns the whole point
+    covered: float = 0.68
+    partial: float = 0.57
+    lexical_bonus: float = 0.12  # shared key terms (often API names) add up to this much support
+    non_statement_factor: float = 0.55  # a bare list of terms is not an explanation
+    polarity_factor: float = 0.7  # "X does not Y" only weakly supports "X does Y"
+    misconception: float = 0.78
+    contradiction: float = 0.80  # a negated near-copy of a rubric point states its opposite
+    misconception_penalty: float = 1.25  # score points (of 5) lost per wrong claim
+
+
+@dataclass(frozen=True)
+class _RubricVectors:
+    point_texts: list[list[str]]
+    point_vectors: list[np.ndarray]
+    point_terms: list[set[str]]
+    misconception_texts: list[list[str]]
+    misconception_vectors: list[np.ndarray]
+
+
+@dataclass
+class _Support:
+    value: float = 0.0
+    unit: Unit | None = None
+
+
+class RubricScorer(Evaluator):
+    """Sentence-level semantic match against each rubric point, with lexical and structural signals."""
+
+    name = "offline-rubric"
+
+    def __init__(self, embedder: Embedder, thresholds: Thresholds | None = None, cache_size: int = 512) -> None:
+        self._embedder = embedder
+        self.t = thresholds or Thresholds()
+        self._cache: OrderedDict[str, _RubricVectors] = OrderedDict()
+        self._cache_size = cache_size
+
+    def evaluate(self, task: GradingTask) -> Evaluation:
+        return self.evaluate_many([task])[0]
+
+    def evaluate_many(self, tasks: list[GradingTask]) -> list[Evaluation]:
+        """Score many answers with one embedding batch for all their sentences (fast for bulk grading)."""
+        unit_lists = [self._units(task) for task in tasks]
+        flat = [u.normalised for units in unit_lists for u in units]
+        vectors = self._embedder.embed_batch(flat) if flat else np.zeros((0, self._embedder.dimensions))
+        results, start = [], 0
+        for task, units in zip(tasks, unit_lists, strict=True):
+            results.append(self._score(task, units, vectors[start : start + len(units)]))
+            start += len(units)
+        return results
+
+    def _units(self, task: GradingTask) -> list[Unit]:
+        if is_evasive(task.answer) and not task.earlier_answers:
+            return []
+        return [u for text in [*task.earlier_answers, task.answer] for u in split_units(text)]
+
+    def _score(self, task: GradingTask, units: list[Unit], vectors: np.ndarray) -> Evaluation:
+        gate = self._gate(task, units)
+        rubric = self._rubric_vectors(task)
+        if gate:
+            return self._result(task, self._verdicts(task, [_Support()] * len(task.rubric)), [], gate)
+        wrong, wrong_units = self._misconceptions(task, rubric, units, vectors)
+        supports = self._supports(rubric, units, vectors, exclude=wrong_units)
+        verdicts = self._verdicts(task, supports)
+        if not any(v.credit > 0 for v in verdicts) and not wrong:
+            gate = "off-topic"
+        return self._result(task, verdicts, wrong, gate)
+
+    def _gate(self, task: GradingTask, units: list[Unit]) -> str | None:
+        if not task.answer.strip() and not task.earlier_answers:
+            return "empty"
+        if not units:
+            return "evasive" if task.answer.strip() else "empty"
+        if sum(len(content_words(u.text)) for u in units) < 3:
+            return "too-short"
+        return None
+
+    def _supports(
+        self, rubric: _RubricVectors, units: list[Unit], vectors: np.ndarray, exclude: set[int]
+    ) -> list[_Support]:
+        supports = []
+        for texts, point_vecs, terms in zip(
+            rubric.point_texts, rubric.point_vectors, rubric.point_terms, strict=True
+        ):
+            best = _Support()
+            sims = vectors @ point_vecs.T if len(units) else np.zeros((0, len(texts)))
+            for i, unit in enumerate(units):
+                if i in exclude:
+                    continue
+                j = int(np.argmax(sims[i]))
+                value = float(sims[i, j]) + self._lexical(unit, terms)
+                if not is_statement(unit):
+                    value *= self.t.non_statement_factor
+                if is_negated(unit.text) != is_negated(texts[j]):
+                    value *= self.t.polarity_factor
+                if value > best.value:
+                    best = _Support(value, unit)
+            supports.append(best)
+        return supports
+
+    def _lexical(self, unit: Unit, terms: set[str]) -> float:
+        shared = len(content_words(unit.text) & terms)
+        return self.t.lexical_bonus * min(shared, 3) / 3
+
+    def _misconceptions(
+        self, task: GradingTask, rubric: _RubricVectors, units: list[Unit], vectors: np.ndarray
+    ) -> tuple[list[DetectedMisconception], set[int]]:
+        found: list[DetectedMisconception] = []
+        flagged: set[int] = set()
+        for m, m_texts, m_vecs in zip(
+            task.misconceptions, rubric.misconception_texts, rubric.misconception_vectors, strict=True
+        ):
+            all_sims = vectors @ m_vecs.T if len(units) else np.zeros((0, len(m_texts)))
+            # A sentence that denies the wrong claim ("p is not the keep probability") is right.
+            for i, unit in enumerate(units):
+                for j, text in enumerate(m_texts):
+                    if is_negated(unit.text) != is_negated(text):
+                        all_sims[i, j] = 0.0
+            sims = all_sims.max(axis=1) if len(units) else np.zeros(0)
+            for i in np.argsort(-sims):
+                if sims[i] < self.t.misconception or not is_statement(units[i]):
+                    break
+                if units[i].is_code and not _states_cue_in_code(units[i], m.cues):
+                    continue
+                if self._closer_to_truth(units[i], vectors[i], rubric, float(sims[i])):
+                    continue
+                found.append(DetectedMisconception(claim=m.claim, correction=m.correction, quote=units[i].text))
+                flagged.add(int(i))
+                break
+        for i, unit in enumerate(units):
+            contradicted = self._contradicts(unit, vectors[i], rubric, task)
+            if i not in flagged and contradicted:
+                found.append(contradicted)
+                flagged.add(i)
+        return found, flagged
+
+    def _closer_to_truth(self, unit: Unit, vector: np.ndarray, rubric: _RubricVectors, m_sim: float) -> bool:
+        """A sentence nearer to a correct rubric statement (same polarity) is not the misconception."""
+        for texts, point_vecs in zip(rubric.point_texts, rubric.point_vectors, strict=True):
+            sims = point_vecs @ vector
+            j = int(np.argmax(sims))
+            if sims[j] > m_sim + 0.03 and is_negated(unit.text) == is_negated(texts[j]):
+                return True
+        return False
+
+    def _contradicts(
+        self, unit: Unit, vector: np.ndarray, rubric: _RubricVectors, task: GradingTask
+    ) -> DetectedMisconception | None:
+        """'zero_grad does not reset gradients': a negated near-copy of a true rubric statement.
+
+        Only the candidate's negation counts: rubric texts often carry a contrastive 'not' clause."""
+        if not is_negated(unit.text):
+            return None
+        for point, texts, point_vecs in zip(task.rubric, rubric.point_texts, rubric.point_vectors, strict=True):
+            sims = point_vecs @ vector
+            j = int(np.argmax(sims))
+            if sims[j] >= self.t.contradiction and not is_negated(texts[j]):
+                return DetectedMisconception(
+                    claim=f"Contradicts: {point.description}", correction=point.description, quote=unit.text
+                )
+        return None
+
+    def _verdicts(self, task: GradingTask, supports: list[_Support]) -> list[PointVerdict]:
+        out = []
+        span = self.t.credit_full - self.t.credit_floor
+        for point, support in zip(task.rubric, supports, strict=True):
+            credit = float(np.clip((support.value - self.t.credit_floor) / span, 0.0, 1.0))
+            if support.value >= self.t.covered:
+                verdict = Verdict.COVERED
+            elif support.value >= self.t.partial:
+                verdict = Verdict.PARTIAL
+            else:
+                verdict, credit = Verdict.MISSED, min(credit, 0.25)
+            out.append(
+                PointVerdict(
+                    point_id=point.id,
+                    description=point.description,
+                    weight=point.weight,
+                    verdict=verdict,
+                    credit=round(credit, 3),
+                    evidence=support.unit.text if support.unit and verdict is not Verdict.MISSED else None,
+                )
+            )
+        return out
+
+    def _result(
+        self, task: GradingTask, verdicts: list[PointVerdict], wrong: list[DetectedMisconception], gate: str | None
+    ) -> Evaluation:
+        total = sum(p.weight for p in verdicts)
+        earned = 0.0 if gate else 5 * sum(p.weight * p.credit for p in verdicts) / total
+        score = max(0.0, earned - self.t.misconception_penalty * len(wrong))
+        if gate:
+            verdicts = [p.model_copy(update={"verdict": Verdict.MISSED, "credit": 0.0, "evidence": None})
+                        for p in verdicts]
+        return Evaluation(
+            question_id=task.question_id,
+            score=round(score, 1),
+            points=verdicts,
+            misconceptions=wrong,
+            feedback=compose_feedback(verdicts, wrong, gate),
+            model_answer=task.reference_answer,
+            evaluator=self.name,
+            gate=gate,
+        )
+
+    def _rubric_vectors(self, task: GradingTask) -> _RubricVectors:
+        key = _rubric_key(task)
+        cached = self._cache.get(key)
+        if cached is not None:
+            self._cache.move_to_end(key)
+            return cached
+        point_texts = [[p.description, *p.evidence] for p in task.rubric]
+        m_texts = [[m.claim, *m.cues] for m in task.misconceptions]
+        flat = [t for group in point_texts + m_texts for t in group]
+        vecs = self._embedder.embed_batch([spell_out_code(t) for t in flat])
+        groups, start = [], 0
+        for group in point_texts + m_texts:
+            groups.append(vecs[start : start + len(group)])
+            start += len(group)
+        value = _RubricVectors(
+            point_texts=point_texts,
+            point_vectors=groups[: len(point_texts)],
+            point_terms=[set().union(*(content_words(t) for t in texts)) for texts in point_texts],
+            misconception_texts=m_texts,
+            misconception_vectors=groups[len(point_texts) :],
+        )
+        self._cache[key] = value
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return value
+
+
+def _rubric_key(task: GradingTask) -> str:
+    blob = repr(([p.model_dump() for p in task.rubric], [m.model_dump() for m in task.misconceptions]))
+    return hashlib.sha1(blob.encode()).hexdigest()
+
+
+def _states_cue_in_code(unit: Unit, cues: list[str]) -> bool:
+    """Code lines look alike to embeddings; a code line states a wrong claim only if it has a cue's terms."""
+    terms = content_words(unit.text)
+    return any(content_words(cue) and content_words(cue) <= terms for cue in cues)

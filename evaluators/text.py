@@ -1,0 +1,120 @@
+"""Reading an answer: units of evidence, polarity, and whether a unit says anything at all."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\n?(.*?)```", re.S)
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z0-9`(\"'])|\n\s*\n|\n\s*[-*•]\s+|\n(?=\s*\d+[.)]\s)")
+_CLAUSE_BREAK = re.compile(
+    r"[,;:]\s+|\s+(?=(?:and then|then|but|while|whereas|so that|which|never|rather than|instead of)\b)"
+)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+NEGATIONS = frozenset(
+    "not no never none nothing neither nor cannot can't don't doesn't didn't isn't aren't wasn't "
+    "weren't won't wouldn't shouldn't mustn't without".split()
+)
+# Function words: a statement has some; a bare list of buzzwords has almost none.
+FUNCTION_WORDS = frozenset(
+    "a an the is are was were be been being it its this that these those to of in on for by with "
+    "so then than when while because which who whose what how it's they them their you your we our "
+    "and or but if as into from after before during each every all only also does do did has have "
+    "had can will would should may might must".split()
+)
+EVASIONS = (
+    r"i (really )?(do ?n[o']?t|dont) know",
+    r"no idea",
+    r"not sure",
+    r"i (have|had) no (clue|idea)",
+    r"(i )?(can't|cannot) (remember|recall)",
+    r"pass",
+    r"skip",
+    r"fine",
+    r"ok(ay)?",
+    r"yes",
+    r"no",
+    r"idk",
+    r"n/?a",
+    r"it depends",
+    r"good question",
+    r"that'?s (a )?(good|great|hard|tough) question",
+)
+_EVASION = re.compile(r"^\W*(" + "|".join(EVASIONS) + r")\W*$", re.I)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One sentence or code line of the answer, with the verbatim text to quote."""
+
+    text: str  # as written, for quoting
+    normalised: str  # code identifiers spelled out, for matching
+    is_code: bool
+
+
+def spell_out_code(text: str) -> str:
+    """`optimizer.zero_grad()` reads as 'optimizer zero grad' so prose evidence can match code."""
+    text = re.sub(r"[`()\[\]{}]", " ", text)
+    text = re.sub(r"(?<=[a-z0-9])\.(?=[a-z_])", " ", text)
+    text = re.sub(r"(?<=[a-zA-Z0-9])_(?=[a-zA-Z0-9])", " ", text)
+    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
+    return " ".join(text.split())
+
+
+def split_units(answer: str) -> list[Unit]:
+    """Sentences of the prose and meaningful lines of any code; code is read as evidence too."""
+    units: list[Unit] = []
+    for block in _FENCE.findall(answer):
+        for line in block.splitlines():
+            stripped = line.strip()
+            if len(_WORD.findall(stripped)) >= 2 and not stripped.startswith(("import ", "from ")):
+                units.append(Unit(stripped, spell_out_code(stripped), True))
+    prose = _FENCE.sub("\n\n", answer)
+    for piece in _SENTENCE_END.split(prose):
+        sentence = " ".join(piece.split())
+        if len(_WORD.findall(sentence)) >= 2:
+            units.extend(_clauses(sentence))
+    return units
+
+
+def _clauses(sentence: str) -> list[Unit]:
+    """The sentence plus its clauses: a long sentence that makes several points is matched point by
+    point, and a clause like ', never by calling forward' cannot flip the polarity of the rest."""
+    units = [Unit(sentence, spell_out_code(sentence), False)]
+    pieces = [p.strip(" ,;") for p in _CLAUSE_BREAK.split(sentence)]
+    pieces = [p for p in pieces if len(_WORD.findall(p)) >= 3]
+    if len(pieces) > 1:
+        units.extend(Unit(p, spell_out_code(p), False) for p in pieces)
+    return units
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text.replace("'", ""))] + [
+        w.lower() for w in re.findall(r"\b\w+n't\b", text)
+    ]
+
+
+def is_negated(text: str) -> bool:
+    return any(w in NEGATIONS or w.endswith("nt") and w[:-2] + "n't" in NEGATIONS for w in words(text))
+
+
+def is_statement(unit: Unit) -> bool:
+    """A claim has function words or code structure; a comma-list of buzzwords has neither."""
+    if unit.is_code:
+        return True
+    tokens = words(unit.text)
+    if len(tokens) < 3:
+        return False
+    function_share = sum(t in FUNCTION_WORDS for t in tokens) / len(tokens)
+    list_like = unit.text.count(",") >= max(2, len(tokens) // 4)
+    return function_share >= 0.12 and not (list_like and function_share < 0.2)
+
+
+def is_evasive(answer: str) -> bool:
+    """'fine', 'I don't know', 'pass': no attempt at an answer."""
+    stripped = answer.strip()
+    return not stripped or bool(_EVASION.match(stripped))
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in words(spell_out_code(text)) if w not in FUNCTION_WORDS and len(w) > 2}

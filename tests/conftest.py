@@ -1,0 +1,51 @@
+"""Shared fixtures: isolated data directories, settings, and the real embedded store."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.config import get_settings
+
+REPO = Path(__file__).resolve().parents[1]
+SEEDS = REPO.parent / "shared" / "seeds"
+SCIENTSBANK = REPO.parent / "shared" / "datasets" / "scientsbank" / "scientsbank.csv"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every test gets its own data directory and freshly read settings."""
+    for key in list(os.environ):
+        if key.startswith("INTERVIEWER_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("INTERVIEWER_DATA_DIR", str(tmp_path / "data"))
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def bank():
+    from knowledge.loader import load_bank
+
+    return load_bank()
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from knowledge.embeddings import get_embedder
+
+    return get_embedder("minilm")
+
+
+@pytest.fixture(scope="session")
+def ingested_store(tmp_path_factory: pytest.TempPathFactory, bank, embedder):
+    """The whole bank embedded once into an on-disk Chroma for the session."""
+    from knowledge.vectorstore import open_store
+
+    store = open_store(data_dir=str(tmp_path_factory.mktemp("chroma")), embedder=embedder)
+    store.upsert(bank)
+    return store

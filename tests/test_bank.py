@@ -1,0 +1,135 @@
+"""The curated bank: complete seed coverage, sound entries, and validation errors people can act on."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from knowledge.errors import BankError
+from knowledge.loader import load_bank, load_file
+from knowledge.schema import SEED_FILES, Kind
+
+EXPECTED_SEED_COUNTS = {
+    "000_57e8f2a1b364a0e7.txt": 15,
+    "001_9b9cc9a2aec78816.txt": 20,
+    "002_a8e96841d809bc4a.txt": 55,
+    "003_3b896f906c2e9aa0.txt": 30,
+    "004_bb08e4be5dc5a30a.txt": 37,
+}
+SECTION_SIZES = {
+    "beginner-pytorch": 5,
+    "beginner-tensorflow": 5,
+    "intermediate-pytorch": 4,
+    "intermediate-tensorflow": 4,
+    "advanced-pytorch": 4,
+    "advanced-tensorflow": 4,
+    "comparison": 1,
+    "real-interviews": 3,
+}
+
+
+def _expected_refs() -> set[tuple[str, str]]:
+    refs = set()
+    for seed, count in EXPECTED_SEED_COUNTS.items():
+        if seed == "003_3b896f906c2e9aa0.txt":
+            refs |= {(seed, f"{s}#{n}") for s, size in SECTION_SIZES.items() for n in range(1, size + 1)}
+        else:
+            refs |= {(seed, f"#{n}") for n in range(1, count + 1)}
+    return refs
+
+
+def test_every_seed_question_is_covered_exactly_by_known_refs(bank):
+    covered = {(s.seed, s.ref) for q in bank for s in q.sources}
+    expected = _expected_refs()
+    assert len(expected) == 157
+    assert expected - covered == set(), "seed questions with no bank entry"
+    assert covered - expected == set(), "refs that name no seed question"
+
+
+def test_bank_size_and_code_tasks(bank):
+    assert 100 <= len(bank) <= 140
+    assert sum(q.kind is Kind.CODE for q in bank) >= 20
+    assert any(q.id == "relu-autograd-function" and "class MyReLU(torch.autograd.Function)" in q.code.contract
+               for q in bank if q.code)
+
+
+def test_taxonomy_is_used_and_entries_are_complete(bank):
+    topics = Counter(q.topic for q in bank)
+    assert 10 <= len(topics) <= 15
+    for q in bank:
+        assert 3 <= len(q.rubric) <= 7, q.id
+        assert q.follow_ups, f"{q.id} has no follow-up probes"
+        assert q.related, f"{q.id} has no related entries"
+
+
+def test_follow_ups_do_not_give_the_answer_away(bank):
+    """A probe must not repeat its point's description verbatim."""
+    for q in bank:
+        points = {p.id: p for p in q.rubric}
+        for follow_up in q.follow_ups:
+            assert points[follow_up.point].description.lower() not in follow_up.prompt.lower(), q.id
+
+
+def test_malformed_entry_names_file_entry_and_field(tmp_path: Path):
+    bad = tmp_path / "broken.yaml"
+    bad.write_text(
+        "- id: some-question\n  question: What is a tensor in PyTorch?\n  framework: jax\n", encoding="utf-8"
+    )
+    with pytest.raises(BankError) as info:
+        load_file(bad)
+    message = str(info.value)
+    assert "broken.yaml" in message and "some-question" in message and "framework" in message
+    assert "\n" not in message
+
+
+def test_invalid_yaml_and_unknown_related_are_reported(tmp_path: Path, bank):
+    (tmp_path / "a.yaml").write_text("- id: [unclosed\n", encoding="utf-8")
+    with pytest.raises(BankError, match="a.yaml: invalid YAML"):
+        load_bank(tmp_path)
+    entry = bank[0].model_dump(mode="json")
+    entry["related"] = ["no-such-entry"]
+    import yaml
+
+    (tmp_path / "a.yaml").write_text(yaml.safe_dump([entry]), encoding="utf-8")
+    with pytest.raises(BankError, match="related: unknown id 'no-such-entry'"):
+        load_bank(tmp_path)
+
+
+def test_seed_ref_format_is_enforced():
+    from pydantic import ValidationError
+
+    from knowledge.schema import SeedRef
+
+    SeedRef(seed=SEED_FILES[3], ref="comparison#1")
+    with pytest.raises(ValidationError):
+        SeedRef(seed=SEED_FILES[3], ref="#4")
+    with pytest.raises(ValidationError):
+        SeedRef(seed=SEED_FILES[0], ref="beginner-pytorch#1")
+
+
+def _shingles(text: str, size: int = 10) -> set[tuple[str, ...]]:
+    import re
+
+    prose = re.sub(r"```.*?```", " ", text, flags=re.S)
+    words = re.findall(r"[a-z]+", prose.lower())
+    return {tuple(words[i : i + size]) for i in range(len(words) - size + 1)}
+
+
+def test_bank_prose_is_our_own_words(bank):
+    """No run of ten words from a seed document reappears in a question, answer or rubric."""
+    from tests.conftest import SEEDS
+
+    if not SEEDS.is_dir():
+        pytest.skip("shared seeds not present")
+    seed_shingles: set[tuple[str, ...]] = set()
+    for path in SEEDS.glob("*.txt"):
+        seed_shingles |= _shingles(path.read_text(encoding="utf-8"))
+    copied = {}
+    for q in bank:
+        prose = " ".join([q.question, q.reference_answer, *(p.description for p in q.rubric)])
+        overlap = _shingles(prose) & seed_shingles
+        if overlap:
+            copied[q.id] = " ".join(sorted(overlap)[0])
+    assert copied == {}

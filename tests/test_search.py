@@ -1,0 +1,106 @@
+"""Chroma-backed retrieval: incremental ingest, filters, hybrid ranking, and clear errors."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from knowledge.embeddings import HashingEmbedder
+from knowledge.errors import SearchError
+from knowledge.vectorstore import build_where, open_store
+
+
+def test_reingest_of_unchanged_bank_embeds_nothing(tmp_path: Path, bank):
+    class CountingEmbedder(HashingEmbedder):
+        calls = 0
+
+        def embed_batch(self, texts):
+            CountingEmbedder.calls += len(texts)
+            return super().embed_batch(texts)
+
+    embedder = CountingEmbedder()
+    store = open_store(data_dir=str(tmp_path), embedder=embedder)
+    first = store.upsert(bank)
+    assert first.added == len(bank) and first.embedded == len(bank)
+    embedded_before = CountingEmbedder.calls
+    again = open_store(data_dir=str(tmp_path), embedder=embedder).upsert(bank)
+    assert again.embedded == 0 and again.unchanged == len(bank)
+    assert CountingEmbedder.calls == embedded_before
+    changed = [bank[0].model_copy(update={"question": bank[0].question + " Explain briefly."}), *bank[1:-1]]
+    third = store.upsert(changed)
+    assert (third.updated, third.removed, third.added) == (1, 1, 0)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("my model is not learning, the loss stays flat, what do you check", "model-not-learning"),
+        ("what does the backward call on the loss actually do", "backpropagation"),
+        ("write a relu whose gradient you code by hand", "relu-autograd-function"),
+        ("difference between calling .view and .reshape on a tensor", "view-vs-reshape"),
+    ],
+)
+def test_paraphrased_queries_find_their_entry(ingested_store, query, expected):
+    ids = [hit.id for hit in ingested_store.search(query, k=5)]
+    assert expected in ids
+
+
+def test_filters_restrict_results(ingested_store):
+    hits = ingested_store.search("how are gradients computed", k=10, filters={"framework": "tensorflow"})
+    assert hits and all(h.framework == "tensorflow" for h in hits)
+    hits = ingested_store.search("training", k=10, filters={"topic": "autograd", "difficulty": 3})
+    assert hits and all(h.topic == "autograd" and h.difficulty == 3 for h in hits)
+
+
+def test_bad_requests_fail_with_a_clear_message(ingested_store):
+    with pytest.raises(SearchError, match="empty query"):
+        ingested_store.search("   ")
+    with pytest.raises(SearchError, match="unknown topic 'quantum'"):
+        ingested_store.search("x", filters={"topic": "quantum"})
+    with pytest.raises(SearchError, match="unknown filter 'colour'"):
+        build_where({"colour": "red"})
+
+
+def test_down_chroma_server_is_one_clear_error(embedder):
+    with pytest.raises(SearchError, match="not reachable"):
+        open_store(data_dir="unused", host="127.0.0.1", port=_free_port(), embedder=embedder)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.e2e
+def test_real_chroma_server(tmp_path: Path, bank, embedder):
+    """The same ingest and search against a `chroma run` server process."""
+    port = _free_port()
+    chroma = Path(sys.executable).with_name("chroma")
+    server = subprocess.Popen(
+        [str(chroma), "run", "--path", str(tmp_path / "srv"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        store = None
+        deadline = time.monotonic() + 30
+        while store is None:
+            try:
+                store = open_store(data_dir="unused", host="127.0.0.1", port=port, embedder=embedder)
+            except SearchError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.3)
+        assert store.upsert(bank).added == len(bank)
+        assert store.upsert(bank).embedded == 0
+        hits = store.search("custom autograd function with a hand-written backward", k=3)
+        assert "relu-autograd-function" in [h.id for h in hits]
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
