@@ -32,9 +32,11 @@ class Thresholds:
     partial: float = 0.57
     lexical_bonus: float = 0.12  # shared key terms (often API names) add up to this much support
     non_statement_factor: float = 0.55  # a bare list of terms is not an explanation
-    polarity_factor: float = 0.7  # "X does not Y" only weakly supports "X does Y"
+    polarity_factor: float = 0.55  # "X does not Y" only weakly supports "X does Y"
     misconception: float = 0.78
-    contradiction: float = 0.80  # a negated near-copy of a rubric point states its opposite
+    misconception_sure: float = 0.90  # below this, the sentence must also use the wrong claim's own words
+    contradiction: float = 0.88  # a negated near-copy of a rubric point states its opposite
+    truth_margin: float = 0.02  # as close to a true statement as to a wrong one: benefit of the doubt
     misconception_penalty: float = 1.25  # score points (of 5) lost per wrong claim
 
 
@@ -153,6 +155,8 @@ class RubricScorer(Evaluator):
                     continue
                 if self._closer_to_truth(units[i], vectors[i], rubric, float(sims[i])):
                     continue
+                if sims[i] < self.t.misconception_sure and not _uses_wrong_words(units[i], m_texts, rubric):
+                    continue
                 found.append(DetectedMisconception(claim=m.claim, correction=m.correction, quote=units[i].text))
                 flagged.add(int(i))
                 break
@@ -168,7 +172,7 @@ class RubricScorer(Evaluator):
         for texts, point_vecs in zip(rubric.point_texts, rubric.point_vectors, strict=True):
             sims = point_vecs @ vector
             j = int(np.argmax(sims))
-            if sims[j] > m_sim + 0.03 and is_negated(unit.text) == is_negated(texts[j]):
+            if sims[j] >= m_sim - self.t.truth_margin and is_negated(unit.text) == is_negated(texts[j]):
                 return True
         return False
 
@@ -183,7 +187,8 @@ class RubricScorer(Evaluator):
         for point, texts, point_vecs in zip(task.rubric, rubric.point_texts, rubric.point_vectors, strict=True):
             sims = point_vecs @ vector
             j = int(np.argmax(sims))
-            if sims[j] >= self.t.contradiction and not is_negated(texts[j]):
+            near_copy = content_words(unit.text) <= content_words(texts[j]) | {"not", "never", "no"}
+            if sims[j] >= self.t.contradiction and not is_negated(texts[j]) and near_copy:
                 return DetectedMisconception(
                     claim=f"Contradicts: {point.description}", correction=point.description, quote=unit.text
                 )
@@ -268,3 +273,11 @@ def _states_cue_in_code(unit: Unit, cues: list[str]) -> bool:
     """Code lines look alike to embeddings; a code line states a wrong claim only if it has a cue's terms."""
     terms = content_words(unit.text)
     return any(content_words(cue) and content_words(cue) <= terms for cue in cues)
+
+
+def _uses_wrong_words(unit: Unit, m_texts: list[str], rubric: _RubricVectors) -> bool:
+    """Embeddings blur 'adds into .grad' and 'overwrites .grad'; the words that only the wrong claim
+    uses ('overwrites', 'copy', 'aliases') decide. With no such words, similarity alone decides."""
+    truth = set().union(*rubric.point_terms)
+    distinctive = set().union(*(content_words(t) for t in m_texts)) - truth
+    return not distinctive or bool(content_words(unit.text) & distinctive)

@@ -37,10 +37,11 @@ EVASIONS = (
     r"idk",
     r"n/?a",
     r"it depends",
+    r"(hmm+|uh+|um+|well|so|i think|honestly|really|sorry)",
     r"good question",
     r"that'?s (a )?(good|great|hard|tough) question",
 )
-_EVASION = re.compile(r"^\W*(" + "|".join(EVASIONS) + r")\W*$", re.I)
+_EVASION = re.compile(r"\b(" + "|".join(EVASIONS) + r")\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -112,8 +113,8 @@ def is_statement(unit: Unit) -> bool:
 
 def is_evasive(answer: str) -> bool:
     """'fine', 'I don't know', 'pass': no attempt at an answer."""
-    stripped = answer.strip()
-    return not stripped or bool(_EVASION.match(stripped))
+    left = _EVASION.sub(" ", answer)
+    return len(_WORD.findall(left)) < 2 and len(answer) < 200
 
 
 def content_words(text: str) -> set[str]:

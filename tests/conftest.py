@@ -31,7 +31,9 @@ def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
 def bank():
     from knowledge.loader import load_bank
 
-    return load_bank()
+    from app.config import Settings
+
+    return load_bank(Settings().bank_dir)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,282 @@
+"""Parse raw interview-question documents (blog posts, READMEs, cheat sheets) into candidate questions.
+
+The documents are scraped text with inconsistent structure, so parsing is a line walker with a
+few generic rules rather than one grammar: see ingest.formats for the text-level rules.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ingest.formats import (
+    ANSWER_RE,
+    MD_HEADING_RE,
+    NUMBERED_RE,
+    QUOTED_TASK_RE,
+    RULE_RE,
+    Heading,
+    classify_heading,
+    clean_question,
+    continues_question,
+    is_complete,
+    is_question_like,
+    looks_like_title,
+    reline_tagged,
+    split_fences,
+    strip_markup,
+    title_slug,
+)
+
+
+class DocumentError(ValueError):
+    """A raw document cannot be used: unreadable, not UTF-8 text, or holding no questions."""
+
+
+@dataclass(frozen=True)
+class ParsedQuestion:
+    source: str
+    section: str | None
+    number: int | None
+    ref: str
+    text: str
+    difficulty: int | None
+    answer: str
+
+
+@dataclass
+class _Draft:
+    section: str | None
+    number: int | None
+    ordinal: int  # position inside its section, the ref of questions the document does not number
+    text: str
+    difficulty: int | None
+    indent: int
+    wrapping: bool  # the question text may still continue on the next line
+    title: str | None  # the nearest title line above, a fallback section name
+    answer: list[str] = field(default_factory=list)
+
+
+class _Walker:
+    """Reads a document line by line; a question's answer runs until the next structural break."""
+
+    def __init__(self) -> None:
+        self.drafts: list[_Draft] = []
+        self.current: _Draft | None = None
+        self.kind = "questions"
+        self.section: str | None = None
+        self.level: int | None = None
+        self.counts: Counter[str | None] = Counter()  # questions per section, for unnumbered refs
+        self.last: int | None = None
+        self.heading_since_last = False
+        self.section_since_last = False
+        self.title: str | None = None
+        self.restarted = False  # numbering restarted: refs must carry the section
+        self.pending: int | None = None  # "• 7." alone on its line, question on a later one
+
+    def feed(self, line: str, code: bool) -> None:
+        stripped = line.strip()
+        if code or not stripped:
+            return self._answer(line, code)
+        if self.current and self.current.wrapping and self._continue(stripped):
+            return None
+        indent = len(line) - len(line.lstrip())
+        if self.current and indent < self.current.indent:  # an outdent leaves the question's block
+            self._close()
+        if RULE_RE.match(stripped):
+            return self._close()
+        if self.pending is not None and self._take_pending(stripped, indent):
+            return None
+        md = MD_HEADING_RE.match(stripped)
+        body = strip_markup(md["body"] if md else stripped).strip()
+        if self._numbered(body, indent):
+            return None
+        heading = self._heading(body, markdown=bool(md))
+        if heading:
+            return self._on_heading(heading, body, indent)
+        if self.kind == "real" and self._task(stripped, indent):
+            return None
+        return self._answer(line, code)
+
+    def _continue(self, stripped: str) -> bool:
+        assert self.current is not None
+        if not continues_question(self.current.text, stripped):
+            self.current.wrapping = False
+            return False
+        text, difficulty = clean_question(f"{self.current.text} {stripped}")
+        self.current.text = text
+        self.current.difficulty = difficulty or self.current.difficulty
+        self.current.wrapping = not is_complete(text) and difficulty is None
+        return True
+
+    def _accepts(self, number: int) -> bool:
+        """The next number in sequence, or a restart at 1 after a heading (per-section numbering)."""
+        if self.kind == "skip":
+            return False
+        if self.last is None or number == self.last + 1:
+            return True
+        return number == 1 and self.heading_since_last
+
+    def _numbered(self, body: str, indent: int) -> bool:
+        match = NUMBERED_RE.match(body)
+        if not match or not self._accepts(int(match["num"])):
+            return False
+        if not match["rest"].strip():
+            self._close()
+            self.pending = int(match["num"])
+            return True
+        return self._start_if_question(match["rest"], int(match["num"]), indent)
+
+    def _take_pending(self, stripped: str, indent: int) -> bool:
+        number, self.pending = self.pending, None
+        return number is not None and self._start_if_question(stripped, number, indent)
+
+    def _start_if_question(self, raw: str, number: int, indent: int) -> bool:
+        text, difficulty = clean_question(raw)
+        if not is_question_like(text):
+            return False
+        if self.last is not None and number != self.last + 1:
+            self.restarted = True
+            if not self.section_since_last and self.title:  # restarted under an unlabelled title
+                self.section = self._unique(title_slug(self.title))
+                self._drop_title_line()
+        self._start(text, number, difficulty, indent)
+        return True
+
+    def _drop_title_line(self) -> None:
+        """The title was kept as answer text until the restart showed it heads a new section."""
+        previous = self.current or (self.drafts[-1] if self.drafts else None)
+        if previous is None:
+            return
+        while previous.answer and not previous.answer[-1].strip():
+            previous.answer.pop()
+        if previous.answer and strip_markup(previous.answer[-1]).strip() == self.title:
+            previous.answer.pop()
+
+    def _heading(self, body: str, *, markdown: bool) -> Heading | None:
+        if not markdown and (NUMBERED_RE.match(body) or not looks_like_title(body)):
+            return None
+        heading = classify_heading(body, markdown=markdown)
+        self.title = body  # names the section if numbering restarts under a heading without a slug
+        if heading is None:
+            self.heading_since_last = True  # an unlabelled title may still head a renumbered block
+        return heading
+
+    def _on_heading(self, heading: Heading, body: str, indent: int) -> None:
+        self._close()
+        self.pending = None
+        self.heading_since_last = True
+        if heading.kind == "neutral":
+            return
+        self.kind = heading.kind
+        if heading.kind == "skip":
+            return
+        # Several "X vs Y?" headings share one comparison section; other sections must not merge.
+        self.section = heading.slug if heading.kind != "questions" else self._unique(heading.slug)
+        self.section_since_last = True
+        self.level = heading.difficulty
+        if heading.kind == "comparison":  # "PyTorch vs TensorFlow – Which One Should You Pick?"
+            self._start(clean_question(body)[0], None, None, indent)
+
+    def _unique(self, slug: str | None) -> str | None:
+        """A slug reused by a later section gets a suffix, so refs stay unique."""
+        if slug is None or slug not in self.counts:
+            return slug
+        n = 2
+        while f"{slug}-{n}" in self.counts:
+            n += 1
+        return f"{slug}-{n}"
+
+    def _task(self, stripped: str, indent: int) -> bool:
+        match = QUOTED_TASK_RE.match(stripped)
+        if match:
+            self._start(clean_question(match["task"])[0], None, None, indent)
+        return bool(match)
+
+    def _start(self, text: str, number: int | None, difficulty: int | None, indent: int) -> None:
+        self._close()
+        self.counts[self.section] += 1
+        wrapping = number is not None and difficulty is None and not is_complete(text)
+        level = difficulty or self.level
+        ordinal = self.counts[self.section]
+        self.current = _Draft(self.section, number, ordinal, text, level, indent, wrapping, self.title)
+        self.section_since_last = False
+        if number is not None:
+            self.last, self.heading_since_last = number, False
+
+    def _answer(self, line: str, code: bool) -> None:
+        if self.current is None:
+            return
+        self.current.wrapping = False
+        self.current.answer.append(line if code else ANSWER_RE.sub("", line, count=1))
+
+    def _close(self) -> None:
+        if self.current is not None:
+            self.drafts.append(self.current)
+            self.current = None
+
+    def finish(self) -> list[_Draft]:
+        """Close the last question; once numbering restarted, blocks without a slug take their title's."""
+        self._close()
+        if self.restarted:
+            for draft in self.drafts:
+                if draft.section is None and draft.number is not None and draft.title:
+                    draft.section = title_slug(draft.title)
+        return self.drafts
+
+
+def _answer_text(lines: list[str]) -> str:
+    text = textwrap.dedent("\n".join(line.rstrip() for line in lines)).strip()
+    return re.sub(r"\n{3,}", "\n\n", text)
+
+
+def _ref(draft: _Draft, sectioned: bool) -> str:
+    if draft.number is None:
+        return f"{draft.section or 'item'}#{draft.ordinal}"
+    if sectioned and draft.section:
+        return f"{draft.section}#{draft.number}"
+    return f"#{draft.number}"
+
+
+def parse_document(text: str, *, source: str) -> list[ParsedQuestion]:
+    """Candidate questions of one raw document, in document order; [] when there are none."""
+    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    walker = _Walker()
+    for code, chunk in reline_tagged(split_fences(text)):
+        for line in chunk.split("\n"):
+            walker.feed(line.expandtabs(4), code)
+    drafts = walker.finish()
+    return [
+        ParsedQuestion(
+            source=source,
+            section=d.section,
+            number=d.number,
+            ref=_ref(d, walker.restarted),
+            text=d.text,
+            difficulty=d.difficulty,
+            answer=_answer_text(d.answer),
+        )
+        for d in drafts
+        if d.text
+    ]
+
+
+def parse_file(path: Path) -> list[ParsedQuestion]:
+    """Parse one document file; DocumentError (one line) when it cannot be read or holds no questions."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DocumentError(f"{path}: cannot read file ({exc.strerror or exc})") from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DocumentError(f"{path}: not UTF-8 text (bad byte at offset {exc.start})") from exc
+    if "\x00" in text:
+        raise DocumentError(f"{path}: binary file, not a text document")
+    questions = parse_document(text, source=path.name)
+    if not questions:
+        raise DocumentError(f"{path}: no questions found")
+    return questions

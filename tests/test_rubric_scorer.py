@@ -1,0 +1,156 @@
+"""The offline scorer: honest scores with evidence, robust to the tricks weak answers use."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluators.adhoc import adhoc_task, derive_rubric
+from evaluators.base import GradingTask, Verdict
+from evaluators.rubric import RubricScorer
+
+
+@pytest.fixture(scope="module")
+def scorer(embedder):
+    return RubricScorer(embedder)
+
+
+@pytest.fixture(scope="module")
+def by_id(bank):
+    return {q.id: q for q in bank}
+
+
+def grade(scorer, question, answer, earlier=None):
+    return scorer.evaluate(GradingTask.from_question(question, answer, earlier))
+
+
+RELU_REWORDED = (
+    "You derive from autograd.Function and write two static methods. Forward stashes the input on ctx via "
+    "save_for_backward and returns the input clamped at zero. Backward pulls the stored input back out and "
+    "lets the upstream gradient through only where that input was positive, zero elsewhere. You invoke it "
+    "as MyReLU.apply(t), and gradcheck with float64 tensors confirms the derivative numerically."
+)
+
+
+def test_reference_answers_score_high_without_false_misconceptions(scorer, bank):
+    low = {}
+    for question in bank:
+        evaluation = grade(scorer, question, question.reference_answer)
+        if evaluation.score < 4.0 or evaluation.misconceptions:
+            low[question.id] = (evaluation.score, [m.quote for m in evaluation.misconceptions])
+    assert len(low) <= len(bank) // 10, low  # at most 10% of entries (measured: ~6%)
+
+
+def test_paraphrase_scores_like_the_reference(scorer, by_id):
+    question = by_id["relu-autograd-function"]
+    reference = grade(scorer, question, question.reference_answer)
+    reworded = grade(scorer, question, RELU_REWORDED)
+    assert reworded.score >= 3.5
+    assert reference.score - reworded.score <= 1.5
+
+
+def test_every_credit_quotes_the_answer(scorer, by_id):
+    evaluation = grade(scorer, by_id["relu-autograd-function"], RELU_REWORDED)
+    credited = [p for p in evaluation.points if p.verdict is not Verdict.MISSED]
+    assert credited
+    assert all(p.evidence and p.evidence in RELU_REWORDED for p in credited)
+
+
+def test_keyword_stuffing_earns_little(scorer, by_id):
+    stuffed = "autograd, Function, ctx, save_for_backward, backward, gradcheck, apply, relu, mask, float64"
+    assert grade(scorer, by_id["relu-autograd-function"], stuffed).score <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("question_id", "answer"),
+    [
+        ("train-vs-eval-mode", "model.eval() turns off gradients so you call it to save memory during inference."),
+        ("zero-grad", "zero_grad sets the weights to zero before every optimisation step."),
+    ],
+)
+def test_misconceptions_score_low_despite_shared_vocabulary(scorer, by_id, question_id, answer):
+    if question_id not in by_id:
+        pytest.skip(f"{question_id} not in bank")
+    evaluation = grade(scorer, by_id[question_id], answer)
+    assert evaluation.score <= 1.5
+    assert evaluation.misconceptions, "the wrong claim should be named"
+    assert evaluation.misconceptions[0].quote in answer
+
+
+def test_negation_of_a_rubric_point_is_not_credit(scorer, by_id):
+    question = by_id["relu-autograd-function"]
+    negated = "Backward does not need the saved input; you never multiply the gradient by a mask."
+    assert grade(scorer, question, negated).score <= 1.0
+
+
+@pytest.mark.parametrize("answer", ["", "fine", "I don't know", "good question, it depends", "idk"])
+def test_empty_and_evasive_answers_score_zero_with_a_reason(scorer, by_id, answer):
+    evaluation = grade(scorer, by_id["dropout"], answer)
+    assert evaluation.score == 0
+    assert evaluation.gate in {"empty", "evasive", "too-short"}
+    assert "score" in evaluation.feedback or "No answer" in evaluation.feedback
+
+
+def test_answer_to_another_question_scores_zero(scorer, by_id):
+    other = by_id["tensorflow-serving"].reference_answer
+    evaluation = grade(scorer, by_id["relu-autograd-function"], other)
+    assert evaluation.score <= 0.5
+    assert evaluation.gate == "off-topic" or evaluation.score == 0
+
+
+def test_padding_does_not_raise_a_partial_answer(scorer, by_id):
+    question = by_id["relu-autograd-function"]
+    partial = "You subclass torch.autograd.Function and write static forward and backward methods."
+    padding = (
+        " Deep learning has changed many industries over the past decade. Many companies use neural networks"
+        " in production, and frameworks keep improving every year. It is important to keep learning and to"
+        " read papers, and practice makes perfect when preparing for interviews."
+    )
+    base = grade(scorer, question, partial).score
+    assert grade(scorer, question, partial + padding * 3).score <= base
+
+
+def test_code_in_a_text_answer_counts_as_evidence(scorer, by_id):
+    question = by_id["relu-autograd-function"]
+    answer = (
+        "Like this:\n```python\nclass MyReLU(torch.autograd.Function):\n    @staticmethod\n"
+        "    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x.clamp(min=0)\n"
+        "    @staticmethod\n    def backward(ctx, grad_output):\n        x, = ctx.saved_tensors\n"
+        "        return grad_output * (x > 0).float()\n```"
+    )
+    evaluation = grade(scorer, question, answer)
+    covered = {p.point_id for p in evaluation.points if p.verdict is Verdict.COVERED}
+    assert {"save-for-backward", "gradient-mask"} <= covered
+
+
+def test_follow_up_answers_add_evidence(scorer, by_id):
+    question = by_id["relu-autograd-function"]
+    first = "You subclass torch.autograd.Function and write static forward and backward methods."
+    later = "I would run torch.autograd.gradcheck on double precision inputs to compare with finite differences."
+    alone = grade(scorer, question, first)
+    together = grade(scorer, question, later, earlier=[first])
+    assert together.score > alone.score
+
+
+def test_ad_hoc_questions_get_derived_key_points(scorer):
+    reference = (
+        "Sunlight is scattered by the molecules of the air. Blue light has a shorter wavelength and is "
+        "scattered far more strongly than red light. The scattered blue light reaches the eye from every "
+        "direction of the sky."
+    )
+    assert len(derive_rubric(reference)) == 3
+    good = scorer.evaluate(
+        adhoc_task(
+            question="Why is the sky blue?",
+            reference_answer=reference,
+            answer="Air molecules scatter short blue wavelengths much more than red, so blue comes from all over.",
+        )
+    )
+    bad = scorer.evaluate(adhoc_task(question="Why is the sky blue?", reference_answer=reference, answer="fine"))
+    assert good.score >= 2.5 and bad.score == 0
+
+
+def test_strong_answer_outscores_weak_on_the_same_question(scorer, by_id):
+    question = by_id["dropout"]
+    strong = grade(scorer, question, question.reference_answer).score
+    weak = grade(scorer, question, "Dropout is a layer in neural networks.").score
+    assert strong - weak >= 2.5
