@@ -13,7 +13,7 @@ from knowledge.vectorstore import QuestionStore
 
 # Fused similarity above which a parsed question is taken to ask what a bank entry asks.
 # Chosen on the seeds (see tests/test_ingest.py): true duplicates score above it.
-DUPLICATE_THRESHOLD = 0.72
+DUPLICATE_THRESHOLD = 0.7
 
 
 @dataclass(frozen=True)

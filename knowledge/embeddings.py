@@ -40,7 +40,7 @@ class MiniLMEmbedder(Embedder):
     name = "all-MiniLM-L6-v2-onnx-int8"
     dimensions = 384
     max_tokens = 256
-    batch_size = 64
+    batch_size = 16  # measured: 64 peaks at 1.5 GB RSS with long texts, 16 at ~0.5 GB and is faster
 
     def __init__(self) -> None:
         import onnxruntime as ort
@@ -61,8 +61,13 @@ class MiniLMEmbedder(Embedder):
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        parts = [self._run(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
-        return np.concatenate(parts)
+        # Batches of similar length waste less work on padding; the order is restored after.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        ordered = [texts[i] for i in order]
+        parts = [self._run(ordered[i : i + self.batch_size]) for i in range(0, len(ordered), self.batch_size)]
+        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        out[order] = np.concatenate(parts)
+        return out
 
     def _run(self, texts: Sequence[str]) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(list(texts))

@@ -20,10 +20,19 @@ def tokenize(text: str) -> list[str]:
     for token in _TOKEN.findall(text.lower()):
         if token in STOPWORDS:
             continue
-        tokens.append(token)
+        tokens.append(_stem(token))
         if "_" in token:
             tokens.extend(part for part in token.split("_") if part and part not in STOPWORDS)
     return tokens
+
+
+def _stem(token: str) -> str:
+    """Fold plurals ('GANs', 'tensors', 'losses') onto the singular; enough for short questions."""
+    if len(token) > 4 and token.endswith("ses"):
+        return token[:-2]
+    if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
+        return token[:-1]
+    return token
 
 
 class BM25Index:

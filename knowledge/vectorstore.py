@@ -26,6 +26,18 @@ FILTER_CHOICES: dict[str, tuple[str, ...]] = {
 # Fusion weight of the lexical signal: names like `zero_grad` or `state_dict` are decisive and
 # an embedding of a short query can miss them.
 LEXICAL_WEIGHT = 0.35
+# Seeds ask many questions twice, once per framework; a query that names one framework means it.
+FRAMEWORK_NUDGE = 0.1
+_FRAMEWORK_WORDS = {
+    Framework.TENSORFLOW.value: re.compile(r"\b(tensorflow|tf|keras|gradienttape|savedmodel)\b", re.I),
+    Framework.PYTORCH.value: re.compile(r"\b(pytorch|torch|nn\.module|autograd)\b", re.I),
+}
+
+
+def framework_named(query: str) -> str | None:
+    """The one framework a query names, if exactly one."""
+    named = [name for name, pattern in _FRAMEWORK_WORDS.items() if pattern.search(query)]
+    return named[0] if len(named) == 1 else None
 
 
 class _LangChainAdapter(Embeddings):
@@ -147,11 +159,14 @@ class QuestionStore:
         except Exception as exc:
             raise SearchError(f"Chroma search failed: {exc}") from exc
         lexical = self._lexical_index().scores(query)
+        named = framework_named(query)
         hits = []
         for doc, distance in pairs:
             meta = doc.metadata
             cosine = 1.0 - float(distance)
             fused = (1 - LEXICAL_WEIGHT) * cosine + LEXICAL_WEIGHT * lexical.get(meta["id"], 0.0)
+            if named and meta["framework"] != Framework.GENERAL.value:
+                fused += FRAMEWORK_NUDGE if meta["framework"] == named else -FRAMEWORK_NUDGE
             hits.append(
                 SearchHit(
                     id=meta["id"],
@@ -165,6 +180,22 @@ class QuestionStore:
             )
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits[:k]
+
+    def catalog(self, filters: dict[str, Any] | None = None) -> list[SearchHit]:
+        """Every stored entry matching the filters (metadata only, no ranking)."""
+        try:
+            got = self._chroma.get(where=build_where(filters or {}), include=["metadatas"])
+        except SearchError:
+            raise
+        except Exception as exc:
+            raise SearchError(f"Chroma lookup failed: {exc}") from exc
+        return [
+            SearchHit(
+                id=m["id"], question=m["question"], topic=m["topic"], difficulty=int(m["difficulty"]),
+                framework=m["framework"], kind=m["kind"], score=0.0,
+            )
+            for m in got["metadatas"]
+        ]
 
     def _lexical_index(self) -> BM25Index:
         if self._lexical is None:

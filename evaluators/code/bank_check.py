@@ -16,9 +16,9 @@ def code_task_problems(questions: list[Question]) -> list[str]:
     for question in questions:
         if question.code is None:
             continue
-        for failure in self_check(question.code):
-            problems.append(f"{question.id}: reference fails {failure}")
-        if not problems and not starter_fails(question.code):
+        failures = self_check(question.code)
+        problems.extend(f"{question.id}: reference fails {failure}" for failure in failures)
+        if not failures and not starter_fails(question.code):
             problems.append(f"{question.id}: the starter code passes every check")
     return problems
 

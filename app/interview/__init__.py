@@ -1,0 +1,1 @@
+"""The interview engine: question selection, turns, follow-ups, hints and adaptive difficulty."""

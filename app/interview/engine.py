@@ -1,0 +1,233 @@
+"""The interview engine: one session's turns, persisted after every step so a restart loses nothing."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+from typing import Any
+
+from app.errors import ConflictError, NotFoundError, UserFacingError
+from app.interview.followups import HINT_COST, choose_follow_up, hint_for
+from app.interview.models import Mode, Prompt, PromptKind, SessionConfig, SessionState, TurnOutcome
+from app.interview.phrasing import Phraser
+from app.interview.scoring import AnswerScorer, ScoredAnswer
+from app.interview.selection import History, QuestionSelector, next_difficulty
+from knowledge.schema import Question
+
+
+class InterviewEngine:
+    def __init__(
+        self,
+        *,
+        repo: Any,
+        selector: QuestionSelector,
+        bank: dict[str, Question],
+        scorer: AnswerScorer,
+        phraser: Phraser | None = None,
+    ) -> None:
+        self._repo = repo
+        self._selector = selector
+        self._bank = bank
+        self._scorer = scorer
+        self._phraser = phraser or Phraser()
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def start(self, *, user_id: int, config: SessionConfig) -> tuple[Any, Prompt | None]:
+        """Create a session and ask its first question."""
+        self._selector.pool(config)  # fail before creating anything if nothing matches
+        start = 2 if config.difficulty == "adaptive" else int(config.difficulty)
+        state = SessionState(target_difficulty=start)
+        session = self._repo.create_session(
+            user_id=user_id, config=config.model_dump(mode="json"), state=state.model_dump(mode="json")
+        )
+        prompt = self._ask_next(session.id, user_id, config, state)
+        return self._repo.get_session(session.id, user_id), prompt
+
+    def current_prompt(self, *, session_id: str, user_id: int) -> Prompt | None:
+        session, config, state = self._load(session_id, user_id)
+        if session.status == "completed" or state.current_turn_id is None:
+            return None
+        turn = self._turn(session_id, state.current_turn_id)
+        return self._prompt_for(turn, config, state)
+
+    # --- candidate actions -------------------------------------------------------------------
+    def answer(self, *, session_id: str, user_id: int, text: str | None, code: str | None) -> TurnOutcome:
+        if not (text or "").strip() and not (code or "").strip():
+            raise UserFacingError("an answer needs text or code (or use skip / I don't know)")
+        session, config, state = self._active(session_id, user_id)
+        question = self._bank[state.current_question_id or ""]
+        turn = self._turn(session_id, state.current_turn_id)
+        scored = self._scorer.score(question, text=text or "", code=code, earlier=state.answers_so_far)
+        scored = self._apply_penalties(scored, state, config, turn)
+        self._repo.record_answer(
+            turn_id=turn.id, action="answer", answer_text=text, answer_code=code,
+            evaluation=scored.evaluation, code_result=scored.code_result,
+        )
+        state.answers_so_far.append(" ".join(filter(None, [text, code])))
+        return self._after_answer(session_id, user_id, config, state, question, scored)
+
+    def dont_know(self, *, session_id: str, user_id: int) -> TurnOutcome:
+        """Scored 0; in practice mode the model answer is shown."""
+        return self._give_up(session_id, user_id, action="dont_know")
+
+    def skip(self, *, session_id: str, user_id: int) -> TurnOutcome:
+        return self._give_up(session_id, user_id, action="skip")
+
+    def hint(self, *, session_id: str, user_id: int) -> TurnOutcome:
+        session, config, state = self._active(session_id, user_id)
+        question = self._bank[state.current_question_id or ""]
+        turn = self._turn(session_id, state.current_turn_id)
+        used = self._hints_on_question(session_id, question.id)
+        last = self._last_evaluation(session_id, question.id)
+        text = hint_for(question, evaluation=last, hints_used=used)
+        if text is None:
+            raise ConflictError("no more hints for this question")
+        self._repo.add_hint(turn.id)
+        message = f"{text} (hints cost {HINT_COST} points each on this question)"
+        return TurnOutcome(status="active", prompt=self._prompt_for(turn, config, state), message=message)
+
+    def repeat(self, *, session_id: str, user_id: int) -> TurnOutcome:
+        session, config, state = self._active(session_id, user_id)
+        turn = self._turn(session_id, state.current_turn_id)
+        return TurnOutcome(status="active", prompt=self._prompt_for(turn, config, state))
+
+    # --- transitions -------------------------------------------------------------------------
+    def _give_up(self, session_id: str, user_id: int, *, action: str) -> TurnOutcome:
+        session, config, state = self._active(session_id, user_id)
+        question = self._bank[state.current_question_id or ""]
+        turn = self._turn(session_id, state.current_turn_id)
+        scored = self._scorer.zero(question, reason=action)
+        self._repo.record_answer(
+            turn_id=turn.id, action=action, answer_text=None, answer_code=None,
+            evaluation=scored.evaluation, code_result=None,
+        )
+        state.question_scores[question.id] = 0.0
+        state.target_difficulty = next_difficulty(state.target_difficulty, 0.0)
+        prompt = self._ask_next(session_id, user_id, config, state)
+        return self._outcome(config, scored, prompt)
+
+    def _after_answer(
+        self, session_id: str, user_id: int, config: SessionConfig, state: SessionState,
+        question: Question, scored: ScoredAnswer,
+    ) -> TurnOutcome:
+        state.question_scores[question.id] = scored.score
+        follow_up = None
+        if scored.rubric is not None:
+            follow_up = choose_follow_up(
+                question, scored.rubric, asked=state.follow_ups_asked, probed=state.probed_points
+            )
+        if follow_up is not None:
+            phrased = self._phraser.follow_up(question, follow_up.prompt)
+            self._note(state, phrased.note)
+            turn = self._repo.add_turn(
+                session_id=session_id, question_id=question.id, topic=question.topic.value,
+                difficulty=question.difficulty, kind=PromptKind.FOLLOW_UP.value, prompt=phrased.text,
+                target_point=follow_up.point,
+            )
+            state.follow_ups_asked += 1
+            state.probed_points.append(follow_up.point)
+            state.current_turn_id = turn.id
+            self._repo.save_state(session_id, state.model_dump(mode="json"))
+            return self._outcome(config, scored, self._prompt_for(turn, config, state))
+        state.target_difficulty = next_difficulty(state.target_difficulty, scored.score)
+        return self._outcome(config, scored, self._ask_next(session_id, user_id, config, state))
+
+    def _ask_next(self, session_id: str, user_id: int, config: SessionConfig, state: SessionState) -> Prompt | None:
+        hit = None
+        if state.question_number < config.num_questions:
+            rng = random.Random(f"{config.seed if config.seed is not None else session_id}:{state.question_number}")
+            hit = self._selector.choose(config=config, state=state, history=self._history(user_id), rng=rng)
+        if hit is None:
+            state.current_turn_id = state.current_question_id = None
+            self._repo.save_state(session_id, state.model_dump(mode="json"), status="completed")
+            return None
+        question = self._bank[hit.id]
+        state.question_number += 1
+        phrased = self._phraser.question(question, number=state.question_number, total=config.num_questions)
+        self._note(state, phrased.note)
+        turn = self._repo.add_turn(
+            session_id=session_id, question_id=question.id, topic=question.topic.value,
+            difficulty=question.difficulty, kind=PromptKind.QUESTION.value, prompt=phrased.text,
+        )
+        state.asked.append(question.id)
+        state.asked_topics.append(question.topic.value)
+        state.current_question_id, state.current_turn_id = question.id, turn.id
+        state.follow_ups_asked, state.probed_points, state.answers_so_far = 0, [], []
+        self._repo.save_state(session_id, state.model_dump(mode="json"))
+        return self._prompt_for(turn, config, state)
+
+    # --- helpers -----------------------------------------------------------------------------
+    def _apply_penalties(
+        self, scored: ScoredAnswer, state: SessionState, config: SessionConfig, turn: Any
+    ) -> ScoredAnswer:
+        hints = self._hints_on_question(turn.session_id, turn.question_id)
+        penalty, notes = HINT_COST * hints, []
+        if hints:
+            notes.append(f"{hints} hint(s) used: -{penalty} points")
+        if config.time_limit_s and _elapsed_s(turn.created_at) > config.time_limit_s:
+            notes.append(f"answered after the {config.time_limit_s}s limit: score halved")
+            return scored.adjusted(factor=0.5, minus=penalty, notes=notes)
+        return scored.adjusted(factor=1.0, minus=penalty, notes=notes)
+
+    def _outcome(self, config: SessionConfig, scored: ScoredAnswer, prompt: Prompt | None) -> TurnOutcome:
+        practice = config.mode is Mode.PRACTICE
+        return TurnOutcome(
+            status="active" if prompt else "completed",
+            evaluation=scored.evaluation if practice else None,
+            code_result=scored.code_result if practice else None,
+            prompt=prompt,
+            message=scored.message,
+        )
+
+    def _prompt_for(self, turn: Any, config: SessionConfig, state: SessionState) -> Prompt:
+        question = self._bank[turn.question_id]
+        return Prompt(
+            kind=PromptKind(turn.kind), question_id=question.id, text=turn.prompt, topic=question.topic.value,
+            difficulty=question.difficulty, number=state.question_number, total=config.num_questions,
+            code_contract=question.code.contract if question.code else None,
+            starter_code=question.code.starter if question.code else None,
+            time_limit_s=config.time_limit_s,
+        )
+
+    def _load(self, session_id: str, user_id: int) -> tuple[Any, SessionConfig, SessionState]:
+        session = self._repo.get_session(session_id, user_id)
+        if session is None:
+            raise NotFoundError(f"no session {session_id!r}")
+        return session, SessionConfig.model_validate(session.config), SessionState.model_validate(session.state)
+
+    def _active(self, session_id: str, user_id: int) -> tuple[Any, SessionConfig, SessionState]:
+        session, config, state = self._load(session_id, user_id)
+        if session.status == "completed" or state.current_turn_id is None:
+            raise ConflictError("this session is completed; start a new one or fetch its report")
+        return session, config, state
+
+    def _turn(self, session_id: str, turn_id: int | None) -> Any:
+        for turn in self._repo.turns(session_id):
+            if turn.id == turn_id:
+                return turn
+        raise NotFoundError(f"turn {turn_id} not found in session {session_id}")
+
+    def _hints_on_question(self, session_id: str, question_id: str) -> int:
+        return sum(t.hints_used for t in self._repo.turns(session_id) if t.question_id == question_id)
+
+    def _last_evaluation(self, session_id: str, question_id: str) -> Any:
+        from evaluators.base import Evaluation
+
+        answered = [t for t in self._repo.turns(session_id) if t.question_id == question_id and t.evaluation]
+        rubric = answered[-1].evaluation.get("rubric") if answered else None
+        return Evaluation.model_validate(rubric) if rubric else None
+
+    def _history(self, user_id: int) -> History:
+        scores = [(row[0], row[1]) for row in self._repo.topic_scores(user_id)]
+        return History.from_scores(self._repo.seen_questions(user_id), scores)
+
+    @staticmethod
+    def _note(state: SessionState, note: str | None) -> None:
+        if note:
+            state.notes.append(note)
+
+
+def _elapsed_s(created_at: datetime) -> float:
+    start = created_at if created_at.tzinfo else created_at.replace(tzinfo=UTC)
+    return (datetime.now(UTC) - start).total_seconds()
+

@@ -1,0 +1,78 @@
+"""What a session is configured with, what it remembers between turns, and what it shows."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from knowledge.schema import Framework, Topic
+
+
+class Mode(StrEnum):
+    PRACTICE = "practice"  # feedback after every answer
+    INTERVIEW = "interview"  # feedback only in the final report
+
+
+class SessionConfig(BaseModel):
+    """Every field is optional; defaults give a 5-question adaptive practice session."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    frameworks: list[Framework] | None = None
+    topics: list[Topic] | None = None
+    difficulty: Literal[1, 2, 3, "adaptive"] = "adaptive"
+    num_questions: int = Field(default=5, ge=1, le=30)
+    mode: Mode = Mode.PRACTICE
+    time_limit_s: int | None = Field(default=None, ge=30, le=3600)
+    seed: int | None = None
+
+    @field_validator("frameworks", "topics")
+    @classmethod
+    def _non_empty(cls, value: list[Any] | None) -> list[Any] | None:
+        return value or None
+
+
+class SessionState(BaseModel):
+    """Everything needed to resume a session after a restart; stored as JSON with the session."""
+
+    question_number: int = 0  # 1-based number of the current main question
+    current_turn_id: int | None = None
+    current_question_id: str | None = None
+    follow_ups_asked: int = 0
+    probed_points: list[str] = Field(default_factory=list)
+    answers_so_far: list[str] = Field(default_factory=list)  # evidence from earlier turns on this question
+    target_difficulty: int = 2
+    asked: list[str] = Field(default_factory=list)
+    asked_topics: list[str] = Field(default_factory=list)
+    question_scores: dict[str, float] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)  # e.g. LLM fallbacks, shown in the transcript
+
+
+class PromptKind(StrEnum):
+    QUESTION = "question"
+    FOLLOW_UP = "follow_up"
+
+
+class Prompt(BaseModel):
+    kind: PromptKind
+    question_id: str
+    text: str
+    topic: str
+    difficulty: int
+    number: int  # question k of n
+    total: int
+    code_contract: str | None = None
+    starter_code: str | None = None
+    time_limit_s: int | None = None
+
+
+class TurnOutcome(BaseModel):
+    """What the candidate sees after an action: feedback (practice mode) and what comes next."""
+
+    status: Literal["active", "completed"]
+    evaluation: dict[str, Any] | None = None
+    code_result: dict[str, Any] | None = None
+    prompt: Prompt | None = None
+    message: str | None = None  # hint text, or why nothing was scored

@@ -1,0 +1,66 @@
+"""How the interviewer words things: deterministic templates offline, an LLM when one is configured.
+
+The LLM only rephrases bank content it is given; it never adds a requirement or a rubric point,
+and any failure falls back to the template with a note for the transcript.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from knowledge.schema import Question
+
+SYSTEM = (
+    "You are a friendly but rigorous technical interviewer for PyTorch and deep-learning roles. "
+    "Rephrase the interviewer line you are given so it sounds natural in a live interview. Keep every "
+    "technical requirement, add none, never reveal or hint at the answer, and reply with the line only."
+)
+
+
+@dataclass(frozen=True)
+class Phrased:
+    text: str
+    note: str | None = None  # set when the LLM failed and the template was used
+
+
+class Phraser:
+    """Offline phrasing; subclasses may reword with a model."""
+
+    name = "templates"
+
+    def question(self, question: Question, *, number: int, total: int) -> Phrased:
+        lead = "Let's start." if number == 1 else f"Question {number} of {total}."
+        text = f"{lead} {question.question}"
+        if question.code:
+            text += " Write your solution to the contract below; hidden checks will run it."
+        return Phrased(text)
+
+    def follow_up(self, question: Question, probe: str) -> Phrased:
+        return Phrased(f"Follow-up: {probe}")
+
+
+class LLMPhraser(Phraser):
+    """Conversational wording from an OpenAI-compatible model, grounded in the bank entry."""
+
+    name = "llm"
+
+    def __init__(self, chat_model: Any) -> None:
+        self._chat = chat_model
+
+    def _reword(self, template: Phrased, context: str) -> Phrased:
+        try:
+            text = self._chat.complete_text(SYSTEM, f"Context (bank entry):\n{context}\n\nLine:\n{template.text}")
+        except Exception as exc:  # every LLM failure degrades to the template, visibly
+            return Phrased(template.text, note=f"LLM phrasing failed ({type(exc).__name__}: {exc}); template used")
+        text = " ".join(str(text).split())
+        if not text:
+            return Phrased(template.text, note="LLM returned an empty line; template used")
+        return Phrased(text)
+
+    def question(self, question: Question, *, number: int, total: int) -> Phrased:
+        template = super().question(question, number=number, total=total)
+        return self._reword(template, question.question)
+
+    def follow_up(self, question: Question, probe: str) -> Phrased:
+        return self._reword(super().follow_up(question, probe), f"{question.question}\nProbe: {probe}")

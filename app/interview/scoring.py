@@ -1,0 +1,73 @@
+"""Scoring one answer in a session: the rubric for words, the sandboxed runner for code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from evaluators.base import Evaluation, Evaluator, GradingTask
+from knowledge.schema import Question
+
+CODE_SHARE = 0.75  # for code tasks with both code and explanation, running code weighs most
+
+
+@dataclass(frozen=True)
+class ScoredAnswer:
+    score: float
+    evaluation: dict[str, Any]  # stored with the turn and shown in practice mode
+    rubric: Evaluation | None = None  # drives follow-ups
+    code_result: dict[str, Any] | None = None
+    message: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def adjusted(self, *, factor: float, minus: float, notes: list[str]) -> ScoredAnswer:
+        """Apply time-limit and hint penalties; the reasons travel with the stored evaluation."""
+        if not notes:
+            return self
+        score = round(max(0.0, self.score * factor - minus), 1)
+        evaluation = {**self.evaluation, "score": score, "penalties": notes}
+        return replace(self, score=score, evaluation=evaluation, notes=[*self.notes, *notes])
+
+
+class AnswerScorer:
+    def __init__(self, *, evaluator: Evaluator, code_runner: Any | None = None) -> None:
+        self._evaluator = evaluator
+        self._runner = code_runner
+
+    def score(self, question: Question, *, text: str, code: str | None, earlier: list[str]) -> ScoredAnswer:
+        as_text = text if not code else f"{text}\n```python\n{code}\n```"
+        rubric = self._evaluator.evaluate(GradingTask.from_question(question, as_text, earlier))
+        evaluation = {**rubric.model_dump(mode="json"), "rubric": rubric.model_dump(mode="json")}
+        if not (question.code and code and code.strip()):
+            return ScoredAnswer(score=rubric.score, evaluation=evaluation, rubric=rubric)
+        if self._runner is None:
+            message = "code checks are unavailable on this server; your code was read as text only"
+            return ScoredAnswer(score=rubric.score, evaluation=evaluation, rubric=rubric, message=message)
+        code_result = _as_dict(self._runner.check(question.code, code, question.id))
+        code_score = 5 * float(code_result.get("score", 0.0))
+        score = code_score if not text.strip() else CODE_SHARE * code_score + (1 - CODE_SHARE) * rubric.score
+        score = round(score, 1)
+        evaluation = {**evaluation, "score": score, "code_score": round(code_score, 1),
+                      "rubric_score": rubric.score}
+        return ScoredAnswer(score=score, evaluation=evaluation, rubric=rubric, code_result=code_result)
+
+    def zero(self, question: Question, *, reason: str) -> ScoredAnswer:
+        words = {"skip": "Skipped", "dont_know": "Answered \"I don't know\""}[reason]
+        evaluation = {
+            "question_id": question.id, "score": 0.0, "points": [], "misconceptions": [],
+            "feedback": f"{words}: scored 0. Study the model answer below.",
+            "model_answer": question.reference_answer, "evaluator": "none", "gate": reason,
+        }
+        return ScoredAnswer(score=0.0, evaluation=evaluation)
+
+
+def _as_dict(result: Any) -> dict[str, Any]:
+    if isinstance(result, dict):
+        return result
+    if hasattr(result, "model_dump"):
+        return dict(result.model_dump(mode="json"))
+    if hasattr(result, "to_dict"):
+        return dict(result.to_dict())
+    import dataclasses
+
+    return dataclasses.asdict(result)

@@ -1,0 +1,78 @@
+"""Which question comes next: bank retrieval with metadata filters, no repeats, adaptive difficulty."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from app.errors import UserFacingError
+from app.interview.models import SessionConfig, SessionState
+from knowledge.vectorstore import QuestionStore, SearchHit
+
+STRONG, WEAK = 4.0, 2.0  # a question score at or above STRONG steps up; at or below WEAK steps down
+WEAK_TOPIC_MEAN = 2.5  # a topic whose past mean score is below this comes back sooner
+
+
+@dataclass
+class History:
+    """What the user has been asked before and where they struggle."""
+
+    seen: dict[str, datetime] = field(default_factory=dict)
+    weak_topics: set[str] = field(default_factory=set)
+
+    @classmethod
+    def from_scores(cls, seen: dict[str, datetime], topic_scores: list[tuple[str, float]]) -> History:
+        totals: dict[str, list[float]] = {}
+        for topic, score in topic_scores:
+            totals.setdefault(topic, []).append(score)
+        weak = {t for t, s in totals.items() if sum(s) / len(s) < WEAK_TOPIC_MEAN}
+        return cls(seen=seen, weak_topics=weak)
+
+
+def next_difficulty(current: int, score: float) -> int:
+    """Step up after a strong answer, down after a weak one, within 1-3."""
+    if score >= STRONG:
+        return min(3, current + 1)
+    if score <= WEAK:
+        return max(1, current - 1)
+    return current
+
+
+class QuestionSelector:
+    def __init__(self, store: QuestionStore) -> None:
+        self._store = store
+
+    def pool(self, config: SessionConfig) -> list[SearchHit]:
+        filters = {"framework": config.frameworks, "topic": config.topics}
+        hits = self._store.catalog(filters)
+        if not hits:
+            raise UserFacingError(
+                "no bank questions match these frameworks and topics; widen the selection "
+                "(or run `interviewer ingest` if the bank is not ingested yet)"
+            )
+        return hits
+
+    def choose(
+        self, *, config: SessionConfig, state: SessionState, history: History, rng: random.Random
+    ) -> SearchHit | None:
+        """The next question, or None when the matching pool has nothing left for this session."""
+        candidates = [h for h in self.pool(config) if h.id not in state.asked]
+        if not candidates:
+            return None
+        target = state.target_difficulty if config.difficulty == "adaptive" else int(config.difficulty)
+        jitter = {h.id: rng.random() for h in sorted(candidates, key=lambda h: h.id)}
+
+        def rank(hit: SearchHit) -> tuple[float, ...]:
+            last_seen = history.seen.get(hit.id)
+            # Unseen first; once the pool is exhausted, the least recently seen.
+            seen_rank = 0.0 if last_seen is None else 1.0 + last_seen.timestamp() / 1e10
+            return (
+                seen_rank,
+                abs(hit.difficulty - target),
+                0.0 if hit.topic in history.weak_topics else 1.0,
+                float(state.asked_topics.count(hit.topic)),  # spread topics out
+                jitter[hit.id],
+            )
+
+        return min(candidates, key=rank)
