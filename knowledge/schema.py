@@ -181,6 +181,11 @@ class Question(_Strict):
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def embedding_text(self) -> str:
-        """What retrieval sees: the question plus the ideas a good answer covers."""
+        """What the vector sees: the question and the opening of its answer (measured best in
+        bench/bench_search.py against question-only and question+rubric)."""
+        return f"{self.question}\n{self.reference_answer[:300]}"
+
+    def lexical_text(self) -> str:
+        """What BM25 sees: the question plus the ideas a good answer covers, API names included."""
         points = "; ".join(p.description for p in self.rubric)
         return f"{self.question}\n{points}"

@@ -25,7 +25,7 @@ FILTER_CHOICES: dict[str, tuple[str, ...]] = {
 }
 # Fusion weight of the lexical signal: names like `zero_grad` or `state_dict` are decisive and
 # an embedding of a short query can miss them.
-LEXICAL_WEIGHT = 0.35
+LEXICAL_WEIGHT = 0.2
 # Seeds ask many questions twice, once per framework; a query that names one framework means it.
 FRAMEWORK_NUDGE = 0.1
 _FRAMEWORK_WORDS = {
@@ -84,8 +84,9 @@ def chroma_client(*, path: str | None = None, host: str = "", port: int = 8000) 
             return chromadb.HttpClient(host=host, port=port, settings=settings)
         return chromadb.PersistentClient(path=path or "data/chroma", settings=settings)
     except Exception as exc:  # chromadb raises bare Exception/ValueError for unreachable servers
-        where = f"{host}:{port}" if host else path
-        raise SearchError(f"cannot open Chroma at {where}: {exc}") from exc
+        if host:
+            raise SearchError(f"Chroma server at {host}:{port} is not reachable: {exc}") from exc
+        raise SearchError(f"cannot open the Chroma store at {path}: {exc}") from exc
 
 
 def collection_name(base: str, embedder: Embedder) -> str:
@@ -126,7 +127,7 @@ class QuestionStore:
             self._chroma._collection.upsert(
                 ids=[q.id for q in changed],
                 embeddings=vectors.tolist(),
-                documents=[q.embedding_text() for q in changed],
+                documents=[q.lexical_text() for q in changed],
                 metadatas=[_metadata(q) for q in changed],
             )
         if stale:

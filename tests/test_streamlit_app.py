@@ -13,6 +13,9 @@ def app(monkeypatch, tmp_path, bank):
     from app.services import store_for
     from app.config import get_settings
 
+    import streamlit as st
+
+    st.cache_resource.clear()  # the app caches its services per process; each test has its own settings
     store_for(get_settings()).upsert(bank)
     return AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
 
@@ -28,7 +31,7 @@ def test_practice_page_scores_an_answer(app):
     assert any("0.0 / 5" in m.value for m in app.metric)
 
 
-def test_bad_filter_is_shown_as_error(app, monkeypatch):
+def test_unreachable_chroma_server_is_shown_as_error(app, monkeypatch):
     monkeypatch.setenv("INTERVIEWER_CHROMA_HOST", "127.0.0.1")
     monkeypatch.setenv("INTERVIEWER_CHROMA_PORT", "1")
     from app.config import get_settings

@@ -1,0 +1,205 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 with scripted replies, for the LLM seam's tests.
+
+The real `openai` client (through langchain-openai) talks to it over a socket, so timeouts, retries,
+status codes and response parsing are exercised for real. Each request consumes the next scripted
+reply; every request body is recorded for assertions (prompt text, temperature, model name).
+
+Replies take the shape the request asks for: `response_format` (langchain-openai's default
+`json_schema` structured output) or no format at all get the text in `message.content`; a request
+with `tools` (the `function_calling` method) gets it as the arguments of one tool call.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted reply: message text, a refusal, or an HTTP error, optionally after a delay."""
+
+    content: str = ""
+    status: int = 200
+    refusal: str | None = None
+    delay_s: float = 0.0
+
+
+def content(value: Any, *, delay_s: float = 0.0) -> Reply:
+    """A normal reply; dicts and lists are sent as JSON text, strings verbatim."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    return Reply(content=text, delay_s=delay_s)
+
+
+def broken_json(text: str = '{"points": [{"point_id": "subclass-static-methods", "verdict": ') -> Reply:
+    return Reply(content=text)
+
+
+def slow(value: Any = "too late", *, delay_s: float = 5.0) -> Reply:
+    """A reply that arrives after `delay_s`, beyond a client timeout set lower than that."""
+    return content(value, delay_s=delay_s)
+
+
+def http_error(status: int = 500, message: str = "The server had an error") -> Reply:
+    return Reply(content=message, status=status)
+
+
+def refusal(message: str = "I'm sorry, I can't help with that.") -> Reply:
+    return Reply(refusal=message)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    path: str
+    body: dict[str, Any]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.body.get("messages", []))
+
+    @property
+    def prompt_text(self) -> str:
+        """All message contents joined, for substring assertions."""
+        return "\n".join(str(m.get("content", "")) for m in self.messages)
+
+
+class FakeOpenAI:
+    """The server; use as a context manager or through the `fake_openai` fixture."""
+
+    def __init__(self) -> None:
+        self.requests: list[RecordedRequest] = []
+        self._replies: list[Reply] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}/v1"
+
+    def script(self, replies: list[Reply | str | dict[str, Any]]) -> None:
+        """Replace the queue of replies; plain strings and dicts become content replies."""
+        with self._lock:
+            self._replies = [r if isinstance(r, Reply) else content(r) for r in replies]
+
+    @property
+    def remaining(self) -> int:
+        with self._lock:
+            return len(self._replies)
+
+    def start(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes handlers sleeping on a slow reply
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _next(self, path: str, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(RecordedRequest(path=path, body=body))
+            if not self._replies:
+                return http_error(500, "fake_openai: no scripted reply left")
+            return self._replies.pop(0)
+
+    def _wait(self, seconds: float) -> None:
+        self._stopping.wait(seconds)
+
+
+def _completion(body: dict[str, Any], reply: Reply, number: int) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
+    finish = "stop"
+    if reply.refusal is not None:
+        message.update(content=None, refusal=reply.refusal)
+    elif body.get("tools"):
+        name = _tool_name(body)
+        message["content"] = None
+        message["tool_calls"] = [
+            {
+                "id": f"call_fake_{number}",
+                "type": "function",
+                "function": {"name": name, "arguments": reply.content},
+            }
+        ]
+        finish = "tool_calls"
+    return {
+        "id": f"chatcmpl-fake-{number}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+    }
+
+
+def _tool_name(body: dict[str, Any]) -> str:
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict):
+        return str(choice.get("function", {}).get("name", ""))
+    return str(body["tools"][0]["function"]["name"])
+
+
+def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+                self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+                return
+            length = int(self.headers.get("Content-Length", 0))
+            try:
+                body = json.loads(self.rfile.read(length) or b"{}")
+            except json.JSONDecodeError:
+                self._send(400, {"error": {"message": "request body is not JSON", "type": "invalid_request"}})
+                return
+            reply = fake._next(self.path, body)
+            if reply.delay_s:
+                fake._wait(reply.delay_s)
+            if reply.status != 200:
+                # retry-after-ms keeps the openai client's retry back-off short in tests.
+                error = {"error": {"message": reply.content, "type": "server_error", "code": None}}
+                self._send(reply.status, error, {"retry-after-ms": "10"})
+                return
+            self._send(200, _completion(body, reply, len(fake.requests)))
+
+        def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(payload).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (timeout); nothing to answer
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (signature fixed by base)
+            pass
+
+    return Handler
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """A running fake server; `.script([...])` the replies, then point a client at `.base_url`."""
+    with FakeOpenAI() as server:
+        yield server

@@ -1,0 +1,288 @@
+"""The LLM judge against a real local OpenAI-compatible server: verified quotes, own score, fallback."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.config import Settings
+from app.llm import LangChainChatModel, LLMError, ScriptedChatModel, chat_model_from_settings
+from evaluators.base import GradingTask, Verdict
+from evaluators.judge import JudgeReply, LLMJudge, clean_quote, quote_in
+from evaluators.rubric import RubricScorer
+from knowledge.loader import load_file
+from tests.fake_openai import FakeOpenAI, broken_json, content, http_error, refusal, slow
+
+BANK_FILE = Path(__file__).resolve().parents[1] / "knowledge" / "bank" / "autograd.yaml"
+MODEL = "fake-judge-1"
+
+ANSWER = (
+    "I subclass torch.autograd.Function and write forward and backward as static methods.\n"
+    "In forward I call ctx.save_for_backward(x) and return x.clamp(min=0).\n"
+    "In backward I read x back from ctx.saved_tensors and return grad_output * (x > 0).\n"
+    "You use it as MyReLU.apply(x)."
+)
+
+
+def reply(**overrides) -> dict:
+    """A well-formed judge reply for ANSWER: four points covered with real quotes, gradcheck missed."""
+    body = {
+        "points": [
+            {
+                "point_id": "subclass-static-methods",
+                "verdict": "covered",
+                "evidence_quote": (
+                    "I subclass torch.autograd.Function and write forward and backward as static methods"
+                ),
+            },
+            {
+                "point_id": "save-for-backward",
+                "verdict": "covered",
+                "evidence_quote": "call ctx.save_for_backward(x)",
+            },
+            {
+                "point_id": "gradient-mask",
+                "verdict": "covered",
+                "evidence_quote": "return grad_output * (x > 0)",
+            },
+            {
+                "point_id": "apply-usage",
+                "verdict": "covered",
+                "evidence_quote": "You use it as MyReLU.apply(x).",
+            },
+            {"point_id": "gradcheck", "verdict": "missed", "evidence_quote": None},
+        ],
+        "misconceptions": [],
+        "feedback": "Clear custom Function; add a gradcheck.",
+        "score": 4.0,
+    }
+    body.update(overrides)
+    return body
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """A fresh fake server per test (conftest.py could list tests.fake_openai in pytest_plugins)."""
+    with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def relu():
+    return next(q for q in load_file(BANK_FILE) if q.id == "relu-autograd-function")
+
+
+@pytest.fixture(scope="module")
+def offline(embedder):
+    return RubricScorer(embedder)
+
+
+def judge_for(
+    server: FakeOpenAI, offline: RubricScorer, *, timeout_s: float = 1.0, retries: int = 0
+) -> LLMJudge:
+    settings = Settings(
+        llm_base_url=server.base_url, llm_model=MODEL, llm_timeout_s=timeout_s, llm_max_retries=retries
+    )
+    model = chat_model_from_settings(settings)
+    assert model is not None
+    return LLMJudge(model, offline)
+
+
+def test_good_reply_gives_a_judged_evaluation_with_verified_quotes(fake_openai, offline, relu):
+    fake_openai.script([content(reply())])
+    result = judge_for(fake_openai, offline).evaluate(GradingTask.from_question(relu, ANSWER))
+
+    assert result.evaluator == f"llm-judge:{MODEL}"
+    verdicts = {p.point_id: p for p in result.points}
+    assert [p.point_id for p in result.points] == [p.id for p in relu.rubric]
+    assert verdicts["gradient-mask"].verdict is Verdict.COVERED
+    assert verdicts["gradient-mask"].evidence == "return grad_output * (x > 0)"
+    assert verdicts["gradcheck"].verdict is Verdict.MISSED and verdicts["gradcheck"].evidence is None
+    # Recomputed from the weights (1+1+2+1 of 6), not the model's 4.0.
+    assert result.score == 4.2
+    assert any("own score 4.0 replaced by 4.2" in n for n in result.notes)
+    assert "Interviewer's comments: Clear custom Function" in result.feedback
+    assert not any("failed" in n for n in result.notes)
+
+
+def test_request_carries_temperature_zero_model_and_the_rubric(fake_openai, offline, relu):
+    fake_openai.script([content(reply())])
+    judge_for(fake_openai, offline).evaluate(GradingTask.from_question(relu, ANSWER))
+
+    (request,) = fake_openai.requests
+    body = request.body
+    assert request.path == "/v1/chat/completions"
+    assert body["temperature"] == 0
+    assert body["model"] == MODEL
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["name"] == "JudgeReply"
+    system, user = body["messages"]
+    assert system["role"] == "system" and user["role"] == "user"
+    prompt = user["content"]
+    for point in relu.rubric:
+        assert f"- {point.id} (weight {point.weight:g}): {point.description}" in prompt
+    for wrong in relu.misconceptions:
+        assert wrong.claim in prompt
+    assert "###Reference answer (score 5)" in prompt and "ctx.save_for_backward(x)" in prompt
+    assert f"<answer>\n{ANSWER}\n</answer>" in prompt
+
+
+def test_fabricated_quote_drops_that_point_and_says_so(fake_openai, offline, relu):
+    points = reply()["points"]
+    points[4] = {
+        "point_id": "gradcheck",
+        "verdict": "covered",
+        "evidence_quote": "I verify it with torch.autograd.gradcheck on float64 inputs",
+    }
+    fake_openai.script([content(reply(points=points, score=5.0, feedback="Perfect, including gradcheck."))])
+    result = judge_for(fake_openai, offline).evaluate(GradingTask.from_question(relu, ANSWER))
+
+    gradcheck = next(p for p in result.points if p.point_id == "gradcheck")
+    assert gradcheck.verdict is Verdict.MISSED and gradcheck.credit == 0 and gradcheck.evidence is None
+    assert result.score == 4.2
+    assert any("1 unsupported verdict(s) dropped" in n and "gradcheck" in n for n in result.notes)
+    assert "Perfect" not in result.feedback  # the model's praise went with the dropped point
+
+
+def test_quotes_match_despite_case_whitespace_and_typographic_quotes(fake_openai, offline, relu):
+    points = reply()["points"]
+    points[3]["evidence_quote"] = "\u201cyou   USE it as\nmyrelu.apply(x)\u201d"
+    points[2]["evidence_quote"] = "...return grad_output * (x > 0)..."
+    fake_openai.script([content(reply(points=points))])
+    result = judge_for(fake_openai, offline).evaluate(GradingTask.from_question(relu, ANSWER))
+    assert all(p.verdict is Verdict.COVERED for p in result.points if p.point_id != "gradcheck")
+    assert not any("dropped" in n for n in result.notes)
+
+
+def test_misconceptions_are_verified_matched_and_penalised(fake_openai, offline, relu):
+    answer = ANSWER.replace("You use it as MyReLU.apply(x).", "To use it you call MyReLU()(x) on the tensor.")
+    points = reply()["points"]
+    points[3] = {"point_id": "apply-usage", "verdict": "missed", "evidence_quote": None}
+    wrong = [
+        {"claim": relu.misconceptions[1].claim, "quote": "you call MyReLU()(x) on the tensor"},
+        {"claim": relu.misconceptions[0].claim, "quote": "return grad_output.clamp(min=0)"},  # not in answer
+        {"claim": "Uses numpy inside forward.", "quote": "return x.clamp(min=0)"},  # not a listed claim
+    ]
+    fake_openai.script([content(reply(points=points, misconceptions=wrong))])
+    result = judge_for(fake_openai, offline).evaluate(GradingTask.from_question(relu, answer))
+
+    assert [m.claim for m in result.misconceptions] == [relu.misconceptions[1].claim]
+    assert result.misconceptions[0].correction == relu.misconceptions[1].correction
+    assert result.score == round(5 * 4 / 6 - 1.25, 1)
+    assert any("1 misconception(s) ignored, quote not found" in n for n in result.notes)
+    assert any("not among the known misconceptions" in n for n in result.notes)
+
+
+def test_unknown_point_ids_are_ignored_and_missing_points_count_as_missed(fake_openai, offline, relu):
+    points = [
+        *reply()["points"][:2],
+        {"point_id": "made-up-point", "verdict": "covered", "evidence_quote": "return x.clamp(min=0)"},
+    ]
+    fake_openai.script([content(reply(points=points))])
+    result = judge_for(fake_openai, offline).evaluate(GradingTask.from_question(relu, ANSWER))
+    assert {p.point_id for p in result.points} == {p.id for p in relu.rubric}
+    assert [p.verdict for p in result.points].count(Verdict.COVERED) == 2
+    assert result.score == round(5 * 2 / 6, 1)
+    assert any("unknown rubric point ids ignored" in n for n in result.notes)
+
+
+def test_earlier_follow_up_answers_count_as_evidence(fake_openai, offline, relu):
+    points = reply()["points"]
+    points[4] = {"point_id": "gradcheck", "verdict": "covered", "evidence_quote": "torch.autograd.gradcheck"}
+    fake_openai.script([content(reply(points=points))])
+    task = GradingTask.from_question(
+        relu, ANSWER, earlier=["I would run torch.autograd.gradcheck in float64."]
+    )
+    result = judge_for(fake_openai, offline).evaluate(task)
+    assert result.score == 5.0
+    assert "Earlier answers to this question" in fake_openai.requests[0].prompt_text
+
+
+@pytest.mark.parametrize(
+    ("scripted", "reason"),
+    [
+        (broken_json(), "malformed output: Invalid JSON"),
+        (content(reply(score=7)), "malformed output"),  # schema violation
+        (content({"verdict": "great answer"}), "malformed output"),
+        (http_error(500), "HTTP 500"),
+        (refusal("I can't grade this."), "refusal: I can't grade this."),
+    ],
+    ids=["broken-json", "score-out-of-range", "wrong-shape", "http-500", "refusal"],
+)
+def test_failures_fall_back_to_the_offline_score_and_say_so(fake_openai, offline, relu, scripted, reason):
+    fake_openai.script([scripted])
+    task = GradingTask.from_question(relu, ANSWER)
+    result = judge_for(fake_openai, offline).evaluate(task)
+
+    expected = offline.evaluate(task)
+    assert result.score == expected.score
+    assert result.points == expected.points
+    assert result.evaluator == f"offline-rubric (fallback from llm-judge:{MODEL})"
+    (note,) = result.notes
+    assert note.startswith("LLM judge failed: ") and note.endswith("; offline score used")
+    assert reason in note
+
+
+def test_slow_reply_times_out_quickly_and_falls_back(fake_openai, offline, relu):
+    fake_openai.script([slow(reply(), delay_s=8)])
+    started = time.monotonic()
+    result = judge_for(fake_openai, offline, timeout_s=1.0).evaluate(GradingTask.from_question(relu, ANSWER))
+    elapsed = time.monotonic() - started
+
+    assert elapsed < 4, elapsed
+    assert result.notes == ["LLM judge failed: timeout after 1 s; offline score used"]
+    assert result.evaluator.startswith("offline-rubric")
+    assert len(fake_openai.requests) == 1  # max_retries 0: exactly one attempt
+
+
+def test_a_500_is_retried_within_the_bound(fake_openai, offline, relu):
+    fake_openai.script([http_error(500), content(reply())])
+    result = judge_for(fake_openai, offline, retries=1).evaluate(GradingTask.from_question(relu, ANSWER))
+    assert result.evaluator == f"llm-judge:{MODEL}"
+    assert len(fake_openai.requests) == 2
+
+
+def test_function_calling_method_works_too(fake_openai, offline, relu):
+    fake_openai.script([content(reply())])
+    model = LangChainChatModel(
+        base_url=fake_openai.base_url, model=MODEL, timeout_s=1, max_retries=0, method="function_calling"
+    )
+    result = LLMJudge(model, offline).evaluate(GradingTask.from_question(relu, ANSWER))
+    assert result.evaluator == f"llm-judge:{MODEL}" and result.score == 4.2
+    assert fake_openai.requests[0].body["tools"][0]["function"]["name"] == "JudgeReply"
+
+
+def test_empty_answer_is_scored_offline_without_a_call(offline, relu):
+    model = ScriptedChatModel(replies=[], name=MODEL)
+    result = LLMJudge(model, offline).evaluate(GradingTask.from_question(relu, "   "))
+    assert result.score == 0 and result.evaluator == "offline-rubric" and model.calls == []
+
+
+def test_scripted_model_drives_the_judge_without_a_server(offline, relu):
+    model = ScriptedChatModel(replies=[JudgeReply.model_validate(reply()), LLMError("timeout")], name="m")
+    judge = LLMJudge(model, offline)
+    task = GradingTask.from_question(relu, ANSWER)
+    assert judge.evaluate(task).score == 4.2
+    assert judge.evaluate(task).notes == ["LLM judge failed: timeout; offline score used"]
+    assert model.calls[0].schema is JudgeReply and "gradcheck" in model.calls[0].user
+
+
+@pytest.mark.parametrize(
+    ("quote", "found"),
+    [
+        ("MyReLU.apply(x)", True),
+        ("myrelu.APPLY(x)", True),
+        ("\u201cMyReLU.apply(x)\u201d", True),
+        ("subclass torch.autograd.Function ... static methods", True),
+        ("static methods ... subclass torch.autograd.Function", False),  # pieces out of order
+        ("MyReLU.apply(y)", False),
+        ("x", False),  # too short to be evidence
+        ("...", False),
+        ("", False),
+    ],
+)
+def test_quote_check(quote, found):
+    assert quote_in(clean_quote(quote), [ANSWER]) is found

@@ -1,0 +1,149 @@
+"""The chat-model seam against a real local OpenAI-compatible server: replies, errors, settings."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from pydantic import BaseModel
+
+from app.config import Settings, get_settings
+from app.llm import LangChainChatModel, LLMError, ScriptedChatModel, chat_model_from_settings
+from tests.fake_openai import FakeOpenAI, broken_json, content, http_error, refusal, slow
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """A fresh fake server per test (conftest.py could list tests.fake_openai in pytest_plugins)."""
+    with FakeOpenAI() as server:
+        yield server
+
+
+class Probe(BaseModel):
+    topic: str
+    difficulty: int
+
+
+def model_for(server: FakeOpenAI, **kwargs) -> LangChainChatModel:
+    options = {"timeout_s": 0.5, "max_retries": 0, **kwargs}
+    return LangChainChatModel(base_url=server.base_url, model="fake-chat", **options)
+
+
+@pytest.mark.parametrize("method", ["json_schema", "function_calling"])
+def test_structured_reply_in_either_method(fake_openai, method):
+    fake_openai.script([content({"topic": "autograd", "difficulty": 2})])
+    got = model_for(fake_openai, method=method).complete_structured(system="sys", user="usr", schema=Probe)
+    assert got == Probe(topic="autograd", difficulty=2)
+    body = fake_openai.requests[0].body
+    assert ("response_format" in body) == (method == "json_schema")
+    assert ("tools" in body) == (method == "function_calling")
+
+
+@pytest.mark.parametrize("method", ["json_schema", "function_calling"])
+@pytest.mark.parametrize(
+    ("scripted", "reason"),
+    [
+        (broken_json('{"topic": "autograd", "diff'), "malformed output"),
+        (content({"topic": "autograd"}), "malformed output"),
+        (http_error(500), "HTTP 500"),
+        (http_error(429, "rate limited"), "HTTP 429"),
+        (refusal("No."), "refusal: No."),
+    ],
+    ids=["broken-json", "missing-field", "http-500", "http-429", "refusal"],
+)
+def test_structured_failures_become_one_error_with_a_short_reason(fake_openai, method, scripted, reason):
+    fake_openai.script([scripted])
+    with pytest.raises(LLMError) as caught:
+        model_for(fake_openai, method=method).complete_structured(system="s", user="u", schema=Probe)
+    assert caught.value.reason.startswith(reason)
+    assert len(caught.value.reason) < 120
+
+
+def test_timeout_is_bounded(fake_openai):
+    fake_openai.script([slow({"topic": "t", "difficulty": 1}, delay_s=8)])
+    started = time.monotonic()
+    with pytest.raises(LLMError, match="timeout after 0.5 s"):
+        model_for(fake_openai).complete_structured(system="s", user="u", schema=Probe)
+    assert time.monotonic() - started < 3
+
+
+def test_text_reply_and_its_failures(fake_openai):
+    model = model_for(fake_openai)
+    fake_openai.script(
+        [
+            "  Tell me how backward finds the saved input.  ",
+            refusal("Not today."),
+            content(""),
+            http_error(503),
+        ]
+    )
+    assert model.complete_text(system="You interview.", user="Phrase a follow-up.") == (
+        "Tell me how backward finds the saved input."
+    )
+    for reason in ("refusal: Not today.", "malformed output: empty reply", "HTTP 503"):
+        with pytest.raises(LLMError) as caught:
+            model.complete_text(system="s", user="u")
+        assert caught.value.reason == reason
+    first = fake_openai.requests[0].body
+    assert first["temperature"] == 0 and first["model"] == "fake-chat"
+    assert [m["content"] for m in first["messages"]] == ["You interview.", "Phrase a follow-up."]
+
+
+def test_connection_refused_is_an_llm_error():
+    with FakeOpenAI() as server:
+        url = server.base_url
+    with pytest.raises(LLMError, match="connection failed"):
+        LangChainChatModel(base_url=url, model="m", timeout_s=0.5, max_retries=0).complete_text(
+            system="s", user="u"
+        )
+
+
+def test_fake_server_serves_the_unversioned_path_and_records_everything(fake_openai):
+    fake_openai.script([content("hi")])
+    root = fake_openai.base_url.removesuffix("/v1")
+    response = httpx.post(f"{root}/chat/completions", json={"model": "x", "messages": []})
+    assert response.json()["choices"][0]["message"]["content"] == "hi"
+    assert httpx.post(f"{root}/v1/embeddings", json={}).status_code == 404
+    # With the script exhausted the fake answers 500 so an unexpected extra call cannot pass silently.
+    assert httpx.post(f"{root}/chat/completions", json={"messages": []}).status_code == 500
+    assert [r.path for r in fake_openai.requests] == ["/chat/completions", "/chat/completions"]
+
+
+def test_chat_model_from_settings_is_none_offline_and_configured_otherwise(monkeypatch):
+    assert chat_model_from_settings(get_settings()) is None
+    monkeypatch.setenv("INTERVIEWER_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("INTERVIEWER_LLM_MODEL", "qwen2.5-7b-instruct")
+    monkeypatch.setenv("INTERVIEWER_LLM_TIMEOUT_S", "3")
+    get_settings.cache_clear()
+    model = chat_model_from_settings(get_settings())
+    assert isinstance(model, LangChainChatModel)
+    assert model.name == "qwen2.5-7b-instruct" and model.timeout_s == 3
+
+
+def test_settings_with_only_half_the_llm_config_are_rejected():
+    with pytest.raises(ValueError, match="needs both"):
+        Settings(llm_base_url="http://127.0.0.1:9/v1")
+
+
+def test_scripted_model_is_deterministic_and_records_calls():
+    model = ScriptedChatModel(
+        replies=[
+            {"topic": "a", "difficulty": 1},
+            '{"topic": "b", "difficulty": 2}',
+            "{broken",
+            "plain text",
+            LLMError("HTTP 500"),
+        ]
+    )
+    assert model.complete_structured(system="s", user="u1", schema=Probe).topic == "a"
+    assert model.complete_structured(system="s", user="u2", schema=Probe).difficulty == 2
+    with pytest.raises(LLMError, match="malformed output"):
+        model.complete_structured(system="s", user="u3", schema=Probe)
+    assert model.complete_text(system="s", user="u4") == "plain text"
+    with pytest.raises(LLMError, match="HTTP 500"):
+        model.complete_text(system="s", user="u5")
+    with pytest.raises(LLMError, match="no scripted reply left"):
+        model.complete_text(system="s", user="u6")
+    assert [c.user for c in model.calls] == ["u1", "u2", "u3", "u4", "u5", "u6"]

@@ -1,0 +1,408 @@
+"""The storage layer on a real SQLite file and a real PostgreSQL server, schema made by migrations."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import select
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from datetime import UTC
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, event, func, text
+from sqlalchemy import select as sql_select
+
+from app.errors import ConflictError, NotFoundError
+from app.store import Repository, make_engine, migrate, session_factory
+from app.store.db import alembic_config, current_revision
+from app.store.models import ApiKey, Base, CodeResult, Evaluation, Turn
+from tests.postgres import postgres_server  # noqa: F401  (fixture)
+
+REPO = Path(__file__).resolve().parents[1]
+EVALUATION = {"score": 0.75, "evaluator": "rubric", "points": [{"id": "p1", "hit": True}]}
+CODE_RESULT = {"status": "passed", "score": 1.0, "checks": ["shape"]}
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A migrated, empty database of each kind."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'store.db'}"
+    else:
+        url = request.getfixturevalue("postgres_server").create_database()
+    migrate(url)
+    return url
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    engine = make_engine(db_url)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def repo(engine: Engine) -> Repository:
+    return Repository(session_factory(engine))
+
+
+@pytest.fixture
+def sqlite_path(tmp_path: Path) -> Path:
+    path = tmp_path / "data" / "interviewer.db"  # a missing parent dir is created by make_engine
+    migrate(f"sqlite:///{path}")
+    return path
+
+
+def _session_with_turn(repo: Repository, user_name: str = "alice") -> tuple[int, str, int]:
+    user = repo.get_or_create_user(user_name)
+    session = repo.create_session(user.id, config={"questions": 3}, state={"cursor": 0})
+    turn = repo.add_turn(
+        session.id, question_id="autograd-1", topic="autograd", difficulty=2, kind="question", prompt="Why?"
+    )
+    return user.id, session.id, turn.id
+
+
+def _count(engine: Engine, model: type[Base]) -> int:
+    with engine.connect() as conn:
+        return int(conn.scalar(sql_select(func.count()).select_from(model)) or 0)
+
+
+# Schema
+
+
+def test_migrations_build_the_schema_the_models_describe(db_url: str, engine: Engine) -> None:
+    head = ScriptDirectory.from_config(alembic_config(db_url)).get_current_head()
+    assert current_revision(engine) == head == "0001"
+    migrate(db_url)  # a second process starting up finds nothing to do
+    with engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        assert compare_metadata(context, Base.metadata) == []
+
+
+def test_sqlite_runs_in_wal_mode_with_foreign_keys(sqlite_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{sqlite_path}")
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 5000
+    engine.dispose()
+
+
+# Users and keys
+
+
+def test_get_or_create_user_is_stable(repo: Repository) -> None:
+    alice = repo.get_or_create_user("alice")
+    assert repo.get_or_create_user("alice") == alice
+    assert repo.get_or_create_user("bob").id != alice.id
+    assert alice.created_at.tzinfo == UTC
+    with pytest.raises(ValueError):
+        repo.get_or_create_user("  ")
+
+
+def test_api_key_lifecycle(repo: Repository) -> None:
+    alice, bob = repo.get_or_create_user("alice"), repo.get_or_create_user("bob")
+    key, record = repo.create_api_key(alice.id, "laptop")
+    assert key.startswith("iv_") and len(key) > 40
+    assert record.prefix == key[:8] and record.active
+    assert repo.user_for_key(key) == alice
+    assert repo.user_for_key(key[:-1] + ("A" if key[-1] != "A" else "B")) is None
+    assert repo.user_for_key("") is None
+    with pytest.raises(ConflictError):
+        repo.create_api_key(alice.id, "laptop")
+    with pytest.raises(NotFoundError):
+        repo.create_api_key(999_999, "ghost")
+    assert [k.name for k in repo.list_api_keys(alice.id)] == ["laptop"]
+    assert repo.list_api_keys(bob.id) == []
+
+
+def test_revoked_key_is_rejected(repo: Repository) -> None:
+    alice, bob = repo.get_or_create_user("alice"), repo.get_or_create_user("bob")
+    key, _ = repo.create_api_key(alice.id, "laptop")
+    assert repo.revoke_api_key(bob.id, "laptop") is False  # not bob's key to revoke
+    assert repo.user_for_key(key) == alice
+    assert repo.revoke_api_key(alice.id, "laptop") is True
+    assert repo.user_for_key(key) is None
+    assert repo.revoke_api_key(alice.id, "laptop") is False
+    (listed,) = repo.list_api_keys(alice.id)
+    assert not listed.active and listed.revoked_at is not None
+
+
+def test_only_the_key_hash_is_stored(repo: Repository, engine: Engine) -> None:
+    key, _ = repo.create_api_key(repo.get_or_create_user("alice").id, "laptop")
+    with engine.connect() as conn:
+        (row,) = conn.execute(sql_select(ApiKey.__table__)).all()
+    assert row.key_hash == hashlib.sha256(key.encode()).hexdigest()
+    assert key not in [str(value) for value in row]
+
+
+def test_sqlite_file_bytes_never_contain_the_key(sqlite_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{sqlite_path}")
+    key, _ = Repository(session_factory(engine)).create_api_key(
+        Repository(session_factory(engine)).get_or_create_user("alice").id, "laptop"
+    )
+    engine.dispose()
+    stored = b"".join(
+        p.read_bytes() for p in sqlite_path.parent.iterdir() if p.name.startswith(sqlite_path.name)
+    )
+    assert hashlib.sha256(key.encode()).hexdigest().encode() in stored  # the scan does see the row
+    assert key.encode() not in stored
+    assert key[8:].encode() not in stored  # nor the secret part after the display prefix
+
+
+# Sessions
+
+
+def test_another_users_session_is_invisible(repo: Repository) -> None:
+    alice, bob = repo.get_or_create_user("alice"), repo.get_or_create_user("bob")
+    session = repo.create_session(alice.id, config={"topics": ["autograd"]}, state={"cursor": 0})
+    assert repo.get_session(session.id, alice.id) == session
+    assert repo.get_session(session.id, bob.id) is None
+    assert repo.list_sessions(bob.id) == []
+    assert [s.id for s in repo.list_sessions(alice.id)] == [session.id]
+    assert len(session.id) == 32 and session.status == "active"
+
+
+def test_save_state_and_status(repo: Repository) -> None:
+    user_id, session_id, _ = _session_with_turn(repo)
+    before = repo.get_session(session_id, user_id)
+    repo.save_state(session_id, state={"cursor": 1, "asked": ["autograd-1"]})
+    repo.save_state(session_id, state={"cursor": 2}, status="completed")
+    after = repo.get_session(session_id, user_id)
+    assert before is not None and after is not None
+    assert after.state == {"cursor": 2} and after.status == "completed"
+    assert after.updated_at >= before.updated_at and after.updated_at.tzinfo == UTC
+    with pytest.raises(ValueError):
+        repo.save_state(session_id, state={}, status="paused")
+    with pytest.raises(NotFoundError):
+        repo.save_state("missing", state={})
+
+
+def test_records_are_detached_copies(repo: Repository) -> None:
+    user_id, session_id, _ = _session_with_turn(repo)
+    record = repo.get_session(session_id, user_id)
+    assert record is not None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        record.status = "completed"  # type: ignore[misc]
+    record.state["cursor"] = 99
+    assert repo.get_session(session_id, user_id).state == {"cursor": 0}  # type: ignore[union-attr]
+
+
+# Turns
+
+
+def test_turns_round_trip_with_payloads(repo: Repository) -> None:
+    _, session_id, first = _session_with_turn(repo)
+    follow_up = repo.add_turn(
+        session_id,
+        question_id="autograd-1",
+        topic="autograd",
+        difficulty=2,
+        kind="follow_up",
+        prompt="And the leaf tensors?",
+        target_point="p2",
+    )
+    assert follow_up.position == 1 and follow_up.target_point == "p2"
+    assert repo.add_hint(first) == 1 and repo.add_hint(first) == 2
+    answered = repo.record_answer(
+        first,
+        action="answer",
+        answer_text="graph",
+        answer_code="x.backward()",
+        evaluation=EVALUATION,
+        code_result=CODE_RESULT,
+    )
+    assert answered.evaluation == EVALUATION and answered.code_result == CODE_RESULT
+    repo.record_answer(follow_up.id, action="dont_know", evaluation={"score": 0, "evaluator": "rubric"})
+    stored = repo.turns(session_id)
+    assert [t.position for t in stored] == [0, 1]
+    assert stored[0] == answered and stored[0].hints_used == 2 and stored[0].answered
+    assert stored[1].action == "dont_know" and stored[1].code_result is None
+    assert stored[0].answered_at is not None and stored[0].answered_at.tzinfo == UTC
+
+
+def test_answer_rules(repo: Repository) -> None:
+    _, session_id, turn_id = _session_with_turn(repo)
+    with pytest.raises(ValueError):
+        repo.record_answer(turn_id, action="shrug")
+    with pytest.raises(ValueError):
+        repo.record_answer(turn_id, action="answer", evaluation={"score": 1.0})
+    with pytest.raises(ValueError):
+        repo.add_turn(session_id, question_id="q", topic="t", difficulty=1, kind="essay", prompt="?")
+    with pytest.raises(NotFoundError):
+        repo.add_turn("missing", question_id="q", topic="t", difficulty=1, kind="question", prompt="?")
+    repo.record_answer(turn_id, action="skip")
+    with pytest.raises(ConflictError):
+        repo.record_answer(turn_id, action="answer", answer_text="second thoughts")
+    with pytest.raises(NotFoundError):
+        repo.record_answer(999_999, action="skip")
+    with pytest.raises(NotFoundError):
+        repo.add_hint(999_999)
+
+
+def test_record_answer_is_atomic(repo: Repository, engine: Engine, db_url: str) -> None:
+    user_id, session_id, turn_id = _session_with_turn(repo)
+    executed: list[str] = []
+
+    def fail_on_code_result(conn: object, cursor: object, statement: str, *args: object) -> None:
+        executed.append(statement)
+        if statement.startswith("INSERT INTO code_results"):
+            raise RuntimeError("disk on fire")
+
+    event.listen(engine, "before_cursor_execute", fail_on_code_result)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        repo.record_answer(
+            turn_id,
+            action="answer",
+            answer_text="graph",
+            evaluation=EVALUATION,
+            code_result=CODE_RESULT,
+            state={"cursor": 1},
+        )
+    event.remove(engine, "before_cursor_execute", fail_on_code_result)
+    # The failure really came mid-write: the turn's own row had already been updated.
+    assert any(statement.startswith("UPDATE turns") for statement in executed)
+    fresh = make_engine(db_url)  # read through another engine: nothing was left half-written
+    assert _count(fresh, Evaluation) == 0 and _count(fresh, CodeResult) == 0
+    with fresh.connect() as conn:
+        assert conn.scalar(sql_select(Turn.answered_at).where(Turn.id == turn_id)) is None
+    fresh.dispose()
+    assert repo.get_session(session_id, user_id).state == {"cursor": 0}  # type: ignore[union-attr]
+    assert repo.record_answer(turn_id, action="answer", evaluation=EVALUATION).evaluation == EVALUATION
+
+
+# History
+
+
+def test_seen_questions_and_topic_scores(repo: Repository) -> None:
+    user_id, first_session, turn_id = _session_with_turn(repo)
+    repo.record_answer(turn_id, action="answer", evaluation={"score": 0.2, "evaluator": "rubric"})
+    second = repo.create_session(user_id, config={}, state={})
+    again = repo.add_turn(
+        second.id, question_id="autograd-1", topic="autograd", difficulty=2, kind="question", prompt="Why?"
+    )
+    other = repo.add_turn(
+        second.id, question_id="opt-1", topic="optim", difficulty=1, kind="question", prompt="?"
+    )
+    probe = repo.add_turn(
+        second.id,
+        question_id="opt-1",
+        topic="optim",
+        difficulty=1,
+        kind="follow_up",
+        prompt="?",
+        target_point="p1",
+    )
+    repo.record_answer(other.id, action="answer", evaluation={"score": 0.9, "evaluator": "rubric"})
+    repo.record_answer(probe.id, action="answer", evaluation={"score": 0.5, "evaluator": "rubric"})
+    _session_with_turn(repo, "bob")  # another user's history stays out
+
+    seen = repo.seen_questions(user_id)
+    assert set(seen) == {"autograd-1", "opt-1"}
+    assert seen["autograd-1"] == again.created_at and seen["autograd-1"].tzinfo == UTC
+    scores = repo.topic_scores(user_id)
+    assert [(s.topic, s.score, s.session_id) for s in scores] == [
+        ("autograd", 0.2, first_session),
+        ("optim", 0.9, second.id),
+        ("optim", 0.5, second.id),
+    ]
+    assert [s.score for s in repo.topic_scores(user_id, kind="question")] == [0.2, 0.9]
+    topic, score, answered_at, session_id = scores[0]
+    assert answered_at.tzinfo == UTC
+
+
+# Several processes, crashes
+
+
+def test_two_engines_see_each_others_writes(db_url: str) -> None:
+    first_engine, second_engine = make_engine(db_url), make_engine(db_url)
+    first, second = Repository(session_factory(first_engine)), Repository(session_factory(second_engine))
+    user_id, session_id, turn_id = _session_with_turn(first)
+    assert second.get_session(session_id, user_id) is not None
+    second.record_answer(turn_id, action="answer", evaluation=EVALUATION, state={"cursor": 1})
+    assert first.turns(session_id)[0].evaluation == EVALUATION
+    assert first.get_session(session_id, user_id).state == {"cursor": 1}  # type: ignore[union-attr]
+    first_engine.dispose()
+    second_engine.dispose()
+
+
+def test_concurrent_writers_do_not_lose_updates(db_url: str) -> None:
+    engines = [make_engine(db_url) for _ in range(4)]  # separate pools, like separate processes
+    repos = [Repository(session_factory(e)) for e in engines]
+    _, _, turn_id = _session_with_turn(repos[0])
+    errors: list[BaseException] = []
+
+    def give_hints(repo: Repository) -> None:
+        try:
+            for _ in range(15):
+                repo.add_hint(turn_id)
+        except BaseException as exc:  # surfaced below; a thread's exception is otherwise lost
+            errors.append(exc)
+
+    threads = [threading.Thread(target=give_hints, args=(r,)) for r in repos]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    assert repos[0].add_hint(turn_id) == 4 * 15 + 1
+    for e in engines:
+        e.dispose()
+
+
+CRASHING_WRITER = """
+import sys, time
+from app.store import Repository, make_engine, session_factory
+repo = Repository(session_factory(make_engine(sys.argv[1])))
+user = repo.get_or_create_user("crash")
+session = repo.create_session(user.id, config={"questions": 2}, state={"cursor": 0})
+turn = repo.add_turn(session.id, question_id="autograd-1", topic="autograd", difficulty=1,
+                     kind="question", prompt="Why?")
+repo.record_answer(turn.id, action="answer", answer_text="because", state={"cursor": 1},
+                   evaluation={"score": 0.75, "evaluator": "rubric"})
+print("committed", session.id, flush=True)
+time.sleep(120)
+"""
+
+
+def test_answer_survives_kill_9(db_url: str) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CRASHING_WRITER, db_url], cwd=REPO, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        assert ready, "the writer never reported its commit"
+        word, session_id = proc.stdout.readline().split()  # type: ignore[union-attr]
+        assert word == "committed"
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        proc.kill()
+        proc.wait()
+    engine = make_engine(db_url)  # a brand-new process's view: nothing cached from the writer
+    repo = Repository(session_factory(engine))
+    session = repo.get_session(session_id, repo.get_or_create_user("crash").id)
+    assert session is not None and session.state == {"cursor": 1} and session.status == "active"
+    (turn,) = repo.turns(session_id)
+    assert turn.answer_text == "because" and turn.evaluation == {"score": 0.75, "evaluator": "rubric"}
+    engine.dispose()
+
+
+def test_sqlite_url_from_settings_works_out_of_the_box(tmp_path: Path) -> None:
+    from app.config import get_settings
+
+    url = get_settings().sqlalchemy_url  # conftest points data_dir at tmp_path/data, not yet created
+    migrate(url)
+    engine = make_engine(url)
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM users")).scalar() == 0
+    engine.dispose()
+    assert (tmp_path / "data" / "interviewer.db").exists()
