@@ -36,6 +36,7 @@ class Thresholds:
     misconception: float = 0.78
     misconception_sure: float = 0.90  # below this, the sentence must also use the wrong claim's own words
     contradiction: float = 0.88  # a negated near-copy of a rubric point states its opposite
+    suspicion_floor: float = 0.65  # below this, resemblance to a wrong claim is just shared topic
     truth_margin: float = 0.02  # as close to a true statement as to a wrong one: benefit of the doubt
     misconception_penalty: float = 1.25  # score points (of 5) lost per wrong claim
 
@@ -90,8 +91,9 @@ class RubricScorer(Evaluator):
         rubric = self._rubric_vectors(task)
         if gate:
             return self._result(task, self._verdicts(task, [_Support()] * len(task.rubric)), [], gate)
-        wrong, wrong_units = self._misconceptions(task, rubric, units, vectors)
-        supports = self._supports(rubric, units, vectors, exclude=wrong_units)
+        wrong, wrong_units, wrongness = self._misconceptions(task, rubric, units, vectors)
+        supports = self._supports(rubric, units, vectors, exclude=_overlapping(units, wrong_units),
+                                  wrongness=wrongness)
         verdicts = self._verdicts(task, supports)
         if not any(v.credit > 0 for v in verdicts) and not wrong:
             gate = "off-topic"
@@ -107,7 +109,8 @@ class RubricScorer(Evaluator):
         return None
 
     def _supports(
-        self, rubric: _RubricVectors, units: list[Unit], vectors: np.ndarray, exclude: set[int]
+        self, rubric: _RubricVectors, units: list[Unit], vectors: np.ndarray, exclude: set[int],
+        wrongness: np.ndarray,
     ) -> list[_Support]:
         supports = []
         for texts, point_vecs, terms in zip(
@@ -119,6 +122,9 @@ class RubricScorer(Evaluator):
                 if i in exclude:
                     continue
                 j = int(np.argmax(sims[i]))
+                # A sentence that reads at least as much like a known wrong claim earns nothing.
+                if wrongness[i] >= self.t.suspicion_floor and wrongness[i] >= sims[i, j] - self.t.truth_margin:
+                    continue
                 value = float(sims[i, j]) + self._lexical(unit, terms)
                 if not is_statement(unit):
                     value *= self.t.non_statement_factor
@@ -135,9 +141,10 @@ class RubricScorer(Evaluator):
 
     def _misconceptions(
         self, task: GradingTask, rubric: _RubricVectors, units: list[Unit], vectors: np.ndarray
-    ) -> tuple[list[DetectedMisconception], set[int]]:
+    ) -> tuple[list[DetectedMisconception], set[int], np.ndarray]:
         found: list[DetectedMisconception] = []
         flagged: set[int] = set()
+        wrongness = np.zeros(len(units))
         for m, m_texts, m_vecs in zip(
             task.misconceptions, rubric.misconception_texts, rubric.misconception_vectors, strict=True
         ):
@@ -148,6 +155,7 @@ class RubricScorer(Evaluator):
                     if is_negated(unit.text) != is_negated(text):
                         all_sims[i, j] = 0.0
             sims = all_sims.max(axis=1) if len(units) else np.zeros(0)
+            wrongness = np.maximum(wrongness, sims)
             for i in np.argsort(-sims):
                 if sims[i] < self.t.misconception or not is_statement(units[i]):
                     break
@@ -165,7 +173,7 @@ class RubricScorer(Evaluator):
             if i not in flagged and contradicted:
                 found.append(contradicted)
                 flagged.add(i)
-        return found, flagged
+        return found, flagged, wrongness
 
     def _closer_to_truth(self, unit: Unit, vector: np.ndarray, rubric: _RubricVectors, m_sim: float) -> bool:
         """A sentence nearer to a correct rubric statement (same polarity) is not the misconception."""
@@ -281,3 +289,9 @@ def _uses_wrong_words(unit: Unit, m_texts: list[str], rubric: _RubricVectors) ->
     truth = set().union(*rubric.point_terms)
     distinctive = set().union(*(content_words(t) for t in m_texts)) - truth
     return not distinctive or bool(content_words(unit.text) & distinctive)
+
+
+def _overlapping(units: list[Unit], flagged: set[int]) -> set[int]:
+    """A flagged sentence's clauses, and the sentence around a flagged clause, earn nothing either."""
+    texts = [units[i].text for i in flagged]
+    return {i for i, unit in enumerate(units) if any(unit.text in t or t in unit.text for t in texts)}

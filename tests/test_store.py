@@ -32,14 +32,18 @@ CODE_RESULT = {"status": "passed", "score": 1.0, "checks": ["shape"]}
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A migrated, empty database of each kind."""
+def blank_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty database of each kind, no schema yet."""
     if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'store.db'}"
-    else:
-        url = request.getfixturevalue("postgres_server").create_database()
-    migrate(url)
-    return url
+        return f"sqlite:///{tmp_path / 'store.db'}"
+    return str(request.getfixturevalue("postgres_server").create_database())
+
+
+@pytest.fixture
+def db_url(blank_url: str) -> str:
+    """A database of each kind at the latest schema, made by the migrations."""
+    migrate(blank_url)
+    return blank_url
 
 
 @pytest.fixture
@@ -85,6 +89,19 @@ def test_migrations_build_the_schema_the_models_describe(db_url: str, engine: En
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
         assert compare_metadata(context, Base.metadata) == []
+
+
+def test_processes_starting_together_migrate_once(blank_url: str) -> None:
+    code = "import sys; from app.store import migrate; migrate(sys.argv[1])"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, blank_url], cwd=REPO, stderr=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    failures = [p.communicate(timeout=60)[1] for p in procs if p.wait(timeout=60) != 0]
+    assert failures == []
+    engine = make_engine(blank_url)
+    assert current_revision(engine) == "0001"
+    engine.dispose()
 
 
 def test_sqlite_runs_in_wal_mode_with_foreign_keys(sqlite_path: Path) -> None:
@@ -337,23 +354,29 @@ def test_two_engines_see_each_others_writes(db_url: str) -> None:
 def test_concurrent_writers_do_not_lose_updates(db_url: str) -> None:
     engines = [make_engine(db_url) for _ in range(4)]  # separate pools, like separate processes
     repos = [Repository(session_factory(e)) for e in engines]
-    _, _, turn_id = _session_with_turn(repos[0])
+    _, session_id, turn_id = _session_with_turn(repos[0])
     errors: list[BaseException] = []
 
-    def give_hints(repo: Repository) -> None:
+    def interview(repo: Repository) -> None:
+        # add_turn reads the turn count and then inserts: the read-then-write shape that fails at
+        # once with "database is locked" on SQLite unless writers take the lock up front.
         try:
-            for _ in range(15):
+            for _ in range(10):
+                repo.add_turn(
+                    session_id, question_id="q", topic="t", difficulty=1, kind="question", prompt="?"
+                )
                 repo.add_hint(turn_id)
         except BaseException as exc:  # surfaced below; a thread's exception is otherwise lost
             errors.append(exc)
 
-    threads = [threading.Thread(target=give_hints, args=(r,)) for r in repos]
+    threads = [threading.Thread(target=interview, args=(r,)) for r in repos]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=60)
     assert errors == []
-    assert repos[0].add_hint(turn_id) == 4 * 15 + 1
+    assert [t.position for t in repos[0].turns(session_id)] == list(range(1 + 4 * 10))
+    assert repos[0].add_hint(turn_id) == 4 * 10 + 1
     for e in engines:
         e.dispose()
 

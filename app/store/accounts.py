@@ -1,0 +1,96 @@
+"""Users and their API keys; only a key's hash and display prefix are ever stored."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+
+from app.errors import ConflictError, NotFoundError
+from app.store.base import RepositoryBase
+from app.store.models import ApiKey, User, utcnow
+from app.store.records import ApiKeyRecord, UserRecord, api_key_record, user_record
+
+KEY_PREFIX = "iv_"
+KEY_DISPLAY_CHARS = 8
+
+
+def hash_key(plaintext: str) -> str:
+    """The stored form of an API key. Keys carry 256 random bits, so a fast hash is enough."""
+    return hashlib.sha256(plaintext.encode("utf-8")).hexdigest()
+
+
+class AccountRepository(RepositoryBase):
+    """Users and API keys."""
+
+    def get_or_create_user(self, name: str) -> UserRecord:
+        """The user called `name`, created on first use."""
+        if not name.strip():
+            raise ValueError("a user name cannot be empty")
+        query = select(User).where(User.name == name)
+        try:
+            with self._writing() as session:
+                row = session.scalar(query)
+                if row is None:
+                    row = User(name=name)
+                    session.add(row)
+                    session.flush()
+                return user_record(row)
+        except IntegrityError:
+            # Another process created the same user between our read and insert; theirs stands.
+            with self._reading() as session:
+                return user_record(session.scalars(query).one())
+
+    def create_api_key(self, user_id: int, name: str) -> tuple[str, ApiKeyRecord]:
+        """A new key for the user: the plaintext is returned here once and never stored."""
+        plaintext = KEY_PREFIX + secrets.token_urlsafe(32)
+        with self._writing() as session:
+            if session.get(User, user_id) is None:
+                raise NotFoundError(f"no user with id {user_id}")
+            taken = select(ApiKey.id).where(ApiKey.user_id == user_id, ApiKey.name == name)
+            if session.scalar(taken) is not None:
+                raise ConflictError(f"you already have a key named {name!r}; choose another name")
+            row = ApiKey(
+                user_id=user_id,
+                name=name,
+                key_hash=hash_key(plaintext),
+                prefix=plaintext[:KEY_DISPLAY_CHARS],
+            )
+            session.add(row)
+            session.flush()
+            return plaintext, api_key_record(row)
+
+    def user_for_key(self, plaintext: str) -> UserRecord | None:
+        """The owner of an active key, or None for an unknown or revoked one."""
+        digest = hash_key(plaintext)
+        # Narrow by the non-secret display prefix, then compare hashes in constant time so the
+        # response time says nothing about how much of a guessed key matched.
+        query = (
+            select(ApiKey.key_hash, ApiKey.revoked_at, User)
+            .join(User, User.id == ApiKey.user_id)
+            .where(ApiKey.prefix == plaintext[:KEY_DISPLAY_CHARS])
+        )
+        with self._reading() as session:
+            for key_hash, revoked_at, user in session.execute(query):
+                if hmac.compare_digest(key_hash, digest) and revoked_at is None:
+                    return user_record(user)
+        return None
+
+    def list_api_keys(self, user_id: int) -> list[ApiKeyRecord]:
+        """The user's keys, revoked ones included, oldest first."""
+        query = select(ApiKey).where(ApiKey.user_id == user_id).order_by(ApiKey.created_at, ApiKey.id)
+        with self._reading() as session:
+            return [api_key_record(row) for row in session.scalars(query)]
+
+    def revoke_api_key(self, user_id: int, name: str) -> bool:
+        """Revoke the user's active key `name`; False when there is no such active key."""
+        with self._writing() as session:
+            result = session.execute(
+                update(ApiKey)
+                .where(ApiKey.user_id == user_id, ApiKey.name == name, ApiKey.revoked_at.is_(None))
+                .values(revoked_at=utcnow())
+            )
+            return bool(getattr(result, "rowcount", 0))

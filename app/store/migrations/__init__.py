@@ -1,0 +1,1 @@
+"""Alembic environment and revisions (a package so an installed copy ships them)."""

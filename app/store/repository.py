@@ -1,0 +1,232 @@
+"""Every read and write the app makes to the database, each write one committed transaction.
+
+Methods return frozen records (app.store.records), never ORM objects, so nothing a caller holds
+depends on a session that is already closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session, selectinload
+
+from app.errors import ConflictError, NotFoundError
+from app.store.accounts import AccountRepository
+from app.store.base import require_choice, require_keys
+from app.store.models import (
+    ANSWER_ACTIONS,
+    SESSION_STATUSES,
+    TURN_KINDS,
+    CodeResult,
+    Evaluation,
+    InterviewSession,
+    Turn,
+    User,
+    utcnow,
+)
+from app.store.records import SessionRecord, TopicScore, TurnRecord, session_record, turn_record
+
+
+class Repository(AccountRepository):
+    """The store's one entry point; safe to share between threads and to run in many processes."""
+
+    # Sessions
+
+    def create_session(self, user_id: int, *, config: dict[str, Any], state: dict[str, Any]) -> SessionRecord:
+        """A new active interview session for the user."""
+        with self._writing() as session:
+            if session.get(User, user_id) is None:
+                raise NotFoundError(f"no user with id {user_id}")
+            row = InterviewSession(user_id=user_id, config=config, state=state, status="active")
+            session.add(row)
+            session.flush()
+            return session_record(row)
+
+    def get_session(self, session_id: str, user_id: int) -> SessionRecord | None:
+        """The user's session; None when it does not exist or belongs to someone else."""
+        query = select(InterviewSession).where(
+            InterviewSession.id == session_id, InterviewSession.user_id == user_id
+        )
+        with self._reading() as session:
+            row = session.scalar(query)
+            return session_record(row) if row is not None else None
+
+    def list_sessions(self, user_id: int) -> list[SessionRecord]:
+        """The user's sessions, newest first."""
+        query = (
+            select(InterviewSession)
+            .where(InterviewSession.user_id == user_id)
+            .order_by(InterviewSession.created_at.desc(), InterviewSession.id)
+        )
+        with self._reading() as session:
+            return [session_record(row) for row in session.scalars(query)]
+
+    def save_state(self, session_id: str, *, state: dict[str, Any], status: str | None = None) -> None:
+        """Replace the session's resumable state, and its status when given."""
+        with self._writing() as session:
+            _apply_state(_locked_session(session, session_id), state=state, status=status)
+
+    # Turns
+
+    def add_turn(
+        self,
+        session_id: str,
+        *,
+        question_id: str,
+        topic: str,
+        difficulty: int,
+        kind: str,
+        prompt: str,
+        target_point: str | None = None,
+        state: dict[str, Any] | None = None,
+    ) -> TurnRecord:
+        """Append a question or follow-up to the session (with the engine's new state, if given)."""
+        require_choice(kind, TURN_KINDS, "kind")
+        with self._writing() as session:
+            owner = _locked_session(session, session_id)
+            position = session.scalar(select(func.count()).where(Turn.session_id == session_id))
+            row = Turn(
+                session_id=session_id,
+                position=position or 0,
+                question_id=question_id,
+                topic=topic,
+                difficulty=difficulty,
+                kind=kind,
+                prompt=prompt,
+                target_point=target_point,
+                hints_used=0,
+                evaluation=None,
+                code_result=None,
+            )
+            session.add(row)
+            _apply_state(owner, state=state)
+            session.flush()
+            return turn_record(row)
+
+    def record_answer(
+        self,
+        turn_id: int,
+        *,
+        action: str,
+        answer_text: str | None = None,
+        answer_code: str | None = None,
+        evaluation: Mapping[str, Any] | None = None,
+        code_result: Mapping[str, Any] | None = None,
+        state: dict[str, Any] | None = None,
+        status: str | None = None,
+    ) -> TurnRecord:
+        """Store an answer with its evaluation and code result, all in one commit.
+
+        Passing the engine's next `state` (and `status`) here saves it in the same commit, so a
+        crash can never leave an answer stored without the session knowing it moved on.
+        """
+        require_choice(action, ANSWER_ACTIONS, "action")
+        if evaluation is not None:
+            require_keys(evaluation, ("score", "evaluator"), "evaluation")
+        if code_result is not None:
+            require_keys(code_result, ("status", "score"), "code result")
+        with self._writing() as session:
+            turn = session.get(Turn, turn_id, with_for_update=True)
+            if turn is None:
+                raise NotFoundError(f"no turn with id {turn_id}")
+            if turn.answered_at is not None:
+                raise ConflictError(f"turn {turn_id} was already answered")
+            turn.action, turn.answer_text, turn.answer_code = action, answer_text, answer_code
+            turn.answered_at = utcnow()
+            turn.evaluation = _evaluation_row(evaluation)
+            turn.code_result = _code_result_row(code_result)
+            _apply_state(turn.session, state=state, status=status)
+            session.flush()
+            return turn_record(turn)
+
+    def add_hint(self, turn_id: int) -> int:
+        """Count one more hint on the turn; returns the turn's hint count."""
+        with self._writing() as session:
+            # Incremented in SQL so two processes giving hints at once both count.
+            session.execute(update(Turn).where(Turn.id == turn_id).values(hints_used=Turn.hints_used + 1))
+            count = session.scalar(select(Turn.hints_used).where(Turn.id == turn_id))
+            if count is None:
+                raise NotFoundError(f"no turn with id {turn_id}")
+            return count
+
+    def turns(self, session_id: str) -> list[TurnRecord]:
+        """The session's turns in order, each with its evaluation and code result payloads."""
+        query = (
+            select(Turn)
+            .where(Turn.session_id == session_id)
+            .order_by(Turn.position)
+            .options(selectinload(Turn.evaluation), selectinload(Turn.code_result))
+        )
+        with self._reading() as session:
+            return [turn_record(row) for row in session.scalars(query)]
+
+    # History across sessions
+
+    def seen_questions(self, user_id: int) -> dict[str, datetime]:
+        """Each question the user was ever asked, with when it was last asked."""
+        query = (
+            select(Turn.question_id, func.max(Turn.created_at))
+            .join(InterviewSession, InterviewSession.id == Turn.session_id)
+            .where(InterviewSession.user_id == user_id)
+            .group_by(Turn.question_id)
+        )
+        with self._reading() as session:
+            # dict(result) would read the Result as a mapping of column keys, not as rows.
+            return {row[0]: row[1] for row in session.execute(query)}
+
+    def topic_scores(self, user_id: int, *, kind: str | None = None) -> list[TopicScore]:
+        """Every evaluated answer of the user, oldest first; `kind` keeps only questions or follow-ups."""
+        query = (
+            select(Turn.topic, Evaluation.score, Turn.answered_at, Turn.session_id)
+            .join(Evaluation, Evaluation.turn_id == Turn.id)
+            .join(InterviewSession, InterviewSession.id == Turn.session_id)
+            .where(InterviewSession.user_id == user_id)
+            .order_by(Turn.answered_at, Turn.id)
+        )
+        if kind is not None:
+            require_choice(kind, TURN_KINDS, "kind")
+            query = query.where(Turn.kind == kind)
+        with self._reading() as session:
+            # answered_at is never NULL here: only answered turns have an evaluation.
+            return [
+                TopicScore(topic, score, answered_at, session_id)
+                for topic, score, answered_at, session_id in session.execute(query)
+                if answered_at is not None
+            ]
+
+
+def _locked_session(session: Session, session_id: str) -> InterviewSession:
+    # FOR UPDATE on PostgreSQL serialises writers of one interview (SQLite's BEGIN IMMEDIATE
+    # already serialises all writers), so turn positions cannot collide.
+    row = session.get(InterviewSession, session_id, with_for_update=True)
+    if row is None:
+        raise NotFoundError(f"no session with id {session_id}")
+    return row
+
+
+def _apply_state(row: InterviewSession, *, state: dict[str, Any] | None, status: str | None = None) -> None:
+    if status is not None:
+        require_choice(status, SESSION_STATUSES, "status")
+        row.status = status
+    if state is not None:
+        row.state = state
+    row.updated_at = utcnow()
+
+
+def _evaluation_row(evaluation: Mapping[str, Any] | None) -> Evaluation | None:
+    if evaluation is None:
+        return None
+    return Evaluation(
+        score=float(evaluation["score"]), evaluator=str(evaluation["evaluator"]), payload=dict(evaluation)
+    )
+
+
+def _code_result_row(code_result: Mapping[str, Any] | None) -> CodeResult | None:
+    if code_result is None:
+        return None
+    return CodeResult(
+        status=str(code_result["status"]), score=float(code_result["score"]), payload=dict(code_result)
+    )

@@ -1,0 +1,86 @@
+"""Offline scorer vs strict human grades on the calibration set; tuning and held-out splits apart.
+
+Run from the repository root:  .venv/bin/python bench/bench_scorer.py
+Prints Pearson/Spearman/QWK/MAE per split and per answer kind, the share of adversarial answers
+(misconceived, stuffed, evasive) scored <= 1.5, and per-answer latency. No asserts.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.scorer_metrics import (  # noqa: E402
+    ADVERSARIAL,
+    load_calibration,
+    mae,
+    pearson,
+    quadratic_kappa,
+    spearman,
+)
+from evaluators.base import GradingTask  # noqa: E402
+from evaluators.rubric import RubricScorer  # noqa: E402
+from knowledge.embeddings import get_embedder  # noqa: E402
+from knowledge.loader import bank_index  # noqa: E402
+
+
+def score_all(rows: list[dict], scorer: RubricScorer) -> list[float]:
+    bank = bank_index()
+    tasks = [GradingTask.from_question(bank[r["question_id"]], r["answer"]) for r in rows]
+    return [e.score for e in scorer.evaluate_many(tasks)]
+
+
+def report(name: str, rows: list[dict], predicted: list[float]) -> None:
+    human = [r["grade"] for r in rows]
+    print(
+        f"{name:<22} n={len(rows):>4}  pearson {pearson(human, predicted):.3f}  spearman "
+        f"{spearman(human, predicted):.3f}  qwk {quadratic_kappa(human, predicted):.3f}  "
+        f"mae {mae(human, predicted):.2f}"
+    )
+
+
+def main() -> None:
+    rows = load_calibration()
+    scorer = RubricScorer(get_embedder("minilm"))
+    predicted = score_all(rows, scorer)
+    print(f"calibration set: {len(rows)} answers to {len({r['question_id'] for r in rows})} questions\n")
+    for split in ("tune", "heldout"):
+        idx = [i for i, r in enumerate(rows) if r["split"] == split]
+        report(f"split={split}", [rows[i] for i in idx], [predicted[i] for i in idx])
+    print()
+    for kind in sorted({r["kind"] for r in rows}):
+        idx = [i for i, r in enumerate(rows) if r["kind"] == kind]
+        human = [rows[i]["grade"] for i in idx]
+        got = [predicted[i] for i in idx]
+        print(f"kind={kind:<13} n={len(idx):>3}  human mean {statistics.mean(human):.2f}  "
+              f"scorer mean {statistics.mean(got):.2f}  mae {mae(human, got):.2f}")
+    print()
+    for split in ("tune", "heldout"):
+        adv = [i for i, r in enumerate(rows) if r["kind"] in ADVERSARIAL and r["split"] == split]
+        low = sum(predicted[i] <= 1.5 for i in adv)
+        print(f"adversarial (misconceived/stuffed/evasive) scored <= 1.5, split={split}: "
+              f"{low}/{len(adv)} = {low / max(len(adv), 1):.1%}  (target >= 90%)")
+    bank = bank_index()
+    timings = []
+    for r in rows:  # one at a time, as in an interview turn (rubric vectors cached per question)
+        task = GradingTask.from_question(bank[r["question_id"]], r["answer"])
+        start = time.perf_counter()
+        scorer.evaluate(task)
+        timings.append((time.perf_counter() - start) * 1000)
+    timings.sort()
+    p95 = timings[int(0.95 * (len(timings) - 1))]
+    print(f"\nlatency per answer (warm): p50 {statistics.median(timings):.1f} ms, p95 {p95:.1f} ms "
+          "(target p50 < 20 ms)")
+    start = time.perf_counter()
+    score_all(rows, scorer)
+    rate = len(rows) / (time.perf_counter() - start)
+    print(f"batched grading throughput: {rate:.0f} answers/s (target > 100)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""Agreement metrics shared by the scorer benchmarks (no dependencies beyond numpy)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+CALIBRATION = Path(__file__).resolve().parent / "data" / "calibration.jsonl"
+ADVERSARIAL = ("misconceived", "stuffed", "evasive")
+
+
+def load_calibration(path: Path = CALIBRATION) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def pearson(a: Sequence[float], b: Sequence[float]) -> float:
+    x, y = np.asarray(a, float), np.asarray(b, float)
+    if x.std() == 0 or y.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def _ranks(values: Sequence[float]) -> np.ndarray:
+    order = np.argsort(values, kind="mergesort")
+    ranks = np.empty(len(values))
+    sorted_vals = np.asarray(values, float)[order]
+    i = 0
+    while i < len(values):  # average ranks over ties
+        j = i
+        while j + 1 < len(values) and sorted_vals[j + 1] == sorted_vals[i]:
+            j += 1
+        ranks[order[i : j + 1]] = (i + j) / 2
+        i = j + 1
+    return ranks
+
+
+def spearman(a: Sequence[float], b: Sequence[float]) -> float:
+    return pearson(_ranks(a), _ranks(b))
+
+
+def quadratic_kappa(a: Sequence[float], b: Sequence[float], levels: int = 11) -> float:
+    """QWK on scores binned to half points (0, 0.5, ..., 5)."""
+    x = np.clip(np.rint(np.asarray(a, float) * 2), 0, levels - 1).astype(int)
+    y = np.clip(np.rint(np.asarray(b, float) * 2), 0, levels - 1).astype(int)
+    observed = np.zeros((levels, levels))
+    for i, j in zip(x, y, strict=True):
+        observed[i, j] += 1
+    expected = np.outer(np.bincount(x, minlength=levels), np.bincount(y, minlength=levels)) / len(x)
+    weights = np.array([[(i - j) ** 2 for j in range(levels)] for i in range(levels)]) / (levels - 1) ** 2
+    denominator = (weights * expected).sum()
+    return float(1 - (weights * observed).sum() / denominator) if denominator else float("nan")
+
+
+def mae(a: Sequence[float], b: Sequence[float]) -> float:
+    return float(np.mean(np.abs(np.asarray(a, float) - np.asarray(b, float))))
+
+
+def macro_f1(truth: Sequence[str], predicted: Sequence[str]) -> float:
+    labels = sorted(set(truth) | set(predicted))
+    scores = []
+    for label in labels:
+        tp = sum(t == label and p == label for t, p in zip(truth, predicted, strict=True))
+        fp = sum(t != label and p == label for t, p in zip(truth, predicted, strict=True))
+        fn = sum(t == label and p != label for t, p in zip(truth, predicted, strict=True))
+        precision = tp / (tp + fp) if tp + fp else 0.0
+        recall = tp / (tp + fn) if tp + fn else 0.0
+        scores.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
+    return float(np.mean(scores))

@@ -1,0 +1,89 @@
+"""Grid-search the offline scorer's thresholds on the calibration set's TUNE split only.
+
+Run from the repository root:  .venv/bin/python bench/tune_scorer.py
+The held-out split is scored once, for the best tuning configuration, and never drives a choice.
+Embeddings are cached across configurations, so the search costs one embedding pass.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.scorer_metrics import ADVERSARIAL, load_calibration, mae, pearson  # noqa: E402
+from evaluators.base import GradingTask  # noqa: E402
+from evaluators.rubric import RubricScorer, Thresholds  # noqa: E402
+from knowledge.embeddings import Embedder, get_embedder  # noqa: E402
+from knowledge.loader import bank_index  # noqa: E402
+
+GRID = {
+    "misconception": [0.70, 0.74, 0.78],
+    "misconception_penalty": [1.25, 1.75, 2.25],
+    "suspicion_floor": [0.6, 0.65, 0.7],
+    "credit_floor": [0.45, 0.5, 0.55],
+    "credit_full": [0.7, 0.74, 0.78],
+}
+
+
+class CachedEmbedder(Embedder):
+    def __init__(self, inner: Embedder) -> None:
+        self._inner, self.name, self.dimensions = inner, inner.name, inner.dimensions
+        self._cache: dict[str, np.ndarray] = {}
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            self._cache.update(zip(missing, self._inner.embed_batch(missing), strict=True))
+        return np.array([self._cache[t] for t in texts]).reshape(len(texts), self.dimensions)
+
+
+def objective(rows: list[dict], scores: list[float]) -> tuple[float, float, float]:
+    human = [r["grade"] for r in rows]
+    adv = [s for r, s in zip(rows, scores, strict=True) if r["kind"] in ADVERSARIAL]
+    low = sum(s <= 1.5 for s in adv) / max(len(adv), 1)
+    return pearson(human, scores), low, mae(human, scores)
+
+
+def main() -> None:
+    rows = load_calibration()
+    tune = [r for r in rows if r["split"] == "tune"]
+    heldout = [r for r in rows if r["split"] == "heldout"]
+    bank = bank_index()
+    embedder = CachedEmbedder(get_embedder("minilm"))
+
+    def run(subset: list[dict], thresholds: Thresholds) -> list[float]:
+        scorer = RubricScorer(embedder, thresholds)
+        tasks = [GradingTask.from_question(bank[r["question_id"]], r["answer"]) for r in subset]
+        return [e.score for e in scorer.evaluate_many(tasks)]
+
+    results = []
+    keys = list(GRID)
+    for values in itertools.product(*(GRID[k] for k in keys)):
+        config = dict(zip(keys, values, strict=True))
+        if config["credit_full"] <= config["credit_floor"] + 0.1:
+            continue
+        thresholds = replace(Thresholds(), **config)
+        r, low, err = objective(tune, run(tune, thresholds))
+        results.append((r + 0.5 * low, r, low, err, config))
+    results.sort(key=lambda x: -x[0])
+    print("top configurations on the TUNE split (objective = pearson + 0.5 * adversarial share <= 1.5):")
+    for total, r, low, err, config in results[:5]:
+        print(f"  obj {total:.3f}  pearson {r:.3f}  adversarial<=1.5 {low:.1%}  mae {err:.2f}  {config}")
+    defaults = Thresholds()
+    r, low, err = objective(tune, run(tune, defaults))
+    print(f"current defaults on TUNE: pearson {r:.3f}  adversarial<=1.5 {low:.1%}  mae {err:.2f}")
+    best = replace(defaults, **results[0][4])
+    r, low, err = objective(heldout, run(heldout, best))
+    print(f"best config on HELD-OUT: pearson {r:.3f}  adversarial<=1.5 {low:.1%}  mae {err:.2f}")
+
+
+if __name__ == "__main__":
+    main()
