@@ -38,7 +38,7 @@ class InterviewEngine:
         start = 2 if config.difficulty == "adaptive" else int(config.difficulty)
         state = SessionState(target_difficulty=start)
         session = self._repo.create_session(
-            user_id=user_id, config=config.model_dump(mode="json"), state=state.model_dump(mode="json")
+            user_id, config=config.model_dump(mode="json"), state=state.model_dump(mode="json")
         )
         prompt = self._ask_next(session.id, user_id, config, state)
         return self._repo.get_session(session.id, user_id), prompt
@@ -47,8 +47,11 @@ class InterviewEngine:
         session, config, state = self._load(session_id, user_id)
         if session.status == "completed" or state.current_turn_id is None:
             return None
-        turn = self._turn(session_id, state.current_turn_id)
-        return self._prompt_for(turn, config, state)
+        try:
+            session, config, state = self._active(session_id, user_id)  # completes an interrupted step
+        except ConflictError:
+            return None
+        return self._prompt_for(self._turn(session_id, state.current_turn_id), config, state)
 
     # --- candidate actions -------------------------------------------------------------------
     def answer(self, *, session_id: str, user_id: int, text: str | None, code: str | None) -> TurnOutcome:
@@ -59,11 +62,13 @@ class InterviewEngine:
         turn = self._turn(session_id, state.current_turn_id)
         scored = self._scorer.score(question, text=text or "", code=code, earlier=state.answers_so_far)
         scored = self._apply_penalties(scored, state, config, turn)
-        self._repo.record_answer(
-            turn_id=turn.id, action="answer", answer_text=text, answer_code=code,
-            evaluation=scored.evaluation, code_result=scored.code_result,
-        )
         state.answers_so_far.append(" ".join(filter(None, [text, code])))
+        state.question_scores[question.id] = scored.score
+        # The answer, its evaluation and the state that records it commit together.
+        self._repo.record_answer(
+            turn.id, action="answer", answer_text=text, answer_code=code,
+            evaluation=scored.evaluation, code_result=scored.code_result, state=state.model_dump(mode="json"),
+        )
         return self._after_answer(session_id, user_id, config, state, question, scored)
 
     def dont_know(self, *, session_id: str, user_id: int) -> TurnOutcome:
@@ -97,20 +102,22 @@ class InterviewEngine:
         question = self._bank[state.current_question_id or ""]
         turn = self._turn(session_id, state.current_turn_id)
         scored = self._scorer.zero(question, reason=action)
-        self._repo.record_answer(
-            turn_id=turn.id, action=action, answer_text=None, answer_code=None,
-            evaluation=scored.evaluation, code_result=None,
-        )
         state.question_scores[question.id] = 0.0
-        state.target_difficulty = next_difficulty(state.target_difficulty, 0.0)
-        prompt = self._ask_next(session_id, user_id, config, state)
-        return self._outcome(config, scored, prompt)
+        self._repo.record_answer(
+            turn.id, action=action, evaluation=scored.evaluation, state=state.model_dump(mode="json")
+        )
+        return self._move_on(session_id, user_id, config, state, scored)
+
+    def _move_on(
+        self, session_id: str, user_id: int, config: SessionConfig, state: SessionState, scored: ScoredAnswer
+    ) -> TurnOutcome:
+        state.target_difficulty = next_difficulty(state.target_difficulty, scored.score)
+        return self._outcome(config, scored, self._ask_next(session_id, user_id, config, state))
 
     def _after_answer(
         self, session_id: str, user_id: int, config: SessionConfig, state: SessionState,
         question: Question, scored: ScoredAnswer,
     ) -> TurnOutcome:
-        state.question_scores[question.id] = scored.score
         follow_up = None
         if scored.rubric is not None:
             follow_up = choose_follow_up(
@@ -119,18 +126,11 @@ class InterviewEngine:
         if follow_up is not None:
             phrased = self._phraser.follow_up(question, follow_up.prompt)
             self._note(state, phrased.note)
-            turn = self._repo.add_turn(
-                session_id=session_id, question_id=question.id, topic=question.topic.value,
-                difficulty=question.difficulty, kind=PromptKind.FOLLOW_UP.value, prompt=phrased.text,
-                target_point=follow_up.point,
-            )
             state.follow_ups_asked += 1
             state.probed_points.append(follow_up.point)
-            state.current_turn_id = turn.id
-            self._repo.save_state(session_id, state.model_dump(mode="json"))
+            turn = self._add_turn(session_id, state, question, PromptKind.FOLLOW_UP, phrased.text, follow_up.point)
             return self._outcome(config, scored, self._prompt_for(turn, config, state))
-        state.target_difficulty = next_difficulty(state.target_difficulty, scored.score)
-        return self._outcome(config, scored, self._ask_next(session_id, user_id, config, state))
+        return self._move_on(session_id, user_id, config, state, scored)
 
     def _ask_next(self, session_id: str, user_id: int, config: SessionConfig, state: SessionState) -> Prompt | None:
         hit = None
@@ -139,22 +139,33 @@ class InterviewEngine:
             hit = self._selector.choose(config=config, state=state, history=self._history(user_id), rng=rng)
         if hit is None:
             state.current_turn_id = state.current_question_id = None
-            self._repo.save_state(session_id, state.model_dump(mode="json"), status="completed")
+            self._repo.save_state(session_id, state=state.model_dump(mode="json"), status="completed")
             return None
         question = self._bank[hit.id]
         state.question_number += 1
         phrased = self._phraser.question(question, number=state.question_number, total=config.num_questions)
         self._note(state, phrased.note)
-        turn = self._repo.add_turn(
-            session_id=session_id, question_id=question.id, topic=question.topic.value,
-            difficulty=question.difficulty, kind=PromptKind.QUESTION.value, prompt=phrased.text,
-        )
         state.asked.append(question.id)
         state.asked_topics.append(question.topic.value)
-        state.current_question_id, state.current_turn_id = question.id, turn.id
+        state.current_question_id = question.id
         state.follow_ups_asked, state.probed_points, state.answers_so_far = 0, [], []
-        self._repo.save_state(session_id, state.model_dump(mode="json"))
+        turn = self._add_turn(session_id, state, question, PromptKind.QUESTION, phrased.text, None)
         return self._prompt_for(turn, config, state)
+
+    def _add_turn(
+        self, session_id: str, state: SessionState, question: Question, kind: PromptKind, text: str,
+        target_point: str | None,
+    ) -> Any:
+        """The new turn and the state that leads to it commit together; only the turn id is patched in
+        after (a crash in between leaves current_turn_id None, and _load adopts the open turn)."""
+        state.current_turn_id = None
+        turn = self._repo.add_turn(
+            session_id, question_id=question.id, topic=question.topic.value, difficulty=question.difficulty,
+            kind=kind.value, prompt=text, target_point=target_point, state=state.model_dump(mode="json"),
+        )
+        state.current_turn_id = turn.id
+        self._repo.save_state(session_id, state=state.model_dump(mode="json"))
+        return turn
 
     # --- helpers -----------------------------------------------------------------------------
     def _apply_penalties(
@@ -193,13 +204,37 @@ class InterviewEngine:
         session = self._repo.get_session(session_id, user_id)
         if session is None:
             raise NotFoundError(f"no session {session_id!r}")
-        return session, SessionConfig.model_validate(session.config), SessionState.model_validate(session.state)
+        state = SessionState.model_validate(session.state)
+        if session.status != "completed" and state.current_turn_id is None and state.current_question_id:
+            turns = self._repo.turns(session_id)
+            if turns and not turns[-1].answered and turns[-1].question_id == state.current_question_id:
+                state.current_turn_id = turns[-1].id  # adopt the turn a crashed step had just added
+                self._repo.save_state(session_id, state=state.model_dump(mode="json"))
+        return session, SessionConfig.model_validate(session.config), state
 
     def _active(self, session_id: str, user_id: int) -> tuple[Any, SessionConfig, SessionState]:
         session, config, state = self._load(session_id, user_id)
+        if session.status != "completed" and state.current_turn_id is not None:
+            turn = self._turn(session_id, state.current_turn_id)
+            if turn.answered:  # the process died after the answer committed: finish that step now
+                self._resume_after(session_id, user_id, config, state, turn)
+                session, config, state = self._load(session_id, user_id)
         if session.status == "completed" or state.current_turn_id is None:
             raise ConflictError("this session is completed; start a new one or fetch its report")
         return session, config, state
+
+    def _resume_after(
+        self, session_id: str, user_id: int, config: SessionConfig, state: SessionState, turn: Any
+    ) -> None:
+        from evaluators.base import Evaluation
+
+        stored = turn.evaluation or {"score": 0.0}
+        rubric = Evaluation.model_validate(stored["rubric"]) if stored.get("rubric") else None
+        scored = ScoredAnswer(score=float(stored["score"]), evaluation=stored, rubric=rubric)
+        if turn.action == "answer":
+            self._after_answer(session_id, user_id, config, state, self._bank[turn.question_id], scored)
+        else:
+            self._move_on(session_id, user_id, config, state, scored)
 
     def _turn(self, session_id: str, turn_id: int | None) -> Any:
         for turn in self._repo.turns(session_id):
@@ -218,7 +253,7 @@ class InterviewEngine:
         return Evaluation.model_validate(rubric) if rubric else None
 
     def _history(self, user_id: int) -> History:
-        scores = [(row[0], row[1]) for row in self._repo.topic_scores(user_id)]
+        scores = [(row.topic, row.score) for row in self._repo.topic_scores(user_id, kind="question")]
         return History.from_scores(self._repo.seen_questions(user_id), scores)
 
     @staticmethod

@@ -1,0 +1,242 @@
+"""Whole sessions driven by scripted candidates against the real bank, store, scorer and database."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from app.errors import ConflictError, UserFacingError
+from app.interview.engine import InterviewEngine
+from app.interview.models import Mode, PromptKind, SessionConfig
+from app.interview.scoring import AnswerScorer
+from app.interview.selection import QuestionSelector
+from app.store import open_repository
+from evaluators.base import Verdict
+from evaluators.rubric import RubricScorer
+from tests.conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def scorer(embedder):
+    return RubricScorer(embedder)
+
+
+@pytest.fixture
+def repo(tmp_path: Path):
+    return open_repository(f"sqlite:///{tmp_path / 'interviews.db'}")
+
+
+@pytest.fixture
+def engine(repo, ingested_store, bank, scorer):
+    return InterviewEngine(
+        repo=repo,
+        selector=QuestionSelector(ingested_store),
+        bank={q.id: q for q in bank},
+        scorer=AnswerScorer(evaluator=scorer),
+    )
+
+
+@pytest.fixture
+def user(repo):
+    return repo.get_or_create_user("alice").id
+
+
+def by_id(bank):
+    return {q.id: q for q in bank}
+
+
+def run_session(engine, user, config, answer_for):
+    """Answer every prompt with answer_for(question_id, prompt); return all outcomes and prompts."""
+    session, prompt = engine.start(user_id=user, config=config)
+    prompts, outcomes = [prompt], []
+    while prompt is not None:
+        outcome = engine.answer(session_id=session.id, user_id=user, text=answer_for(prompt), code=None)
+        outcomes.append(outcome)
+        prompt = outcome.prompt
+        prompts.append(prompt)
+    return session, [p for p in prompts if p], outcomes
+
+
+def test_strong_candidate_outscores_weak_and_questions_never_repeat(engine, repo, user, bank):
+    bank_map = by_id(bank)
+    config = SessionConfig(num_questions=4, topics=["autograd", "tensors"], seed=7)
+    strong, prompts, _ = run_session(engine, user, config, lambda p: bank_map[p.question_id].reference_answer)
+    weak_user = repo.get_or_create_user("bob").id
+    weak, _, _ = run_session(engine, weak_user, config, lambda p: "It is a PyTorch thing you use sometimes.")
+    strong_scores = repo.get_session(strong.id, user).state["question_scores"]
+    weak_scores = repo.get_session(weak.id, weak_user).state["question_scores"]
+    assert sum(strong_scores.values()) / 4 >= 3.5
+    assert sum(weak_scores.values()) / 4 <= 1.0
+    asked = [p.question_id for p in prompts if p.kind is PromptKind.QUESTION]
+    assert len(asked) == len(set(asked)) == 4
+    assert all(bank_map[q].topic.value in {"autograd", "tensors"} for q in asked)
+
+
+def test_no_repeats_across_sessions_until_the_pool_is_exhausted(engine, user, bank):
+    config = SessionConfig(num_questions=3, topics=["frameworks"], seed=1)  # 4 questions in the pool
+    _, first, _ = run_session(engine, user, config, lambda p: "fine")
+    _, second, _ = run_session(engine, user, config, lambda p: "fine")
+    first_ids = [p.question_id for p in first]
+    second_ids = [p.question_id for p in second]
+    pool = {q.id for q in bank if q.topic.value == "frameworks"}
+    assert second_ids[0] == (pool - set(first_ids)).pop(), "the unseen question comes first"
+    assert second_ids[1] == first_ids[0], "then the least recently seen"
+
+
+def test_follow_up_probes_a_missed_point_and_its_answer_can_earn_it(engine, user, bank):
+    question = by_id(bank)["relu-autograd-function"]
+    config = SessionConfig(num_questions=1, topics=["autograd"], difficulty=3, seed=3)
+    session, prompt = engine.start(user_id=user, config=config)
+    while prompt.question_id != question.id:  # make sure we are on the ReLU task for this test
+        session, prompt = engine.start(user_id=user, config=config.model_copy(update={"seed": config.seed + 1}))
+        config = config.model_copy(update={"seed": config.seed + 1})
+    partial = "You subclass torch.autograd.Function and write static forward and backward methods."
+    outcome = engine.answer(session_id=session.id, user_id=user, text=partial, code=None)
+    assert outcome.prompt.kind is PromptKind.FOLLOW_UP
+    missed = {p["point_id"] for p in outcome.evaluation["points"] if p["verdict"] != Verdict.COVERED}
+    turns = engine._repo.turns(session.id)
+    assert turns[-1].target_point in missed
+    probe = next(f for f in question.follow_ups if f.point == turns[-1].target_point)
+    target = next(p for p in question.rubric if p.id == probe.point)
+    assert target.description.lower() not in outcome.prompt.text.lower()
+    reply = " ".join(target.evidence)
+    second = engine.answer(session_id=session.id, user_id=user, text=reply, code=None)
+    verdicts = {p["point_id"]: p["verdict"] for p in second.evaluation["points"]}
+    assert verdicts[target.id] != Verdict.MISSED
+    assert second.evaluation["score"] > outcome.evaluation["score"]
+
+
+def test_at_most_two_follow_ups_per_question(engine, user):
+    config = SessionConfig(num_questions=1, topics=["modules"], seed=5)
+    session, prompt = engine.start(user_id=user, config=config)
+    kinds = []
+    while prompt is not None:
+        kinds.append(prompt.kind)
+        outcome = engine.answer(session_id=session.id, user_id=user, text="Modules hold layers.", code=None)
+        prompt = outcome.prompt
+    assert kinds.count(PromptKind.FOLLOW_UP) <= 2
+
+
+def test_hint_costs_credit_and_is_recorded(engine, user, bank):
+    bank_map = by_id(bank)
+    config = SessionConfig(num_questions=1, topics=["tensors"], seed=11)
+    session, prompt = engine.start(user_id=user, config=config)
+    hint = engine.hint(session_id=session.id, user_id=user)
+    assert hint.message and "Think about" in hint.message
+    answer = bank_map[prompt.question_id].reference_answer
+    outcome = engine.answer(session_id=session.id, user_id=user, text=answer, code=None)
+    assert outcome.evaluation["penalties"] == ["1 hint(s) used: -0.5 points"]
+    assert engine._repo.turns(session.id)[0].hints_used == 1
+
+
+def test_skip_and_dont_know_score_zero_and_show_the_model_answer(engine, user, bank):
+    config = SessionConfig(num_questions=2, topics=["deployment"], seed=2)
+    session, prompt = engine.start(user_id=user, config=config)
+    outcome = engine.dont_know(session_id=session.id, user_id=user)
+    assert outcome.evaluation["score"] == 0 and outcome.evaluation["model_answer"]
+    outcome = engine.skip(session_id=session.id, user_id=user)
+    assert outcome.status == "completed"
+    with pytest.raises(ConflictError):
+        engine.skip(session_id=session.id, user_id=user)
+
+
+def test_interview_mode_withholds_feedback_until_the_end(engine, user, bank):
+    config = SessionConfig(num_questions=1, topics=["tensors"], mode=Mode.INTERVIEW)
+    session, prompt = engine.start(user_id=user, config=config)
+    outcome = engine.answer(session_id=session.id, user_id=user, text="A tensor is an n-d array.", code=None)
+    assert outcome.evaluation is None
+    assert engine._repo.turns(session.id)[0].evaluation is not None  # still stored for the report
+
+
+def test_adaptive_difficulty_steps_up_after_strong_answers(engine, user, bank):
+    bank_map = by_id(bank)
+    config = SessionConfig(num_questions=3, topics=["autograd", "tensors", "modules"], seed=4)
+    session, prompts, _ = run_session(engine, user, config, lambda p: bank_map[p.question_id].reference_answer)
+    main = [p for p in prompts if p.kind is PromptKind.QUESTION]
+    assert main[0].difficulty == 2
+    assert main[-1].difficulty == 3
+
+
+def test_the_bank_drives_selection(engine, user, repo, bank, embedder, tmp_path):
+    """A peer shipped retrieval that silently matched nothing: ours refuses an empty pool loudly."""
+    from knowledge.vectorstore import open_store
+
+    empty = InterviewEngine(
+        repo=repo, selector=QuestionSelector(open_store(data_dir=str(tmp_path / "e"), embedder=embedder)),
+        bank=by_id(bank), scorer=AnswerScorer(evaluator=RubricScorer(embedder)),
+    )
+    with pytest.raises(UserFacingError, match="no bank questions match"):
+        empty.start(user_id=user, config=SessionConfig())
+    seen = set()
+    for seed in range(6):
+        _, prompt = engine.start(user_id=user, config=SessionConfig(topics=["distributed"], seed=seed))
+        seen.add(prompt.question_id)
+    assert seen == {q.id for q in bank if q.topic.value == "distributed"}
+
+
+def test_empty_answer_is_refused_and_loses_nothing(engine, user):
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1))
+    with pytest.raises(UserFacingError, match="needs text or code"):
+        engine.answer(session_id=session.id, user_id=user, text="  ", code=None)
+    assert engine.current_prompt(session_id=session.id, user_id=user).question_id == prompt.question_id
+
+
+CRASHING_CHILD = """
+import os, signal, sys
+sys.path.insert(0, {repo!r})
+from app.store import open_repository
+from app.interview.engine import InterviewEngine
+from app.interview.models import SessionConfig
+from app.interview.scoring import AnswerScorer
+from app.interview.selection import QuestionSelector
+from evaluators.rubric import RubricScorer
+from knowledge.embeddings import HashingEmbedder
+from knowledge.loader import bank_index
+from knowledge.vectorstore import open_store
+
+repo = open_repository({url!r})
+store = open_store(data_dir={chroma!r}, embedder=HashingEmbedder())
+bank = bank_index()
+store.upsert(list(bank.values()))
+engine = InterviewEngine(repo=repo, selector=QuestionSelector(store), bank=bank,
+                         scorer=AnswerScorer(evaluator=RubricScorer(HashingEmbedder())))
+user = repo.get_or_create_user("carol").id
+session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=3, seed=9))
+print(session.id, prompt.question_id, flush=True)
+real_add_turn = repo.add_turn
+def die(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)  # the answer is committed; the next turn never is
+repo.add_turn = die
+engine.answer(session_id=session.id, user_id=user, text="A tensor is an n-dimensional array on a device.", code=None)
+"""
+
+
+@pytest.mark.slow
+def test_kill_9_mid_session_then_resume_loses_nothing(tmp_path: Path, bank):
+    from knowledge.embeddings import HashingEmbedder
+    from knowledge.vectorstore import open_store
+
+    url = f"sqlite:///{tmp_path / 'crash.db'}"
+    script = CRASHING_CHILD.format(repo=str(REPO), url=url, chroma=str(tmp_path / "chroma"))
+    env = {**os.environ, "INTERVIEWER_DATA_DIR": str(tmp_path)}
+    child = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                           env=env, timeout=120)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    session_id, first_question = child.stdout.split()
+    repo = open_repository(url)
+    user = repo.get_or_create_user("carol").id
+    turns = repo.turns(session_id)
+    assert turns[0].answered and turns[0].evaluation is not None  # nothing lost
+    engine = InterviewEngine(
+        repo=repo, selector=QuestionSelector(open_store(data_dir=str(tmp_path / "chroma"), embedder=HashingEmbedder())),
+        bank=by_id(bank), scorer=AnswerScorer(evaluator=RubricScorer(HashingEmbedder())),
+    )
+    prompt = engine.current_prompt(session_id=session_id, user_id=user)
+    assert prompt is not None and prompt.question_id != first_question or prompt.kind is PromptKind.FOLLOW_UP
+    assert len(repo.turns(session_id)) == 2
