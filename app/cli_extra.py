@@ -49,6 +49,28 @@ def grade(
         sys.exit(1)
 
 
+def check(
+    question_id: Annotated[str, typer.Argument(help="A code task's bank id.")],
+    files: Annotated[list[Path], typer.Argument(help="Python files to check.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (the default output).")] = True,
+) -> None:
+    """Run code files against a code task's hidden checks in the sandbox; one JSON object per file."""
+    from app.cli import emit_json
+    from app.config import get_settings
+    from evaluators.code.runner import CodeRunner
+
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        raise UserFacingError(f"file not found: {', '.join(missing)}")
+    with CodeRunner.from_settings(get_settings()) as runner:
+        results = runner.check_files(question_id, [str(f) for f in files])
+    emit_json(results)
+
+
 def register(app: typer.Typer) -> None:
     """Attach the commands of this module to the root app."""
     app.command()(grade)
+    app.command()(check)
+    from app import cli_interview
+
+    cli_interview.register(app)

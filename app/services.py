@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from functools import lru_cache
+from typing import Any
 
 from app.config import Settings, get_settings
 from knowledge.embeddings import Embedder, get_embedder
 from knowledge.vectorstore import QuestionStore, open_store
+
+log = logging.getLogger(__name__)
 
 
 def embedder_for(settings: Settings) -> Embedder:
@@ -20,6 +24,64 @@ def store_for(settings: Settings) -> QuestionStore:
         port=settings.chroma_port,
         base_name=settings.chroma_collection,
         embedder=embedder_for(settings),
+    )
+
+
+def repository_for(settings: Settings) -> Any:
+    """The database, migrated to the current schema (safe when several processes start at once)."""
+    from app.store import open_repository
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return open_repository(settings.sqlalchemy_url)
+
+
+def evaluator_for(settings: Settings) -> Any:
+    """The offline rubric scorer, wrapped by the LLM judge when a model is configured."""
+    from evaluators.rubric import RubricScorer
+
+    offline = RubricScorer(embedder_for(settings))
+    if not settings.llm_enabled:
+        return offline
+    from app.llm import chat_model_from_settings
+    from evaluators.judge import LLMJudge
+
+    return LLMJudge(chat_model_from_settings(settings), offline)
+
+
+def code_runner_for(settings: Settings) -> Any | None:
+    """The sandboxed runner, or None (with the reason logged) when the sandbox cannot start here."""
+    from evaluators.code.errors import RunnerError
+    from evaluators.code.runner import CodeRunner
+
+    try:
+        return CodeRunner.from_settings(settings)
+    except RunnerError as exc:
+        log.warning("code checks disabled: %s", exc)
+        return None
+
+
+def phraser_for(settings: Settings) -> Any:
+    from app.interview.phrasing import LLMPhraser, Phraser
+
+    if not settings.llm_enabled:
+        return Phraser()
+    from app.llm import chat_model_from_settings
+
+    return LLMPhraser(chat_model_from_settings(settings))
+
+
+def engine_for(settings: Settings, *, repo: Any, store: QuestionStore, runner: Any | None) -> Any:
+    from app.interview.engine import InterviewEngine
+    from app.interview.scoring import AnswerScorer
+    from app.interview.selection import QuestionSelector
+    from knowledge.loader import bank_index
+
+    return InterviewEngine(
+        repo=repo,
+        selector=QuestionSelector(store),
+        bank=bank_index(settings.bank_dir),
+        scorer=AnswerScorer(evaluator=evaluator_for(settings), code_runner=runner),
+        phraser=phraser_for(settings),
     )
 
 

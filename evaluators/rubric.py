@@ -26,19 +26,19 @@ from knowledge.embeddings import Embedder
 class Thresholds:
     """Similarity cut-offs, tuned on the calibration set's tuning split only (bench/calibrate.py)."""
 
-    credit_floor: float = 0.50  # support below this earns nothing
-    credit_full: float = 0.74  # support at or above this earns the whole point
+    credit_floor: float = 0.55  # support below this earns nothing
+    credit_full: float = 0.78  # support at or above this earns the whole point
     covered: float = 0.68
     partial: float = 0.57
     lexical_bonus: float = 0.12  # shared key terms (often API names) add up to this much support
     non_statement_factor: float = 0.55  # a bare list of terms is not an explanation
     polarity_factor: float = 0.55  # "X does not Y" only weakly supports "X does Y"
-    misconception: float = 0.78
+    misconception: float = 0.74
     misconception_sure: float = 0.90  # below this, the sentence must also use the wrong claim's own words
     contradiction: float = 0.88  # a negated near-copy of a rubric point states its opposite
     suspicion_floor: float = 0.65  # below this, resemblance to a wrong claim is just shared topic
     truth_margin: float = 0.02  # as close to a true statement as to a wrong one: benefit of the doubt
-    misconception_penalty: float = 1.25  # score points (of 5) lost per wrong claim
+    misconception_penalty: float = 1.75  # score points (of 5) lost per wrong claim
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,9 @@ def hint_for(question: Question, *, evaluation: Evaluation | None, hints_used: i
     open_points = [p for p in sorted(question.rubric, key=lambda p: -p.weight) if p.id not in covered]
     if not open_points:
         return None
+    probes = {f.point: f.prompt for f in reversed(question.follow_ups)}
+    probed = [p for p in open_points if p.id in probes]
+    if hints_used == 0 and probed:
+        return f"Think about this: {probes[probed[0].id]}"
     point = open_points[min(hints_used, len(open_points) - 1)]
-    probe = next((f.prompt for f in question.follow_ups if f.point == point.id), None)
-    if hints_used == 0 and probe:
-        return f"Think about this: {probe}"
     return f"A complete answer also says something about {point.id.replace('-', ' ')}."

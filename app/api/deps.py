@@ -1,0 +1,126 @@
+"""Dependencies: the per-process components on app.state, the caller, and request limits.
+
+Every component is reached through a function here, so tests swap any of them with
+`app.dependency_overrides[get_engine] = ...` without building the real thing.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+from typing import Annotated, Any
+
+from fastapi import Depends, HTTPException, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from app.api.ratelimit import SlidingWindowLimiter
+from app.config import Settings
+from app.store.records import UserRecord
+from knowledge.schema import Question
+from knowledge.vectorstore import QuestionStore
+
+LOCAL_USER = "local"
+bearer = HTTPBearer(
+    auto_error=False,
+    description="An API key from `interviewer keys create --name NAME`, sent as `Authorization: Bearer <key>`.",
+)
+
+
+def get_settings(request: Request) -> Settings:
+    return request.app.state.settings  # type: ignore[no-any-return]
+
+
+def get_repo(request: Request) -> Any:
+    return request.app.state.repo
+
+
+def get_store(request: Request) -> QuestionStore:
+    return request.app.state.store  # type: ignore[no-any-return]
+
+
+def get_bank(request: Request) -> dict[str, Question]:
+    return request.app.state.bank  # type: ignore[no-any-return]
+
+
+def get_engine(request: Request) -> Any:
+    return request.app.state.engine
+
+
+def get_evaluator(request: Request) -> Any:
+    return request.app.state.evaluator
+
+
+def get_runner(request: Request) -> Any | None:
+    """The sandboxed code runner, or None when the sandbox cannot run on this machine."""
+    return getattr(request.app.state, "runner", None)
+
+
+def get_code_limiter(request: Request) -> SlidingWindowLimiter:
+    return request.app.state.code_limiter  # type: ignore[no-any-return]
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+RepoDep = Annotated[Any, Depends(get_repo)]
+StoreDep = Annotated[QuestionStore, Depends(get_store)]
+BankDep = Annotated[dict[str, Question], Depends(get_bank)]
+EngineDep = Annotated[Any, Depends(get_engine)]
+EvaluatorDep = Annotated[Any, Depends(get_evaluator)]
+RunnerDep = Annotated[Any | None, Depends(get_runner)]
+LimiterDep = Annotated[SlidingWindowLimiter, Depends(get_code_limiter)]
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+
+
+def _unauthorized(detail: str) -> HTTPException:
+    return HTTPException(401, detail, headers={"WWW-Authenticate": "Bearer"})
+
+
+def current_user(request: Request, settings: SettingsDep, repo: RepoDep, credentials: Credentials) -> UserRecord:
+    """The key's owner; with auth disabled, the single local user."""
+    if settings.auth_disabled:
+        _require_loopback_peer(request)
+        cached = getattr(request.app.state, "local_user", None)
+        if cached is None:
+            cached = request.app.state.local_user = repo.get_or_create_user(LOCAL_USER)
+        return cached  # type: ignore[no-any-return]
+    if credentials is None:
+        raise _unauthorized(
+            "missing API key: send `Authorization: Bearer <key>` (create one with "
+            "`interviewer keys create --name NAME`)"
+        )
+    user = repo.user_for_key(credentials.credentials)
+    if user is None:
+        raise _unauthorized("invalid or revoked API key; create a new one with `interviewer keys create`")
+    return user  # type: ignore[no-any-return]
+
+
+def _require_loopback_peer(request: Request) -> None:
+    # `serve` refuses a public bind with auth off; this catches a server started some other way.
+    # Peers without an IP (unix sockets, the in-process test client) are local by construction.
+    host = request.client.host if request.client else None
+    try:
+        address = ipaddress.ip_address(host or "")
+    except ValueError:
+        return
+    if not address.is_loopback:
+        raise HTTPException(403, "authentication is disabled on this server, so it only serves loopback clients")
+
+
+UserDep = Annotated[UserRecord, Depends(current_user)]
+
+
+def require_size(value: str | None, limit: int, what: str) -> None:
+    """413 for an over-long field, with the limit, so the client knows what to cut."""
+    if value is not None and len(value) > limit:
+        raise HTTPException(413, f"{what} is {len(value)} characters; the limit is {limit}")
+
+
+def take_code_check(user: UserRecord, limiter: SlidingWindowLimiter) -> None:
+    """Count one sandbox run for the user, or 429 with the seconds to wait."""
+    wait = limiter.acquire(user.id)
+    if wait is not None:
+        raise HTTPException(
+            429,
+            f"too many code checks: the limit is {limiter.limit} per {limiter.window_s:g} s; "
+            f"retry in {math.ceil(wait)} s",
+            headers={"Retry-After": str(math.ceil(wait))},
+        )

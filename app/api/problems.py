@@ -1,0 +1,122 @@
+"""Every error leaves the API in one shape: RFC 9457 problem details (application/problem+json)."""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.errors import ConflictError, NotFoundError, UserFacingError, domain_errors, one_line
+
+log = logging.getLogger(__name__)
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+TYPE_BASE = "https://github.com/torch-interviewer/problems/"
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details; `errors` lists the fields at fault on validation errors."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = Field(examples=[TYPE_BASE + "not-found"])
+    title: str = Field(examples=["Not Found"])
+    status: int = Field(ge=400, le=599, examples=[404])
+    detail: str = Field(examples=["no session 'b9f1c2' (it does not exist or belongs to someone else)"])
+    errors: list[dict[str, Any]] | None = None
+
+
+def problem(status: int, detail: str, *, headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
+    """A problem+json response; `type` is derived from the status so clients can switch on it."""
+    phrase = HTTPStatus(status).phrase
+    body = {
+        "type": TYPE_BASE + phrase.lower().replace(" ", "-").replace("'", ""),
+        "title": phrase,
+        "status": status,
+        "detail": detail,
+        **extra,
+    }
+    return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM_MEDIA_TYPE)
+
+
+def status_for(exc: BaseException) -> int:
+    """The HTTP status a domain error means; the one place this mapping lives."""
+    from evaluators.code.errors import SandboxUnavailable
+    from knowledge.errors import BankError
+
+    if isinstance(exc, NotFoundError):
+        return 404
+    if isinstance(exc, ConflictError):
+        return 409
+    if isinstance(exc, SandboxUnavailable | BankError):
+        return 503  # the server, not the client, must be fixed
+    if isinstance(exc, ValidationError):
+        return 422
+    return 400
+
+
+async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).description
+    if exc.status_code == 404 and detail == "Not Found":
+        detail = "no such endpoint; see /docs for the API"
+    elif exc.status_code == 405 and detail == "Method Not Allowed":
+        detail = "this endpoint does not accept that method; see /docs for the allowed ones"
+    return problem(exc.status_code, detail, headers=dict(exc.headers or {}))
+
+
+async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    # Only where and what: echoing `input` back could return a whole oversized body.
+    errors = [
+        {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+        for e in exc.errors()
+    ]
+    first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+    where = ".".join(p for p in first["loc"] if p not in ("body",)) or "request"
+    return problem(422, f"invalid {where}: {first['msg']}", errors=errors)
+
+
+async def _domain_error(_request: Request, exc: Exception) -> JSONResponse:
+    return problem(status_for(exc), one_line(exc))
+
+
+async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+    # The traceback goes to the log, never to the client (it may name paths or settings).
+    log.exception("unhandled error: %s", type(exc).__name__)
+    return problem(500, "the server failed on this request; the error was logged")
+
+
+def install(app: FastAPI) -> None:
+    """Route every error type through the problem shape."""
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    for error_type in domain_errors():
+        app.add_exception_handler(error_type, _domain_error)
+    app.add_exception_handler(UserFacingError, _domain_error)
+    app.add_exception_handler(Exception, _unexpected)
+
+
+def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI entries for the error statuses a route can return (rewritten to problem+json)."""
+    return {status: {"model": Problem, "description": HTTPStatus(status).phrase} for status in statuses}
+
+
+def use_problem_media_type(schema: dict[str, Any]) -> dict[str, Any]:
+    """Document every 4xx/5xx body as application/problem+json, FastAPI's own 422 included."""
+    problem_ref = {"$ref": "#/components/schemas/Problem"}
+    for path in schema.get("paths", {}).values():
+        for operation in path.values():
+            for status, response in operation.get("responses", {}).items():
+                if status.isdigit() and int(status) >= 400:
+                    response["content"] = {PROBLEM_MEDIA_TYPE: {"schema": problem_ref}}
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    components.setdefault("Problem", Problem.model_json_schema(ref_template="#/components/schemas/{model}"))
+    for unused in ("HTTPValidationError", "ValidationError"):
+        components.pop(unused, None)
+    return schema

@@ -1,0 +1,97 @@
+"""The question bank, browsable and searchable; reference answers, rubrics and checks stay server-side."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, Field
+
+from app.api.deps import BankDep, StoreDep, UserDep
+from app.api.problems import problem_responses
+from app.errors import NotFoundError
+from knowledge.schema import Framework, Kind, Topic
+from knowledge.vectorstore import SearchHit
+
+router = APIRouter(prefix="/v1/questions", tags=["questions"], responses=problem_responses(401, 422))
+# Search ranks a bounded candidate list; deeper pages of a ranked search are not useful.
+MAX_SEARCH_RESULTS = 200
+
+
+class QuestionSummary(BaseModel):
+    id: str = Field(examples=["autograd-zero-grad"])
+    question: str
+    framework: Framework
+    topic: Topic
+    difficulty: int = Field(ge=1, le=3)
+    kind: Kind
+    score: float | None = Field(default=None, description="Search relevance; absent when browsing")
+
+
+class QuestionPage(BaseModel):
+    items: list[QuestionSummary]
+    total: int
+    page: int
+    per_page: int
+
+
+class CodeSpec(BaseModel):
+    contract: str = Field(description="What the submitted code must define and do")
+    starter: str
+
+
+class QuestionDetail(BaseModel):
+    id: str
+    question: str
+    framework: Framework
+    topic: Topic
+    difficulty: int = Field(ge=1, le=3)
+    kind: Kind
+    related: list[str]
+    code: CodeSpec | None = None
+
+
+@router.get("", response_model=QuestionPage)
+def list_questions(
+    _user: UserDep,
+    store: StoreDep,
+    q: Annotated[str | None, Query(max_length=500, description="Search text (hybrid semantic + keyword)")] = None,
+    framework: Framework | None = None,
+    topic: Topic | None = None,
+    difficulty: Annotated[int | None, Query(ge=1, le=3)] = None,
+    kind: Kind | None = None,
+    page: Annotated[int, Query(ge=1, le=10_000)] = 1,
+    per_page: Annotated[int, Query(ge=1, le=100)] = 20,
+) -> QuestionPage:
+    """Browse (by id) or search (by relevance) the bank, with filters; paginated."""
+    filters = {"framework": framework, "topic": topic, "difficulty": difficulty, "kind": kind}
+    filters = {k: (v.value if hasattr(v, "value") else v) for k, v in filters.items() if v is not None}
+    hits: list[SearchHit]
+    if q and q.strip():
+        hits = store.search(q, k=MAX_SEARCH_RESULTS, filters=filters)
+    else:
+        hits = sorted(store.catalog(filters), key=lambda h: h.id)
+    start = (page - 1) * per_page
+    items = [_summary(h, ranked=bool(q and q.strip())) for h in hits[start : start + per_page]]
+    return QuestionPage(items=items, total=len(hits), page=page, per_page=per_page)
+
+
+@router.get("/{question_id}", response_model=QuestionDetail, responses=problem_responses(404))
+def get_question(question_id: str, _user: UserDep, bank: BankDep) -> QuestionDetail:
+    """One question; code tasks include their contract and starter code."""
+    question = bank.get(question_id)
+    if question is None:
+        raise NotFoundError(f"no question {question_id!r}; list them with GET /v1/questions")
+    code = CodeSpec(contract=question.code.contract, starter=question.code.starter) if question.code else None
+    return QuestionDetail(
+        id=question.id, question=question.question, framework=question.framework, topic=question.topic,
+        difficulty=question.difficulty, kind=question.kind, related=list(question.related), code=code,
+    )
+
+
+def _summary(hit: SearchHit, *, ranked: bool) -> QuestionSummary:
+    return QuestionSummary(
+        id=hit.id, question=hit.question, framework=Framework(hit.framework), topic=Topic(hit.topic),
+        difficulty=hit.difficulty, kind=Kind(hit.kind), score=hit.score if ranked else None,
+    )
+

@@ -1,0 +1,127 @@
+"""Response bodies shared by the session routes; what the OpenAPI document promises clients."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.interview.models import Prompt, SessionConfig
+from evaluators.base import DetectedMisconception, PointVerdict
+
+PROMPT_EXAMPLE = {
+    "kind": "question",
+    "question_id": "autograd-zero-grad",
+    "text": "Question 1 of 5: Why do you call optimizer.zero_grad() in a training loop?",
+    "topic": "autograd",
+    "difficulty": 1,
+    "number": 1,
+    "total": 5,
+    "code_contract": None,
+    "starter_code": None,
+    "time_limit_s": None,
+}
+
+
+class EvaluationOut(BaseModel):
+    """How one answer scored: 0-5 with a verdict per rubric point and the reasons."""
+
+    model_config = ConfigDict(extra="allow")
+
+    question_id: str | None = None
+    score: float = Field(ge=0, le=5, examples=[3.5])
+    points: list[PointVerdict] = Field(default_factory=list)
+    misconceptions: list[DetectedMisconception] = Field(default_factory=list)
+    feedback: str = ""
+    model_answer: str | None = None
+    evaluator: str = Field(examples=["rubric"])
+    gate: str | None = None
+    notes: list[str] = Field(default_factory=list)
+    penalties: list[str] | None = None
+    code_score: float | None = None
+    rubric_score: float | None = None
+
+
+class CheckOut(BaseModel):
+    name: str
+    description: str
+    weight: float
+    passed: bool
+    message: str | None = None
+
+
+class CodeResultOut(BaseModel):
+    """The sandboxed runner's verdict: one result per hidden check."""
+
+    question_id: str
+    status: Literal["passed", "failed", "error", "timed_out", "resource_limit"]
+    passed_checks: int | None = None
+    total_checks: int | None = None
+    score: float = Field(ge=0, le=1)
+    checks: list[CheckOut]
+    stdout: str = ""
+    duration_ms: float = 0.0
+
+
+class TurnOut(BaseModel):
+    """What follows an action: feedback (practice mode only) and the next prompt, if any."""
+
+    status: Literal["active", "completed"]
+    evaluation: EvaluationOut | None = None
+    code_result: CodeResultOut | None = None
+    prompt: Prompt | None = None
+    message: str | None = None
+
+
+class SessionCreated(BaseModel):
+    id: str = Field(examples=["3f6c0d8e2b5a4c19a7e4d2b1c0f9e8d7"])
+    status: Literal["active", "completed"]
+    config: SessionConfig
+    prompt: Prompt | None = Field(examples=[PROMPT_EXAMPLE])
+
+
+class TranscriptTurn(BaseModel):
+    position: int
+    kind: Literal["question", "follow_up"]
+    question_id: str
+    topic: str
+    difficulty: int
+    prompt: str
+    action: str | None = None
+    answer_text: str | None = None
+    answer_code: str | None = None
+    hints_used: int = 0
+    asked_at: datetime
+    answered_at: datetime | None = None
+    evaluation: EvaluationOut | None = None
+    code_result: CodeResultOut | None = None
+
+
+class SessionDetail(SessionCreated):
+    created_at: datetime
+    updated_at: datetime
+    transcript: list[TranscriptTurn]
+
+
+class SessionSummary(BaseModel):
+    id: str
+    status: Literal["active", "completed"]
+    mode: str
+    num_questions: int
+    answered: int = Field(description="Main questions asked so far")
+    created_at: datetime
+    updated_at: datetime
+
+
+def evaluation_out(evaluation: dict[str, Any] | None) -> EvaluationOut | None:
+    """The stored evaluation without its nested copy of the raw rubric result."""
+    if evaluation is None:
+        return None
+    return EvaluationOut.model_validate({k: v for k, v in evaluation.items() if k != "rubric"})
+
+
+def code_result_out(result: dict[str, Any] | None) -> CodeResultOut | None:
+    if result is None:
+        return None
+    return CodeResultOut.model_validate({k: v for k, v in result.items() if k != "file"})

@@ -1,0 +1,216 @@
+"""Interview sessions: start one, answer, ask for hints, skip, and fetch the transcript or report."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Body, HTTPException, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.api.deps import (
+    BankDep,
+    EngineDep,
+    LimiterDep,
+    RepoDep,
+    RunnerDep,
+    SettingsDep,
+    UserDep,
+    require_size,
+    take_code_check,
+)
+from app.api.problems import problem_responses
+from app.api.schemas import (
+    SessionCreated,
+    SessionDetail,
+    SessionSummary,
+    TranscriptTurn,
+    TurnOut,
+    code_result_out,
+    evaluation_out,
+)
+from app.errors import ConflictError, NotFoundError
+from app.interview.models import Mode, SessionConfig, TurnOutcome
+
+router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=problem_responses(401, 422))
+SESSION_ERRORS = problem_responses(404, 409)
+
+CONFIG_EXAMPLES = {
+    "defaults": {"summary": "5 adaptive practice questions", "value": {}},
+    "focused": {
+        "summary": "Autograd and tensors, interview mode",
+        "value": {"topics": ["autograd", "tensors"], "frameworks": ["pytorch"], "difficulty": 2,
+                  "num_questions": 3, "mode": "interview", "time_limit_s": 300, "seed": 7},
+    },
+}
+
+
+class AnswerIn(BaseModel):
+    """Text, code, or both; code is run against the task's hidden checks on code questions."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str | None = Field(default=None, examples=["zero_grad clears the .grad buffers, which accumulate."])
+    code: str | None = Field(default=None, examples=["def pairwise_distances(x, y):\n    return torch.cdist(x, y)"])
+
+
+ANSWER_EXAMPLES = {
+    "text": {"summary": "A spoken-style answer", "value": {
+        "text": "Gradients accumulate in .grad across backward calls, so each step must start from zero."}},
+    "code": {"summary": "A code answer", "value": {"code": "def f(x):\n    return x.relu()", "text": ""}},
+}
+
+
+@router.post("", status_code=201, response_model=SessionCreated, responses=problem_responses(400))
+def create_session(
+    user: UserDep, engine: EngineDep,
+    config: Annotated[SessionConfig | None, Body(openapi_examples=CONFIG_EXAMPLES)] = None,
+) -> SessionCreated:
+    """Start a session; every config field is optional. Returns the first question."""
+    session, prompt = engine.start(user_id=user.id, config=config or SessionConfig())
+    return SessionCreated(id=session.id, status=session.status, config=session.config, prompt=prompt)
+
+
+@router.get("", response_model=list[SessionSummary])
+def list_sessions(user: UserDep, repo: RepoDep) -> list[SessionSummary]:
+    """The caller's sessions, newest first."""
+    return [
+        SessionSummary(
+            id=s.id, status=s.status, mode=s.config.get("mode", "practice"),
+            num_questions=s.config.get("num_questions", 0), answered=s.state.get("question_number", 0),
+            created_at=s.created_at, updated_at=s.updated_at,
+        )
+        for s in repo.list_sessions(user.id)
+    ]
+
+
+@router.get("/{session_id}", response_model=SessionDetail, responses=SESSION_ERRORS)
+def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep) -> SessionDetail:
+    """State, the current prompt and the transcript so far (scores hidden in an active interview)."""
+    prompt = engine.current_prompt(session_id=session_id, user_id=user.id)
+    session = _owned(repo, session_id, user.id)
+    hide = session.config.get("mode") == Mode.INTERVIEW.value and session.status != "completed"
+    transcript = [
+        TranscriptTurn(
+            position=t.position, kind=t.kind, question_id=t.question_id, topic=t.topic,
+            difficulty=t.difficulty, prompt=t.prompt, action=t.action, answer_text=t.answer_text,
+            answer_code=t.answer_code, hints_used=t.hints_used, asked_at=t.created_at,
+            answered_at=t.answered_at,
+            evaluation=None if hide else evaluation_out(t.evaluation),
+            code_result=None if hide else code_result_out(t.code_result),
+        )
+        for t in repo.turns(session_id)
+    ]
+    return SessionDetail(
+        id=session.id, status=session.status, config=session.config, prompt=prompt,
+        created_at=session.created_at, updated_at=session.updated_at, transcript=transcript,
+    )
+
+
+@router.post("/{session_id}/answers", response_model=TurnOut, responses=problem_responses(400, 404, 409, 413, 429))
+def submit_answer(
+    session_id: str, user: UserDep, engine: EngineDep, settings: SettingsDep, runner: RunnerDep,
+    limiter: LimiterDep, answer: Annotated[AnswerIn, Body(openapi_examples=ANSWER_EXAMPLES)],
+) -> TurnOut:
+    """Answer the current prompt: returns the evaluation (practice mode) and the next prompt."""
+    require_size(answer.text, settings.max_answer_chars, "text")
+    require_size(answer.code, settings.max_code_chars, "code")
+    if answer.code and answer.code.strip() and runner is not None:
+        take_code_check(user, limiter)  # code in an answer runs in the sandbox like a code check
+    outcome = engine.answer(session_id=session_id, user_id=user.id, text=answer.text, code=answer.code)
+    return _turn_out(outcome)
+
+
+@router.post("/{session_id}/hint", response_model=TurnOut, responses=SESSION_ERRORS)
+def hint(session_id: str, user: UserDep, engine: EngineDep) -> TurnOut:
+    """A hint for the current question, in `message`; each one costs points on that question."""
+    return _turn_out(engine.hint(session_id=session_id, user_id=user.id))
+
+
+@router.post("/{session_id}/skip", response_model=TurnOut, responses=SESSION_ERRORS)
+def skip(session_id: str, user: UserDep, engine: EngineDep) -> TurnOut:
+    """Skip the current question (scored 0) and move on."""
+    return _turn_out(engine.skip(session_id=session_id, user_id=user.id))
+
+
+@router.post("/{session_id}/dont-know", response_model=TurnOut, responses=SESSION_ERRORS)
+def dont_know(session_id: str, user: UserDep, engine: EngineDep) -> TurnOut:
+    """Say "I don't know": scored 0; practice mode shows the model answer."""
+    return _turn_out(engine.dont_know(session_id=session_id, user_id=user.id))
+
+
+@router.post("/{session_id}/repeat", response_model=TurnOut, responses=SESSION_ERRORS)
+def repeat(session_id: str, user: UserDep, engine: EngineDep) -> TurnOut:
+    """The current prompt again."""
+    return _turn_out(engine.repeat(session_id=session_id, user_id=user.id))
+
+
+REPORT_TYPES = {
+    "json": "application/json",
+    "markdown": "text/markdown",
+    "html": "text/html",
+    "pdf": "application/pdf",
+}
+REPORT_CONTENT: dict[str, Any] = {
+    "application/json": {"schema": {"type": "object"}},
+    "text/markdown": {"schema": {"type": "string"}},
+    "text/html": {"schema": {"type": "string"}},
+    "application/pdf": {"schema": {"type": "string", "format": "binary"}},
+}
+
+
+@router.get(
+    "/{session_id}/report",
+    response_class=Response,
+    responses={200: {"description": "The report", "content": REPORT_CONTENT}, **problem_responses(404, 406, 409, 503)},
+)
+def report(
+    session_id: str, request: Request, user: UserDep, repo: RepoDep, bank: BankDep,
+    format: Annotated[Literal["json", "markdown", "html", "pdf"] | None, Query(
+        description="Overrides the Accept header")] = None,
+) -> Response:
+    """The session's report as JSON, Markdown, HTML or PDF (by `format`, else by Accept)."""
+    fmt = format or _negotiate(request.headers.get("accept", ""))
+    session = _owned(repo, session_id, user.id)
+    if session.config.get("mode") == Mode.INTERVIEW.value and session.status != "completed":
+        raise ConflictError("an interview-mode report is ready once the session is completed")
+    try:
+        from app.reports import build_report, render
+    except ImportError:
+        raise HTTPException(503, "reports are not available in this build") from None
+    body, media_type = render(build_report(session=session, turns=repo.turns(session_id), bank=bank), fmt)
+    return Response(content=body, media_type=media_type)
+
+
+def _negotiate(accept: str) -> str:
+    """The first acceptable report format by quality; JSON when the client takes anything."""
+    ranked = []
+    for position, item in enumerate(accept.split(",")):
+        media, *params = (part.strip() for part in item.split(";"))
+        quality = next((p[2:] for p in params if p.startswith("q=")), "1")
+        try:
+            ranked.append((-float(quality), position, media.lower()))
+        except ValueError:
+            continue
+    by_media = {media: fmt for fmt, media in REPORT_TYPES.items()}
+    for negative_q, _, media in sorted(ranked):
+        if negative_q < 0 and media in by_media:
+            return by_media[media]
+        if negative_q < 0 and media in ("*/*", "application/*", ""):
+            return "json"
+    if not accept.strip():
+        return "json"
+    raise HTTPException(406, f"cannot produce {accept!r}; accepted: {', '.join(REPORT_TYPES.values())}")
+
+
+def _owned(repo: Any, session_id: str, user_id: int) -> Any:
+    session = repo.get_session(session_id, user_id)
+    if session is None:
+        raise NotFoundError(f"no session {session_id!r} (it does not exist or belongs to someone else)")
+    return session
+
+
+def _turn_out(outcome: TurnOutcome) -> TurnOut:
+    return TurnOut(
+        status=outcome.status, prompt=outcome.prompt, message=outcome.message,
+        evaluation=evaluation_out(outcome.evaluation), code_result=code_result_out(outcome.code_result),
+    )

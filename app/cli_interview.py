@@ -1,0 +1,155 @@
+"""`interviewer interview`: a mock interview in the terminal, answers read from stdin."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Annotated, Any, TextIO
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.panel import Panel
+
+from app.errors import UserFacingError
+
+HELP = (
+    "Type your answer; finish it with a line containing only '.' (or end of input). "
+    "Commands on their own line: :hint  :skip  :repeat  :idk (I don't know)  :quit. "
+    "Code: a ```python fenced block in the answer, or ':code PATH' to send a file."
+)
+_FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\n(.*?)```", re.S)
+
+
+def read_answer(stream: TextIO) -> tuple[str, str | None, str | None] | None:
+    """(command, text, code) from the next answer block; None at end of input."""
+    lines: list[str] = []
+    for raw in stream:
+        line = raw.rstrip("\n")
+        if not lines and line.strip().startswith(":") and not line.strip().startswith(":code"):
+            return line.strip()[1:].lower(), None, None
+        if line.strip() == ".":
+            break
+        lines.append(line)
+    else:
+        if not lines:
+            return None
+    return ("answer", *split_code("\n".join(lines)))
+
+
+def split_code(block: str) -> tuple[str | None, str | None]:
+    """Separate prose from code: fenced blocks and `:code PATH` lines become the code answer."""
+    code_parts = [m.group(1) for m in _FENCE.finditer(block)]
+    prose_lines = []
+    for line in _FENCE.sub("", block).splitlines():
+        if line.strip().startswith(":code "):
+            path = Path(line.strip()[6:].strip()).expanduser()
+            if not path.is_file():
+                raise UserFacingError(f"code file not found: {path}")
+            code_parts.append(path.read_text(encoding="utf-8"))
+        else:
+            prose_lines.append(line)
+    text = "\n".join(prose_lines).strip() or None
+    code = "\n\n".join(code_parts).strip() or None
+    return text, code
+
+
+def show_prompt(console: Console, prompt: Any) -> None:
+    title = f"{prompt.kind.value.replace('_', '-')} · {prompt.topic} · difficulty {prompt.difficulty}"
+    console.print(Panel(prompt.text, title=f"Question {prompt.number} of {prompt.total}", subtitle=title))
+    if prompt.code_contract and prompt.kind.value == "question":
+        console.print(Markdown(prompt.code_contract))
+
+
+def show_outcome(console: Console, outcome: Any) -> None:
+    if outcome.message:
+        console.print(f"[yellow]{outcome.message}[/yellow]")
+    evaluation = outcome.evaluation
+    if not evaluation:
+        return
+    console.print(f"[bold]Score {evaluation['score']} / 5[/bold]")
+    for point in evaluation.get("points", []):
+        mark = {"covered": "[green]✔[/green]", "partial": "[yellow]~[/yellow]"}.get(point["verdict"], "[red]✘[/red]")
+        console.print(f" {mark} {point['description']}", highlight=False)
+    for wrong in evaluation.get("misconceptions", []):
+        console.print(f" [red]wrong:[/red] \"{wrong['quote']}\" - {wrong['correction']}", highlight=False)
+    if outcome.code_result:
+        result = outcome.code_result
+        console.print(f" code checks: {result.get('passed_checks')}/{result.get('total_checks')} ({result.get('status')})")
+
+
+def run_interview(engine: Any, user_id: int, config: Any, stream: TextIO, console: Console) -> str:
+    session, prompt = engine.start(user_id=user_id, config=config)
+    console.print(HELP, style="dim")
+    actions = {"hint": engine.hint, "skip": engine.skip, "repeat": engine.repeat, "idk": engine.dont_know}
+    while prompt is not None:
+        show_prompt(console, prompt)
+        block = read_answer(stream)
+        if block is None or block[0] == "quit":
+            console.print("Session paused; it can be resumed through the API.")
+            return str(session.id)
+        command, text, code = block
+        try:
+            if command == "answer":
+                outcome = engine.answer(session_id=session.id, user_id=user_id, text=text, code=code)
+            elif command in actions:
+                outcome = actions[command](session_id=session.id, user_id=user_id)
+            else:
+                console.print(f"[red]unknown command :{command}[/red]. {HELP}")
+                continue
+        except UserFacingError as exc:
+            console.print(f"[red]{exc}[/red]")
+            continue
+        show_outcome(console, outcome)
+        if outcome.status == "completed":
+            break
+        prompt = outcome.prompt
+    return str(session.id)
+
+
+def interview(
+    topics: Annotated[list[str] | None, typer.Option("--topics", help="Topics to draw from (repeatable).")] = None,
+    questions: Annotated[int, typer.Option("--questions", min=1, max=30, help="Number of questions.")] = 5,
+    difficulty: Annotated[str, typer.Option(help="1, 2, 3 or adaptive.")] = "adaptive",
+    mode: Annotated[str, typer.Option(help="practice or interview.")] = "practice",
+    seed: Annotated[int | None, typer.Option(help="Random seed for a reproducible session.")] = None,
+) -> None:
+    """Run a mock interview in the terminal and print the report at the end."""
+    from app.config import get_settings
+    from app.interview.models import SessionConfig
+    from app.services import code_runner_for, engine_for, repository_for, store_for
+
+    settings = get_settings()
+    config = SessionConfig.model_validate(
+        {"topics": topics, "num_questions": questions, "mode": mode, "seed": seed,
+         "difficulty": difficulty if difficulty == "adaptive" else int(difficulty) if difficulty.isdigit() else difficulty}
+    )
+    repo = repository_for(settings)
+    runner = code_runner_for(settings)
+    console = Console()
+    try:
+        engine = engine_for(settings, repo=repo, store=store_for(settings), runner=runner)
+        user_id = repo.get_or_create_user("local").id
+        session_id = run_interview(engine, user_id, config, sys.stdin, console)
+        print_report(console, repo, session_id, user_id, settings)
+    finally:
+        if runner is not None:
+            runner.close()
+
+
+def print_report(console: Console, repo: Any, session_id: str, user_id: int, settings: Any) -> None:
+    session = repo.get_session(session_id, user_id)
+    try:
+        from app.reports import build_report, render
+        from knowledge.loader import bank_index
+    except ImportError:
+        console.print(f"Scores: {session.state.get('question_scores')}")
+        return
+    report = build_report(session=session, turns=repo.turns(session_id), bank=bank_index(settings.bank_dir))
+    body, _ = render(report, "markdown")
+    console.print(Markdown(body.decode("utf-8")))
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(interview)

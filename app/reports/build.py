@@ -1,0 +1,126 @@
+"""Building a Report from what a session stored: its record, its turns and the question bank."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from statistics import fmean
+
+from app.reports.model import (
+    GapPoint,
+    QuestionEntry,
+    Report,
+    Strength,
+    StudyItem,
+    StudyLink,
+    TopicGaps,
+    TopicScore,
+)
+from app.reports.questions import group_by_question, question_entry
+from app.store.records import SessionRecord, TurnRecord
+from knowledge.schema import Question
+
+WEAK_BELOW = 3.5  # of 5: a question scored under this goes into the study plan
+LINKS_PER_ITEM = 3  # enough to fill an evening of study without burying the first, most useful one
+
+
+def build_report(
+    *, session: SessionRecord, turns: Sequence[TurnRecord], bank: Mapping[str, Question]
+) -> Report:
+    """Everything the candidate should see after a session; every claim traces to a stored evaluation."""
+    stored = session.state.get("question_scores") or {}
+    entries = [
+        question_entry(number=n, question_id=qid, turns=group, bank=bank, stored_score=stored.get(qid))
+        for n, (qid, group) in enumerate(group_by_question(turns), start=1)
+    ]
+    answered = [e for e in entries if e.answered and e.score is not None]
+    topics = _topic_scores(answered)
+    return Report(
+        session_id=session.id,
+        user_id=session.user_id,
+        status=session.status,
+        mode=str(session.config.get("mode", "practice")),
+        created_at=session.created_at,
+        updated_at=session.updated_at,
+        config=dict(session.config),
+        overall_score=_mean([e.score for e in answered]),
+        questions_answered=len(answered),
+        questions=entries,
+        topics=topics,
+        strengths=_strengths(answered),
+        gaps=_gaps(answered, topics),
+        misconceptions=[m for e in answered for m in e.misconceptions],
+        study_plan=_study_plan(answered, bank),
+        notes=[str(n) for n in session.state.get("notes") or []],
+    )
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return round(fmean(present), 2) if present else None
+
+
+def _topic_scores(answered: list[QuestionEntry]) -> list[TopicScore]:
+    """Mean final score per topic, topics in the order the session reached them."""
+    by_topic: dict[str, list[float]] = {}
+    for entry in answered:
+        by_topic.setdefault(entry.topic, []).append(entry.score or 0.0)
+    return [
+        TopicScore(topic=topic, score=round(fmean(scores), 2), questions=len(scores))
+        for topic, scores in by_topic.items()
+    ]
+
+
+def _strengths(answered: list[QuestionEntry]) -> list[Strength]:
+    # Only fully covered points: a partial one is not something to be praised for.
+    return [
+        Strength(question_id=e.question_id, topic=e.topic, point_id=p.point_id,
+                 description=p.description, quote=p.quote)
+        for e in answered
+        for p in e.covered
+        if p.verdict == "covered"
+    ]
+
+
+def _gaps(answered: list[QuestionEntry], topics: list[TopicScore]) -> list[TopicGaps]:
+    """Points not fully covered, grouped by topic, weakest topic first."""
+    score = {t.topic: t.score for t in topics}
+    grouped: dict[str, list[GapPoint]] = {}
+    for entry in answered:
+        for point in entry.missed:
+            grouped.setdefault(entry.topic, []).append(GapPoint(
+                question_id=entry.question_id, point_id=point.point_id,
+                description=point.description, verdict=point.verdict,
+            ))
+    ordered = sorted(grouped, key=lambda topic: score.get(topic, 0.0))
+    return [TopicGaps(topic=t, score=score.get(t), points=grouped[t]) for t in ordered]
+
+
+def _study_plan(answered: list[QuestionEntry], bank: Mapping[str, Question]) -> list[StudyItem]:
+    """Weak questions, weakest first, each with bank entries to study next."""
+    weak = sorted((e for e in answered if (e.score or 0.0) < WEAK_BELOW), key=lambda e: (e.score, e.number))
+    # Questions already answered well need no study; ones already recommended need not repeat.
+    skip = {e.question_id for e in answered if (e.score or 0.0) >= WEAK_BELOW}
+    plan: list[StudyItem] = []
+    for entry in weak:
+        links = _links(entry, bank, exclude=skip | {entry.question_id})
+        skip.update(link.id for link in links)
+        plan.append(StudyItem(
+            question_id=entry.question_id, question=entry.question, topic=entry.topic,
+            score=entry.score or 0.0, focus=[p.description for p in entry.missed], next=links,
+        ))
+    return plan
+
+
+def _links(entry: QuestionEntry, bank: Mapping[str, Question], *, exclude: set[str]) -> list[StudyLink]:
+    """The bank's curated `related` entries; same-topic questions only when those run out."""
+    question = bank.get(entry.question_id)
+    ids = [r for r in (question.related if question else []) if r in bank and r not in exclude]
+    if not ids:
+        same_topic = sorted(
+            (q for q in bank.values() if q.topic == entry.topic and q.id not in exclude),
+            key=lambda q: (abs(q.difficulty - entry.difficulty), q.id),
+        )
+        ids = [q.id for q in same_topic]
+    return [
+        StudyLink(id=i, question=bank[i].question, topic=str(bank[i].topic)) for i in ids[:LINKS_PER_ITEM]
+    ]

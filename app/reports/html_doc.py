@@ -1,0 +1,121 @@
+"""The HTML report: one self-contained page (inline CSS, inline SVG charts, no external URL).
+
+Every piece of candidate or bank text passes through `esc`; nothing is marked safe by hand, so an
+answer containing markup shows as text and cannot run in the reader's browser.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from app.reports import wording as w
+from app.reports.charts import report_charts, score_colour, to_svg
+from app.reports.model import QuestionEntry, Report
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:52rem;margin:2rem auto;
+padding:0 1rem;color:#222;line-height:1.45}
+h1{border-bottom:2px solid #333}h2{margin-top:2rem;border-bottom:1px solid #ccc}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}
+.score{font-weight:bold;padding:0 .4rem;border-radius:.3rem;color:#fff}
+blockquote,q{font-style:italic;color:#444}.flag{color:#666;font-size:.9rem}
+.charts svg{max-width:100%;height:auto;display:block;margin:1rem 0}
+section.question{border-left:3px solid #ddd;padding-left:1rem;margin:1rem 0}
+"""
+
+
+def esc(text: object) -> str:
+    return escape(str(text), quote=True)
+
+
+def render_html(report: Report) -> str:
+    """The whole page as a string; an empty session gets the title and one sentence."""
+    body = [f"<h1>{esc(w.TITLE)}</h1>", _overall(report)]
+    if not report.empty:
+        body += [_topics(report), _questions(report), _strengths(report), _gaps(report),
+                 _misconceptions(report), _study_plan(report)]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{esc(w.TITLE)} {esc(report.session_id)}</title><style>{CSS}</style></head>"
+        f"<body>{''.join(body)}</body></html>\n"
+    )
+
+
+def _badge(score: float | None) -> str:
+    colour = "#999" if score is None else score_colour(score)
+    return f'<span class="score" style="background:{colour}">{esc(w.score_text(score))}</span>'
+
+
+def _overall(report: Report) -> str:
+    paragraphs = "".join(f"<p>{esc(line)}</p>" for line in w.overview_lines(report))
+    charts = "".join(to_svg(chart) for chart in report_charts(report))
+    return f"<h2>{esc(w.OVERALL)}</h2>{paragraphs}<div class=\"charts\">{charts}</div>"
+
+
+def _topics(report: Report) -> str:
+    rows = "".join(f"<tr><td>{esc(t.topic)}</td><td>{t.questions}</td><td>{_badge(t.score)}</td></tr>"
+                   for t in report.topics)
+    return (f"<h2>{esc(w.PER_TOPIC)}</h2><table><tr><th>Topic</th><th>Questions</th>"
+            f"<th>Mean score</th></tr>{rows}</table>")
+
+
+def _questions(report: Report) -> str:
+    return f"<h2>{esc(w.QUESTIONS)}</h2>" + "".join(_question(e) for e in report.questions)
+
+
+def _question(entry: QuestionEntry) -> str:
+    parts = [f"<h3>Q{entry.number}. {esc(entry.question)}</h3>",
+             f"<p>{esc(entry.topic)} \u00b7 difficulty {entry.difficulty} \u00b7 {_badge(entry.score)}</p>"]
+    flags = [*w.status_flags(entry), *filter(None, [w.code_text(entry)]), *entry.penalties]
+    flags += [f"Failed check {c.name}: {c.message or ''}" for c in entry.failed_checks]
+    parts += [f'<p class="flag">{esc(flag)}</p>' for flag in flags]
+    parts.append(_list("Covered", [f"{esc(p.description)} ({p.verdict}): <q>{esc(p.quote)}</q>"
+                                   for p in entry.covered]))
+    parts.append(_list("Missed", [esc(w.missed_text(p.description, p.verdict))
+                                  for p in entry.missed]))
+    parts.append(_list("Misconceptions", [f"You said <q>{esc(m.quote)}</q>. {esc(m.correction)}"
+                                          for m in entry.misconceptions]))
+    return f'<section class="question">{"".join(parts)}</section>'
+
+
+def _list(title: str, items: list[str]) -> str:
+    """A titled list of already-escaped items; nothing at all when there are none."""
+    if not items:
+        return ""
+    return f"<p><strong>{esc(title)}</strong></p><ul>{''.join(f'<li>{i}</li>' for i in items)}</ul>"
+
+
+def _strengths(report: Report) -> str:
+    items = [f"<li><strong>{esc(s.topic)}</strong>: {esc(s.description)} \u2014 you said "
+             f"<q>{esc(s.quote)}</q></li>" for s in report.strengths]
+    body = f"<ul>{''.join(items)}</ul>" if items else f"<p>{esc(w.NO_STRENGTHS)}</p>"
+    return f"<h2>{esc(w.STRENGTHS)}</h2>{body}"
+
+
+def _gaps(report: Report) -> str:
+    parts = [f"<h2>{esc(w.GAPS)}</h2>"]
+    for group in report.gaps:
+        items = [esc(w.missed_text(p.description, p.verdict)) +
+                 f" \u2014 {esc(p.question_id)}" for p in group.points]
+        parts.append(f"<h3>{esc(group.topic)} {_badge(group.score)}</h3>"
+                     f"<ul>{''.join(f'<li>{i}</li>' for i in items)}</ul>")
+    return "".join(parts) if report.gaps else parts[0] + f"<p>{esc(w.NO_GAPS)}</p>"
+
+
+def _misconceptions(report: Report) -> str:
+    items = [f"<li>You said <q>{esc(m.quote)}</q> ({esc(m.topic)}). Wrong claim: {esc(m.claim)} "
+             f"<strong>Correction:</strong> {esc(m.correction)}</li>" for m in report.misconceptions]
+    body = f"<ul>{''.join(items)}</ul>" if items else f"<p>{esc(w.NO_MISCONCEPTIONS)}</p>"
+    return f"<h2>{esc(w.MISCONCEPTIONS)}</h2>{body}"
+
+
+def _study_plan(report: Report) -> str:
+    items = []
+    for item in report.study_plan:
+        focus = f"<p>Work on: {esc('; '.join(item.focus))}</p>" if item.focus else ""
+        links = "".join(f"<li><code>{esc(link.id)}</code> \u2014 {esc(link.question)}</li>"
+                        for link in item.next)
+        items.append(f"<li><strong>{esc(item.question)}</strong> ({esc(item.topic)}, "
+                     f"{esc(w.score_text(item.score))}){focus}<ul>{links}</ul></li>")
+    body = f"<ol>{''.join(items)}</ol>" if items else f"<p>{esc(w.NO_STUDY)}</p>"
+    return f"<h2>{esc(w.STUDY_PLAN)}</h2>{body}"

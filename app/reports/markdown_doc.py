@@ -1,0 +1,89 @@
+"""The Markdown report: plain text that reads well raw and renders safely in any Markdown viewer."""
+
+from __future__ import annotations
+
+import re
+
+from app.reports import wording as w
+from app.reports.model import QuestionEntry, Report
+
+# Backslash-escaping these keeps candidate text literal: no injected HTML, links, emphasis or tables.
+_SPECIAL = re.compile(r"([\\`*_\[\]<>#|!])")
+
+
+def md(text: str) -> str:
+    """Candidate or bank text as one literal Markdown line."""
+    return _SPECIAL.sub(r"\\\1", " ".join(text.split()))
+
+
+def render_markdown(report: Report) -> str:
+    """The whole report; an empty session gets the title and one sentence."""
+    lines = [f"# {w.TITLE}", "", f"## {w.OVERALL}", "", *(f"{line}  " for line in w.overview_lines(report))]
+    if report.empty:
+        return "\n".join(lines) + "\n"
+    for section in (_topics, _questions, _strengths, _gaps, _misconceptions, _study_plan):
+        lines += ["", *section(report)]
+    return "\n".join(lines) + "\n"
+
+
+def _topics(report: Report) -> list[str]:
+    rows = [f"| {md(t.topic)} | {t.questions} | {w.score_text(t.score)} |" for t in report.topics]
+    return [f"## {w.PER_TOPIC}", "", "| Topic | Questions | Mean score |", "| --- | ---: | ---: |", *rows]
+
+
+def _questions(report: Report) -> list[str]:
+    lines = [f"## {w.QUESTIONS}"]
+    for entry in report.questions:
+        lines += ["", *_question(entry)]
+    return lines
+
+
+def _question(entry: QuestionEntry) -> list[str]:
+    facts = f"Topic: {md(entry.topic)} · difficulty {entry.difficulty} · score {w.score_text(entry.score)}"
+    lines = [f"### Q{entry.number}. {md(entry.question)}", "", f"- {facts}"]
+    lines += [f"- {md(flag)}" for flag in w.status_flags(entry)]
+    if code := w.code_text(entry):
+        lines.append(f"- {md(code)}")
+    lines += [f"- Failed check {md(c.name)}: {md(c.message or '')}" for c in entry.failed_checks]
+    lines += [f"- Penalty: {md(p)}" for p in entry.penalties]
+    if entry.covered:
+        lines += ["", "Covered:", ""]
+        lines += [f"- {md(p.description)} ({p.verdict}): \u201c{md(p.quote)}\u201d" for p in entry.covered]
+    if entry.missed:
+        lines += ["", "Missed:", ""]
+        lines += [f"- {md(w.missed_text(p.description, p.verdict))}" for p in entry.missed]
+    if entry.misconceptions:
+        lines += ["", "Misconceptions:", ""]
+        lines += [f"- You said \u201c{md(m.quote)}\u201d. {md(m.correction)}" for m in entry.misconceptions]
+    return lines
+
+
+def _strengths(report: Report) -> list[str]:
+    items = [f"- **{md(s.topic)}**: {md(s.description)} \u2014 you said \u201c{md(s.quote)}\u201d"
+             for s in report.strengths]
+    return [f"## {w.STRENGTHS}", "", *(items or [w.NO_STRENGTHS])]
+
+
+def _gaps(report: Report) -> list[str]:
+    lines = [f"## {w.GAPS}"]
+    for group in report.gaps:
+        lines += ["", f"### {md(group.topic)} ({w.score_text(group.score)})", ""]
+        lines += [f"- {md(w.missed_text(p.description, p.verdict))}"
+                  + f" \u2014 {md(p.question_id)}" for p in group.points]
+    return lines if report.gaps else [*lines, "", w.NO_GAPS]
+
+
+def _misconceptions(report: Report) -> list[str]:
+    items = [f"- You said \u201c{md(m.quote)}\u201d ({md(m.topic)}). Wrong claim: {md(m.claim)} "
+             f"Correction: {md(m.correction)}" for m in report.misconceptions]
+    return [f"## {w.MISCONCEPTIONS}", "", *(items or [w.NO_MISCONCEPTIONS])]
+
+
+def _study_plan(report: Report) -> list[str]:
+    lines = [f"## {w.STUDY_PLAN}"]
+    for n, item in enumerate(report.study_plan, start=1):
+        lines += ["", f"{n}. **{md(item.question)}** ({md(item.topic)}, {w.score_text(item.score)})"]
+        if item.focus:
+            lines.append(f"   - Work on: {'; '.join(md(f) for f in item.focus)}")
+        lines += [f"   - Study next: `{link.id}` \u2014 {md(link.question)}" for link in item.next]
+    return lines if report.study_plan else [*lines, "", w.NO_STUDY]

@@ -1,0 +1,140 @@
+"""The report's data model: everything a renderer shows, computed once from what the session stored.
+
+Renderers only format these fields; no renderer scores, averages or judges anything itself, so the
+JSON, Markdown, HTML and PDF forms of one report cannot disagree.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class CoveredPoint(_Frozen):
+    """A rubric point the candidate stated, with the candidate's own words that show it."""
+
+    point_id: str
+    description: str
+    verdict: Literal["covered", "partial"]
+    quote: str
+
+
+class MissedPoint(_Frozen):
+    point_id: str
+    description: str
+    verdict: Literal["partial", "missed"]  # partial points appear here too: they still need work
+
+
+class MisconceptionNote(_Frozen):
+    question_id: str
+    topic: str
+    claim: str
+    correction: str
+    quote: str  # the candidate's words that state the wrong claim
+
+
+class FailedCheck(_Frozen):
+    name: str
+    message: str | None = None
+
+
+class QuestionEntry(_Frozen):
+    """One main question and its follow-ups, judged by the last answer given to it."""
+
+    number: int
+    question_id: str
+    question: str
+    topic: str
+    difficulty: int
+    score: float | None  # None when nothing was submitted for it
+    answered: bool
+    skipped: bool = False
+    dont_know: bool = False
+    follow_ups: int = 0
+    hints_used: int = 0
+    gate: str | None = None  # why the final answer was not scored on its merits
+    covered: list[CoveredPoint] = Field(default_factory=list)
+    missed: list[MissedPoint] = Field(default_factory=list)
+    misconceptions: list[MisconceptionNote] = Field(default_factory=list)
+    penalties: list[str] = Field(default_factory=list)
+    code_status: str | None = None
+    code_checks_passed: int | None = None
+    code_checks_total: int | None = None
+    failed_checks: list[FailedCheck] = Field(default_factory=list)
+    feedback: str | None = None
+
+
+class TopicScore(_Frozen):
+    topic: str
+    score: float  # mean of the final scores of the topic's answered questions
+    questions: int
+
+
+class Strength(_Frozen):
+    """Praise is only ever a covered rubric point whose quote was found in the stored answer."""
+
+    question_id: str
+    topic: str
+    point_id: str
+    description: str
+    quote: str
+
+
+class GapPoint(_Frozen):
+    question_id: str
+    point_id: str
+    description: str
+    verdict: Literal["partial", "missed"]
+
+
+class TopicGaps(_Frozen):
+    topic: str
+    score: float | None
+    points: list[GapPoint]
+
+
+class StudyLink(_Frozen):
+    id: str
+    question: str
+    topic: str
+
+
+class StudyItem(_Frozen):
+    """A weak question, what it lacked, and which bank entries to work through next."""
+
+    question_id: str
+    question: str
+    topic: str
+    score: float
+    focus: list[str]  # descriptions of the points it missed
+    next: list[StudyLink]
+
+
+class Report(_Frozen):
+    session_id: str
+    user_id: int
+    status: str
+    mode: str
+    created_at: datetime
+    updated_at: datetime
+    config: dict[str, Any]
+    overall_score: float | None  # mean of the answered questions' final scores, 0-5
+    questions_answered: int
+    questions: list[QuestionEntry]
+    topics: list[TopicScore]
+    strengths: list[Strength]
+    gaps: list[TopicGaps]
+    misconceptions: list[MisconceptionNote]
+    study_plan: list[StudyItem]
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        """Nothing was answered, so there is nothing to grade or praise."""
+        return self.questions_answered == 0

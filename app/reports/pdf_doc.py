@@ -1,0 +1,155 @@
+"""The PDF report, laid out by reportlab: real pages, the same headings and charts as the HTML.
+
+reportlab's Paragraph reads a small markup language, so all text goes through `esc` first; the
+built-in Helvetica covers Latin-1 and typographic quotes, and other characters print as blanks
+rather than failing the render.
+"""
+
+from __future__ import annotations
+
+from io import BytesIO
+from xml.sax.saxutils import escape
+
+from reportlab.graphics.shapes import Drawing, String
+from reportlab.graphics.shapes import Line as PdfLine
+from reportlab.graphics.shapes import Rect as PdfRect
+from reportlab.lib import colors
+from reportlab.lib.pagesizes import A4
+from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
+from reportlab.lib.units import cm
+from reportlab.platypus import Flowable, ListFlowable, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+
+from app.reports import wording as w
+from app.reports.charts import HEIGHT, WIDTH, BarChart, Line, Rect, Shape, layout, report_charts
+from app.reports.model import QuestionEntry, Report
+
+_STYLES = getSampleStyleSheet()
+H1, H2, H3, BODY = _STYLES["Heading1"], _STYLES["Heading2"], _STYLES["Heading3"], _STYLES["BodyText"]
+SMALL = ParagraphStyle("small", parent=BODY, fontSize=8.5, textColor=colors.HexColor("#555555"))
+_ANCHOR = {"start": "start", "middle": "middle", "end": "end"}
+
+
+def esc(text: object) -> str:
+    return escape(" ".join(str(text).split()))
+
+
+def render_pdf(report: Report) -> bytes:
+    """The report as PDF bytes; an empty session gets one short page."""
+    buffer = BytesIO()
+    doc = SimpleDocTemplate(buffer, pagesize=A4, title=f"{w.TITLE} {report.session_id}",
+                            leftMargin=2 * cm, rightMargin=2 * cm, topMargin=2 * cm, bottomMargin=2 * cm)
+    story: list[Flowable] = [Paragraph(w.TITLE, H1), *_overall(report)]
+    if not report.empty:
+        for section in (_topics, _questions, _strengths, _gaps, _misconceptions, _study_plan):
+            story += section(report)
+    doc.build(story)
+    return buffer.getvalue()
+
+
+def chart_drawing(chart: BarChart, scale: float = 0.85) -> Drawing:
+    """The shared chart layout drawn with reportlab shapes; PDF y grows upwards, so it is flipped."""
+    drawing = Drawing(WIDTH * scale, HEIGHT * scale)
+    for shape in layout(chart):
+        drawing.add(_pdf_shape(shape))
+    drawing.scale(scale, scale)
+    return drawing
+
+
+def _pdf_shape(shape: Shape) -> PdfRect | PdfLine | String:
+    if isinstance(shape, Rect):
+        return PdfRect(shape.x, HEIGHT - shape.y - shape.h, shape.w, shape.h,
+                       fillColor=colors.HexColor(shape.fill), strokeColor=None)
+    if isinstance(shape, Line):
+        return PdfLine(shape.x1, HEIGHT - shape.y1, shape.x2, HEIGHT - shape.y2,
+                       strokeColor=colors.HexColor(shape.stroke), strokeWidth=0.6)
+    font = "Helvetica-Bold" if shape.bold else "Helvetica"
+    return String(shape.x, HEIGHT - shape.y, shape.text, fontName=font, fontSize=shape.size,
+                  textAnchor=_ANCHOR[shape.anchor])
+
+
+def _bullets(items: list[str], style: ParagraphStyle = BODY) -> list[Flowable]:
+    """A bulleted list of already-escaped paragraphs; nothing when empty."""
+    if not items:
+        return []
+    return [ListFlowable([Paragraph(i, style) for i in items], bulletType="bullet", leftIndent=12)]
+
+
+def _overall(report: Report) -> list[Flowable]:
+    story: list[Flowable] = [Paragraph(w.OVERALL, H2)]
+    story += [Paragraph(esc(line), BODY) for line in w.overview_lines(report)]
+    for chart in report_charts(report):
+        story += [Spacer(1, 6), chart_drawing(chart)]
+    return story
+
+
+def _topics(report: Report) -> list[Flowable]:
+    rows = [["Topic", "Questions", "Mean score"]]
+    rows += [[t.topic, str(t.questions), w.score_text(t.score)] for t in report.topics]
+    table = Table(rows, hAlign="LEFT")
+    table.setStyle(TableStyle([
+        ("GRID", (0, 0), (-1, -1), 0.5, colors.grey),
+        ("FONTNAME", (0, 0), (-1, 0), "Helvetica-Bold"),
+        ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#eeeeee")),
+    ]))
+    return [Paragraph(w.PER_TOPIC, H2), table]
+
+
+def _questions(report: Report) -> list[Flowable]:
+    story: list[Flowable] = [Paragraph(w.QUESTIONS, H2)]
+    for entry in report.questions:
+        story += _question(entry)
+    return story
+
+
+def _question(entry: QuestionEntry) -> list[Flowable]:
+    facts = f"{entry.topic} \u00b7 difficulty {entry.difficulty} \u00b7 score {w.score_text(entry.score)}"
+    flags = [*w.status_flags(entry), *filter(None, [w.code_text(entry)]), *entry.penalties]
+    flags += [f"Failed check {c.name}: {c.message or ''}" for c in entry.failed_checks]
+    story: list[Flowable] = [
+        Paragraph(f"Q{entry.number}. {esc(entry.question)}", H3), Paragraph(esc(facts), BODY)
+    ]
+    story += [Paragraph(esc(flag), SMALL) for flag in flags]
+    story += _titled("Covered", [f"{esc(p.description)} ({p.verdict}): <i>\u201c{esc(p.quote)}\u201d</i>"
+                                 for p in entry.covered])
+    story += _titled("Missed", [esc(w.missed_text(p.description, p.verdict))
+                                for p in entry.missed])
+    story += _titled("Misconceptions", [f"You said <i>\u201c{esc(m.quote)}\u201d</i>. {esc(m.correction)}"
+                                        for m in entry.misconceptions])
+    return story
+
+
+def _titled(title: str, items: list[str]) -> list[Flowable]:
+    return [Paragraph(f"<b>{esc(title)}</b>", BODY), *_bullets(items)] if items else []
+
+
+def _strengths(report: Report) -> list[Flowable]:
+    items = [f"<b>{esc(s.topic)}</b>: {esc(s.description)} \u2014 you said <i>\u201c{esc(s.quote)}\u201d</i>"
+             for s in report.strengths]
+    return [Paragraph(w.STRENGTHS, H2), *(_bullets(items) or [Paragraph(w.NO_STRENGTHS, BODY)])]
+
+
+def _gaps(report: Report) -> list[Flowable]:
+    story: list[Flowable] = [Paragraph(w.GAPS, H2)]
+    for group in report.gaps:
+        story.append(Paragraph(f"{esc(group.topic)} ({w.score_text(group.score)})", H3))
+        story += _bullets([esc(w.missed_text(p.description, p.verdict))
+                           + f" \u2014 {esc(p.question_id)}" for p in group.points])
+    return story if report.gaps else [*story, Paragraph(w.NO_GAPS, BODY)]
+
+
+def _misconceptions(report: Report) -> list[Flowable]:
+    items = [f"You said <i>\u201c{esc(m.quote)}\u201d</i> ({esc(m.topic)}). Wrong claim: {esc(m.claim)} "
+             f"<b>Correction:</b> {esc(m.correction)}" for m in report.misconceptions]
+    return [Paragraph(w.MISCONCEPTIONS, H2), *(_bullets(items) or [Paragraph(w.NO_MISCONCEPTIONS, BODY)])]
+
+
+def _study_plan(report: Report) -> list[Flowable]:
+    story: list[Flowable] = [Paragraph(w.STUDY_PLAN, H2)]
+    for n, item in enumerate(report.study_plan, start=1):
+        story.append(Paragraph(f"{n}. <b>{esc(item.question)}</b> ({esc(item.topic)}, "
+                               f"{w.score_text(item.score)})", BODY))
+        if item.focus:
+            story.append(Paragraph(f"Work on: {esc('; '.join(item.focus))}", SMALL))
+        story += _bullets([f"Study next: <font face='Courier'>{esc(link.id)}</font> \u2014 "
+                           f"{esc(link.question)}" for link in item.next])
+    return story if report.study_plan else [*story, Paragraph(w.NO_STUDY, BODY)]

@@ -1,0 +1,134 @@
+"""One report entry per main question, assembled from the question's turns (itself plus follow-ups)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from app.reports.model import CoveredPoint, FailedCheck, MisconceptionNote, MissedPoint, QuestionEntry
+from app.reports.quotes import answer_texts, normalise, quote_found
+from app.store.records import TurnRecord
+from knowledge.schema import Question
+
+_RANK = {"partial": 1, "covered": 2}
+
+
+def group_by_question(turns: Sequence[TurnRecord]) -> list[tuple[str, list[TurnRecord]]]:
+    """Turns grouped per question id, questions in the order they were first asked."""
+    groups: dict[str, list[TurnRecord]] = {}
+    for turn in sorted(turns, key=lambda t: t.position):
+        groups.setdefault(turn.question_id, []).append(turn)
+    return list(groups.items())
+
+
+def _answered(turns: Sequence[TurnRecord]) -> list[TurnRecord]:
+    return [t for t in turns if t.answered and t.evaluation is not None]
+
+
+def question_entry(
+    *, number: int, question_id: str, turns: list[TurnRecord], bank: Mapping[str, Question],
+    stored_score: float | None = None,
+) -> QuestionEntry:
+    """The final state of one question: the last answer's score, evidence gathered over all answers."""
+    question = bank.get(question_id)
+    answered = _answered(turns)
+    final = answered[-1] if answered else None
+    evaluation: dict[str, Any] = (final.evaluation or {}) if final else {}
+    texts = answer_texts(answered)
+    covered = _covered_points(answered, texts)
+    score = evaluation.get("score", stored_score) if final else None
+    return QuestionEntry(
+        number=number,
+        question_id=question_id,
+        question=question.question if question else turns[0].prompt,
+        topic=turns[0].topic,
+        difficulty=turns[0].difficulty,
+        score=round(float(score), 2) if score is not None else None,
+        answered=final is not None,
+        skipped=final is not None and final.action == "skip",
+        dont_know=final is not None and final.action == "dont_know",
+        follow_ups=sum(t.kind == "follow_up" for t in turns),
+        hints_used=sum(t.hints_used for t in turns),
+        gate=evaluation.get("gate"),
+        covered=covered,
+        missed=_missed_points(question, answered, covered),
+        misconceptions=_misconceptions(question_id, turns[0].topic, answered, texts),
+        penalties=[str(p) for p in evaluation.get("penalties") or []],
+        feedback=evaluation.get("feedback"),
+        **_code_fields(answered),
+    )
+
+
+def _covered_points(answered: list[TurnRecord], texts: list[str]) -> list[CoveredPoint]:
+    """Best verdict per point across all answers, kept only when its quote is in the candidate's words.
+
+    Follow-ups exist to draw out missed points, so a point stated in any answer to the question
+    counts, even if the final evaluation (say, of a terse follow-up) did not repeat it.
+    """
+    best: dict[str, CoveredPoint] = {}
+    for turn in answered:
+        for point in (turn.evaluation or {}).get("points") or []:
+            verdict, quote = point.get("verdict"), point.get("evidence")
+            if verdict not in _RANK or not quote_found(quote, texts):
+                continue
+            held = best.get(point["point_id"])
+            if held is None or _RANK[verdict] >= _RANK[held.verdict]:
+                best[point["point_id"]] = CoveredPoint(
+                    point_id=point["point_id"], description=point["description"], verdict=verdict, quote=quote
+                )
+    return list(best.values())
+
+
+def _missed_points(
+    question: Question | None, answered: list[TurnRecord], covered: list[CoveredPoint]
+) -> list[MissedPoint]:
+    """Every rubric point not fully covered; the bank's rubric is the source, so a skip lists them all."""
+    if question is not None:
+        rubric = [(p.id, p.description) for p in question.rubric]
+    else:  # the bank no longer has the question: fall back to what the evaluations listed
+        seen: dict[str, str] = {}
+        for turn in answered:
+            for point in (turn.evaluation or {}).get("points") or []:
+                seen.setdefault(point["point_id"], point["description"])
+        rubric = list(seen.items())
+    verdicts = {p.point_id: p.verdict for p in covered}
+    return [
+        MissedPoint(point_id=pid, description=desc, verdict="partial" if verdicts.get(pid) else "missed")
+        for pid, desc in rubric
+        if verdicts.get(pid) != "covered"
+    ]
+
+
+def _misconceptions(
+    question_id: str, topic: str, answered: list[TurnRecord], texts: list[str]
+) -> list[MisconceptionNote]:
+    notes: dict[tuple[str, str], MisconceptionNote] = {}
+    for turn in answered:
+        for item in (turn.evaluation or {}).get("misconceptions") or []:
+            quote = item.get("quote")
+            if not quote_found(quote, texts):
+                continue  # never tell a candidate they said something they did not
+            key = (normalise(item["claim"]), normalise(quote))
+            notes.setdefault(key, MisconceptionNote(
+                question_id=question_id, topic=topic, claim=item["claim"],
+                correction=item["correction"], quote=quote,
+            ))
+    return list(notes.values())
+
+
+def _code_fields(answered: list[TurnRecord]) -> dict[str, Any]:
+    """The latest code run for the question, if any answer carried code."""
+    runs = [t.code_result for t in answered if t.code_result]
+    if not runs:
+        return {}
+    run = runs[-1]
+    checks = run.get("checks") or []
+    return {
+        "code_status": run.get("status"),
+        "code_checks_passed": run.get("passed_checks", sum(bool(c.get("passed")) for c in checks)),
+        "code_checks_total": run.get("total_checks", len(checks)),
+        "failed_checks": [
+            FailedCheck(name=str(c.get("name", "?")), message=c.get("message"))
+            for c in checks if not c.get("passed")
+        ],
+    }

@@ -1,0 +1,38 @@
+"""One entry point for every output format: `render(report, fmt)` gives the body and its media type."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from app.reports.html_doc import render_html
+from app.reports.markdown_doc import render_markdown
+from app.reports.model import Report
+
+
+def _json(report: Report) -> bytes:
+    return report.model_dump_json(indent=2).encode()
+
+
+def _pdf(report: Report) -> bytes:
+    # Imported on use: reportlab is only needed by whoever asks for a PDF.
+    from app.reports.pdf_doc import render_pdf
+
+    return render_pdf(report)
+
+
+RENDERERS: dict[str, tuple[Callable[[Report], bytes], str]] = {
+    "json": (_json, "application/json"),
+    "markdown": (lambda r: render_markdown(r).encode(), "text/markdown; charset=utf-8"),
+    "html": (lambda r: render_html(r).encode(), "text/html; charset=utf-8"),
+    "pdf": (_pdf, "application/pdf"),
+}
+FORMATS = tuple(RENDERERS)
+
+
+def render(report: Report, fmt: str) -> tuple[bytes, str]:
+    """The report in `fmt` (json, markdown, html or pdf) and the media type to serve it with."""
+    try:
+        renderer, media_type = RENDERERS[fmt.lower()]
+    except KeyError:
+        raise ValueError(f"unknown report format {fmt!r}; choose one of: {', '.join(FORMATS)}") from None
+    return renderer(report), media_type

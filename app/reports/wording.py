@@ -1,0 +1,69 @@
+"""Words every renderer shares, so the Markdown, HTML and PDF reports say the same things."""
+
+from __future__ import annotations
+
+from app.reports.model import QuestionEntry, Report
+
+TITLE = "Interview report"
+OVERALL = "Overall"
+PER_TOPIC = "Per topic"
+QUESTIONS = "Questions"
+STRENGTHS = "Strengths"
+GAPS = "Gaps"
+MISCONCEPTIONS = "Misconceptions to unlearn"
+STUDY_PLAN = "Study plan"
+SECTIONS = (OVERALL, PER_TOPIC, QUESTIONS, STRENGTHS, GAPS, MISCONCEPTIONS, STUDY_PLAN)
+
+NOTHING_ANSWERED = "Nothing was answered in this session, so there is nothing to score yet."
+NO_STRENGTHS = "No rubric point was fully covered with a quotable statement."
+NO_GAPS = "No missed points: every rubric point was covered."
+NO_MISCONCEPTIONS = "No misconceptions were detected."
+NO_STUDY = "No weak questions: nothing to add to the plan."
+
+
+def score_text(score: float | None) -> str:
+    return "not scored" if score is None else f"{score:.1f} / 5"
+
+
+def overview_lines(report: Report) -> list[str]:
+    """The facts under the Overall heading, as plain sentences."""
+    lines = [
+        f"Session {report.session_id} ({report.mode} mode, {report.status}).",
+        f"Started {report.created_at:%Y-%m-%d %H:%M}, last activity {report.updated_at:%Y-%m-%d %H:%M}.",
+    ]
+    if report.empty:
+        return [*lines, NOTHING_ANSWERED]
+    asked = len(report.questions)
+    return [
+        *lines,
+        f"Overall score: {score_text(report.overall_score)} over {report.questions_answered} "
+        f"of {asked} question(s) answered.",
+    ]
+
+
+def status_flags(entry: QuestionEntry) -> list[str]:
+    """Short labels for how the question ended: skipped, gave up, gated, hints, follow-ups."""
+    flags: list[str] = []
+    if not entry.answered:
+        flags.append("not answered")
+    if entry.skipped:
+        flags.append("skipped")
+    if entry.dont_know:
+        flags.append("answered \"I don't know\"")
+    if entry.gate and entry.gate not in ("skip", "dont_know"):
+        flags.append(f"not scored on merit: {entry.gate}")
+    if entry.follow_ups:
+        flags.append(f"{entry.follow_ups} follow-up(s)")
+    if entry.hints_used:
+        flags.append(f"{entry.hints_used} hint(s) used")
+    return flags
+
+
+def missed_text(description: str, verdict: str) -> str:
+    return f"{description} (partly)" if verdict == "partial" else description
+
+
+def code_text(entry: QuestionEntry) -> str | None:
+    if entry.code_checks_total is None:
+        return None
+    return f"Code checks: {entry.code_checks_passed}/{entry.code_checks_total} passed ({entry.code_status})."

@@ -1,0 +1,104 @@
+"""Benchmark the code runner on `relu-autograd-function`: warm pool vs a fresh sandboxed python.
+
+    .venv/bin/python bench/bench_code_runner.py [--checks 200] [--fresh 8]
+
+Both sides go through the same jail (bwrap as uid 65534, same binds, same limits) and the same
+trusted-side verification; the only difference is whether torch is already imported in a warm
+worker that forks per check, or a new python starts for each check. Prints figures, asserts
+nothing (targets: p50 < 25 ms, p95 < 60 ms, >= 50x faster than fresh).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from evaluators.code.pool import Worker  # noqa: E402
+from evaluators.code.results import Status  # noqa: E402
+from evaluators.code.runner import CodeRunner  # noqa: E402
+from evaluators.code.sandbox import SandboxConfig  # noqa: E402
+from knowledge.loader import load_bank  # noqa: E402
+
+QUESTION_ID = "relu-autograd-function"
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def timed_checks(runner: CodeRunner, task, source: str, count: int) -> list[float]:
+    latencies = []
+    for _ in range(count):
+        start = time.perf_counter()
+        result = runner.check(task, source, QUESTION_ID)
+        latencies.append((time.perf_counter() - start) * 1000)
+        assert result.status is Status.PASSED, result.to_json()
+    return latencies
+
+
+def fresh_checks(runner: CodeRunner, task, source: str, count: int) -> list[float]:
+    """A new sandboxed python per check: start (imports torch), run the one check, stop."""
+    pool, latencies = runner.pool, []
+    for _ in range(count):
+        start = time.perf_counter()
+        worker = Worker(SandboxConfig())
+        runner.pool = _OneShot(worker)
+        result = runner.check(task, source, QUESTION_ID)
+        worker.kill()
+        latencies.append((time.perf_counter() - start) * 1000)
+        assert result.status is Status.PASSED, result.to_json()
+    runner.pool = pool
+    return latencies
+
+
+class _OneShot:
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+
+    def run(self, meta, blobs, timeout, keep, limit):
+        return self.worker.run(meta, blobs, timeout, keep, limit)
+
+
+def throughput(task, source: str, workers: int, count: int) -> float:
+    with CodeRunner(workers=workers, seed=0) as runner:
+        timed_checks(runner, task, source, 5 * workers)  # warm-up: first spares, reference cache
+        start = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=2 * workers) as clients:
+            results = list(clients.map(lambda _: runner.check(task, source, QUESTION_ID), range(count)))
+        elapsed = time.perf_counter() - start
+    assert all(r.status is Status.PASSED for r in results)
+    return count / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checks", type=int, default=200)
+    parser.add_argument("--fresh", type=int, default=8)
+    args = parser.parse_args()
+    question = next(q for q in load_bank() if q.id == QUESTION_ID)
+    task, source = question.code, question.code.solution
+    print(f"{QUESTION_ID}: {len(task.checks)} hidden checks per submission, {os.cpu_count()} cores")
+    with CodeRunner(workers=1, seed=0) as runner:
+        timed_checks(runner, task, source, 20)  # warm-up
+        warm = timed_checks(runner, task, source, args.checks)
+        fresh = fresh_checks(runner, task, source, args.fresh)
+    warm_p50, fresh_p50 = statistics.median(warm), statistics.median(fresh)
+    print(f"{'':24}{'p50 ms':>10}{'p95 ms':>10}{'n':>6}")
+    print(f"{'warm pool (1 worker)':24}{warm_p50:10.1f}{percentile(warm, 95):10.1f}{len(warm):6}")
+    print(f"{'fresh python per check':24}{fresh_p50:10.1f}{percentile(fresh, 95):10.1f}{len(fresh):6}")
+    print(f"speed-up (p50 fresh / p50 warm): {fresh_p50 / warm_p50:.0f}x")
+    for workers in (1, 2):
+        rate = throughput(task, source, workers, args.checks)
+        print(f"throughput, {workers} worker{'s' if workers > 1 else ''}: {rate:.1f} checks/s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""The `interviewer` command's contracts, run as a real process the way other tools call it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SEEDS
+
+CLI = Path(sys.executable).with_name("interviewer")
+
+
+def run(*args: str, env: dict[str, str], stdin: str | None = None, timeout: int = 180):
+    return subprocess.run([str(CLI), *args], capture_output=True, text=True, env=env, input=stdin,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def cli_env(tmp_path_factory):
+    data = tmp_path_factory.mktemp("cli-data")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")}
+    env["INTERVIEWER_DATA_DIR"] = str(data)
+    first = run("ingest", env=env)
+    assert first.returncode == 0, first.stderr
+    assert "Embedded" in first.stderr
+    return env
+
+
+def test_reingest_says_nothing_changed(cli_env):
+    again = run("ingest", env=cli_env)
+    assert again.returncode == 0 and "Bank unchanged" in again.stderr
+
+
+def test_search_json_contract(cli_env):
+    out = run("search", "--json", "--k", "3", "--topic", "training-loop", "why reset gradients", "what is sgd",
+              env=cli_env)
+    assert out.returncode == 0, out.stderr
+    results = json.loads(out.stdout)
+    assert [r["query"] for r in results] == ["why reset gradients", "what is sgd"]
+    hit = results[0]["results"][0]
+    assert set(hit) == {"id", "question", "topic", "difficulty", "score"}
+    assert all(h["topic"] == "training-loop" for r in results for h in r["results"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("search", "--json", "--topic", "quantum", "x"), "unknown topic 'quantum'"),
+        (("search", "--json", "   "), "empty query"),
+        (("grade", "--input", "/nonexistent.jsonl", "--output", "/tmp/x.jsonl"), "does not exist"),
+    ],
+)
+def test_bad_input_is_one_line_without_traceback(cli_env, args, message):
+    out = run(*args, env=cli_env)
+    assert out.returncode != 0
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_unreachable_chroma_server_is_one_clear_line(cli_env):
+    env = {**cli_env, "INTERVIEWER_CHROMA_HOST": "127.0.0.1", "INTERVIEWER_CHROMA_PORT": "9"}
+    out = run("search", "--json", "tensors", env=env)
+    assert out.returncode == 1 and "not reachable" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_bank_stats_json_contract(cli_env):
+    stats = json.loads(run("bank", "stats", "--json", env=cli_env).stdout)
+    assert set(stats) == {"questions", "code_tasks", "by_framework", "by_topic", "by_difficulty", "seed_refs"}
+    assert len(stats["seed_refs"]) == 157 and stats["code_tasks"] >= 20
+
+
+def test_grade_contract_continues_past_bad_lines(cli_env, tmp_path):
+    lines = [
+        json.dumps({"question_id": "zero-grad", "question": "q", "answer": "It clears old gradients."}),
+        "{not json",
+        json.dumps({"question": "Why call optimizer.zero_grad() before backward?",
+                    "answer": "Because gradients accumulate in .grad across backward calls."}),
+        json.dumps({"question": "Why is the sky blue?", "reference_answer": "Air scatters blue light more.",
+                    "answer": "Blue light scatters more in air."}),
+        json.dumps({"question_id": "dropout", "question": "q", "answer": "x" * 1_000_000}),
+    ]
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_bytes(("\n".join(lines) + "\n").encode() + b'{"answer": "\xff"}\n')
+    out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in target.read_text().splitlines()]
+    assert len(rows) == 6
+    assert {"score", "points", "misconceptions", "feedback", "evaluator"} <= set(rows[0])
+    assert "error" in rows[1] and rows[1]["line"] == 2
+    assert rows[2]["matched_id"] == "zero-grad"
+    assert 0 <= rows[3]["score"] <= 5
+    assert "limit" in rows[4]["error"] and "UTF-8" in rows[5]["error"]
+
+
+def test_grade_exits_nonzero_only_when_every_line_failed(cli_env, tmp_path):
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text("nope\n{}\n", encoding="utf-8")
+    out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+    assert out.returncode == 1 and target.exists()
+
+
+def test_ingest_docs_writes_drafts_for_new_questions(cli_env, tmp_path):
+    if not SEEDS.is_dir():
+        pytest.skip("shared seeds not present")
+    out_file = tmp_path / "drafts.yaml"
+    out = run("ingest", "--docs", str(SEEDS / "002_a8e96841d809bc4a.txt"), "--out", str(out_file), env=cli_env)
+    assert out.returncode == 0, out.stderr
+    assert "Found 55 questions" in out.stderr and "duplicate:" in out.stderr
+
+
+def test_terminal_interview_reads_answers_from_stdin(cli_env):
+    script = "\n".join(
+        [
+            ":hint",
+            "It is used so that gradients do not accumulate across steps.",
+            ".",
+            ":idk",
+            ":skip",
+            "",
+        ]
+    )
+    out = run("interview", "--topics", "training-loop", "--questions", "2", "--seed", "3", env=cli_env,
+              stdin=script)
+    assert out.returncode == 0, out.stderr
+    assert "Question 1 of 2" in out.stdout
+    assert "hints cost" in out.stdout
+    assert "Score" in out.stdout
