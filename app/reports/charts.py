@@ -88,7 +88,7 @@ def layout(chart: BarChart) -> list[Shape]:
     for i, (label, value) in enumerate(zip(chart.labels, chart.values, strict=True)):
         centre = LEFT + slot * (i + 0.5)
         clamped = max(0.0, min(MAX_SCORE, value))
-        h = plot_h * clamped / MAX_SCORE
+        h = max(plot_h * clamped / MAX_SCORE, 1.5)  # a zero still shows its colour as a sliver
         shapes.append(Rect(centre - bar_w / 2, base - h, bar_w, h, score_colour(value)))
         shapes.append(Text(centre, base - h - 4, f"{value:.1f}", size=9))
         shapes.append(Text(centre, base + 14, _short(label), size=9))

@@ -73,7 +73,7 @@ def _question(entry: QuestionEntry) -> str:
                                    for p in entry.covered]))
     parts.append(_list("Missed", [esc(w.missed_text(p.description, p.verdict))
                                   for p in entry.missed]))
-    parts.append(_list("Misconceptions", [f"You said <q>{esc(m.quote)}</q>. {esc(m.correction)}"
+    parts.append(_list("Misconceptions", [f"You said <q>{esc(m.quote)}</q> \u2014 {esc(m.correction)}"
                                           for m in entry.misconceptions]))
     return f'<section class="question">{"".join(parts)}</section>'
 
@@ -112,7 +112,7 @@ def _misconceptions(report: Report) -> str:
 def _study_plan(report: Report) -> str:
     items = []
     for item in report.study_plan:
-        focus = f"<p>Work on: {esc('; '.join(item.focus))}</p>" if item.focus else ""
+        focus = f"<p>Work on: {esc(w.focus_text(item.focus))}</p>" if item.focus else ""
         links = "".join(f"<li><code>{esc(link.id)}</code> \u2014 {esc(link.question)}</li>"
                         for link in item.next)
         items.append(f"<li><strong>{esc(item.question)}</strong> ({esc(item.topic)}, "

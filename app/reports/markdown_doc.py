@@ -54,7 +54,8 @@ def _question(entry: QuestionEntry) -> list[str]:
         lines += [f"- {md(w.missed_text(p.description, p.verdict))}" for p in entry.missed]
     if entry.misconceptions:
         lines += ["", "Misconceptions:", ""]
-        lines += [f"- You said \u201c{md(m.quote)}\u201d. {md(m.correction)}" for m in entry.misconceptions]
+        lines += [f"- You said \u201c{md(m.quote)}\u201d \u2014 {md(m.correction)}"
+                  for m in entry.misconceptions]
     return lines
 
 
@@ -84,6 +85,6 @@ def _study_plan(report: Report) -> list[str]:
     for n, item in enumerate(report.study_plan, start=1):
         lines += ["", f"{n}. **{md(item.question)}** ({md(item.topic)}, {w.score_text(item.score)})"]
         if item.focus:
-            lines.append(f"   - Work on: {'; '.join(md(f) for f in item.focus)}")
+            lines.append(f"   - Work on: {md(w.focus_text(item.focus))}")
         lines += [f"   - Study next: `{link.id}` \u2014 {md(link.question)}" for link in item.next]
     return lines if report.study_plan else [*lines, "", w.NO_STUDY]

@@ -113,8 +113,9 @@ def _question(entry: QuestionEntry) -> list[Flowable]:
                                  for p in entry.covered])
     story += _titled("Missed", [esc(w.missed_text(p.description, p.verdict))
                                 for p in entry.missed])
-    story += _titled("Misconceptions", [f"You said <i>\u201c{esc(m.quote)}\u201d</i>. {esc(m.correction)}"
-                                        for m in entry.misconceptions])
+    story += _titled("Misconceptions", [
+        f"You said <i>\u201c{esc(m.quote)}\u201d</i> \u2014 {esc(m.correction)}" for m in entry.misconceptions
+    ])
     return story
 
 
@@ -149,7 +150,7 @@ def _study_plan(report: Report) -> list[Flowable]:
         story.append(Paragraph(f"{n}. <b>{esc(item.question)}</b> ({esc(item.topic)}, "
                                f"{w.score_text(item.score)})", BODY))
         if item.focus:
-            story.append(Paragraph(f"Work on: {esc('; '.join(item.focus))}", SMALL))
+            story.append(Paragraph(f"Work on: {esc(w.focus_text(item.focus))}", SMALL))
         story += _bullets([f"Study next: <font face='Courier'>{esc(link.id)}</font> \u2014 "
                            f"{esc(link.question)}" for link in item.next])
     return story if report.study_plan else [*story, Paragraph(w.NO_STUDY, BODY)]

@@ -63,6 +63,11 @@ def missed_text(description: str, verdict: str) -> str:
     return f"{description} (partly)" if verdict == "partial" else description
 
 
+def focus_text(points: list[str]) -> str:
+    """Missed-point descriptions as one run-on list: each loses its full stop so '; ' reads cleanly."""
+    return "; ".join(p.rstrip(". ") for p in points) + "."
+
+
 def code_text(entry: QuestionEntry) -> str | None:
     if entry.code_checks_total is None:
         return None

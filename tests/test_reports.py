@@ -1,0 +1,212 @@
+"""Reports built from hand-made session records: scores, quoted evidence, study plan and renderers."""
+
+from __future__ import annotations
+
+import io
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from app.reports import FORMATS, Report, build_report, render
+from app.reports.quotes import normalise
+from app.store.records import SessionRecord, TurnRecord
+from knowledge.loader import bank_index
+
+T0 = datetime(2025, 3, 1, 10, 0, tzinfo=UTC)
+HEADINGS = ["Interview report", "Overall", "Per topic", "Questions", "Strengths", "Gaps",
+            "Misconceptions to unlearn", "Study plan"]
+
+MAIN_ANSWER = ("Autograd records every operation on tensors that require grad into a graph. "
+               "Calling backward walks it in reverse applying the chain rule.")
+FOLLOW_UP_ANSWER = "Gradients accumulate in the .grad of leaf tensors, so you zero them each step."
+CODE_TEXT = ("I subclass torch.autograd.Function <script>alert('x')</script> with static methods. "
+             "The gradient passes everywhere.")
+CODE = ("class MyReLU(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+        "        ctx.save_for_backward(x)\n        return x.clamp(min=0)\n")
+
+
+def point(pid: str, verdict: str, evidence: str | None, desc: str | None = None) -> dict[str, Any]:
+    credit = {"covered": 1.0, "partial": 0.5, "missed": 0.0}[verdict]
+    return {"point_id": pid, "description": desc or f"The answer states {pid}.", "weight": 1.0,
+            "verdict": verdict, "credit": credit, "evidence": evidence}
+
+
+def evaluation(score: float, points: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    return {"score": score, "points": points, "misconceptions": [], "feedback": "ok",
+            "model_answer": "...", "evaluator": "offline-rubric", "gate": None, **extra}
+
+
+def turn(position: int, question_id: str, topic: str, **fields: Any) -> TurnRecord:
+    asked = T0 + timedelta(minutes=position)
+    base: dict[str, Any] = {
+        "id": position, "session_id": "s1", "position": position, "question_id": question_id,
+        "topic": topic, "difficulty": 2, "kind": "question", "prompt": f"prompt for {question_id}",
+        "target_point": None, "action": "answer", "answer_text": None, "answer_code": None,
+        "hints_used": 0, "created_at": asked, "answered_at": asked + timedelta(seconds=30),
+        "evaluation": None, "code_result": None,
+    }
+    return TurnRecord(**{**base, **fields})
+
+
+def session(scores: dict[str, float], status: str = "completed") -> SessionRecord:
+    return SessionRecord(
+        id="s1", user_id=7, config={"mode": "interview", "num_questions": 3},
+        state={"question_scores": scores, "notes": ["LLM judge failed once; offline score used"]},
+        status=status, created_at=T0, updated_at=T0 + timedelta(minutes=20),
+    )
+
+
+def session_turns() -> list[TurnRecord]:
+    """Three questions: one with a follow-up, one code answer with a misconception, one skipped."""
+    main_eval = evaluation(2.0, [
+        point("records-graph", "covered", "Autograd records every operation on tensors that require grad"),
+        point("reverse-chain-rule", "partial", "walks it in reverse applying the chain rule"),
+        point("grad-accumulates-leaves", "missed", None),
+    ])
+    # The follow-up's evaluation carries the earlier evidence forward, as the evaluators do.
+    follow_eval = evaluation(3.8, [
+        point("records-graph", "covered", "Autograd records every operation on tensors that require grad"),
+        point("reverse-chain-rule", "covered", "backward walks it in reverse applying the chain rule"),
+        point("grad-accumulates-leaves", "covered", "Gradients accumulate in the .grad of leaf tensors"),
+        point("graph-freed", "covered", "the graph is freed after backward"),  # not in any answer: dropped
+    ], penalties=["1 hint(s) used: -0.5 points"])
+    code_eval = evaluation(2.5, [
+        point("subclass-static-methods", "covered",
+              "I subclass torch.autograd.Function <script>alert('x')</script> with static methods"),
+        point("save-for-backward", "covered", "ctx.save_for_backward(x)"),
+        point("gradient-mask", "missed", None),
+    ], misconceptions=[{"claim": "The gradient of ReLU is one everywhere.",
+                        "correction": "It is zero where the input was negative.",
+                        "quote": "The gradient passes everywhere."}], code_score=2.0, rubric_score=4.0)
+    checks = [{"name": "forward-values", "passed": True, "message": None},
+              {"name": "backward-mask", "passed": False, "message": "gradient is not zero for x < 0"}]
+    skip_eval = {**evaluation(0.0, []), "evaluator": "none", "gate": "skip"}
+    return [
+        turn(1, "autograd-basics", "autograd", answer_text=MAIN_ANSWER, evaluation=main_eval),
+        turn(2, "autograd-basics", "autograd", kind="follow_up", answer_text=FOLLOW_UP_ANSWER,
+             hints_used=1, evaluation=follow_eval),
+        turn(3, "relu-autograd-function", "autograd", difficulty=3, answer_text=CODE_TEXT, answer_code=CODE,
+             evaluation=code_eval, code_result={"status": "failed", "passed_checks": 1, "total_checks": 2,
+                                                "score": 0.5, "checks": checks}),
+        turn(4, "save-and-load-models", "deployment", difficulty=1, action="skip", evaluation=skip_eval),
+    ]
+
+
+@pytest.fixture(scope="module")
+def bank():
+    return bank_index()
+
+
+@pytest.fixture(scope="module")
+def report(bank) -> Report:
+    scores = {"autograd-basics": 3.8, "relu-autograd-function": 2.5, "save-and-load-models": 0.0}
+    return build_report(session=session(scores), turns=session_turns(), bank=bank)
+
+
+def test_final_score_is_the_last_answered_turn(report: Report) -> None:
+    first = report.questions[0]
+    assert (first.question_id, first.score) == ("autograd-basics", 3.8)
+    assert (first.follow_ups, first.hints_used) == (1, 1)
+    assert {p.point_id for p in first.covered if p.verdict == "covered"} == {
+        "records-graph", "reverse-chain-rule", "grad-accumulates-leaves"}
+    assert "grad-accumulates-leaves" not in {p.point_id for p in first.missed}
+    assert first.penalties == ["1 hint(s) used: -0.5 points"]
+
+
+def test_overall_and_per_topic_means(report: Report) -> None:
+    assert report.overall_score == pytest.approx(round((3.8 + 2.5 + 0.0) / 3, 2))
+    assert {t.topic: (t.score, t.questions) for t in report.topics} == {
+        "autograd": (pytest.approx(3.15), 2), "deployment": (0.0, 1)}
+    assert report.questions_answered == 3 and report.mode == "interview"
+
+
+def test_every_strength_quotes_the_candidates_stored_answer(report: Report) -> None:
+    answers = normalise(" ".join([MAIN_ANSWER, FOLLOW_UP_ANSWER, CODE_TEXT, CODE]))
+    assert report.strengths
+    for strength in report.strengths:
+        assert strength.quote and normalise(strength.quote) in answers
+    # A claimed point whose "evidence" the candidate never wrote earns no praise.
+    assert "graph-freed" not in {s.point_id for s in report.strengths}
+
+
+def test_question_details_code_skip_and_misconceptions(report: Report) -> None:
+    code, skipped = report.questions[1], report.questions[2]
+    assert (code.code_checks_passed, code.code_checks_total, code.code_status) == (1, 2, "failed")
+    assert [c.name for c in code.failed_checks] == ["backward-mask"]
+    assert skipped.skipped and skipped.score == 0.0 and not skipped.covered
+    assert len(skipped.missed) == 5  # every rubric point of the bank entry
+    [wrong] = report.misconceptions
+    assert wrong.quote in CODE_TEXT and wrong.correction.startswith("It is zero")
+    assert [g.topic for g in report.gaps] == ["deployment", "autograd"]  # weakest topic first
+
+
+def test_study_plan_is_weakest_first_and_links_existing_bank_entries(report: Report, bank) -> None:
+    weakest_first = ["save-and-load-models", "relu-autograd-function"]  # 0.0, then 2.5; 3.8 is not weak
+    assert [item.question_id for item in report.study_plan] == weakest_first
+    for item in report.study_plan:
+        assert item.next
+        for link in item.next:
+            assert link.id in bank and link.question == bank[link.id].question
+    first_links = [link.id for link in report.study_plan[0].next]
+    assert first_links == list(bank["save-and-load-models"].related)[: len(first_links)]
+
+
+def test_markdown_has_every_heading_and_escapes_markup(report: Report) -> None:
+    body, media = render(report, "markdown")
+    text = body.decode()
+    assert media.startswith("text/markdown")
+    assert text.startswith("# Interview report\n")
+    for heading in HEADINGS[1:]:
+        assert f"\n## {heading}\n" in text
+    assert "<script>" not in text
+
+
+def test_html_escapes_answers_and_embeds_charts_inline(report: Report) -> None:
+    body, media = render(report, "html")
+    page = body.decode()
+    assert media.startswith("text/html")
+    assert "<script" not in page and "&lt;script&gt;" in page
+    assert page.count("<svg") == 2 and "Score per topic" in page and "Score per question" in page
+    assert not re.search(r"(?:src|href)\s*=|url\(|<link|https?://", page)
+    for heading in HEADINGS:
+        assert heading in page
+
+
+def test_pdf_has_pages_headings_and_charts(report: Report) -> None:
+    pypdf = pytest.importorskip("pypdf")
+    body, media = render(report, "pdf")
+    assert media == "application/pdf" and body.startswith(b"%PDF")
+    reader = pypdf.PdfReader(io.BytesIO(body))
+    assert len(reader.pages) >= 1
+    text = " ".join((page.extract_text() or "") for page in reader.pages)
+    for heading in HEADINGS:
+        assert heading in text
+    assert "Score per topic" in text  # the chart's own title, drawn on the page
+
+
+def test_json_round_trips(report: Report) -> None:
+    body, media = render(report, "json")
+    assert media == "application/json"
+    assert Report.model_validate_json(body) == report
+
+
+def test_unknown_format_lists_the_formats(report: Report) -> None:
+    with pytest.raises(ValueError) as info:
+        render(report, "docx")
+    for fmt in FORMATS:
+        assert fmt in str(info.value)
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "html", "pdf"])
+def test_empty_session_says_nothing_was_answered(bank, fmt: str) -> None:
+    unanswered = turn(1, "autograd-basics", "autograd", action=None, answered_at=None)
+    for turns in ([], [unanswered]):
+        report = build_report(session=session({}, status="active"), turns=turns, bank=bank)
+        assert report.empty and report.overall_score is None and not report.strengths
+        body, _ = render(report, fmt)
+        if fmt in ("markdown", "html"):
+            assert "Nothing was answered" in body.decode()
+        if fmt == "pdf":
+            assert body.startswith(b"%PDF")
