@@ -50,7 +50,9 @@ class LLMPhraser(Phraser):
 
     def _reword(self, template: Phrased, context: str) -> Phrased:
         try:
-            text = self._chat.complete_text(SYSTEM, f"Context (bank entry):\n{context}\n\nLine:\n{template.text}")
+            text = self._chat.complete_text(
+                system=SYSTEM, user=f"Context (bank entry):\n{context}\n\nLine:\n{template.text}"
+            )
         except Exception as exc:  # every LLM failure degrades to the template, visibly
             return Phrased(template.text, note=f"LLM phrasing failed ({type(exc).__name__}: {exc}); template used")
         text = " ".join(str(text).split())

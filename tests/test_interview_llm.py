@@ -1,0 +1,63 @@
+"""LLM mode of the interviewer against a local OpenAI-compatible server: used when it answers,
+and every failure (slow, 500) completes the turn offline with a note in the transcript."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.config import Settings
+from app.interview.engine import InterviewEngine
+from app.interview.models import SessionConfig
+from app.interview.phrasing import LLMPhraser
+from app.interview.scoring import AnswerScorer
+from app.interview.selection import QuestionSelector
+from app.llm import chat_model_from_settings
+from app.store import open_repository
+from evaluators.rubric import RubricScorer
+from tests.fake_openai import FakeOpenAI, content, http_error, slow
+
+
+@pytest.fixture
+def fake():
+    with FakeOpenAI() as server:
+        yield server
+
+
+def make_engine(fake, tmp_path: Path, ingested_store, bank, embedder):
+    settings = Settings(
+        llm_base_url=fake.base_url, llm_model="interviewer-test", llm_timeout_s=1.0, llm_max_retries=0
+    )
+    repo = open_repository(f"sqlite:///{tmp_path / 'llm.db'}")
+    engine = InterviewEngine(
+        repo=repo,
+        selector=QuestionSelector(ingested_store),
+        bank={q.id: q for q in bank},
+        scorer=AnswerScorer(evaluator=RubricScorer(embedder)),
+        phraser=LLMPhraser(chat_model_from_settings(settings)),
+    )
+    return engine, repo, repo.get_or_create_user("dana").id
+
+
+def test_llm_phrases_the_question_grounded_in_the_bank_entry(fake, tmp_path, ingested_store, bank, embedder):
+    engine, repo, user = make_engine(fake, tmp_path, ingested_store, bank, embedder)
+    fake.script([content("So, tell me: how would you move a tensor onto the GPU?")])
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["tensors"], seed=1))
+    assert prompt.text == "So, tell me: how would you move a tensor onto the GPU?"
+    sent = fake.requests[0].prompt_text
+    question = {q.id: q for q in bank}[prompt.question_id]
+    assert question.question in sent  # grounded: the bank entry is in the prompt
+    assert fake.requests[0].body["model"] == "interviewer-test"
+    assert repo.get_session(session.id, user).state["notes"] == []
+
+
+@pytest.mark.parametrize("reply", [slow(delay_s=3.0), http_error(500)], ids=["slow", "http-500"])
+def test_llm_failure_falls_back_to_the_template_visibly(fake, tmp_path, ingested_store, bank, embedder, reply):
+    engine, repo, user = make_engine(fake, tmp_path, ingested_store, bank, embedder)
+    fake.script([reply])
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["tensors"], seed=1))
+    question = {q.id: q for q in bank}[prompt.question_id]
+    assert question.question in prompt.text  # the offline template
+    notes = repo.get_session(session.id, user).state["notes"]
+    assert len(notes) == 1 and "LLM phrasing failed" in notes[0]
