@@ -66,8 +66,10 @@ def main() -> None:
         print(f"adversarial (misconceived/stuffed/evasive) scored <= 1.5, split={split}: "
               f"{low}/{len(adv)} = {low / max(len(adv), 1):.1%}  (target >= 90%)")
     bank = bank_index()
+    scorer = RubricScorer(get_embedder("minilm"))  # fresh: no answer sentence is cached yet
+    scorer.warm([GradingTask.from_question(q, "") for q in bank.values()])  # rubrics: at start-up
     timings = []
-    for r in rows:  # one at a time, as in an interview turn (rubric vectors cached per question)
+    for r in rows:  # one at a time, as in an interview turn
         task = GradingTask.from_question(bank[r["question_id"]], r["answer"])
         start = time.perf_counter()
         scorer.evaluate(task)
@@ -77,7 +79,7 @@ def main() -> None:
     print(f"\nlatency per answer (warm): p50 {statistics.median(timings):.1f} ms, p95 {p95:.1f} ms "
           "(target p50 < 20 ms)")
     start = time.perf_counter()
-    score_all(rows, scorer)
+    score_all(rows, RubricScorer(get_embedder("minilm")))  # fresh caches: an honest bulk run
     rate = len(rows) / (time.perf_counter() - start)
     print(f"batched grading throughput: {rate:.0f} answers/s (target > 100)")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -20,6 +21,9 @@ from evaluators.text import (
     split_units,
 )
 from knowledge.embeddings import Embedder
+
+
+UNIT_CACHE_SIZE = 20_000  # ~30 MB of 384-d float32 vectors
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,8 @@ class RubricScorer(Evaluator):
         self._embedder = embedder
         self.t = thresholds or Thresholds()
         self._cache: OrderedDict[str, _RubricVectors] = OrderedDict()
+        self._unit_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()  # the API scores from several threads
         self._cache_size = cache_size
 
     def evaluate(self, task: GradingTask) -> Evaluation:
@@ -73,13 +79,33 @@ class RubricScorer(Evaluator):
     def evaluate_many(self, tasks: list[GradingTask]) -> list[Evaluation]:
         """Score many answers with one embedding batch for all their sentences (fast for bulk grading)."""
         unit_lists = [self._units(task) for task in tasks]
-        flat = [u.normalised for units in unit_lists for u in units]
-        vectors = self._embedder.embed_batch(flat) if flat else np.zeros((0, self._embedder.dimensions))
+        vectors = self._unit_vectors([u.normalised for units in unit_lists for u in units])
         results, start = [], 0
         for task, units in zip(tasks, unit_lists, strict=True):
             results.append(self._score(task, units, vectors[start : start + len(units)]))
             start += len(units)
         return results
+
+    def warm(self, tasks: list[GradingTask]) -> None:
+        """Embed rubrics ahead of time (a server does this at start-up, off the request path)."""
+        for task in tasks:
+            self._rubric_vectors(task)
+
+    def _unit_vectors(self, texts: list[str]) -> np.ndarray:
+        """Sentence vectors, cached: follow-up turns re-read earlier answers, which costs nothing twice."""
+        if not texts:
+            return np.zeros((0, self._embedder.dimensions), dtype=np.float32)
+        with self._lock:
+            known = {t: self._unit_cache[t] for t in dict.fromkeys(texts) if t in self._unit_cache}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        if missing:
+            fresh = dict(zip(missing, self._embedder.embed_batch(missing), strict=True))
+            known.update(fresh)
+            with self._lock:
+                self._unit_cache.update(fresh)
+                while len(self._unit_cache) > UNIT_CACHE_SIZE:
+                    self._unit_cache.popitem(last=False)
+        return np.stack([known[t] for t in texts])
 
     def _units(self, task: GradingTask) -> list[Unit]:
         if is_evasive(task.answer) and not task.earlier_answers:
@@ -247,9 +273,9 @@ class RubricScorer(Evaluator):
 
     def _rubric_vectors(self, task: GradingTask) -> _RubricVectors:
         key = _rubric_key(task)
-        cached = self._cache.get(key)
+        with self._lock:
+            cached = self._cache.get(key)
         if cached is not None:
-            self._cache.move_to_end(key)
             return cached
         point_texts = [[p.description, *p.evidence] for p in task.rubric]
         m_texts = [[m.claim, *m.cues] for m in task.misconceptions]
@@ -266,9 +292,10 @@ class RubricScorer(Evaluator):
             misconception_texts=m_texts,
             misconception_vectors=groups[len(point_texts) :],
         )
-        self._cache[key] = value
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+        with self._lock:
+            self._cache[key] = value
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
         return value
 
 
