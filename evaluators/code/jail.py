@@ -1,0 +1,136 @@
+"""Per-submission limits, applied inside the sandbox in the forked child before untrusted code.
+
+Runs in the jail: standard library plus pyseccomp only. The child is already uid 65534 in
+bubblewrap's namespaces; here it becomes non-dumpable (no /proc/<pid>/mem, no core), gets a
+seccomp deny-list, and hard rlimits (soft == hard, so it cannot raise them back).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import resource
+from dataclasses import dataclass
+
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+_libc = ctypes.CDLL(None, use_errno=True)
+
+# Denied outright with EPERM. Sockets: no network (even the jail's own loopback) and no
+# abstract unix sockets. Processes: no tracing, no reading other processes' memory, no
+# new sessions or groups (so the whole submission stays in one killable process group),
+# no exec (no shell escapes). Kernel surface: namespaces, mounts, bpf, io_uring, keyrings.
+DENIED = (
+    "socket", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "process_madvise",
+    "execve", "execveat", "setsid", "setpgid",
+    "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open", "pidfd_send_signal", "pidfd_getfd",
+    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "open_by_handle_at",
+    "name_to_handle_at", "fanotify_init", "bpf", "perf_event_open", "userfaultfd",
+    "io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl", "add_key", "request_key",
+    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
+    "swapon", "swapoff", "acct", "syslog", "mount_setattr", "fsopen", "fsmount", "move_mount",
+    "open_tree",
+)
+NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
+LOW32 = 0xFFFFFFFF
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_bytes: int = 2048 << 20  # address space on top of what the warm worker already maps
+    cpu_seconds: int = 11
+    file_bytes: int = 16 << 20
+    open_files: int = 128
+    extra_tasks: int = 32  # processes + threads the submission may add
+
+    @classmethod
+    def from_dict(cls, data: dict[str, int]) -> Limits:
+        return cls(**{k: int(v) for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+def prctl(option: int, value: int) -> None:
+    if _libc.prctl(option, value, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
+
+
+def other_tasks() -> list[int]:
+    """Every pid/tid in this pid namespace that is not us: the worker, bwrap's init."""
+    me = os.getpid()
+    tasks = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != me:
+            try:
+                tasks += [int(t) for t in os.listdir(f"/proc/{entry}/task")]
+            except OSError:
+                tasks.append(int(entry))
+    return tasks
+
+
+def install_seccomp(protected: list[int]) -> None:
+    """Deny-list filter. Pid arguments are compared on their low 32 bits (the kernel reads
+    pid_t) so high garbage bits cannot slip a forbidden pid past the filter."""
+    import pyseccomp as sc
+
+    deny = sc.ERRNO(errno.EPERM)
+    filt = sc.SyscallFilter(sc.ALLOW)
+    for name in DENIED:
+        try:
+            filt.add_rule(deny, name)
+        except (OSError, ValueError, RuntimeError):
+            pass  # syscall unknown to this kernel/libseccomp: nothing to deny
+    filt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")  # flags hidden in memory: make libc use clone
+    for flag in NAMESPACE_FLAGS:
+        filt.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+    filt.add_rule(deny, "prlimit64", sc.Arg(0, sc.NE, 0))  # only our own limits, only downwards
+    for pid in {*protected, 1}:
+        for value in (pid & LOW32, -pid & LOW32):
+            filt.add_rule(deny, "kill", sc.Arg(0, sc.MASKED_EQ, LOW32, value))
+        filt.add_rule(deny, "tkill", sc.Arg(0, sc.MASKED_EQ, LOW32, pid))
+        filt.add_rule(deny, "tgkill", sc.Arg(0, sc.MASKED_EQ, LOW32, pid))
+        filt.add_rule(deny, "tgkill", sc.Arg(1, sc.MASKED_EQ, LOW32, pid))
+    filt.add_rule(deny, "kill", sc.Arg(0, sc.MASKED_EQ, LOW32, LOW32))  # kill(-1, ...)
+    filt.load()
+
+
+def lock_down(jailed: bool) -> None:
+    """Job-independent part, done in the pre-forked child while it waits for work."""
+    prctl(PR_SET_DUMPABLE, 0)
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    install_seccomp(other_tasks() if jailed else [os.getppid()])
+
+
+def _vm_size() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _task_count() -> int:
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                count += len(os.listdir(f"/proc/{entry}/task"))
+            except OSError:
+                count += 1
+    return count
+
+
+def apply_limits(limits: Limits) -> None:
+    """Hard rlimits for this job. NPROC counts our uid's tasks in this jail (bwrap's init,
+    the worker, us), so the allowance is on top of what exists now."""
+    pairs = {
+        resource.RLIMIT_AS: _vm_size() + limits.memory_bytes,
+        resource.RLIMIT_CPU: limits.cpu_seconds,
+        resource.RLIMIT_FSIZE: limits.file_bytes,
+        resource.RLIMIT_NOFILE: limits.open_files,
+        resource.RLIMIT_NPROC: _task_count() + limits.extra_tasks,
+        resource.RLIMIT_CORE: 0,
+    }
+    for kind, value in pairs.items():
+        resource.setrlimit(kind, (value, value))

@@ -1,0 +1,307 @@
+"""Trusted side of the sandbox: start workers, run jobs with a wall clock and an output cap.
+
+The parent never trusts what comes out of the jail: frames are size-bounded, the candidate's
+output is read here (and cut off here), and at the end of every job the parent itself kills
+the child's whole process group, using the host pid the kernel attached to the child's hello
+(SCM_CREDENTIALS cannot be forged without privileges). The worker keeps the child unreaped
+until the parent says `done`, so that group id cannot have been recycled.
+"""
+
+from __future__ import annotations
+
+import array
+import collections
+import os
+import queue
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluators.code.errors import ProtocolError, RunnerError, SandboxUnavailable
+from evaluators.code.protocol import FrameDecoder, FrameError, encode, write_all
+from evaluators.code.sandbox import PROJECT_ROOT, SANDBOX_UID, SandboxConfig, worker_command
+
+MAX_FRAME = 64 << 20
+STARTUP_TIMEOUT_S = 60.0
+GRACE_S = 2.0  # for the worker to report a child we just killed
+
+
+@dataclass
+class RawOutcome:
+    """What came back for one job, before any verdict."""
+
+    frames: list[tuple[dict[str, Any], list[bytes]]] = field(default_factory=list)
+    stdout: bytes = b""
+    stdout_bytes: int = 0
+    timed_out: bool = False
+    output_exceeded: bool = False
+    worker_lost: bool = False
+    duration_ms: float = 0.0
+
+
+class Worker:
+    """One warm worker process in its own jail."""
+
+    def __init__(self, config: SandboxConfig, unsandboxed: bool = False,
+                 launch: Callable[[Callable[[], subprocess.Popen]], subprocess.Popen] = lambda f: f(),
+                 ) -> None:
+        self.jobs = 0
+        self.alive = True
+        self._stderr: collections.deque[bytes] = collections.deque(maxlen=64)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        self._side = ours
+        command = self._command(config, theirs.fileno(), unsandboxed)
+        self.proc = launch(lambda: subprocess.Popen(  # empty environment: no secrets in /proc/*/environ
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            pass_fds=[theirs.fileno()], env={}, cwd="/", start_new_session=True, close_fds=True,
+        ))
+        theirs.close()
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self._decoder = FrameDecoder(MAX_FRAME)
+        ready = self._next_frame(time.monotonic() + STARTUP_TIMEOUT_S)
+        if ready is None or ready[0].get("type") != "ready":
+            self.kill()
+            raise SandboxUnavailable(self._startup_failure())
+
+    @staticmethod
+    def _command(config: SandboxConfig, side_fd: int, unsandboxed: bool) -> list[str]:
+        if unsandboxed:
+            return [config.python, "-I", "-B", str(PROJECT_ROOT / "evaluators/code/worker.py"),
+                    str(side_fd), "host", str(PROJECT_ROOT), *config.site_packages]
+        return worker_command(config, side_fd)
+
+    def _drain_stderr(self) -> None:
+        for line in self.proc.stderr:
+            self._stderr.append(line[:500])
+
+    def _startup_failure(self) -> str:
+        self.proc.wait(timeout=5)
+        tail = b"".join(self._stderr).decode(errors="replace").strip()[-1500:]
+        hint = ""
+        if "uid map" in tail or "namespace" in tail or "Operation not permitted" in tail:
+            hint = (" Unprivileged user namespaces look disabled: enable them "
+                    "(sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces > 0).")
+        return f"the code sandbox failed to start: {tail or 'no output'}.{hint}"
+
+    def _next_frame(self, deadline: float) -> tuple[dict[str, Any], list[bytes]] | None:
+        """Next frame from the worker, or None if it died, lied or missed the deadline."""
+        fd = self.proc.stdout.fileno()
+        try:
+            while (frame := self._decoder.frame()) is None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                    return None
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    return None
+                self._decoder.feed(chunk)
+        except FrameError:
+            return None
+        return frame
+
+    def _child_pid(self, timeout: float) -> int:
+        """Host pid of the pre-forked child, from the credentials on its hello."""
+        if not select.select([self._side], [], [], timeout)[0]:
+            raise ProtocolError("sandbox child did not say hello")
+        size = socket.CMSG_SPACE(struct.calcsize("3i"))
+        msg, ancillary, _, _ = self._side.recvmsg(16, size)
+        for level, kind, data in ancillary:
+            if (level, kind) == (socket.SOL_SOCKET, socket.SCM_CREDENTIALS) and msg == b"hello":
+                pid, uid, _ = struct.unpack("3i", data[:12])
+                if uid in (SANDBOX_UID, os.getuid()) and os.getpgid(pid) == pid:
+                    return pid
+        raise ProtocolError("sandbox child sent a bad hello")
+
+    def run(self, meta: dict[str, Any], blobs: list[bytes], timeout: float, keep: int,
+            limit: int) -> RawOutcome:
+        outcome, start = RawOutcome(), time.monotonic()
+        self.jobs += 1
+        try:
+            child = self._child_pid(timeout=10)
+            out_r, out_w = os.pipe()
+            self._side.sendmsg([b"out"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [out_w]))])
+            os.close(out_w)
+            try:
+                write_all(self.proc.stdin.fileno(), encode({**meta, "type": "job"}, blobs))
+                self._collect(outcome, out_r, start + timeout, keep, limit)
+            finally:
+                _kill_group(child)  # always: daemons, threads and children die with the check
+                self._finish(outcome)
+                # After `end` the child has flushed: its output is already in the pipe.
+                _drain(out_r, outcome, keep, wait=0.0 if _ended_cleanly(outcome) else 0.5)
+                os.close(out_r)
+            if not outcome.worker_lost:
+                write_all(self.proc.stdin.fileno(), encode({"type": "done"}))
+        except (OSError, ProtocolError):
+            outcome.worker_lost = True
+        if outcome.worker_lost:
+            self.kill()
+        outcome.duration_ms = (time.monotonic() - start) * 1000
+        return outcome
+
+    def _finish(self, outcome: RawOutcome) -> None:
+        """After the kill, the worker reports the child's exit; frames before it still count."""
+        deadline = time.monotonic() + GRACE_S
+        while not outcome.worker_lost and not _ended(outcome):
+            frame = self._next_frame(deadline)
+            if frame is None:
+                outcome.worker_lost = True
+            else:
+                outcome.frames.append(frame)
+
+    def _collect(self, outcome: RawOutcome, out_r: int, deadline: float, keep: int, limit: int) -> None:
+        fd = self.proc.stdout.fileno()
+        watched = [fd, out_r]
+        while not _ended(outcome):
+            try:
+                if (frame := self._decoder.frame()) is not None:
+                    outcome.frames.append(frame)
+                    continue
+            except FrameError:
+                outcome.worker_lost = True
+                return
+            remaining = deadline - time.monotonic()
+            ready = select.select(watched, [], [], remaining)[0] if remaining > 0 else []
+            if not ready:
+                outcome.timed_out = True
+                return
+            if out_r in ready and not _read_output(out_r, outcome, keep):
+                watched.remove(out_r)  # the child closed its output; frames may still come
+            if outcome.stdout_bytes > limit:
+                outcome.output_exceeded = True
+                return
+            if fd in ready:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    outcome.worker_lost = True
+                    return
+                try:
+                    self._decoder.feed(chunk)
+                except FrameError:
+                    outcome.worker_lost = True
+                    return
+
+    def kill(self) -> None:
+        """Kill the whole jail: bwrap's init dies, and with it every process inside."""
+        self.alive = False
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.proc.wait()
+        self._side.close()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            stream.close()
+
+
+def _ended(outcome: RawOutcome) -> bool:
+    return bool(outcome.frames) and outcome.frames[-1][0].get("type") in ("end", "exit")
+
+
+def _read_output(fd: int, outcome: RawOutcome, keep: int) -> bool:
+    chunk = os.read(fd, 1 << 16)
+    outcome.stdout_bytes += len(chunk)
+    if len(outcome.stdout) < keep:
+        outcome.stdout += chunk[: keep - len(outcome.stdout)]
+    return bool(chunk)
+
+
+def _ended_cleanly(outcome: RawOutcome) -> bool:
+    return bool(outcome.frames) and outcome.frames[-1][0].get("type") == "end"
+
+
+def _drain(fd: int, outcome: RawOutcome, keep: int, wait: float) -> None:
+    """Output written before the child died; the group is dead, so this ends quickly."""
+    deadline = time.monotonic() + wait
+    while select.select([fd], [], [], max(deadline - time.monotonic(), 0))[0]:
+        if not _read_output(fd, outcome, keep) or outcome.stdout_bytes > 4 * keep + (1 << 20):
+            return
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+class WorkerPool:
+    """A fixed number of warm workers behind a queue; each recycled after `recycle_after` jobs."""
+
+    def __init__(self, size: int = 0, config: SandboxConfig | None = None, recycle_after: int = 200,
+                 unsandboxed: bool = False) -> None:
+        self.size = size or os.cpu_count() or 1
+        self.config = config or SandboxConfig()
+        self.recycle_after = recycle_after
+        self.unsandboxed = unsandboxed
+        if unsandboxed:
+            print("WARNING: code checks run WITHOUT a sandbox; candidate code can read your files "
+                  "and secrets. Only for single-user local use.", file=sys.stderr)
+        self._idle: queue.Queue[Worker] = queue.Queue()
+        self._closed = False
+        # bwrap --die-with-parent is tied to the *thread* that forked it (PR_SET_PDEATHSIG), so
+        # every worker is forked by this one long-lived thread, never by a short-lived one.
+        self._launcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-launcher")
+        starters = [threading.Thread(target=self._add_worker, kwargs={"raise_errors": True})
+                    for _ in range(self.size)]
+        self._start_errors: list[BaseException] = []
+        for thread in starters:
+            thread.start()
+        for thread in starters:
+            thread.join()
+        if self._start_errors:
+            self.close()
+            raise self._start_errors[0]
+
+    def _add_worker(self, raise_errors: bool = False) -> None:
+        try:
+            worker = Worker(self.config, self.unsandboxed, lambda f: self._launcher.submit(f).result())
+        except BaseException as exc:
+            if raise_errors:
+                self._start_errors.append(exc)
+            else:
+                print(f"code runner: could not restart a worker: {exc}", file=sys.stderr)
+            return
+        if self._closed:
+            worker.kill()
+        else:
+            self._idle.put(worker)
+
+    def run(self, meta: dict[str, Any], blobs: list[bytes], timeout: float, keep: int, limit: int,
+            wait: float = 300.0) -> RawOutcome:
+        try:
+            worker = self._idle.get(timeout=wait)
+        except queue.Empty:
+            raise RunnerError("the code runner is busy or its workers failed to start; try again") from None
+        try:
+            return worker.run(meta, blobs, timeout, keep, limit)
+        finally:
+            if worker.alive and worker.jobs < self.recycle_after and not self._closed:
+                self._idle.put(worker)
+            else:
+                if worker.alive:
+                    worker.kill()
+                if not self._closed:  # restart in the background; callers queue meanwhile
+                    threading.Thread(target=self._add_worker, daemon=True).start()
+
+    def worker_pids(self) -> list[int]:
+        return [w.proc.pid for w in list(self._idle.queue)]
+
+    def close(self) -> None:
+        self._closed = True
+        while True:
+            try:
+                self._idle.get_nowait().kill()
+            except queue.Empty:
+                break
+        self._launcher.shutdown(wait=False)

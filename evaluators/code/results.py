@@ -1,0 +1,69 @@
+"""What a code check returns: a status, one result per hidden check, captured output."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Status(StrEnum):
+    PASSED = "passed"  # every check passed
+    FAILED = "failed"  # the code ran, some check did not pass
+    ERROR = "error"  # the code did not load, crashed or exited before the checks finished
+    TIMED_OUT = "timed_out"  # wall clock or CPU time limit
+    RESOURCE_LIMIT = "resource_limit"  # memory, file size, processes or output
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    description: str
+    weight: float
+    passed: bool
+    message: str | None = None  # why it failed, in the candidate's terms
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "weight": self.weight,
+                "passed": self.passed, "message": self.message}
+
+
+@dataclass(frozen=True)
+class CodeResult:
+    question_id: str
+    status: Status
+    checks: list[CheckResult] = field(default_factory=list)
+    stdout: str = ""
+    duration_ms: float = 0.0
+
+    @property
+    def passed_checks(self) -> int:
+        return sum(check.passed for check in self.checks)
+
+    @property
+    def total_checks(self) -> int:
+        return len(self.checks)
+
+    @property
+    def score(self) -> float:
+        """Weighted fraction of checks passed (partial credit)."""
+        total = sum(check.weight for check in self.checks)
+        earned = sum(check.weight for check in self.checks if check.passed)
+        return round(earned / total, 4) if total else 0.0
+
+    def failures(self) -> dict[str, str]:
+        return {check.name: check.message or "" for check in self.checks if not check.passed}
+
+    def to_json(self, file: str | None = None) -> dict[str, Any]:
+        """The `interviewer check --json` object for one file."""
+        return {
+            "file": file,
+            "question_id": self.question_id,
+            "status": str(self.status),
+            "passed_checks": self.passed_checks,
+            "total_checks": self.total_checks,
+            "score": self.score,
+            "checks": [check.to_json() for check in self.checks],
+            "stdout": self.stdout,
+            "duration_ms": round(self.duration_ms, 1),
+        }

@@ -1,0 +1,197 @@
+"""CodeRunner: check a submission against a code task's hidden checks in the warm sandbox pool.
+
+Inputs are built and expected values computed here, on the trusted side, from the reference
+solution (cached per task and seed). The jail only returns raw probe outputs; decoding
+(weights_only) and verification happen here, so nothing printed, patched or faked inside the
+jail can produce a pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import signal
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from evaluators.code import harness
+from evaluators.code.errors import RunnerError
+from evaluators.code.jail import Limits
+from evaluators.code.pool import RawOutcome, WorkerPool
+from evaluators.code.results import CheckResult, CodeResult, Status
+from evaluators.code.sandbox import SandboxConfig
+from knowledge.schema import CodeTask, Question
+
+MAX_MESSAGE = 2000
+CRASH_SIGNALS = {signal.SIGSEGV: "a segmentation fault (often recursion too deep for the C stack)",
+                 signal.SIGABRT: "an abort", signal.SIGBUS: "a bus error",
+                 signal.SIGFPE: "a fatal arithmetic error"}
+
+
+class CodeRunner:
+    """One warm pool per process; `check` is safe to call from several threads."""
+
+    def __init__(self, workers: int = 0, timeout_s: float = 10.0, memory_mb: int = 2048,
+                 recycle_after: int = 200, stdout_keep: int = 8192, output_limit: int = 1 << 20,
+                 max_source_chars: int = 50_000, seed: int | None = None,
+                 allow_unsandboxed: bool = False, config: SandboxConfig | None = None) -> None:
+        self.timeout_s = timeout_s
+        self.limits = Limits(memory_bytes=memory_mb << 20, cpu_seconds=int(timeout_s) + 1)
+        self.stdout_keep, self.output_limit = stdout_keep, output_limit
+        self.max_source_chars = max_source_chars
+        self.seed = secrets.randbelow(2**31) if seed is None else seed  # inputs nobody can precompute
+        self._expected: dict[str, tuple[dict[str, Any], list[bytes]]] = {}
+        self._lock = threading.Lock()
+        self._questions: dict[str, Question] | None = None
+        self.pool = WorkerPool(workers, config, recycle_after, unsandboxed=allow_unsandboxed)
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> CodeRunner:
+        return cls(workers=settings.runner_workers, timeout_s=settings.runner_timeout_s,
+                   memory_mb=settings.runner_memory_mb, max_source_chars=settings.max_code_chars,
+                   allow_unsandboxed=settings.runner_allow_unsandboxed)
+
+    def __enter__(self) -> CodeRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def check(self, task: CodeTask, source: str, question_id: str = "") -> CodeResult:
+        if len(source) > self.max_source_chars:
+            return _all_failed(task, question_id, Status.ERROR,
+                               f"the submission is longer than {self.max_source_chars} characters")
+        expected, blobs = self._reference(task)
+        meta = {"task": task.model_dump(mode="json"), "source": source,
+                "checks": [check.name for check in task.checks], "limits": self.limits.__dict__}
+        raw = self.pool.run(meta, blobs, self.timeout_s, self.stdout_keep, self.output_limit)
+        return self._judge(task, question_id, expected, raw)
+
+    def check_files(self, question_id: str, paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+        """One `interviewer check --json` object per file, all against one code task."""
+        task = self._task(question_id)
+        results = []
+        for path in paths:
+            try:
+                source = Path(path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                result = _all_failed(task, question_id, Status.ERROR, f"cannot read {path}: {exc}")
+            else:
+                result = self.check(task, source, question_id)
+            results.append(result.to_json(file=str(path)))
+        return results
+
+    def _task(self, question_id: str) -> CodeTask:
+        if self._questions is None:
+            from knowledge.loader import load_bank
+
+            self._questions = {q.id: q for q in load_bank()}
+        question = self._questions.get(question_id)
+        if question is None:
+            raise RunnerError(f"no question with id {question_id!r} in the bank")
+        if question.code is None:
+            raise RunnerError(f"question {question_id!r} is not a code question: nothing to run")
+        return question.code
+
+    def _reference(self, task: CodeTask) -> tuple[dict[str, Any], list[bytes]]:
+        """Inputs and expected outputs from the reference solution, computed once per task."""
+        key = hashlib.sha256(task.model_dump_json().encode()).hexdigest()
+        with self._lock:
+            if key not in self._expected:
+                expected = harness.reference_outputs(task, self.seed)
+                blobs = [harness.dumps(expected[check.name][0]) for check in task.checks]
+                self._expected[key] = (expected, blobs)
+            return self._expected[key]
+
+    def _judge(self, task: CodeTask, question_id: str, expected: dict[str, Any],
+               raw: RawOutcome) -> CodeResult:
+        got: dict[str, dict[str, Any]] = {}
+        load_error, resource, exit_info = None, False, None
+        for meta, blobs in raw.frames:
+            kind = meta.get("type")
+            if kind == "check" and meta.get("name") not in got:
+                got[str(meta.get("name"))] = {"error": meta.get("error"), "blob": blobs[0] if blobs else None}
+                resource |= bool(meta.get("resource"))
+            elif kind == "load_error":
+                load_error, resource = _clip(meta.get("error")), bool(meta.get("resource"))
+            elif kind == "exit":
+                exit_info = meta
+        status, reason = _status(raw, load_error, resource, exit_info, self.timeout_s)
+        checks = []
+        for check in task.checks:
+            if load_error is not None:
+                result = CheckResult(check.name, check.description, check.weight, False,
+                                     f"your code failed before any check could run: {load_error}")
+            elif check.name in got:
+                inputs, want = expected[check.name]
+                result = _verify(task, check, inputs, want, got[check.name])
+            else:
+                result = CheckResult(check.name, check.description, check.weight, False,
+                                     f"not run: {reason}")
+            checks.append(result)
+        if status is Status.PASSED and not all(c.passed for c in checks):
+            status = Status.FAILED
+        stdout = raw.stdout.decode("utf-8", errors="replace")
+        if raw.stdout_bytes > len(raw.stdout):
+            stdout += f"\n[... output cut at {len(raw.stdout)} of {raw.stdout_bytes} bytes]"
+        return CodeResult(question_id, status, checks, stdout, raw.duration_ms)
+
+
+def _verify(task: CodeTask, check: Any, inputs: Any, want: Any, got: dict[str, Any]) -> CheckResult:
+    def result(message: str | None) -> CheckResult:
+        return CheckResult(check.name, check.description, check.weight, message is None, message)
+
+    if got["error"] is not None:
+        return result(_clip(got["error"]))
+    try:
+        value = harness.loads(got["blob"] or b"")
+    except Exception:  # weights_only refuses arbitrary objects: never unpickle their classes
+        return result("the value your code produced cannot be checked: return tensors, numbers, "
+                      "strings, lists or dicts")
+    return result(harness.verify(task, check, inputs, value, want))
+
+
+def _status(raw: RawOutcome, load_error: str | None, resource: bool, exit_info: dict | None,
+            timeout_s: float) -> tuple[Status, str]:
+    """Overall status, and why checks that produced nothing did not run."""
+    sig = exit_info.get("signal") if exit_info else None
+    if raw.timed_out or sig == signal.SIGXCPU:
+        return Status.TIMED_OUT, f"your code exceeded the {timeout_s:g} s time limit"
+    if raw.output_exceeded:
+        return Status.RESOURCE_LIMIT, f"your code printed more than {raw.stdout_bytes} bytes of output"
+    if sig == signal.SIGXFSZ:
+        return Status.RESOURCE_LIMIT, "your code wrote a file larger than the limit"
+    if resource:
+        return Status.RESOURCE_LIMIT, "your code ran out of memory (memory limit)"
+    if sig is not None:
+        return Status.ERROR, f"your code crashed with {CRASH_SIGNALS.get(sig) or _signal_name(sig)}"
+    if exit_info is not None:
+        code = exit_info.get("code")
+        return Status.ERROR, f"your code exited (exit code {code}) before the checks finished"
+    if raw.worker_lost:
+        return Status.ERROR, "the sandbox stopped unexpectedly while running your code"
+    if load_error is not None:
+        return Status.ERROR, load_error
+    return Status.PASSED, "the run ended before this check"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return f"signal {signal.Signals(number).name}"
+    except ValueError:
+        return f"signal {number}"
+
+
+def _all_failed(task: CodeTask, question_id: str, status: Status, message: str) -> CodeResult:
+    checks = [CheckResult(c.name, c.description, c.weight, False, message) for c in task.checks]
+    return CodeResult(question_id, status, checks)
+
+
+def _clip(text: Any) -> str:
+    text = str(text)
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE] + " [...]"

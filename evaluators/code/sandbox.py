@@ -1,0 +1,120 @@
+"""Build the command that starts one sandbox worker: bubblewrap as an unprivileged uid.
+
+Isolation layers, outermost first (measured on Debian with bubblewrap 0.8):
+- The worker runs as uid/gid 65534 (nobody) on the host. Run as root, bwrap would keep root's
+  uid outside its user namespace (RLIMIT_NPROC is ignored for root, files owned by root stay
+  readable), so a root parent first drops to 65534 with `setpriv`, then starts bwrap, which
+  makes an unprivileged user namespace.
+- Nobody cannot traverse /root (0700), where pyenv puts the interpreter, and bwrap re-resolves
+  `--ro-bind-fd` sources by path, so an fd opened by root does not help. A root parent therefore
+  wraps the chain in a private mount namespace (`unshare -m`) where the bind sources are
+  mounted on a fresh tmpfs that nobody can traverse. Nothing changes on the host.
+- bwrap unshares every namespace (user, pid, net with only its own loopback, ipc, uts, cgroup),
+  disables further user namespaces, clears the environment, dies with its parent, starts a new
+  session (no TIOCSTI on our terminal), mounts a fresh /proc, a size-capped tmpfs /tmp and a
+  minimal /dev, and binds read-only only what Python and torch need plus a handful of project
+  files: never the project root (it may hold a .env), never /etc beyond ld.so.cache.
+- Per submission limits (rlimits, seccomp, non-dumpable) are applied in jail.py.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evaluators.code.errors import SandboxUnavailable
+
+SANDBOX_UID = 65534
+APP_DIR = "/app"  # where the project files below appear inside the jail
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+JAIL_FILES = (
+    "evaluators/__init__.py",
+    "evaluators/code/__init__.py",
+    "evaluators/code/harness.py",
+    "evaluators/code/protocol.py",
+    "evaluators/code/jail.py",
+    "evaluators/code/worker.py",
+    "knowledge/__init__.py",
+    "knowledge/schema.py",
+)
+# Covered by a tmpfs inside the private mount namespace only; must not hold any bind source.
+STAGE_CANDIDATES = ("/mnt", "/srv", "/media", "/opt", "/var/tmp", "/tmp")
+SAFE_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+INSTALL_HINT = "install bubblewrap and util-linux (Debian/Ubuntu: `apt-get install bubblewrap util-linux`)"
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    tmp_bytes: int = 64 << 20  # the jail's whole writable space
+    python: str = field(default_factory=lambda: os.path.realpath(sys.executable))
+    prefix: str = field(default_factory=lambda: os.path.realpath(sys.base_prefix))
+    site_packages: tuple[str, ...] = field(
+        default_factory=lambda: tuple(dict.fromkeys(
+            os.path.realpath(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")
+        ))
+    )
+
+    def sources(self) -> list[str]:
+        """Host directories the jail needs (each is bound, read-only, at the same path)."""
+        return [self.prefix, *self.site_packages]
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name, path=SAFE_PATH)
+    if not found:
+        raise SandboxUnavailable(f"code checks need `{name}` to run submissions safely: {INSTALL_HINT}")
+    return found
+
+
+def _bwrap_args(config: SandboxConfig, source_of: dict[str, str]) -> list[str]:
+    args = [
+        "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
+        "--clearenv",
+        "--setenv", "OMP_NUM_THREADS", "1", "--setenv", "HOME", "/tmp",
+        "--hostname", "sandbox",
+        "--ro-bind", "/usr/lib", "/usr/lib", "--ro-bind-try", "/usr/lib64", "/usr/lib64",
+        "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+        "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache",
+        "--proc", "/proc", "--dev", "/dev",
+        "--size", str(config.tmp_bytes), "--tmpfs", "/tmp",
+        "--chdir", "/tmp", "--remount-ro", "/dev",  # /dev is an uncapped tmpfs otherwise
+    ]
+    for path in config.sources():
+        args += ["--ro-bind", source_of[path], path]
+    for relative in JAIL_FILES:
+        args += ["--ro-bind", f"{source_of[str(PROJECT_ROOT)]}/{relative}", f"{APP_DIR}/{relative}"]
+    args += ["--remount-ro", "/"]
+    return args
+
+
+def worker_command(config: SandboxConfig, side_fd: int) -> list[str]:
+    """argv that starts a worker in the jail; start it with an empty environment."""
+    bwrap = _tool("bwrap")
+    inner = [config.python, "-I", "-B", f"{APP_DIR}/evaluators/code/worker.py", str(side_fd), "jail", APP_DIR,
+             *config.site_packages]
+    sources = [*config.sources(), str(PROJECT_ROOT)]
+    if os.geteuid() != 0:
+        return [bwrap, *_bwrap_args(config, {s: s for s in sources}), *inner]
+    stage = _stage_dir(sources)
+    staged = {source: f"{stage}/{i}" for i, source in enumerate(sources)}
+    script = [f"mount -t tmpfs -o size=64k,mode=0755 jail-stage {stage}"]
+    for source, target in staged.items():
+        script.append(f"mkdir {target} && mount --bind {shlex.quote(source)} {target}")
+    drop = [_tool("setpriv"), f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups",
+            "--inh-caps=-all", "--bounding-set=-all"]
+    script.append("exec " + shlex.join([*drop, bwrap, *_bwrap_args(config, staged), *inner]))
+    return [_tool("unshare"), "--mount", "--propagation", "private", "--", _tool("sh"), "-ec",
+            " && ".join(script)]
+
+
+def _stage_dir(sources: list[str]) -> str:
+    for candidate in STAGE_CANDIDATES:
+        inside = any(s == candidate or s.startswith(candidate + "/") for s in sources)
+        if os.path.isdir(candidate) and not os.path.islink(candidate) and not inside:
+            return candidate
+    raise SandboxUnavailable(f"no staging directory among {STAGE_CANDIDATES} is free of bind sources")

@@ -1,0 +1,306 @@
+"""The warm worker: runs inside the jail, imports torch once, forks one child per submission.
+
+argv: SIDE_FD MODE APP_DIR SITE_PACKAGES... (MODE is `jail`, or `host` for the loud opt-in
+unsandboxed mode, where nothing outside our own children may be touched). Started by exec with
+an empty environment.
+fd 0/1 carry frames from/to the trusted parent; SIDE_FD is a unix socket to the parent on
+which only children speak: each new child says hello (the kernel attaches its pid, which the
+parent uses to kill the child's whole process group) and receives its stdout pipe.
+
+Never runs candidate code itself. A child (always exactly one, pre-forked and locked down
+before the job arrives) runs the submission and the probes and streams one frame per check.
+The worker does not reap a finished child until the parent says `done`: the zombie keeps the
+process group id reserved, so the parent's kill can never hit a recycled group id.
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+import errno
+import os
+import select
+import shutil
+import signal
+import socket
+import sys
+import time
+import traceback
+
+MAX_FRAME = 64 << 20
+JAILED = sys.argv[2] == "jail"
+
+
+def _really_jailed() -> bool:
+    """The jail-only clean-up kills every process it can see and empties /tmp; that must never
+    run on a host. Inside bwrap's pid namespace, pid 1 is bwrap itself and we are not root."""
+    try:
+        with open("/proc/1/comm") as comm:
+            init = comm.read().strip()
+    except OSError:
+        return False
+    return init == "bwrap" and os.getuid() != 0
+
+
+if JAILED and not _really_jailed():
+    sys.stderr.write("worker: asked for jail mode outside a bwrap jail; refusing to start\n")
+    sys.exit(70)
+
+
+def _bootstrap() -> None:
+    sys.path[:0] = [sys.argv[3], *sys.argv[4:]]
+    # There is no ldconfig or compiler in the jail, so name the libraries pyseccomp looks up.
+    find = ctypes.util.find_library
+    known = {"seccomp": "libseccomp.so.2", "c": "libc.so.6"}
+    ctypes.util.find_library = lambda name: known.get(name) or find(name)
+
+
+_bootstrap()
+
+import pyseccomp  # noqa: E402,F401 - loaded once here, used by every child
+import torch  # noqa: E402
+
+from evaluators.code import harness, jail  # noqa: E402
+from evaluators.code.protocol import FrameDecoder, encode, write_all  # noqa: E402
+from knowledge.schema import CodeTask  # noqa: E402
+
+WARMUP_TASK = {
+    "contract": "a tiny autograd function used to warm up the worker",
+    "starter": "",
+    "solution": (
+        "import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n"
+        "    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x.clamp(min=0)\n"
+        "    @staticmethod\n    def backward(ctx, g):\n        (x,) = ctx.saved_tensors\n"
+        "        return g * (x > 0).to(g.dtype)\n"
+    ),
+    "checks": [
+        {"name": "a", "description": "forward", "probe": "def probe(ns, inputs):\n"
+         "    return ns['F'].apply(inputs['x']).detach()\n",
+         "inputs": "def inputs(gen):\n    return {'x': torch.randn(4, 3, generator=gen)}\n"},
+        {"name": "b", "description": "gradient", "probe": "def probe(ns, inputs):\n"
+         "    x = inputs['x'].clone().requires_grad_(True)\n"
+         "    (ns['F'].apply(x) * 2).sum().backward()\n    return {'g': x.grad, 'n': 1, 's': 'x'}\n",
+         "inputs": "def inputs(gen):\n"
+         "    return {'x': torch.randn(5, 6, generator=gen, dtype=torch.float64)}\n"},
+    ],
+}
+
+
+class Child:
+    """The pre-forked child as the worker sees it."""
+
+    def __init__(self, side_fd: int) -> None:
+        job_r, self.job_w = os.pipe()
+        self.result_r, result_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                _child_main(side_fd, job_r, result_w)
+            except BaseException:  # a harness failure, not the candidate's: goes to our stderr
+                traceback.print_exc()
+            finally:
+                os._exit(70)
+        os.close(job_r)
+        os.close(result_w)
+        self.pidfd = os.pidfd_open(self.pid)
+
+    def run(self, job: bytes, send) -> None:
+        """Hand the job over and forward the child's frames until it ends or exits."""
+        try:
+            write_all(self.job_w, job)
+        except OSError:
+            pass  # the child is gone; its exit is reported below
+        decoder = FrameDecoder(MAX_FRAME)
+        while True:
+            ready, _, _ = select.select([self.result_r, self.pidfd], [], [])
+            if self.result_r in ready and (chunk := os.read(self.result_r, 1 << 20)):
+                decoder.feed(chunk)
+                while (frame := decoder.frame()) is not None:
+                    send(encode(*frame))
+                    if frame[0].get("type") == "end":
+                        return
+                continue
+            # The child exited, or closed its result pipe (then we wait for the parent's kill).
+            info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
+            killed = info.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
+            send(encode({"type": "exit", "signal": info.si_status if killed else None,
+                         "code": None if killed else info.si_status}))
+            return
+
+    def reap(self) -> None:
+        for fd in (self.job_w, self.result_r, self.pidfd):
+            os.close(fd)
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        os.waitpid(self.pid, 0)
+
+
+def _close_all_but(keep: set[int]) -> None:
+    """The worker's fds (its control pipes to the parent above all) must not reach the child."""
+    low = 0
+    for fd in sorted(keep):
+        if low < fd:  # closerange(n, n) closes *everything* on CPython 3.11 (close_range(n, -1))
+            os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 16)
+
+
+def _child_main(side_fd: int, job_r: int, result_w: int) -> None:
+    os.setpgid(0, 0)
+    _close_all_but({0, 1, 2, side_fd, job_r, result_w})
+    side = socket.socket(fileno=side_fd)
+    side.send(b"hello")  # the parent reads our host pid from the credentials on this message
+    jail.lock_down(JAILED)
+    meta, blobs = FrameDecoder(MAX_FRAME).read(job_r) or ({}, [])
+    os.close(job_r)
+    _, fds, _, _ = socket.recv_fds(side, 16, 1)
+    side.close()
+    out = fds[0]
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(null)
+    os.close(out)
+    if not meta:
+        return
+    jail.apply_limits(jail.Limits.from_dict(meta.get("limits", {})))
+    _run_job(meta, blobs, result_w)
+    _flush()
+    write_all(result_w, encode({"type": "end"}))
+    os._exit(0)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # a closed or replaced stream is the candidate's business
+            pass
+
+
+RESOURCE_ERRNOS = {errno.ENOMEM, errno.EFBIG, errno.ENOSPC, errno.EAGAIN, errno.EMFILE, errno.EDQUOT}
+
+
+def _is_resource_error(exc: BaseException) -> bool:
+    """Hitting one of our limits shows up as these; the verdict is then resource_limit."""
+    if isinstance(exc, MemoryError) or (isinstance(exc, OSError) and exc.errno in RESOURCE_ERRNOS):
+        return True
+    return "can't allocate memory" in str(exc) or "can't start new thread" in str(exc)
+
+
+def _run_job(meta: dict, blobs: list[bytes], result_w: int) -> None:
+    task = CodeTask.model_validate(meta["task"])
+    inputs = dict(zip(meta["checks"], blobs, strict=True))
+    try:
+        namespace = harness.exec_submission(meta["source"])
+    except BaseException as exc:  # SyntaxError, SystemExit, anything at import time
+        message = harness.describe_exception(exc)
+        _flush()
+        write_all(result_w, encode({"type": "load_error", "error": message,
+                                    "resource": _is_resource_error(exc)}))
+        return
+    for check in task.checks:
+        if check.name in inputs:
+            _flush()
+            write_all(result_w, _probe_frame(task, check, namespace, harness.loads(inputs[check.name])))
+
+
+def _probe_frame(task, check, namespace, inputs) -> bytes:
+    try:
+        outcome = harness.run_probe(task, check, namespace, inputs)
+        if outcome.error:
+            resource = outcome.error.startswith(("MemoryError", "BlockingIOError")) or (
+                "can't allocate memory" in outcome.error or "can't start new thread" in outcome.error)
+            return encode({"type": "check", "name": check.name, "error": outcome.error, "resource": resource})
+        return encode({"type": "check", "name": check.name}, [harness.dumps(outcome.value)])
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt or an unpicklable value
+        return encode({"type": "check", "name": check.name, "error": harness.describe_exception(exc),
+                       "resource": _is_resource_error(exc)})
+
+
+def _warm_up() -> None:
+    task = CodeTask.model_validate(WARMUP_TASK)
+    expected = harness.reference_outputs(task, seed=0)
+    namespace = harness.exec_submission(task.solution)
+    for check in task.checks:
+        inputs, want = expected[check.name]
+        got = harness.loads(harness.dumps(harness.run_probe(task, check, namespace, inputs).value))
+        harness.verify(task, check, inputs, got, want)
+        _probe_frame(task, check, namespace, inputs)
+
+
+def _others(keep: int) -> list[int]:
+    """Processes in the jail besides bwrap's init, us and the new spare (zombies included)."""
+    me = os.getpid()
+    return [int(e) for e in os.listdir("/proc") if e.isdigit() and int(e) not in (1, me, keep)]
+
+
+def _sweep(jailed: bool, keep: int) -> None:
+    """Kill and reap anything left of the last submission, then empty /tmp. Outside a jail
+    (the opt-in unsandboxed mode) /proc and /tmp are the host's: only reap our children."""
+    for pid in _others(keep) if jailed else ():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    # As subreaper we inherit the orphans; a SIGKILLed process takes a moment to exit, and
+    # until we reap it, it lingers as a zombie.
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0]:
+                continue
+        except ChildProcessError:
+            break
+        if not jailed or not _others(keep):
+            break
+        time.sleep(0.001)
+    for entry in os.scandir("/tmp") if jailed else ():
+        _remove(entry.path)
+
+
+def _remove(path: str) -> None:
+    def fix_and_retry(func, target, _exc):  # the candidate may have chmod-ed things to 000
+        os.chmod(os.path.dirname(target), 0o700)
+        os.chmod(target, 0o700) if os.path.isdir(target) else None
+        func(target)
+
+    if os.path.isdir(path) and not os.path.islink(path):
+        os.chmod(path, 0o700)
+        shutil.rmtree(path, onerror=fix_and_retry)
+    else:
+        os.unlink(path)
+
+
+def main() -> None:
+    side_fd = int(sys.argv[1])
+    control = (os.dup(0), os.dup(1))  # keep the parent's pipes off 0/1, which children inherit
+    os.dup2(os.open("/dev/null", os.O_RDONLY), 0)
+    os.dup2(2, 1)
+    torch.set_num_threads(1)  # libgomp's thread pool does not survive fork
+    jail.prctl(jail.PR_SET_DUMPABLE, 0)  # children are the same uid: keep them out of our memory
+    jail.prctl(jail.PR_SET_CHILD_SUBREAPER, 1)  # orphans of a submission come to us to be reaped
+    _warm_up()
+    child = Child(side_fd)
+    send = lambda data: write_all(control[1], data)  # noqa: E731
+    send(encode({"type": "ready", "pid": os.getpid()}))
+    decoder = FrameDecoder(MAX_FRAME)
+    while (frame := decoder.read(control[0])) is not None:
+        meta, blobs = frame
+        if meta.get("type") == "job":
+            child.run(encode(meta, blobs), send)
+        elif meta.get("type") == "done":
+            # Fork the next child first: the old one's exit (tearing down a torch-sized address
+            # space) then overlaps with the fork. The parent has already killed the old group,
+            # and the new child gets no job before the sweep below is done.
+            old, child = child, Child(side_fd)
+            old.reap()
+            _sweep(JAILED, keep=child.pid)
+        else:
+            break
+
+
+if __name__ == "__main__":
+    main()

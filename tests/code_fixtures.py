@@ -1,0 +1,102 @@
+"""Helpers shared by the code runner tests: the benchmark task and jail process bookkeeping."""
+
+from __future__ import annotations
+
+import os
+import time
+from functools import cache
+from pathlib import Path
+
+from evaluators.code.results import Status
+from evaluators.code.runner import CodeRunner
+from knowledge.loader import load_file
+from knowledge.schema import CodeTask
+
+BANK = Path(__file__).resolve().parents[1] / "knowledge" / "bank"
+QUESTION_ID = "relu-autograd-function"
+SANDBOX_UID = 65534
+WRONG_BACKWARD = '''import torch
+
+
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * (x < 0).to(grad_output.dtype)
+'''
+
+
+@cache
+def relu_task() -> CodeTask:
+    question = next(q for q in load_file(BANK / "autograd.yaml") if q.id == QUESTION_ID)
+    assert question.code is not None
+    return question.code
+
+
+def solution() -> str:
+    return relu_task().solution
+
+
+def _processes() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, real uid) for every process on the host."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as status:
+                fields = dict(line.split(":", 1) for line in status if ":" in line)
+            table[int(entry)] = (int(fields["PPid"]), int(fields["Uid"].split()[0]))
+        except (OSError, KeyError, ValueError):
+            continue
+    return table
+
+
+def _descendants(root: int, table: dict[int, tuple[int, int]]) -> set[int]:
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {pid for pid, (ppid, _) in table.items() if ppid in frontier} - found
+        found |= frontier
+    return found
+
+
+def jail_process_counts(runner: CodeRunner) -> list[int]:
+    """Processes under each idle worker's bwrap: bwrap's init, the worker, its spare child."""
+    table = _processes()
+    return [len(_descendants(pid, table)) for pid in runner.pool.worker_pids()]
+
+
+def stray_sandbox_processes(runner: CodeRunner) -> set[int]:
+    """Processes running as the sandbox uid that belong to no worker of this runner."""
+    table = _processes()
+    ours = set(runner.pool.worker_pids())
+    for pid in list(ours):
+        ours |= _descendants(pid, table)
+    return {pid for pid, (_, uid) in table.items() if uid == SANDBOX_UID} - ours
+
+
+def wait_until_clean(runner: CodeRunner, timeout: float = 10.0) -> list[int]:
+    """Every worker idle with exactly its 3 processes, and nothing else as the sandbox uid."""
+    deadline = time.monotonic() + timeout
+    counts: list[int] = []
+    while time.monotonic() < deadline:
+        counts = jail_process_counts(runner)
+        if len(counts) == runner.pool.size and all(c == 3 for c in counts) \
+                and not stray_sandbox_processes(runner):
+            return counts
+        time.sleep(0.05)
+    return counts
+
+
+def assert_pool_healthy(runner: CodeRunner) -> None:
+    """The pool still grades a correct answer, and no process outlived the previous check."""
+    result = runner.check(relu_task(), solution(), QUESTION_ID)
+    assert result.status is Status.PASSED, result.to_json()
+    counts = wait_until_clean(runner)
+    assert counts == [3] * runner.pool.size, f"leftover processes in the jails: {counts}"
+    assert not stray_sandbox_processes(runner)

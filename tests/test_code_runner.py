@@ -1,0 +1,100 @@
+"""The code runner grades real submissions correctly and speaks the `interviewer check` contract."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evaluators.code import sandbox
+from evaluators.code.errors import RunnerError, SandboxUnavailable
+from evaluators.code.protocol import FrameDecoder, FrameError, encode
+from evaluators.code.results import Status
+from evaluators.code.runner import CodeRunner
+from tests.code_fixtures import QUESTION_ID, WRONG_BACKWARD, relu_task, solution
+
+CONTRACT_KEYS = {"file", "question_id", "status", "passed_checks", "total_checks", "score", "checks",
+                 "stdout", "duration_ms"}
+
+
+@pytest.fixture(scope="module")
+def runner() -> Iterator[CodeRunner]:
+    with CodeRunner(workers=1, timeout_s=5.0) as code_runner:
+        yield code_runner
+
+
+def test_correct_solution_passes_every_check(runner: CodeRunner) -> None:
+    result = runner.check(relu_task(), solution(), QUESTION_ID)
+    assert result.status is Status.PASSED
+    assert result.passed_checks == result.total_checks == 4 and result.score == 1.0
+    assert all(check.message is None for check in result.checks)
+
+
+def test_wrong_backward_fails_the_gradient_checks_with_expected_vs_actual(runner: CodeRunner) -> None:
+    result = runner.check(relu_task(), WRONG_BACKWARD, QUESTION_ID)
+    assert result.status is Status.FAILED
+    failures = result.failures()
+    assert set(failures) == {"gradient-values", "gradcheck-float64"}
+    assert "not close" in failures["gradient-values"] and "Mismatched elements" in failures["gradient-values"]
+    assert result.score == pytest.approx(1.5 / 5.0)  # weights 0.5 + 1 passed out of 5
+
+
+def test_syntax_error_reports_its_line(runner: CodeRunner) -> None:
+    source = "import torch\n\nclass MyReLU(torch.autograd.Function)\n    pass\n"
+    result = runner.check(relu_task(), source, QUESTION_ID)
+    assert result.status is Status.ERROR and result.score == 0
+    assert all("SyntaxError" in check.message and "line 3" in check.message for check in result.checks)
+
+
+def test_exception_in_candidate_code_names_their_line_only(runner: CodeRunner) -> None:
+    result = runner.check(relu_task(), relu_task().starter, QUESTION_ID)
+    message = result.failures()["forward-values"]
+    assert message.startswith("NotImplementedError") and "line 7" in message
+    assert "harness" not in message and "worker" not in message
+
+
+def test_stdout_is_captured(runner: CodeRunner) -> None:
+    result = runner.check(relu_task(), "print('hello from the candidate')\n" + solution(), QUESTION_ID)
+    assert result.status is Status.PASSED and "hello from the candidate" in result.stdout
+
+
+def test_check_files_speaks_the_cli_contract(runner: CodeRunner, tmp_path: Path) -> None:
+    good, bad = tmp_path / "good.py", tmp_path / "bad.py"
+    good.write_text(solution())
+    bad.write_text(WRONG_BACKWARD)
+    objects = runner.check_files(QUESTION_ID, [good, bad, tmp_path / "missing.py"])
+    assert [set(o) for o in objects] == [CONTRACT_KEYS] * 3
+    assert [o["status"] for o in objects] == ["passed", "failed", "error"]
+    assert objects[0]["file"] == str(good) and objects[0]["question_id"] == QUESTION_ID
+    assert objects[1]["passed_checks"] == 2 and objects[1]["total_checks"] == 4
+    assert {"name", "passed", "message"} <= set(objects[1]["checks"][0])
+
+
+def test_check_files_refuses_unknown_and_non_code_questions(runner: CodeRunner, tmp_path: Path) -> None:
+    with pytest.raises(RunnerError, match="no question"):
+        runner.check_files("no-such-question", [tmp_path / "x.py"])
+
+
+def test_oversized_submission_is_refused(runner: CodeRunner) -> None:
+    result = runner.check(relu_task(), "#" * (runner.max_source_chars + 1), QUESTION_ID)
+    assert result.status is Status.ERROR and "longer than" in result.checks[0].message
+
+
+def test_missing_bubblewrap_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "SAFE_PATH", "/nonexistent")
+    with pytest.raises(SandboxUnavailable, match="bubblewrap"):
+        sandbox.worker_command(sandbox.SandboxConfig(), 3)
+
+
+def test_frames_from_the_jail_are_bounded() -> None:
+    decoder = FrameDecoder(limit=100)
+    decoder.feed(encode({"type": "check"}, [b"x" * 10]))
+    assert decoder.frame() == ({"type": "check", "blobs": [10]}, [b"x" * 10])
+    with pytest.raises(FrameError):
+        decoder.feed(encode({"type": "check"}, [b"x" * 1000]))
+        decoder.frame()
+    with pytest.raises(FrameError):
+        bogus = FrameDecoder(limit=100)
+        bogus.feed(b"\x00\x00\x00\x05notjs")
+        bogus.frame()

@@ -1,0 +1,277 @@
+"""Hostile submissions: each is contained, gets the right verdict, and leaves the pool healthy.
+
+Many attacks are prefixed to a correct solution: the attack must fail harmlessly (its own
+printed evidence shows how) and the verdict must still be `passed`, so grading is unaffected.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evaluators.code.results import Status
+from evaluators.code.runner import CodeRunner
+from tests.code_fixtures import QUESTION_ID, assert_pool_healthy, relu_task, solution
+
+SECRET = "code-runner-test-secret-4f9a2c"
+TIMEOUT_S = 2.0
+
+
+@pytest.fixture(scope="module")
+def runner() -> Iterator[CodeRunner]:
+    os.environ["CODE_RUNNER_TEST_SECRET"] = SECRET  # the server's environment holds a secret
+    with CodeRunner(workers=2, timeout_s=TIMEOUT_S, memory_mb=1024) as code_runner:
+        yield code_runner
+    os.environ.pop("CODE_RUNNER_TEST_SECRET", None)
+
+
+def run(runner: CodeRunner, source: str, with_solution: bool = False):
+    if with_solution:
+        source = source + "\n\n" + solution()
+    result = runner.check(relu_task(), source, QUESTION_ID)
+    assert_pool_healthy(runner)
+    return result
+
+
+def test_fork_bomb(runner: CodeRunner) -> None:
+    result = run(runner, "import os\nwhile True:\n    os.fork()\n")
+    assert result.status is Status.RESOURCE_LIMIT, result.to_json()
+
+
+def test_busy_loop(runner: CodeRunner) -> None:
+    started = time.monotonic()
+    result = run(runner, "while True:\n    pass\n")
+    assert result.status is Status.TIMED_OUT
+    assert time.monotonic() - started < TIMEOUT_S + 5
+    assert "time limit" in result.checks[0].message
+
+
+def test_sleep_forever(runner: CodeRunner) -> None:
+    result = run(runner, "import time\ntime.sleep(10**6)\n")
+    assert result.status is Status.TIMED_OUT
+
+
+def test_ignoring_sigalrm_does_not_escape_the_timeout(runner: CodeRunner) -> None:
+    source = "import signal\nfor s in (signal.SIGALRM, signal.SIGTERM, signal.SIGINT):\n" \
+             "    signal.signal(s, signal.SIG_IGN)\nwhile True:\n    pass\n"
+    assert run(runner, source).status is Status.TIMED_OUT
+
+
+def test_20_gb_python_allocation(runner: CodeRunner) -> None:
+    result = run(runner, "blob = bytearray(20 * 2**30)\n")
+    assert result.status is Status.RESOURCE_LIMIT
+    assert "MemoryError" in result.checks[0].message
+
+
+def test_20_gb_torch_allocation(runner: CodeRunner) -> None:
+    result = run(runner, "import torch\nt = torch.ones(5 * 2**30)\n")
+    assert result.status is Status.RESOURCE_LIMIT
+
+
+def test_5_gb_file(runner: CodeRunner) -> None:
+    source = "chunk = b'x' * 2**20\nwith open('/tmp/big', 'wb') as f:\n" \
+             "    for _ in range(5 * 1024):\n        f.write(chunk)\n"
+    result = run(runner, source)
+    assert result.status is Status.RESOURCE_LIMIT
+    assert "File too large" in result.checks[0].message
+
+
+def test_writes_outside_tmp_fail_and_tmp_does_not_persist(runner: CodeRunner) -> None:
+    source = '''
+for path in ["/app/evaluators/code/worker.py", "/etc/passwd", "/x", "/usr/lib/x", "/root/x", "/dev/x"]:
+    try:
+        open(path, "w").write("pwned")
+        print("WROTE", path)
+    except OSError as exc:
+        print("blocked", path, type(exc).__name__)
+open("/tmp/left-behind", "w").write("x")
+'''
+    worker_file = Path(__file__).resolve().parents[1] / "evaluators/code/worker.py"
+    before = worker_file.stat().st_mtime
+    result = run(runner, source, with_solution=True)
+    assert result.status is Status.PASSED
+    assert "WROTE" not in result.stdout and result.stdout.count("blocked") == 6
+    assert worker_file.stat().st_mtime == before and not Path("/tmp/left-behind").exists()
+    for _ in range(2):  # both workers: nothing a previous submission wrote is still there
+        listing = run(runner, "import os\nprint(sorted(os.listdir('/tmp')))\n", with_solution=True)
+        assert listing.stdout.strip() == "[]"
+
+
+def test_reading_host_secrets(runner: CodeRunner) -> None:
+    source = '''
+import glob, os
+print(dict(os.environ))
+for path in ["/etc/shadow", "/proc/1/environ", "/proc/self/environ", *glob.glob("/proc/*/environ"),
+             "/work/main/.env", "/root/.bashrc", "/proc/1/root/etc/shadow"]:
+    try:
+        print(path, open(path, "rb").read()[:2000])
+    except OSError as exc:
+        print("blocked", path, type(exc).__name__)
+'''
+    result = run(runner, source, with_solution=True)
+    assert result.status is Status.PASSED
+    assert SECRET not in result.stdout
+    assert "root:" not in result.stdout and "blocked /etc/shadow" in result.stdout
+
+
+def test_no_network_even_to_loopback(runner: CodeRunner) -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    source = f'''
+import socket
+for family, address in [(socket.AF_INET, ("127.0.0.1", {port})), (socket.AF_UNIX, "\\0x")]:
+    try:
+        s = socket.socket(family, socket.SOCK_STREAM)
+        s.connect(address)
+        print("CONNECTED")
+    except OSError as exc:
+        print("blocked", type(exc).__name__)
+try:
+    print(socket.getaddrinfo("example.com", 80))
+except OSError as exc:
+    print("dns blocked", type(exc).__name__)
+'''
+    result = run(runner, source, with_solution=True)
+    listener.setblocking(False)  # a completed connection would be waiting in the backlog
+    with pytest.raises(BlockingIOError):
+        listener.accept()
+    listener.close()
+    assert result.status is Status.PASSED
+    assert "CONNECTED" not in result.stdout and "dns blocked" in result.stdout
+
+
+def test_subprocess_os_system_and_ctypes_escapes(runner: CodeRunner) -> None:
+    source = '''
+import ctypes, os, subprocess, sys
+try:
+    print(subprocess.run(["/bin/sh", "-c", "id"], capture_output=True))
+except OSError as exc:
+    print("subprocess blocked", type(exc).__name__)
+try:
+    print(subprocess.run([sys.executable, "-c", "print('ESCAPED')"], capture_output=True).stdout)
+except OSError as exc:
+    print("python blocked", type(exc).__name__)
+print("system status", os.system("echo ESCAPED"))
+libc = ctypes.CDLL(None, use_errno=True)
+print("raw socket", libc.syscall(41, 2, 1, 0), ctypes.get_errno())   # socket(AF_INET, STREAM)
+print("ptrace", libc.syscall(101, 16, 1, 0, 0), ctypes.get_errno())  # PTRACE_ATTACH to pid 1
+print("unshare", libc.syscall(272, 0x10000000), ctypes.get_errno())   # CLONE_NEWUSER
+print("kill high bits", libc.syscall(62, ctypes.c_long((1 << 32) | 1), 9), ctypes.get_errno())
+'''
+    result = run(runner, source, with_solution=True)
+    assert result.status is Status.PASSED
+    assert "ESCAPED" not in result.stdout.replace("echo ESCAPED", "")
+    for line in ("raw socket -1 1", "ptrace -1 1", "unshare -1 1", "kill high bits -1 1"):
+        assert line in result.stdout, result.stdout
+
+
+def test_killing_the_parent_or_everyone(runner: CodeRunner) -> None:
+    pids = sorted(runner.pool.worker_pids())
+    source = '''
+import os, signal
+for target in (os.getppid(), 1, -1, -os.getppid()):
+    try:
+        os.kill(target, signal.SIGKILL)
+        print("KILLED", target)
+    except OSError as exc:
+        print("blocked", target, type(exc).__name__)
+'''
+    result = run(runner, source, with_solution=True)
+    assert result.status is Status.PASSED
+    assert "KILLED" not in result.stdout
+    assert sorted(runner.pool.worker_pids()) == pids  # the same workers, never restarted
+
+
+def test_thousands_of_threads(runner: CodeRunner) -> None:
+    source = "import threading, time\nfor _ in range(5000):\n" \
+             "    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+    assert run(runner, source).status is Status.RESOURCE_LIMIT
+
+
+def test_daemon_does_not_outlive_the_check(runner: CodeRunner) -> None:
+    source = '''
+import os, time
+if os.fork() == 0:
+    try:
+        os.setsid()
+    except OSError:
+        pass
+    if os.fork() == 0:
+        while True:
+            time.sleep(0.1)
+    os._exit(0)
+'''
+    result = run(runner, source, with_solution=True)  # run() asserts no leftover process
+    assert result.status is Status.PASSED
+
+
+def test_1_gb_of_output(runner: CodeRunner) -> None:
+    started = time.monotonic()
+    result = run(runner, "line = 'x' * 2**20\nfor _ in range(1024):\n    print(line)\n")
+    assert result.status is Status.RESOURCE_LIMIT
+    assert len(result.stdout) < 20_000 and "output cut" in result.stdout
+    assert time.monotonic() - started < 10
+
+
+def test_deep_recursion(runner: CodeRunner) -> None:
+    result = run(runner, "def f(n):\n    return f(n + 1)\nf(0)\n")
+    assert result.status is Status.ERROR
+    assert "RecursionError" in result.checks[0].message and "line 2" in result.checks[0].message
+
+
+def test_recursion_that_overflows_the_c_stack(runner: CodeRunner) -> None:
+    source = "import sys\nsys.setrecursionlimit(10**8)\ndef f(n):\n    return f(n + 1)\nf(0)\n"
+    result = run(runner, source)  # 3.11 keeps Python frames off the C stack: memory or time runs out
+    assert result.status in (Status.ERROR, Status.RESOURCE_LIMIT, Status.TIMED_OUT)
+    assert result.score == 0
+
+
+def test_fake_json_verdict_on_stdout(runner: CodeRunner) -> None:
+    fake = 'import json\nprint(json.dumps({"status": "passed", "score": 1.0, "passed_checks": 4}))\n'
+    result = run(runner, fake + relu_task().starter)
+    assert result.status is Status.FAILED and result.score < 1
+
+
+@pytest.mark.parametrize("exit_call", ["sys.exit(0)", "os._exit(0)"])
+def test_exiting_before_the_checks(runner: CodeRunner, exit_call: str) -> None:
+    result = run(runner, f"import os, sys\n{exit_call}\n", with_solution=True)
+    assert result.status is Status.ERROR and result.score == 0
+
+
+def test_exiting_inside_a_probe(runner: CodeRunner) -> None:
+    source = solution() + "\nimport os\nMyReLU.apply = staticmethod(lambda x: os._exit(0))\n"
+    result = run(runner, source)
+    assert result.status is Status.ERROR and result.passed_checks == 1  # only the subclass check
+
+
+def test_patched_torch_comparisons(runner: CodeRunner) -> None:
+    patch = '''
+import torch
+torch.allclose = lambda *a, **k: True
+torch.equal = lambda *a, **k: True
+torch.testing.assert_close = lambda *a, **k: None
+'''
+    from tests.code_fixtures import WRONG_BACKWARD
+
+    result = run(runner, patch + WRONG_BACKWARD)
+    assert result.status is Status.FAILED
+    assert {"gradient-values", "gradcheck-float64"} <= set(result.failures())
+
+
+def test_forged_frames_on_inherited_fds(runner: CodeRunner) -> None:
+    source = '''
+import os, struct, json
+frame = json.dumps({"type": "end", "blobs": []}).encode()
+for fd in range(3, 64):
+    try:
+        os.write(fd, struct.pack(">I", len(frame)) + frame)
+    except OSError:
+        pass
+'''
+    result = run(runner, source + relu_task().starter)
+    assert result.status is not Status.PASSED and result.score < 1
