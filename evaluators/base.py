@@ -24,6 +24,14 @@ class PointVerdict(BaseModel):
     credit: float = Field(ge=0, le=1)
     evidence: str | None = None  # quoted verbatim from the answer; None when missed
 
+    @classmethod
+    def judged(cls, point: RubricPoint, verdict: Verdict, credit: float, evidence: str | None) -> PointVerdict:
+        """A verdict on one rubric point; a missed point never carries a quote."""
+        return cls(
+            point_id=point.id, description=point.description, weight=point.weight, verdict=verdict,
+            credit=credit, evidence=evidence if verdict is not Verdict.MISSED else None,
+        )
+
 
 class DetectedMisconception(BaseModel):
     claim: str

@@ -172,16 +172,7 @@ def _verified_points(
         if verdict is not Verdict.MISSED and not quote_in(quote, texts):
             verdict, quote = Verdict.MISSED, ""
             dropped.append(point.id)
-        out.append(
-            PointVerdict(
-                point_id=point.id,
-                description=point.description,
-                weight=point.weight,
-                verdict=verdict,
-                credit=CREDIT[verdict],
-                evidence=quote if verdict is not Verdict.MISSED else None,
-            )
-        )
+        out.append(PointVerdict.judged(point, verdict, CREDIT[verdict], quote))
     return out, dropped, unknown
 
 

@@ -239,16 +239,8 @@ class RubricScorer(Evaluator):
                 verdict = Verdict.PARTIAL
             else:
                 verdict, credit = Verdict.MISSED, min(credit, 0.25)
-            out.append(
-                PointVerdict(
-                    point_id=point.id,
-                    description=point.description,
-                    weight=point.weight,
-                    verdict=verdict,
-                    credit=round(credit, 3),
-                    evidence=support.unit.text if support.unit and verdict is not Verdict.MISSED else None,
-                )
-            )
+            quote = support.unit.text if support.unit else None
+            out.append(PointVerdict.judged(point, verdict, round(credit, 3), quote))
         return out
 
     def _result(
