@@ -13,7 +13,7 @@ from app.errors import UserFacingError
 
 
 def grade(
-    input_path: Annotated[Path, typer.Option("--input", help="JSONL: answer, question, question_id?/reference_answer?")],
+    input_path: Annotated[Path, typer.Option("--input", help="JSONL lines: answer, question, optional ids.")],
     output_path: Annotated[Path, typer.Option("--output", help="JSONL with score, points, feedback added.")],
 ) -> None:
     """Grade every line of a JSONL file; bad lines get an `error` field and the run goes on."""
@@ -74,3 +74,6 @@ def register(app: typer.Typer) -> None:
     from app import cli_interview
 
     cli_interview.register(app)
+    from app import cli_server
+
+    cli_server.register(app)

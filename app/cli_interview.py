@@ -76,7 +76,8 @@ def show_outcome(console: Console, outcome: Any) -> None:
         console.print(f" [red]wrong:[/red] \"{wrong['quote']}\" - {wrong['correction']}", highlight=False)
     if outcome.code_result:
         result = outcome.code_result
-        console.print(f" code checks: {result.get('passed_checks')}/{result.get('total_checks')} ({result.get('status')})")
+        passed, total = result.get("passed_checks"), result.get("total_checks")
+        console.print(f" code checks: {passed}/{total} ({result.get('status')})")
 
 
 def run_interview(engine: Any, user_id: int, config: Any, stream: TextIO, console: Console) -> str:
@@ -121,9 +122,9 @@ def interview(
     from app.services import code_runner_for, engine_for, repository_for, store_for
 
     settings = get_settings()
+    level: str | int = int(difficulty) if difficulty.isdigit() else difficulty
     config = SessionConfig.model_validate(
-        {"topics": topics, "num_questions": questions, "mode": mode, "seed": seed,
-         "difficulty": difficulty if difficulty == "adaptive" else int(difficulty) if difficulty.isdigit() else difficulty}
+        {"topics": topics, "num_questions": questions, "mode": mode, "seed": seed, "difficulty": level}
     )
     repo = repository_for(settings)
     runner = code_runner_for(settings)

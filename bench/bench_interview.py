@@ -85,7 +85,8 @@ def main() -> None:
         for level in (1, 2, 4, 8, 16):
             with ThreadPoolExecutor(level) as pool:
                 t0 = time.perf_counter()
-                results = list(pool.map(lambda i: one_session(engine, f"c{level}-{i}", 100 + i), range(level * 2)))
+                names = [(f"c{level}-{i}", 100 + i) for i in range(level * 2)]
+                results = list(pool.map(lambda item: one_session(engine, *item), names))
                 wall = time.perf_counter() - t0
             lat = [t for _, ts in results for t in ts]
             p95 = pct(lat, 0.95)

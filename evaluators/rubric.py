@@ -22,7 +22,6 @@ from evaluators.text import (
 )
 from knowledge.embeddings import Embedder
 
-
 UNIT_CACHE_SIZE = 20_000  # ~30 MB of 384-d float32 vectors
 
 

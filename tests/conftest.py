@@ -29,9 +29,8 @@ def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
 
 @pytest.fixture(scope="session")
 def bank():
-    from knowledge.loader import load_bank
-
     from app.config import Settings
+    from knowledge.loader import load_bank
 
     return load_bank(Settings().bank_dir)
 

@@ -10,10 +10,10 @@ from tests.conftest import REPO
 
 @pytest.fixture
 def app(monkeypatch, tmp_path, bank):
-    from app.services import store_for
-    from app.config import get_settings
-
     import streamlit as st
+
+    from app.config import get_settings
+    from app.services import store_for
 
     st.cache_resource.clear()  # the app caches its services per process; each test has its own settings
     store_for(get_settings()).upsert(bank)

@@ -19,19 +19,27 @@ class CodeCheckIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question_id: str = Field(examples=["tensors-pairwise-distances"])
-    code: str = Field(examples=["import torch\n\ndef pairwise_distances(x, y):\n    return torch.cdist(x, y)\n"])
+    code: str = Field(
+        examples=["import torch\n\ndef pairwise_distances(x, y):\n    return torch.cdist(x, y)\n"]
+    )
 
 
 @router.post("/check", response_model=CodeResultOut, responses=problem_responses(400, 404, 413, 429, 503))
 def check_code(
-    user: UserDep, settings: SettingsDep, bank: BankDep, runner: RunnerDep, limiter: LimiterDep,
+    user: UserDep,
+    settings: SettingsDep,
+    bank: BankDep,
+    runner: RunnerDep,
+    limiter: LimiterDep,
     body: Annotated[CodeCheckIn, Body()],
 ) -> CodeResultOut:
     """The runner's verdict: passed, failed, error, timed_out or resource_limit, with each check."""
     require_size(body.code, settings.max_code_chars, "code")
     question = bank.get(body.question_id)
     if question is None:
-        raise NotFoundError(f"no question {body.question_id!r}; list code tasks with GET /v1/questions?kind=code")
+        raise NotFoundError(
+            f"no question {body.question_id!r}; list code tasks with GET /v1/questions?kind=code"
+        )
     if question.code is None:
         raise UserFacingError(f"question {body.question_id!r} is not a code task: nothing to run")
     if runner is None:

@@ -22,12 +22,13 @@ from knowledge.vectorstore import QuestionStore
 LOCAL_USER = "local"
 bearer = HTTPBearer(
     auto_error=False,
-    description="An API key from `interviewer keys create --name NAME`, sent as `Authorization: Bearer <key>`.",
+    description="An API key from `interviewer keys create --name NAME`, "
+    "sent as `Authorization: Bearer <key>`.",
 )
 
 
 def get_settings(request: Request) -> Settings:
-    return request.app.state.settings  # type: ignore[no-any-return]
+    return request.app.state.settings
 
 
 def get_repo(request: Request) -> Any:
@@ -35,11 +36,11 @@ def get_repo(request: Request) -> Any:
 
 
 def get_store(request: Request) -> QuestionStore:
-    return request.app.state.store  # type: ignore[no-any-return]
+    return request.app.state.store
 
 
 def get_bank(request: Request) -> dict[str, Question]:
-    return request.app.state.bank  # type: ignore[no-any-return]
+    return request.app.state.bank
 
 
 def get_engine(request: Request) -> Any:
@@ -56,7 +57,7 @@ def get_runner(request: Request) -> Any | None:
 
 
 def get_code_limiter(request: Request) -> SlidingWindowLimiter:
-    return request.app.state.code_limiter  # type: ignore[no-any-return]
+    return request.app.state.code_limiter
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
@@ -74,14 +75,16 @@ def _unauthorized(detail: str) -> HTTPException:
     return HTTPException(401, detail, headers={"WWW-Authenticate": "Bearer"})
 
 
-def current_user(request: Request, settings: SettingsDep, repo: RepoDep, credentials: Credentials) -> UserRecord:
+def current_user(
+    request: Request, settings: SettingsDep, repo: RepoDep, credentials: Credentials
+) -> UserRecord:
     """The key's owner; with auth disabled, the single local user."""
     if settings.auth_disabled:
         _require_loopback_peer(request)
         cached = getattr(request.app.state, "local_user", None)
         if cached is None:
             cached = request.app.state.local_user = repo.get_or_create_user(LOCAL_USER)
-        return cached  # type: ignore[no-any-return]
+        return cached
     if credentials is None:
         raise _unauthorized(
             "missing API key: send `Authorization: Bearer <key>` (create one with "
@@ -90,7 +93,7 @@ def current_user(request: Request, settings: SettingsDep, repo: RepoDep, credent
     user = repo.user_for_key(credentials.credentials)
     if user is None:
         raise _unauthorized("invalid or revoked API key; create a new one with `interviewer keys create`")
-    return user  # type: ignore[no-any-return]
+    return user
 
 
 def _require_loopback_peer(request: Request) -> None:
@@ -102,7 +105,9 @@ def _require_loopback_peer(request: Request) -> None:
     except ValueError:
         return
     if not address.is_loopback:
-        raise HTTPException(403, "authentication is disabled on this server, so it only serves loopback clients")
+        raise HTTPException(
+            403, "authentication is disabled on this server, so it only serves loopback clients"
+        )
 
 
 UserDep = Annotated[UserRecord, Depends(current_user)]

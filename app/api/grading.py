@@ -33,19 +33,32 @@ class GradeOut(EvaluationOut):
 
 
 GRADE_EXAMPLES = {
-    "bank": {"summary": "Against a bank entry", "value": {
-        "question_id": "autograd-zero-grad", "answer": "Gradients accumulate, so zero them each step."}},
-    "own": {"summary": "Your own question and reference", "value": {
-        "question": "What does model.eval() change?",
-        "reference_answer": "It switches dropout off and makes batch norm use its running statistics. "
-                            "It does not disable gradient tracking.",
-        "answer": "Dropout is disabled and batchnorm uses running stats."}},
+    "bank": {
+        "summary": "Against a bank entry",
+        "value": {
+            "question_id": "autograd-zero-grad",
+            "answer": "Gradients accumulate, so zero them each step.",
+        },
+    },
+    "own": {
+        "summary": "Your own question and reference",
+        "value": {
+            "question": "What does model.eval() change?",
+            "reference_answer": "It switches dropout off and makes batch norm use its running statistics. "
+            "It does not disable gradient tracking.",
+            "answer": "Dropout is disabled and batchnorm uses running stats.",
+        },
+    },
 }
 
 
 @router.post("/grade", response_model=GradeOut, responses=problem_responses(404, 413))
 def grade(
-    _user: UserDep, settings: SettingsDep, bank: BankDep, store: StoreDep, evaluator: EvaluatorDep,
+    _user: UserDep,
+    settings: SettingsDep,
+    bank: BankDep,
+    store: StoreDep,
+    evaluator: EvaluatorDep,
     body: Annotated[GradeIn, Body(openapi_examples=GRADE_EXAMPLES)],
 ) -> GradeOut:
     """Score one answer 0-5 with a verdict per key point, without starting a session."""
@@ -58,4 +71,6 @@ def grade(
     if line.task is None:
         raise HTTPException(422, line.error or "this answer cannot be graded")
     fields: dict[str, Any] = evaluation_fields(evaluator.evaluate(line.task))
-    return GradeOut.model_validate({**fields, "question_id": line.task.question_id, "matched_id": line.matched_id})
+    return GradeOut.model_validate(
+        {**fields, "question_id": line.task.question_id, "matched_id": line.matched_id}
+    )

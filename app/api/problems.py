@@ -74,7 +74,11 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     # Only where and what: echoing `input` back could return a whole oversized body.
     errors = [
-        {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+        {
+            "loc": [str(p) for p in e.get("loc", ())],
+            "msg": str(e.get("msg", "")),
+            "type": str(e.get("type", "")),
+        }
         for e in exc.errors()
     ]
     first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
@@ -97,7 +101,8 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     for error_type in domain_errors():
-        app.add_exception_handler(error_type, _domain_error)
+        if issubclass(error_type, Exception):
+            app.add_exception_handler(error_type, _domain_error)
     app.add_exception_handler(UserFacingError, _domain_error)
     app.add_exception_handler(Exception, _unexpected)
 

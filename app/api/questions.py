@@ -55,7 +55,9 @@ class QuestionDetail(BaseModel):
 def list_questions(
     _user: UserDep,
     store: StoreDep,
-    q: Annotated[str | None, Query(max_length=500, description="Search text (hybrid semantic + keyword)")] = None,
+    q: Annotated[
+        str | None, Query(max_length=500, description="Search text (hybrid semantic + keyword)")
+    ] = None,
     framework: Framework | None = None,
     topic: Topic | None = None,
     difficulty: Annotated[int | None, Query(ge=1, le=3)] = None,
@@ -64,8 +66,8 @@ def list_questions(
     per_page: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> QuestionPage:
     """Browse (by id) or search (by relevance) the bank, with filters; paginated."""
-    filters = {"framework": framework, "topic": topic, "difficulty": difficulty, "kind": kind}
-    filters = {k: (v.value if hasattr(v, "value") else v) for k, v in filters.items() if v is not None}
+    chosen = {"framework": framework, "topic": topic, "difficulty": difficulty, "kind": kind}
+    filters = {k: (v.value if hasattr(v, "value") else v) for k, v in chosen.items() if v is not None}
     hits: list[SearchHit]
     if q and q.strip():
         hits = store.search(q, k=MAX_SEARCH_RESULTS, filters=filters)
@@ -84,14 +86,24 @@ def get_question(question_id: str, _user: UserDep, bank: BankDep) -> QuestionDet
         raise NotFoundError(f"no question {question_id!r}; list them with GET /v1/questions")
     code = CodeSpec(contract=question.code.contract, starter=question.code.starter) if question.code else None
     return QuestionDetail(
-        id=question.id, question=question.question, framework=question.framework, topic=question.topic,
-        difficulty=question.difficulty, kind=question.kind, related=list(question.related), code=code,
+        id=question.id,
+        question=question.question,
+        framework=question.framework,
+        topic=question.topic,
+        difficulty=question.difficulty,
+        kind=question.kind,
+        related=list(question.related),
+        code=code,
     )
 
 
 def _summary(hit: SearchHit, *, ranked: bool) -> QuestionSummary:
     return QuestionSummary(
-        id=hit.id, question=hit.question, framework=Framework(hit.framework), topic=Topic(hit.topic),
-        difficulty=hit.difficulty, kind=Kind(hit.kind), score=hit.score if ranked else None,
+        id=hit.id,
+        question=hit.question,
+        framework=Framework(hit.framework),
+        topic=Topic(hit.topic),
+        difficulty=hit.difficulty,
+        kind=Kind(hit.kind),
+        score=hit.score if ranked else None,
     )
-

@@ -16,7 +16,9 @@ class SlidingWindowLimiter:
     store (Redis, the database) would be needed for a hard cluster-wide cap.
     """
 
-    def __init__(self, limit: int, window_s: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, limit: int, window_s: float = 60.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.limit = limit
         self.window_s = window_s
         self._clock = clock

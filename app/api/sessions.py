@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, HTTPException, Query, Request, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from app.api.deps import (
     BankDep,
@@ -38,10 +38,32 @@ CONFIG_EXAMPLES = {
     "defaults": {"summary": "5 adaptive practice questions", "value": {}},
     "focused": {
         "summary": "Autograd and tensors, interview mode",
-        "value": {"topics": ["autograd", "tensors"], "frameworks": ["pytorch"], "difficulty": 2,
-                  "num_questions": 3, "mode": "interview", "time_limit_s": 300, "seed": 7},
+        "value": {
+            "topics": ["autograd", "tensors"],
+            "frameworks": ["pytorch"],
+            "difficulty": 2,
+            "num_questions": 3,
+            "mode": "interview",
+            "time_limit_s": 300,
+            "seed": 7,
+        },
     },
 }
+
+
+class SessionConfigIn(SessionConfig):
+    """The engine's config, with JSON numbers required to be numbers (no `true` read as 1)."""
+
+    num_questions: StrictInt = Field(default=5, ge=1, le=30)
+    time_limit_s: StrictInt | None = Field(default=None, ge=30, le=3600)
+    seed: StrictInt | None = None
+
+    @field_validator("difficulty", mode="before")
+    @classmethod
+    def _not_a_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError('difficulty is 1, 2, 3 or "adaptive", not a boolean')
+        return value
 
 
 class AnswerIn(BaseModel):
@@ -50,20 +72,27 @@ class AnswerIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: str | None = Field(default=None, examples=["zero_grad clears the .grad buffers, which accumulate."])
-    code: str | None = Field(default=None, examples=["def pairwise_distances(x, y):\n    return torch.cdist(x, y)"])
+    code: str | None = Field(
+        default=None, examples=["def pairwise_distances(x, y):\n    return torch.cdist(x, y)"]
+    )
 
 
 ANSWER_EXAMPLES = {
-    "text": {"summary": "A spoken-style answer", "value": {
-        "text": "Gradients accumulate in .grad across backward calls, so each step must start from zero."}},
+    "text": {
+        "summary": "A spoken-style answer",
+        "value": {
+            "text": "Gradients accumulate in .grad across backward calls, so each step must start from zero."
+        },
+    },
     "code": {"summary": "A code answer", "value": {"code": "def f(x):\n    return x.relu()", "text": ""}},
 }
 
 
 @router.post("", status_code=201, response_model=SessionCreated, responses=problem_responses(400))
 def create_session(
-    user: UserDep, engine: EngineDep,
-    config: Annotated[SessionConfig | None, Body(openapi_examples=CONFIG_EXAMPLES)] = None,
+    user: UserDep,
+    engine: EngineDep,
+    config: Annotated[SessionConfigIn | None, Body(openapi_examples=CONFIG_EXAMPLES)] = None,
 ) -> SessionCreated:
     """Start a session; every config field is optional. Returns the first question."""
     session, prompt = engine.start(user_id=user.id, config=config or SessionConfig())
@@ -75,9 +104,13 @@ def list_sessions(user: UserDep, repo: RepoDep) -> list[SessionSummary]:
     """The caller's sessions, newest first."""
     return [
         SessionSummary(
-            id=s.id, status=s.status, mode=s.config.get("mode", "practice"),
-            num_questions=s.config.get("num_questions", 0), answered=s.state.get("question_number", 0),
-            created_at=s.created_at, updated_at=s.updated_at,
+            id=s.id,
+            status=s.status,
+            mode=s.config.get("mode", "practice"),
+            num_questions=s.config.get("num_questions", 0),
+            answered=s.state.get("question_number", 0),
+            created_at=s.created_at,
+            updated_at=s.updated_at,
         )
         for s in repo.list_sessions(user.id)
     ]
@@ -91,9 +124,17 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
     hide = session.config.get("mode") == Mode.INTERVIEW.value and session.status != "completed"
     transcript = [
         TranscriptTurn(
-            position=t.position, kind=t.kind, question_id=t.question_id, topic=t.topic,
-            difficulty=t.difficulty, prompt=t.prompt, action=t.action, answer_text=t.answer_text,
-            answer_code=t.answer_code, hints_used=t.hints_used, asked_at=t.created_at,
+            position=t.position,
+            kind=t.kind,
+            question_id=t.question_id,
+            topic=t.topic,
+            difficulty=t.difficulty,
+            prompt=t.prompt,
+            action=t.action,
+            answer_text=t.answer_text,
+            answer_code=t.answer_code,
+            hints_used=t.hints_used,
+            asked_at=t.created_at,
             answered_at=t.answered_at,
             evaluation=None if hide else evaluation_out(t.evaluation),
             code_result=None if hide else code_result_out(t.code_result),
@@ -101,15 +142,27 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
         for t in repo.turns(session_id)
     ]
     return SessionDetail(
-        id=session.id, status=session.status, config=session.config, prompt=prompt,
-        created_at=session.created_at, updated_at=session.updated_at, transcript=transcript,
+        id=session.id,
+        status=session.status,
+        config=session.config,
+        prompt=prompt,
+        created_at=session.created_at,
+        updated_at=session.updated_at,
+        transcript=transcript,
     )
 
 
-@router.post("/{session_id}/answers", response_model=TurnOut, responses=problem_responses(400, 404, 409, 413, 429))
+@router.post(
+    "/{session_id}/answers", response_model=TurnOut, responses=problem_responses(400, 404, 409, 413, 429)
+)
 def submit_answer(
-    session_id: str, user: UserDep, engine: EngineDep, settings: SettingsDep, runner: RunnerDep,
-    limiter: LimiterDep, answer: Annotated[AnswerIn, Body(openapi_examples=ANSWER_EXAMPLES)],
+    session_id: str,
+    user: UserDep,
+    engine: EngineDep,
+    settings: SettingsDep,
+    runner: RunnerDep,
+    limiter: LimiterDep,
+    answer: Annotated[AnswerIn, Body(openapi_examples=ANSWER_EXAMPLES)],
 ) -> TurnOut:
     """Answer the current prompt: returns the evaluation (practice mode) and the next prompt."""
     require_size(answer.text, settings.max_answer_chars, "text")
@@ -161,12 +214,20 @@ REPORT_CONTENT: dict[str, Any] = {
 @router.get(
     "/{session_id}/report",
     response_class=Response,
-    responses={200: {"description": "The report", "content": REPORT_CONTENT}, **problem_responses(404, 406, 409, 503)},
+    responses={
+        200: {"description": "The report", "content": REPORT_CONTENT},
+        **problem_responses(404, 406, 409, 503),
+    },
 )
 def report(
-    session_id: str, request: Request, user: UserDep, repo: RepoDep, bank: BankDep,
-    format: Annotated[Literal["json", "markdown", "html", "pdf"] | None, Query(
-        description="Overrides the Accept header")] = None,
+    session_id: str,
+    request: Request,
+    user: UserDep,
+    repo: RepoDep,
+    bank: BankDep,
+    format: Annotated[
+        Literal["json", "markdown", "html", "pdf"] | None, Query(description="Overrides the Accept header")
+    ] = None,
 ) -> Response:
     """The session's report as JSON, Markdown, HTML or PDF (by `format`, else by Accept)."""
     fmt = format or _negotiate(request.headers.get("accept", ""))
@@ -211,6 +272,9 @@ def _owned(repo: Any, session_id: str, user_id: int) -> Any:
 
 def _turn_out(outcome: TurnOutcome) -> TurnOut:
     return TurnOut(
-        status=outcome.status, prompt=outcome.prompt, message=outcome.message,
-        evaluation=evaluation_out(outcome.evaluation), code_result=code_result_out(outcome.code_result),
+        status=outcome.status,
+        prompt=outcome.prompt,
+        message=outcome.message,
+        evaluation=evaluation_out(outcome.evaluation),
+        code_result=code_result_out(outcome.code_result),
     )

@@ -1,0 +1,84 @@
+"""Liveness and readiness probes; no authentication, no details an attacker could use."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, Literal
+
+from fastapi import APIRouter
+from pydantic import BaseModel
+
+from app.api.deps import RepoDep, RunnerDep, StoreDep
+from app.api.problems import problem, problem_responses
+
+router = APIRouter(tags=["health"])
+log = logging.getLogger(__name__)
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+
+
+class Check(BaseModel):
+    ok: bool
+    detail: str
+
+
+class Readiness(BaseModel):
+    status: Literal["ready"]
+    checks: dict[str, Check]
+
+
+@router.get("/healthz", response_model=Health)
+def healthz() -> Health:
+    """The process is up and serving requests."""
+    return Health(status="ok")
+
+
+@router.get("/readyz", response_model=Readiness, responses=problem_responses(503))
+def readyz(repo: RepoDep, store: StoreDep, runner: RunnerDep) -> Any:
+    """The database, the Chroma bank and the code runner pool are all usable."""
+    checks = {
+        "database": _probe(lambda: _database(repo)),
+        "chroma": _probe(lambda: _bank_size(store)),
+        "runner": _probe(lambda: _runner_state(runner)),
+    }
+    if all(c.ok for c in checks.values()):
+        return Readiness(status="ready", checks=checks)
+    failing = ", ".join(name for name, c in checks.items() if not c.ok)
+    return problem(503, f"not ready: {failing}", checks={k: v.model_dump() for k, v in checks.items()})
+
+
+def _probe(check: Callable[[], str]) -> Check:
+    try:
+        return Check(ok=True, detail=check())
+    except Exception as exc:
+        # Logged in full, reported by type only: messages can carry hosts or file paths.
+        log.warning("readiness check failed: %s", exc)
+        return Check(ok=False, detail=str(exc) if isinstance(exc, NotReady) else type(exc).__name__)
+
+
+class NotReady(Exception):
+    """A component is up but cannot serve yet; the message says what to do."""
+
+
+def _database(repo: Any) -> str:
+    repo.get_session("readyz-probe", 0)  # a real round trip; the answer itself does not matter
+    return "reachable"
+
+
+def _bank_size(store: Any) -> str:
+    count = store.count()
+    if count == 0:
+        raise NotReady("the question bank is empty: run `interviewer ingest`")
+    return f"{count} questions"
+
+
+def _runner_state(runner: Any) -> str:
+    if runner is None:
+        raise NotReady("the code sandbox could not start (is bubblewrap installed?)")
+    pool = getattr(runner, "pool", None)
+    if pool is not None and getattr(pool, "_closed", False):
+        raise NotReady("the runner pool is shut down")
+    return f"{getattr(pool, 'size', 'no')} warm workers"

@@ -1,0 +1,133 @@
+"""`interviewer serve` and `interviewer keys create|list|revoke`."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import socket
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from app.errors import NotFoundError, UserFacingError
+
+keys_app = typer.Typer(help="API keys: create (shown once), list, revoke.", no_args_is_help=True)
+DEFAULT_USER = "local"  # the same user an auth-disabled server acts as, so local history carries over
+UserOption = Annotated[str, typer.Option("--user", help="Whose key; users are created on first use.")]
+
+
+def is_loopback(host: str) -> bool:
+    """True when every address `host` resolves to is a loopback address."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(info[4][0]).is_loopback for info in infos)
+
+
+def serve(
+    host: Annotated[
+        str, typer.Option(help="Address to bind; keep 127.0.0.1 unless API keys are on.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
+    workers: Annotated[int, typer.Option(min=1, max=64, help="Worker processes.")] = 1,
+) -> None:
+    """Run the HTTP API with uvicorn."""
+    import uvicorn
+
+    from app.config import get_settings
+
+    settings = get_settings()
+    if settings.auth_disabled and not is_loopback(host):
+        raise UserFacingError(
+            f"refusing to bind {host} with INTERVIEWER_AUTH_DISABLED=true: anyone who can reach it would act "
+            "as you. Bind 127.0.0.1, or turn authentication on and create keys with `interviewer keys create`"
+        )
+    uvicorn.run(
+        "app.main:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        proxy_headers=False,
+        server_header=False,
+    )
+
+
+@keys_app.command("create")
+def keys_create(
+    name: Annotated[str, typer.Option("--name", help="A label for the key, unique per user.")],
+    user: UserOption = DEFAULT_USER,
+    as_json: Annotated[bool, typer.Option("--json", help='Print {"name", "key"}.')] = False,
+) -> None:
+    """Create a key and print it once; only its hash is stored."""
+    if not name.strip():
+        raise UserFacingError("--name cannot be empty")
+    repo = _repo()
+    plaintext, record = repo.create_api_key(repo.get_or_create_user(user).id, name)
+    if as_json:
+        sys.stdout.write(json.dumps({"name": record.name, "key": plaintext}) + "\n")
+        return
+    sys.stdout.write(plaintext + "\n")
+    Console(stderr=True).print(
+        f"Key {record.name!r} for user {user!r}. It is shown only this once; send it as "
+        "`Authorization: Bearer <key>`."
+    )
+
+
+@keys_app.command("list")
+def keys_list(
+    user: UserOption = DEFAULT_USER,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """The user's keys (name, prefix, created, revoked); never the keys themselves."""
+    repo = _repo()
+    rows = [
+        {
+            "name": k.name,
+            "prefix": k.prefix,
+            "created_at": k.created_at.isoformat(),
+            "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None,
+        }
+        for k in repo.list_api_keys(repo.get_or_create_user(user).id)
+    ]
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    console = Console()
+    if not rows:
+        console.print(f"No keys for user {user!r}; create one with `interviewer keys create --name NAME`.")
+    for row in rows:
+        state = f"revoked {row['revoked_at']}" if row["revoked_at"] else "active"
+        console.print(f"{row['name']}  {row['prefix']}…  created {row['created_at']}  {state}")
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    name: Annotated[str, typer.Option("--name", help="The key's name.")],
+    user: UserOption = DEFAULT_USER,
+) -> None:
+    """Revoke a key at once; requests with it get 401 from then on."""
+    repo = _repo()
+    if not repo.revoke_api_key(repo.get_or_create_user(user).id, name):
+        raise NotFoundError(f"user {user!r} has no active key named {name!r} (see `interviewer keys list`)")
+    Console(stderr=True).print(f"Revoked key {name!r} of user {user!r}.")
+
+
+def _repo() -> Any:
+    from app.config import get_settings
+    from app.services import repository_for
+
+    return repository_for(get_settings())
+
+
+def register(app: typer.Typer) -> None:
+    """Attach `serve` and the `keys` group to the root command."""
+    app.command()(serve)
+    app.add_typer(keys_app, name="keys")

@@ -1,0 +1,147 @@
+"""The FastAPI application factory: `uvicorn --factory app.main:create_app` or `interviewer serve`."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from fastapi import FastAPI, HTTPException
+from fastapi.middleware.cors import CORSMiddleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.api import code, grading, health, problems, progress, questions, sessions
+from app.api.ratelimit import SlidingWindowLimiter
+from app.config import Settings, get_settings
+
+log = logging.getLogger(__name__)
+COMPONENTS = ("repo", "store", "bank", "evaluator", "runner", "engine")
+
+
+class _JsonCodeResults:
+    """Hands the engine the runner's JSON form of a result, which carries the weighted `score`
+    (the dataclass keeps it as a property, which a plain dataclass-to-dict conversion drops)."""
+
+    def __init__(self, runner: Any) -> None:
+        self._runner = runner
+
+    def check(self, task: Any, source: str, question_id: str = "") -> dict[str, Any]:
+        result = self._runner.check(task, source, question_id)
+        return (
+            result if isinstance(result, dict) else {k: v for k, v in result.to_json().items() if k != "file"}
+        )
+
+
+def build_components(settings: Settings) -> dict[str, Any]:
+    """The long-lived parts, built once per process: database, bank, store, scorer, runner, engine."""
+    from app.services import code_runner_for, engine_for, evaluator_for, repository_for, store_for
+    from knowledge.loader import bank_index
+
+    repo = repository_for(settings)
+    store = store_for(settings)
+    runner = code_runner_for(settings)
+    engine = engine_for(settings, repo=repo, store=store, runner=_JsonCodeResults(runner) if runner else None)
+    return {
+        "repo": repo,
+        "store": store,
+        "bank": bank_index(settings.bank_dir),
+        "evaluator": evaluator_for(settings),
+        "runner": runner,
+        "engine": engine,
+    }
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    # Components already on app.state (set by a test or an embedding program) are kept as given.
+    built: dict[str, Any] = {}
+    if not all(hasattr(app.state, name) for name in COMPONENTS):
+        built = await anyio.to_thread.run_sync(build_components, app.state.settings)
+        for name, value in built.items():
+            if not hasattr(app.state, name):
+                setattr(app.state, name, value)
+    try:
+        yield
+    finally:
+        runner = built.get("runner")
+        if runner is not None:
+            runner.close()
+
+
+class BodySizeLimit:
+    """413 for request bodies past a byte cap, before anything parses them.
+
+    Field limits (characters of an answer or of code) are checked in the routes with exact
+    messages; this outer cap only stops a client from making the server buffer a huge body.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            await problems.problem(413, self._detail())(scope, receive, send)
+            return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.max_bytes:
+                raise HTTPException(413, self._detail())
+            return message
+
+        await self.app(scope, counted, send)
+
+    def _detail(self) -> str:
+        return f"the request body is larger than {self.max_bytes} bytes; shorten the answer or code"
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """A configured application; components are built at startup unless already on app.state."""
+    settings = settings or get_settings()
+    app = FastAPI(
+        title="PyTorch mock interviewer",
+        version="1.0.0",
+        description="Practice PyTorch and deep-learning interviews: sessions with follow-ups, rubric "
+        "scoring, sandboxed code checks and reports. Authenticate with `Authorization: Bearer <key>`.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.code_limiter = SlidingWindowLimiter(settings.code_checks_per_minute, window_s=60.0)
+    problems.install(app)
+    for module in (sessions, questions, grading, code, progress, health):
+        app.include_router(module.router)
+    # JSON escapes can take up to 12 bytes per character (surrogate pairs), hence the factor.
+    app.add_middleware(
+        BodySizeLimit, max_bytes=max(1 << 20, 12 * (settings.max_answer_chars + settings.max_code_chars))
+    )
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "Accept"],
+            expose_headers=["Retry-After"],
+        )
+    _document_problems(app)
+    return app
+
+
+def _document_problems(app: FastAPI) -> None:
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = problems.use_problem_media_type(build())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -1,0 +1,82 @@
+"""Cross-cutting behaviour: one error shape everywhere, probes, OpenAPI document, CORS."""
+
+# ruff: noqa: F811 - pytest fixtures imported from tests.api_fixtures are redefined as arguments
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+from app.api import deps
+from app.config import Settings
+from app.main import create_app
+from tests.api_fixtures import alice, api, assert_problem, build_api, scorer  # noqa: F401
+
+
+def test_unknown_routes_and_methods_are_problems(api):
+    assert "/docs" in assert_problem(api.client.get("/v2/nothing"), 404)["detail"]
+    assert_problem(api.client.delete("/v1/sessions"), 405)
+    assert_problem(api.client.put("/healthz"), 405)
+
+
+def test_unexpected_errors_are_a_generic_500_problem(api, alice):
+    def broken() -> None:
+        raise RuntimeError("secret path /etc/something")
+
+    api.app.dependency_overrides[deps.get_engine] = broken
+    client = TestClient(api.app, raise_server_exceptions=False, headers=api.as_user("alice"))
+    body = assert_problem(client.post("/v1/sessions", json={}), 500)
+    assert "secret" not in body["detail"]
+
+
+def test_probes(api):
+    assert api.client.get("/healthz").json() == {"status": "ok"}
+    ready = api.client.get("/readyz").json()
+    assert ready["status"] == "ready" and set(ready["checks"]) == {"database", "chroma", "runner"}
+
+
+def test_readyz_names_what_is_not_ready(tmp_path, ingested_store, bank, scorer):
+    api = build_api(tmp_path, store=ingested_store, bank=bank, scorer=scorer, with_runner=False)
+
+    class EmptyStore:
+        def count(self) -> int:
+            return 0
+
+    api.app.dependency_overrides[deps.get_store] = EmptyStore
+    body = assert_problem(api.client.get("/readyz"), 503)
+    assert not body["checks"]["chroma"]["ok"] and "ingest" in body["checks"]["chroma"]["detail"]
+    assert not body["checks"]["runner"]["ok"] and body["checks"]["database"]["ok"]
+
+
+def test_openapi_documents_every_endpoint_and_problem_bodies(tmp_path):
+    schema = create_app(Settings(data_dir=tmp_path)).openapi()
+    paths = schema["paths"]
+    for path in [
+        "/v1/sessions",
+        "/v1/sessions/{session_id}",
+        "/v1/sessions/{session_id}/answers",
+        "/v1/sessions/{session_id}/hint",
+        "/v1/sessions/{session_id}/skip",
+        "/v1/sessions/{session_id}/repeat",
+        "/v1/sessions/{session_id}/dont-know",
+        "/v1/sessions/{session_id}/report",
+        "/v1/questions",
+        "/v1/questions/{question_id}",
+        "/v1/grade",
+        "/v1/code/check",
+        "/v1/me/progress",
+        "/healthz",
+        "/readyz",
+    ]:
+        assert path in paths, path
+    error = paths["/v1/sessions"]["post"]["responses"]["422"]["content"]
+    assert list(error) == ["application/problem+json"]
+    assert paths["/v1/sessions"]["post"]["requestBody"]["content"]["application/json"]["examples"]
+    assert "HTTPBearer" in schema["components"]["securitySchemes"]
+
+
+def test_cors_is_off_unless_configured(tmp_path):
+    preflight = {"Origin": "https://ui.example", "Access-Control-Request-Method": "POST"}
+    closed = TestClient(create_app(Settings(data_dir=tmp_path)))
+    assert "access-control-allow-origin" not in closed.options("/v1/sessions", headers=preflight).headers
+    open_ = TestClient(create_app(Settings(data_dir=tmp_path, cors_origins=["https://ui.example"])))
+    response = open_.options("/v1/sessions", headers=preflight)
+    assert response.headers["access-control-allow-origin"] == "https://ui.example"

@@ -1,0 +1,92 @@
+"""Ad-hoc grading and code checks: bank ids, own references, the runner, limits and rate limits."""
+
+# ruff: noqa: F811 - pytest fixtures imported from tests.api_fixtures are redefined as arguments
+from __future__ import annotations
+
+import pytest
+
+from tests.api_fixtures import PASSING_MARK, alice, api, assert_problem, build_api, scorer  # noqa: F401
+
+
+def test_grade_against_a_bank_entry(alice, bank):
+    entry = next(q for q in bank if q.id == "zero-grad")
+    strong = alice.post("/v1/grade", json={"question_id": entry.id, "answer": entry.reference_answer}).json()
+    weak = alice.post(
+        "/v1/grade", json={"question_id": entry.id, "answer": "It makes training faster."}
+    ).json()
+    assert strong["score"] > weak["score"] and strong["question_id"] == entry.id
+    assert {p["point_id"] for p in strong["points"]} == {p.id for p in entry.rubric}
+
+
+def test_grade_against_an_own_reference_and_by_matching(alice):
+    body = {
+        "question": "What does model.eval() change?",
+        "reference_answer": "It switches dropout off. Batch normalisation then uses its running statistics.",
+        "answer": "Dropout is switched off and batch normalisation uses the running statistics.",
+    }
+    graded = alice.post("/v1/grade", json=body).json()
+    off = alice.post("/v1/grade", json={**body, "answer": "It saves the model to disk."}).json()
+    assert graded["score"] > off["score"] and graded["points"] and graded["question_id"] is None
+    matched = alice.post(
+        "/v1/grade",
+        json={"question": "What does optimizer.zero_grad() do in PyTorch?", "answer": "It resets gradients."},
+    ).json()
+    assert matched["matched_id"] == "zero-grad"
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ({"question_id": "no-such-id", "answer": "x"}, 404),
+        ({"answer": "no question at all"}, 422),
+        ({"question": "Why?", "reference_answer": "   ", "answer": "x"}, 422),
+        ({"question_id": "zero-grad"}, 422),
+        ({"question_id": "zero-grad", "answer": "x" * 20_001}, 413),
+    ],
+)
+def test_grade_client_mistakes(alice, body, status):
+    assert_problem(alice.post("/v1/grade", json=body), status)
+
+
+def code_question(bank):
+    return next(q for q in bank if q.code is not None)
+
+
+def test_code_check_returns_the_runner_result(api, alice, bank):
+    question = code_question(bank)
+    passed = alice.post("/v1/code/check", json={"question_id": question.id, "code": PASSING_MARK}).json()
+    assert passed["status"] == "passed" and passed["score"] == 1.0
+    assert passed["passed_checks"] == passed["total_checks"] == len(question.code.checks)
+    failed = alice.post("/v1/code/check", json={"question_id": question.id, "code": "pass"}).json()
+    assert failed["status"] == "failed" and failed["checks"][0]["message"]
+
+
+def test_code_check_mistakes(alice, bank):
+    concept = next(q for q in bank if q.code is None)
+    assert_problem(alice.post("/v1/code/check", json={"question_id": "nope", "code": "x"}), 404)
+    assert (
+        "not a code task"
+        in assert_problem(alice.post("/v1/code/check", json={"question_id": concept.id, "code": "x"}), 400)[
+            "detail"
+        ]
+    )
+    assert_problem(alice.post("/v1/code/check", json={"question_id": concept.id}), 422)
+    big = "x" * 50_001
+    assert_problem(
+        alice.post("/v1/code/check", json={"question_id": code_question(bank).id, "code": big}), 413
+    )
+
+
+def test_code_checks_are_rate_limited_per_user(api, alice, bank):
+    body = {"question_id": code_question(bank).id, "code": PASSING_MARK}
+    assert all(alice.post("/v1/code/check", json=body).status_code == 200 for _ in range(5))  # limit is 5/min
+    limited = alice.post("/v1/code/check", json=body)
+    assert_problem(limited, 429)
+    assert 1 <= int(limited.headers["retry-after"]) <= 60
+    assert api.client.post("/v1/code/check", json=body, headers=api.as_user("bob")).status_code == 200
+
+
+def test_without_a_sandbox_code_checks_are_503(tmp_path, ingested_store, bank, scorer):
+    api = build_api(tmp_path, store=ingested_store, bank=bank, scorer=scorer, with_runner=False)
+    body = {"question_id": code_question(bank).id, "code": PASSING_MARK}
+    assert_problem(api.client.post("/v1/code/check", json=body, headers=api.as_user("alice")), 503)

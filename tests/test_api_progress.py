@@ -1,0 +1,55 @@
+"""Progress across sessions, and the report endpoint's content negotiation."""
+
+# ruff: noqa: F811 - pytest fixtures imported from tests.api_fixtures are redefined as arguments
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from tests.api_fixtures import alice, api, assert_problem, scorer  # noqa: F401
+
+needs_reports = pytest.mark.skipif(
+    importlib.util.find_spec("app.reports") is None, reason="app.reports missing"
+)
+
+
+def finish(client, bank, *, good: bool, **config):
+    reference = {q.id: q.reference_answer for q in bank}
+    created = client.post("/v1/sessions", json={"num_questions": 2, "topics": ["tensors"], **config}).json()
+    prompt = created["prompt"]
+    while prompt is not None:
+        text = reference[prompt["question_id"]] if good else "No idea, something about tensors maybe."
+        prompt = client.post(f"/v1/sessions/{created['id']}/answers", json={"text": text}).json()["prompt"]
+    return created["id"]
+
+
+def test_progress_tracks_topics_over_sessions(alice, bank):
+    empty = alice.get("/v1/me/progress").json()
+    assert empty == {"sessions": 0, "completed_sessions": 0, "answers": 0, "topics": [], "weak_topics": []}
+    first = finish(alice, bank, good=False, seed=1)
+    second = finish(alice, bank, good=True, seed=2)
+    alice.post("/v1/sessions", json={"topics": ["autograd"]})  # active, unanswered
+    progress = alice.get("/v1/me/progress").json()
+    assert progress["sessions"] == 3 and progress["completed_sessions"] == 2 and progress["answers"] == 4
+    (tensors,) = progress["topics"]
+    assert tensors["topic"] == "tensors" and [h["session_id"] for h in tensors["history"]] == [first, second]
+    assert tensors["history"][1]["mean_score"] > tensors["history"][0]["mean_score"]
+
+
+@needs_reports
+def test_report_formats_by_query_and_accept(alice, bank):
+    sid = finish(alice, bank, good=True, seed=4)
+    as_json = alice.get(f"/v1/sessions/{sid}/report")
+    assert as_json.status_code == 200 and as_json.headers["content-type"].startswith("application/json")
+    assert isinstance(as_json.json(), dict)
+    markdown = alice.get(f"/v1/sessions/{sid}/report", headers={"Accept": "text/markdown"})
+    assert markdown.headers["content-type"].startswith("text/markdown") and markdown.text.strip()
+    html = alice.get(
+        f"/v1/sessions/{sid}/report", params={"format": "html"}, headers={"Accept": "application/pdf"}
+    )
+    assert html.headers["content-type"].startswith("text/html") and "<" in html.text
+    pdf = alice.get(f"/v1/sessions/{sid}/report", headers={"Accept": "text/plain;q=0.5, application/pdf"})
+    assert pdf.headers["content-type"] == "application/pdf" and pdf.content.startswith(b"%PDF")
+    assert_problem(alice.get(f"/v1/sessions/{sid}/report", headers={"Accept": "image/png"}), 406)
+    assert_problem(alice.get(f"/v1/sessions/{sid}/report", params={"format": "docx"}), 422)

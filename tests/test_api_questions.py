@@ -1,0 +1,59 @@
+"""Question bank routes: browse, search, filter, paginate; nothing secret leaves the server."""
+
+# ruff: noqa: F811 - pytest fixtures imported from tests.api_fixtures are redefined as arguments
+from __future__ import annotations
+
+from tests.api_fixtures import alice, api, assert_problem, scorer  # noqa: F401
+
+
+def test_browse_is_paginated_and_complete(alice, bank):
+    first = alice.get("/v1/questions", params={"per_page": 50}).json()
+    assert first["total"] == len(bank) and len(first["items"]) == 50 and first["page"] == 1
+    seen = [
+        q["id"]
+        for page in (1, 2, 3)
+        for q in alice.get("/v1/questions", params={"per_page": 50, "page": page}).json()["items"]
+    ]
+    assert sorted(seen) == sorted(q.id for q in bank)
+    assert alice.get("/v1/questions", params={"page": 99}).json()["items"] == []
+
+
+def test_filters_and_search(alice, bank):
+    code = alice.get("/v1/questions", params={"kind": "code", "per_page": 100}).json()
+    assert code["total"] == sum(q.code is not None for q in bank) and all(
+        q["kind"] == "code" for q in code["items"]
+    )
+    hard = alice.get("/v1/questions", params={"topic": "autograd", "difficulty": 3}).json()["items"]
+    assert hard and all(q["topic"] == "autograd" and q["difficulty"] == 3 for q in hard)
+    hits = alice.get(
+        "/v1/questions", params={"q": "why call zero_grad before backward", "per_page": 3}
+    ).json()
+    assert hits["items"][0]["id"] == "zero-grad" and hits["items"][0]["score"] is not None
+    tf = alice.get("/v1/questions", params={"q": "saving a model", "framework": "tensorflow"}).json()["items"]
+    assert tf and all(q["framework"] == "tensorflow" for q in tf)
+
+
+def test_bad_filters_are_422(alice):
+    for params in (
+        {"topic": "astrology"},
+        {"difficulty": 4},
+        {"kind": "essay"},
+        {"per_page": 0},
+        {"page": -1},
+    ):
+        assert_problem(alice.get("/v1/questions", params=params), 422)
+
+
+def test_detail_hides_answers_rubrics_and_checks(alice, bank):
+    concept = next(q for q in bank if q.code is None)
+    body = alice.get(f"/v1/questions/{concept.id}").json()
+    assert body["question"] == concept.question and body["code"] is None
+    code = next(q for q in bank if q.code is not None)
+    body = alice.get(f"/v1/questions/{code.id}").json()
+    assert body["code"] == {"contract": code.code.contract, "starter": code.code.starter}
+    text = str(body)
+    assert code.reference_answer[:40] not in text and code.code.solution[:40] not in text
+    assert not {"reference_answer", "rubric", "checks", "solution", "misconceptions", "follow_ups"} & set(
+        body
+    )
+    assert_problem(alice.get("/v1/questions/no-such-question"), 404)

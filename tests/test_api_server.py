@@ -1,0 +1,136 @@
+"""The API as users run it: `interviewer serve` in a subprocess on a free loopback port, real runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.e2e
+CLI = [sys.executable, "-c", "from app.cli import main; main()"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def server_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")}
+    env.update(
+        INTERVIEWER_DATA_DIR=str(data_dir), INTERVIEWER_EMBEDDER="hash", INTERVIEWER_RUNNER_WORKERS="1"
+    )
+    env.update(extra)
+    return env
+
+
+def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
+
+
+def wait_ready(base: str, proc: subprocess.Popen, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(
+                f"server exited with {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}"
+            )
+        try:
+            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.3)
+    raise AssertionError("server not ready in time")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
+    env = server_env(tmp_path_factory.mktemp("server") / "data")
+    assert cli(env, "ingest").returncode == 0
+    keys = {
+        user: json.loads(cli(env, "keys", "create", "--name", "e2e", "--user", user, "--json").stdout)["key"]
+        for user in ("alice", "bob")
+    }
+    port = free_port()
+    proc = subprocess.Popen(
+        [*CLI, "serve", "--port", str(port)],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(base, proc)
+        yield base, keys
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_a_whole_session_over_http(server, bank):
+    base, keys = server
+    reference = {q.id: q.reference_answer for q in bank}
+    with httpx.Client(
+        base_url=base, headers={"Authorization": f"Bearer {keys['alice']}"}, timeout=60
+    ) as client:
+        created = client.post("/v1/sessions", json={"num_questions": 2, "topics": ["autograd"]})
+        assert created.status_code == 201, created.text
+        sid, prompt, outcome = created.json()["id"], created.json()["prompt"], {}
+        while prompt is not None:
+            outcome = client.post(
+                f"/v1/sessions/{sid}/answers", json={"text": reference[prompt["question_id"]]}
+            ).json()
+            prompt = outcome["prompt"]
+        assert outcome["status"] == "completed" and outcome["evaluation"]["score"] >= 0
+        report = client.get(f"/v1/sessions/{sid}/report", headers={"Accept": "text/markdown"})
+        assert report.status_code == 200 and report.headers["content-type"].startswith("text/markdown")
+        assert client.get("/v1/me/progress").json()["completed_sessions"] == 1
+        bob = client.get(f"/v1/sessions/{sid}", headers={"Authorization": f"Bearer {keys['bob']}"})
+        assert bob.status_code == 404 and bob.headers["content-type"] == "application/problem+json"
+    assert httpx.get(f"{base}/v1/sessions").status_code == 401
+    assert httpx.get(f"{base}/nowhere").json()["status"] == 404
+
+
+def test_code_check_in_the_real_sandbox(server, bank):
+    base, keys = server
+    task = next(q for q in bank if q.code is not None)
+    headers = {"Authorization": f"Bearer {keys['alice']}"}
+    good = httpx.post(
+        f"{base}/v1/code/check",
+        json={"question_id": task.id, "code": task.code.solution},
+        headers=headers,
+        timeout=60,
+    )
+    assert good.status_code == 200 and good.json()["status"] == "passed", good.text
+    bad = httpx.post(
+        f"{base}/v1/code/check",
+        json={"question_id": task.id, "code": "import os\nos._exit(3)"},
+        headers=headers,
+        timeout=60,
+    )
+    assert bad.status_code == 200 and bad.json()["status"] == "error"
+
+
+def test_public_bind_with_auth_disabled_is_refused(tmp_path):
+    refused = cli(
+        server_env(tmp_path / "data", INTERVIEWER_AUTH_DISABLED="true"), "serve", "--host", "0.0.0.0"
+    )
+    assert refused.returncode == 1 and "refusing to bind 0.0.0.0" in refused.stderr

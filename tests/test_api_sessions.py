@@ -1,0 +1,182 @@
+"""Session routes with the real engine, bank, store and scorer behind dependency overrides."""
+
+# ruff: noqa: F811 - pytest fixtures imported from tests.api_fixtures are redefined as arguments
+from __future__ import annotations
+
+import pytest
+
+from tests.api_fixtures import PASSING_MARK, alice, api, assert_problem, build_api, scorer  # noqa: F401
+
+CONFIG = {"topics": ["autograd", "tensors"], "num_questions": 2, "seed": 3}
+
+
+def start(client, **config):
+    response = client.post("/v1/sessions", json={**CONFIG, **config})
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def test_practice_session_scores_each_answer_and_completes(alice, bank):
+    reference = {q.id: q.reference_answer for q in bank}
+    created = start(alice)
+    assert set(created) >= {"id", "status", "config", "prompt"} and created["status"] == "active"
+    prompt = created["prompt"]
+    assert {"kind", "question_id", "text", "topic", "difficulty"} <= set(prompt) and prompt[
+        "kind"
+    ] == "question"
+    outcomes = []
+    while prompt is not None:
+        body = {"text": reference[prompt["question_id"]]}
+        outcome = alice.post(f"/v1/sessions/{created['id']}/answers", json=body).json()
+        outcomes.append(outcome)
+        prompt = outcome.get("prompt")
+    assert outcomes[-1]["status"] == "completed" and outcomes[-1]["prompt"] is None
+    for outcome in outcomes:
+        assert 0 <= outcome["evaluation"]["score"] <= 5 and outcome["evaluation"]["points"]
+        assert {"point_id", "verdict"} <= set(outcome["evaluation"]["points"][0])
+    assert max(o["evaluation"]["score"] for o in outcomes) >= 3.5
+    detail = alice.get(f"/v1/sessions/{created['id']}").json()
+    assert detail["status"] == "completed" and detail["prompt"] is None
+    assert len(detail["transcript"]) == len(outcomes) and detail["transcript"][0]["evaluation"]["score"] >= 0
+    listed = alice.get("/v1/sessions").json()
+    assert [s["id"] for s in listed] == [created["id"]] and listed[0]["status"] == "completed"
+
+
+def test_interview_mode_keeps_feedback_for_the_end(alice):
+    created = start(alice, mode="interview", num_questions=1)
+    outcome = alice.post(
+        f"/v1/sessions/{created['id']}/answers", json={"text": "It tracks gradients."}
+    ).json()
+    if outcome["status"] == "active":  # a follow-up: still no feedback, and no report yet
+        assert outcome["evaluation"] is None
+        assert alice.get(f"/v1/sessions/{created['id']}").json()["transcript"][0]["evaluation"] is None
+        assert_problem(alice.get(f"/v1/sessions/{created['id']}/report"), 409)
+        outcome = alice.post(f"/v1/sessions/{created['id']}/skip").json()
+    assert outcome["status"] == "completed" and outcome["evaluation"] is None
+    transcript = alice.get(f"/v1/sessions/{created['id']}").json()["transcript"]
+    assert transcript[0]["evaluation"] is not None  # revealed once completed
+
+
+def test_another_users_session_is_not_found(api, alice):
+    created = start(alice)
+    bob = api.as_user("bob")
+    for method, path in [
+        ("get", ""),
+        ("post", "/hint"),
+        ("post", "/skip"),
+        ("post", "/repeat"),
+        ("post", "/dont-know"),
+        ("get", "/report"),
+    ]:
+        assert_problem(api.client.request(method, f"/v1/sessions/{created['id']}{path}", headers=bob), 404)
+    response = api.client.post(f"/v1/sessions/{created['id']}/answers", json={"text": "x"}, headers=bob)
+    assert_problem(response, 404)
+    assert api.client.get("/v1/sessions", headers=bob).json() == []
+
+
+def test_hint_repeat_skip_and_dont_know(alice):
+    created = start(alice, num_questions=3)
+    sid, first = created["id"], created["prompt"]
+    hint = alice.post(f"/v1/sessions/{sid}/hint").json()
+    assert (
+        hint["status"] == "active"
+        and hint["message"]
+        and hint["prompt"]["question_id"] == first["question_id"]
+    )
+    assert alice.post(f"/v1/sessions/{sid}/repeat").json()["prompt"] == first
+    skipped = alice.post(f"/v1/sessions/{sid}/skip").json()
+    assert skipped["evaluation"]["score"] == 0 and skipped["prompt"]["question_id"] != first["question_id"]
+    unknown = alice.post(f"/v1/sessions/{sid}/dont-know").json()
+    assert unknown["evaluation"]["score"] == 0 and unknown["evaluation"]["model_answer"]
+    assert alice.get(f"/v1/sessions/{sid}").json()["transcript"][0]["hints_used"] == 1
+
+
+def test_finished_session_refuses_more_answers(alice):
+    created = start(alice, num_questions=1)
+    outcome = alice.post(f"/v1/sessions/{created['id']}/skip").json()
+    assert outcome["status"] == "completed"
+    body = assert_problem(alice.post(f"/v1/sessions/{created['id']}/answers", json={"text": "late"}), 409)
+    assert "completed" in body["detail"]
+
+
+def test_answer_limits_and_validation(tmp_path, ingested_store, bank, scorer):
+    api = build_api(
+        tmp_path, store=ingested_store, bank=bank, scorer=scorer, max_answer_chars=50, max_code_chars=80
+    )
+    client = api.client
+    client.headers.update(api.as_user("alice"))
+    sid = start(client)["id"]
+    assert (
+        "50"
+        in assert_problem(client.post(f"/v1/sessions/{sid}/answers", json={"text": "a" * 51}), 413)["detail"]
+    )
+    assert_problem(client.post(f"/v1/sessions/{sid}/answers", json={"code": "b" * 81}), 413)
+    assert_problem(client.post(f"/v1/sessions/{sid}/answers", json={"text": "  "}), 400)
+    assert_problem(client.post(f"/v1/sessions/{sid}/answers", json={"txt": "typo"}), 422)
+    assert_problem(
+        client.post(
+            f"/v1/sessions/{sid}/answers", content=b"{not json", headers={"content-type": "application/json"}
+        ),
+        422,
+    )
+    huge = b'{"text": "' + b"x" * (2 << 20) + b'"}'
+    assert_problem(
+        client.post(
+            f"/v1/sessions/{sid}/answers", content=huge, headers={"content-type": "application/json"}
+        ),
+        413,
+    )
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"difficulty": 7},
+        {"topics": ["astrology"]},
+        {"mode": "exam"},
+        {"num_questions": 0},
+        {"colour": "blue"},
+        {"time_limit_s": 5},
+    ],
+)
+def test_bad_config_is_422_naming_the_field(alice, config):
+    body = assert_problem(alice.post("/v1/sessions", json=config), 422)
+    assert next(iter(config)) in body["detail"] and body["errors"]
+
+
+def test_empty_config_and_no_body_use_defaults(alice):
+    assert alice.post("/v1/sessions").json()["config"]["num_questions"] == 5
+    assert alice.post("/v1/sessions", json={}).json()["config"]["mode"] == "practice"
+
+
+def test_code_answer_runs_the_checks(api, alice, bank):
+    pairs = {(q.topic.value, q.difficulty) for q in bank if q.code}
+    topic, difficulty = next(
+        p for p in sorted(pairs) if all(q.code for q in bank if (q.topic.value, q.difficulty) == p)
+    )
+    created = start(alice, topics=[topic], difficulty=difficulty, num_questions=1)
+    assert created["prompt"]["code_contract"] and created["prompt"]["starter_code"]
+    outcome = alice.post(
+        f"/v1/sessions/{created['id']}/answers", json={"code": f"x = 1  {PASSING_MARK}"}
+    ).json()
+    assert outcome["code_result"]["status"] == "passed" and outcome["code_result"]["score"] == 1.0
+    assert outcome["evaluation"]["code_score"] == 5.0 and api.runner.calls == [
+        created["prompt"]["question_id"]
+    ]
+
+
+def test_keys_are_required_and_checked(api):
+    assert_problem(api.client.get("/v1/sessions"), 401)
+    response = api.client.get("/v1/sessions", headers={"Authorization": "Bearer iv_not-a-key"})
+    assert assert_problem(response, 401) and response.headers["www-authenticate"] == "Bearer"
+    assert api.repo.revoke_api_key(api.repo.get_or_create_user("alice").id, "test")
+    assert_problem(api.client.get("/v1/sessions", headers=api.as_user("alice")), 401)
+    assert api.client.get("/v1/sessions", headers=api.as_user("bob")).status_code == 200
+
+
+def test_auth_disabled_acts_as_the_local_user(tmp_path, ingested_store, bank, scorer):
+    api = build_api(tmp_path, store=ingested_store, bank=bank, scorer=scorer, auth_disabled=True)
+    sid = start(api.client)["id"]
+    local = api.repo.get_or_create_user("local")
+    assert api.repo.get_session(sid, local.id) is not None
+    assert [s["id"] for s in api.client.get("/v1/sessions").json()] == [sid]
