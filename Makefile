@@ -5,14 +5,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # Debian packages the sandbox and the end-to-end tests need.
-APT_PACKAGES := bubblewrap util-linux postgresql
+APT_PACKAGES := bubblewrap util-linux postgresql curl
 
 .PHONY: run test test-all system-deps install ingest lint bench clean
 
 run: install system-deps
-	$(BIN)/interviewer ingest
-	INTERVIEWER_AUTH_DISABLED=true $(BIN)/streamlit run streamlit_app.py \
-		--server.address 127.0.0.1 --server.headless true --browser.gatherUsageStats false
+	bash scripts/run-local.sh
 
 test: install system-deps
 	$(BIN)/python -m pytest -q

@@ -36,6 +36,7 @@ class Settings(BaseSettings):
 
     # API
     auth_disabled: bool = False
+    api_url: str = "http://127.0.0.1:8000"  # where the Streamlit app finds the API
     cors_origins: list[str] = Field(default_factory=list)
     max_answer_chars: int = Field(default=20_000, gt=0)
     max_code_chars: int = Field(default=50_000, gt=0)

@@ -62,6 +62,15 @@ def test_bad_input_is_one_line_without_traceback(cli_env, args, message):
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
+def test_unreadable_document_is_one_line_and_writes_nothing(cli_env, tmp_path):
+    bad = tmp_path / "scan.pdf"
+    bad.write_bytes(b"%PDF-1.7\x00\xff\xfe binary")
+    out_file = tmp_path / "drafts.yaml"
+    out = run("ingest", "--docs", str(bad), "--out", str(out_file), env=cli_env)
+    assert out.returncode == 1 and "scan.pdf" in out.stderr and "Traceback" not in out.stderr
+    assert not out_file.exists()
+
+
 def test_unreachable_chroma_server_is_one_clear_line(cli_env):
     env = {**cli_env, "INTERVIEWER_CHROMA_HOST": "127.0.0.1", "INTERVIEWER_CHROMA_PORT": "9"}
     out = run("search", "--json", "tensors", env=env)
