@@ -29,7 +29,7 @@ def domain_errors() -> tuple[type[BaseException], ...]:
     except ImportError:
         pass
     try:
-        from evaluators.code.errors import RunnerError  # type: ignore[import-not-found]
+        from evaluators.code.errors import RunnerError
 
         found.append(RunnerError)
     except ImportError:
