@@ -20,20 +20,6 @@ log = logging.getLogger(__name__)
 COMPONENTS = ("repo", "store", "bank", "evaluator", "runner", "engine")
 
 
-class _JsonCodeResults:
-    """Hands the engine the runner's JSON form of a result, which carries the weighted `score`
-    (the dataclass keeps it as a property, which a plain dataclass-to-dict conversion drops)."""
-
-    def __init__(self, runner: Any) -> None:
-        self._runner = runner
-
-    def check(self, task: Any, source: str, question_id: str = "") -> dict[str, Any]:
-        result = self._runner.check(task, source, question_id)
-        return (
-            result if isinstance(result, dict) else {k: v for k, v in result.to_json().items() if k != "file"}
-        )
-
-
 def build_components(settings: Settings) -> dict[str, Any]:
     """The long-lived parts, built once per process: database, bank, store, scorer, runner, engine."""
     from app.services import code_runner_for, engine_for, evaluator_for, repository_for, store_for
@@ -42,7 +28,7 @@ def build_components(settings: Settings) -> dict[str, Any]:
     repo = repository_for(settings)
     store = store_for(settings)
     runner = code_runner_for(settings)
-    engine = engine_for(settings, repo=repo, store=store, runner=_JsonCodeResults(runner) if runner else None)
+    engine = engine_for(settings, repo=repo, store=store, runner=runner)
     return {
         "repo": repo,
         "store": store,

@@ -25,11 +25,12 @@ from knowledge.embeddings import Embedder, get_embedder  # noqa: E402
 from knowledge.loader import bank_index  # noqa: E402
 
 GRID = {
-    "misconception": [0.70, 0.74, 0.78],
-    "misconception_penalty": [1.25, 1.75, 2.25],
-    "suspicion_floor": [0.6, 0.65, 0.7],
-    "credit_floor": [0.45, 0.5, 0.55],
-    "credit_full": [0.7, 0.74, 0.78],
+    "misconception": [0.70, 0.74],
+    "misconception_penalty": [1.75, 2.25],
+    "suspicion_floor": [0.6, 0.65],
+    "credit_floor": [0.5, 0.55, 0.6],
+    "credit_full": [0.74, 0.78, 0.82],
+    "reference_sentences": [False, True],
 }
 
 

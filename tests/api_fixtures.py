@@ -18,7 +18,7 @@ from app.config import Settings
 from app.interview.engine import InterviewEngine
 from app.interview.scoring import AnswerScorer
 from app.interview.selection import QuestionSelector
-from app.main import _JsonCodeResults, create_app
+from app.main import create_app
 from app.store import open_repository
 from evaluators.code.results import CheckResult, CodeResult, Status
 from evaluators.rubric import RubricScorer
@@ -71,7 +71,7 @@ def build_api(
         selector=QuestionSelector(store),
         bank=bank_map,
         scorer=AnswerScorer(
-            evaluator=scorer, code_runner=_JsonCodeResults(active_runner) if active_runner else None
+            evaluator=scorer, code_runner=active_runner
         ),
     )
     defaults: dict[str, Any] = {"data_dir": tmp_path / "data", "code_checks_per_minute": 5}

@@ -62,8 +62,11 @@ class AnswerScorer:
 
 
 def _as_dict(result: Any) -> dict[str, Any]:
+    """The runner's JSON form: it carries the weighted `score`, which is a property on CodeResult."""
     if isinstance(result, dict):
         return result
+    if hasattr(result, "to_json"):
+        return {k: v for k, v in result.to_json().items() if k != "file"}
     if hasattr(result, "model_dump"):
         return dict(result.model_dump(mode="json"))
     if hasattr(result, "to_dict"):

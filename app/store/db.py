@@ -45,12 +45,29 @@ def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
         # busy_timeout first: switching to WAL needs a lock that another process may hold.
         cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
         # WAL: readers never block the writer, so several API processes can share one file.
-        cursor.execute("PRAGMA journal_mode = WAL")
+        # The mode is stored in the file: switch only once, since switching takes an exclusive lock
+        # that fails ("database is locked") while another process is connecting at the same time.
+        if cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            _switch_to_wal(cursor)
         # FULL: a commit survives power loss, not only a killed process.
         cursor.execute("PRAGMA synchronous = FULL")
         cursor.execute("PRAGMA foreign_keys = ON")
     finally:
         cursor.close()
+
+
+def _switch_to_wal(cursor: Any) -> None:
+    import sqlite3
+    import time
+
+    for attempt in range(50):
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:  # another process is switching it right now
+            if "locked" not in str(exc) or attempt == 49:
+                raise
+            time.sleep(0.05)
 
 
 def _sqlite_begin(conn: Connection) -> None:
