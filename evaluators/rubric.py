@@ -41,6 +41,8 @@ class Thresholds:
     contradiction: float = 0.88  # a negated near-copy of a rubric point states its opposite
     suspicion_floor: float = 0.65  # below this, resemblance to a wrong claim is just shared topic
     truth_margin: float = 0.02  # as close to a true statement as to a wrong one: benefit of the doubt
+    reference_sentences: bool = False  # also match the reference answer's sentences (tuning split preferred off)
+    reference_assign: float = 0.6  # a reference sentence must state a point this clearly to join it
     misconception_penalty: float = 1.75  # score points (of 5) lost per wrong claim
 
 
@@ -269,6 +271,8 @@ class RubricScorer(Evaluator):
         if cached is not None:
             return cached
         point_texts = [[p.description, *p.evidence] for p in task.rubric]
+        if self.t.reference_sentences:
+            self._add_reference_sentences(task, point_texts)
         m_texts = [[m.claim, *m.cues] for m in task.misconceptions]
         flat = [t for group in point_texts + m_texts for t in group]
         vecs = self._embedder.embed_batch([spell_out_code(t) for t in flat])
@@ -288,6 +292,21 @@ class RubricScorer(Evaluator):
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
         return value
+
+
+    def _add_reference_sentences(self, task: GradingTask, point_texts: list[list[str]]) -> None:
+        """Each prose sentence of the reference answer joins the point it states best: more ways of
+        saying each idea for a paraphrase to match."""
+        sentences = [u.text for u in split_units(task.reference_answer) if not u.is_code]
+        if not sentences:
+            return
+        sims = self._embedder.embed_batch([spell_out_code(s) for s in sentences]) @ self._embedder.embed_batch(
+            [spell_out_code(texts[0]) for texts in point_texts]
+        ).T
+        for i, sentence in enumerate(sentences):
+            j = int(np.argmax(sims[i]))
+            if sims[i, j] >= self.t.reference_assign and sentence not in point_texts[j]:
+                point_texts[j].append(sentence)
 
 
 def _rubric_key(task: GradingTask) -> str:
