@@ -6,7 +6,7 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -98,7 +98,7 @@ def search(
 
     store = store_for(get_settings())
     filters = {"framework": framework, "topic": topic, "difficulty": difficulty}
-    results = []
+    results: list[dict[str, Any]] = []
     for query in queries:
         hits = store.search(query, k=k, filters=filters)
         results.append(

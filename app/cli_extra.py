@@ -23,11 +23,13 @@ def grade(
     from app.services import embedder_for, store_for
     from evaluators.rubric import RubricScorer
     from knowledge.loader import bank_index
+    from knowledge.vectorstore import QuestionStore
 
     settings = get_settings()
     if not input_path.is_file():
         raise UserFacingError(f"input file {input_path} does not exist")
     bank = bank_index(settings.bank_dir)
+    store: QuestionStore | None
     try:
         store = store_for(settings)
         if store.count() == 0:

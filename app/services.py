@@ -45,7 +45,8 @@ def evaluator_for(settings: Settings) -> Any:
     from app.llm import chat_model_from_settings
     from evaluators.judge import LLMJudge
 
-    return LLMJudge(chat_model_from_settings(settings), offline)
+    chat_model = chat_model_from_settings(settings)
+    return LLMJudge(chat_model, offline) if chat_model else offline
 
 
 def code_runner_for(settings: Settings) -> Any | None:

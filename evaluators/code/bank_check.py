@@ -12,7 +12,7 @@ from knowledge.schema import Question
 
 def code_task_problems(questions: list[Question]) -> list[str]:
     """One line per problem: a reference that fails a check, or a starter that passes them all."""
-    problems = []
+    problems: list[str] = []
     for question in questions:
         if question.code is None:
             continue
