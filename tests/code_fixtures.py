@@ -72,12 +72,25 @@ def jail_process_counts(runner: CodeRunner) -> list[int]:
 
 
 def stray_sandbox_processes(runner: CodeRunner) -> set[int]:
-    """Processes running as the sandbox uid that belong to no worker of this runner."""
+    """Processes running as the sandbox uid outside every jail: not below this runner's workers and
+    not below any bwrap (other tests or servers on the machine may run pools of their own)."""
     table = _processes()
     ours = set(runner.pool.worker_pids())
     for pid in list(ours):
         ours |= _descendants(pid, table)
-    return {pid for pid, (_, uid) in table.items() if uid == SANDBOX_UID} - ours
+    jailed = set()
+    for pid in table:
+        if _command_name(pid) == "bwrap":
+            jailed |= {pid, *_descendants(pid, table)}
+    return {pid for pid, (_, uid) in table.items() if uid == SANDBOX_UID} - ours - jailed
+
+
+def _command_name(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as comm:
+            return comm.read().strip()
+    except OSError:
+        return ""
 
 
 def wait_until_clean(runner: CodeRunner, timeout: float = 10.0) -> list[int]:

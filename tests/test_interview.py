@@ -240,3 +240,26 @@ def test_kill_9_mid_session_then_resume_loses_nothing(tmp_path: Path, bank):
     prompt = engine.current_prompt(session_id=session_id, user_id=user)
     assert prompt is not None and prompt.question_id != first_question or prompt.kind is PromptKind.FOLLOW_UP
     assert len(repo.turns(session_id)) == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "answer"),
+    [
+        ("gibberish", lambda p: "asdf qwer zxcv uiop hjkl vbnm"),
+        ("empty-ish", lambda p: "..."),
+        ("repetitive", lambda p: "Tensors are like numpy arrays but they can run on a GPU and track gradients."),
+    ],
+)
+def test_weak_scripted_candidates_score_low_and_reports_reflect_the_turns(engine, repo, bank, name, answer):
+    from app.reports import build_report
+
+    user = repo.get_or_create_user(name).id
+    config = SessionConfig(num_questions=3, topics=["training-loop", "deployment", "modules"], seed=21)
+    session, prompts, outcomes = run_session(engine, user, config, answer)
+    scores = repo.get_session(session.id, user).state["question_scores"]
+    assert len(scores) == 3
+    assert sum(scores.values()) / 3 <= 1.0, scores
+    report = build_report(session=repo.get_session(session.id, user), turns=repo.turns(session.id), bank=by_id(bank))
+    reported = {q.question_id: q.score for q in report.questions}
+    assert reported == pytest.approx(scores)
+    assert report.strengths == [] or name == "repetitive"
