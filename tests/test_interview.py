@@ -263,3 +263,13 @@ def test_weak_scripted_candidates_score_low_and_reports_reflect_the_turns(engine
     reported = {q.question_id: q.score for q in report.questions}
     assert reported == pytest.approx(scores)
     assert report.strengths == [] or name == "repetitive"
+
+
+def test_feedback_is_grounded_in_related_bank_entries(engine, user, bank):
+    config = SessionConfig(num_questions=1, topics=["autograd"], seed=2)
+    session, prompt = engine.start(user_id=user, config=config)
+    outcome = engine.answer(session_id=session.id, user_id=user, text="Gradients are computed somehow.", code=None)
+    related = outcome.evaluation["related"]
+    assert 1 <= len(related) <= 3
+    ids = by_id(bank)
+    assert all(r["id"] in ids and r["id"] != prompt.question_id for r in related)

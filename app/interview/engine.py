@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from datetime import UTC, datetime
 from typing import Any
@@ -62,6 +63,7 @@ class InterviewEngine:
         turn = self._turn(session_id, state.current_turn_id)
         scored = self._scorer.score(question, text=text or "", code=code, earlier=state.answers_so_far)
         scored = self._apply_penalties(scored, state, config, turn)
+        scored = self._with_related(question, scored)
         state.answers_so_far.append(" ".join(filter(None, [text, code])))
         state.question_scores[question.id] = scored.score
         # The answer, its evaluation and the state that records it commit together.
@@ -179,6 +181,14 @@ class InterviewEngine:
             notes.append(f"answered after the {config.time_limit_s}s limit: score halved")
             return scored.adjusted(factor=0.5, minus=penalty, notes=notes)
         return scored.adjusted(factor=1.0, minus=penalty, notes=notes)
+
+    def _with_related(self, question: Question, scored: ScoredAnswer) -> ScoredAnswer:
+        """Attach bank entries about the points missed, for the explanation and the study plan."""
+        if scored.rubric is None or not scored.rubric.missed_points:
+            return scored
+        missed = " ".join(p.description for p in scored.rubric.missed_points[:3])
+        related = self._selector.related(question.id, f"{question.question} {missed}")
+        return dataclasses.replace(scored, evaluation={**scored.evaluation, "related": related})
 
     def _outcome(self, config: SessionConfig, scored: ScoredAnswer, prompt: Prompt | None) -> TurnOutcome:
         practice = config.mode is Mode.PRACTICE

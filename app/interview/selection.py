@@ -53,6 +53,11 @@ class QuestionSelector:
             )
         return hits
 
+    def related(self, question_id: str, text: str, *, k: int = 3) -> list[dict[str, str]]:
+        """Bank entries near what the candidate missed: retrieved, so explanations stay grounded."""
+        hits = self._store.search(text, k=k + 1)
+        return [{"id": h.id, "question": h.question} for h in hits if h.id != question_id][:k]
+
     def choose(
         self, *, config: SessionConfig, state: SessionState, history: History, rng: random.Random
     ) -> SearchHit | None:
