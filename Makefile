@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # Debian packages the sandbox and the end-to-end tests need.
-APT_PACKAGES := bubblewrap util-linux postgresql curl
+APT_PACKAGES := bubblewrap util-linux postgresql curl chromium fonts-noto-color-emoji
 
 .PHONY: run test test-all system-deps install ingest lint bench clean
 

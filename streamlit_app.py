@@ -1,70 +1,65 @@
-"""Practice page: search the bank, answer a question, get rubric feedback with quoted evidence.
+"""The Streamlit front end: start, interview, report and history pages over the HTTP API.
 
-Interim front end until the HTTP API lands: it calls the same services the API will wrap, and holds
-no scoring logic of its own.
+It holds no interview logic: every question, score and report comes from the API at
+INTERVIEWER_API_URL (`make run` starts both). With authentication on, the API key comes from
+INTERVIEWER_API_KEY or the sidebar.
 """
 
 from __future__ import annotations
 
+import os
+
 import streamlit as st
 
-from app.config import get_settings
-from app.errors import domain_errors, one_line
-from knowledge.schema import Topic
+from ui import history_page, interview_page, report_page, start_page, state
+from ui.client import ApiClient, ApiError
+from ui.editor import ace_available
 
 st.set_page_config(page_title="PyTorch mock interviewer", page_icon="🎤", layout="wide")
+PAGES = {
+    "Start": start_page.render,
+    "Interview": interview_page.render,
+    "Report": report_page.render,
+    "History": history_page.render,
+}
 
 
-@st.cache_resource
-def services():
-    from app.services import embedder_for, store_for
-    from evaluators.rubric import RubricScorer
-    from knowledge.loader import bank_index
+def api_url() -> str:
+    """INTERVIEWER_API_URL, read through the project's settings so a .env file works too."""
+    try:
+        from app.config import get_settings
 
-    settings = get_settings()
-    return store_for(settings), RubricScorer(embedder_for(settings)), bank_index(settings.bank_dir)
+        return get_settings().api_url
+    except Exception:  # invalid settings elsewhere must not stop the UI from finding the API
+        return os.environ.get("INTERVIEWER_API_URL", "http://127.0.0.1:8000")
 
 
-def show_evaluation(evaluation) -> None:
-    st.metric("Score", f"{evaluation.score} / 5")
-    for point in evaluation.points:
-        icon = {"covered": "✅", "partial": "🟡", "missed": "❌"}[point.verdict.value]
-        line = f"{icon} **{point.description}**"
-        if point.evidence:
-            line += f"  \n> {point.evidence}"
-        st.markdown(line)
-    for wrong in evaluation.misconceptions:
-        st.error(f'Wrong: "{wrong.quote}". {wrong.correction}')
-    with st.expander("Model answer"):
-        st.markdown(evaluation.model_answer)
+def sidebar() -> ApiClient:
+    with st.sidebar:
+        st.title("🎤 PyTorch mock interviewer")
+        state.apply_pending_page()
+        st.radio("Page", list(PAGES), key="nav", label_visibility="collapsed")
+        st.divider()
+        url = api_url()
+        st.caption(f"API: {url}")
+        key = st.text_input(
+            "API key", value=os.environ.get("INTERVIEWER_API_KEY", ""), type="password", key="api_key",
+            help="Needed when the API has authentication on: `interviewer keys create --name NAME`.",
+        )
+        st.checkbox(
+            "Plain code box", key="plain_editor", value=not ace_available(), disabled=not ace_available(),
+            help="A monospace text box instead of the syntax-highlighting editor.",
+        )
+    return ApiClient(url, key.strip() or None)
 
 
 def main() -> None:
-    settings = get_settings()
-    st.title("PyTorch & deep-learning mock interviewer")
-    st.caption("LLM: " + (settings.llm_model if settings.llm_enabled else "none, offline interviewer in use"))
+    api = sidebar()
+    page = st.session_state.get("nav", "Start")
     try:
-        store, scorer, bank = services()
-        topic = st.sidebar.selectbox("Topic", ["any", *(t.value for t in Topic)])
-        query = st.sidebar.text_input("Find a question", value="autograd")
-        filters = {"topic": None if topic == "any" else topic}
-        hits = store.search(query or "pytorch", k=10, filters=filters) if query.strip() else []
-        if not hits:
-            st.info("No question matches; try other words or another topic.")
-            return
-        choice = st.sidebar.radio("Questions", [h.id for h in hits], format_func=lambda i: bank[i].question[:70])
-        question = bank[choice]
-        st.subheader(question.question)
-        st.caption(f"{question.topic.value} · difficulty {question.difficulty} · {question.kind.value}")
-        if question.code:
-            st.markdown(question.code.contract)
-        answer = st.text_area("Your answer", height=200, key=f"answer-{choice}")
-        if st.button("Score my answer", type="primary"):
-            from evaluators.base import GradingTask
-
-            show_evaluation(scorer.evaluate(GradingTask.from_question(question, answer)))
-    except domain_errors() as exc:
-        st.error(one_line(exc))
+        PAGES[page](api)
+    except ApiError as exc:
+        st.error(str(exc))
 
 
 main()

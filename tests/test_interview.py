@@ -273,3 +273,18 @@ def test_feedback_is_grounded_in_related_bank_entries(engine, user, bank):
     assert 1 <= len(related) <= 3
     ids = by_id(bank)
     assert all(r["id"] in ids and r["id"] != prompt.question_id for r in related)
+
+
+def test_skipping_a_follow_up_keeps_the_earlier_answer_score(engine, user, bank):
+    question = by_id(bank)["relu-autograd-function"]
+    config = SessionConfig(num_questions=1, topics=["autograd"], difficulty=3, seed=3)
+    session, prompt = engine.start(user_id=user, config=config)
+    while prompt.question_id != question.id:
+        config = config.model_copy(update={"seed": config.seed + 1})
+        session, prompt = engine.start(user_id=user, config=config)
+    partial = "You subclass torch.autograd.Function and write static forward and backward methods."
+    first = engine.answer(session_id=session.id, user_id=user, text=partial, code=None)
+    assert first.prompt.kind is PromptKind.FOLLOW_UP and first.evaluation["score"] > 0
+    engine.skip(session_id=session.id, user_id=user)
+    state = engine._repo.get_session(session.id, user).state
+    assert state["question_scores"][question.id] == first.evaluation["score"]

@@ -1,42 +1,207 @@
-"""The practice page renders, scores an answer, and shows errors with st.error (never a traceback)."""
+"""The Streamlit pages against a real API: `interviewer serve` in a subprocess, auth on, real runner.
+
+Each test acts as its own user (an API key per test) so sessions and progress do not leak between
+tests; the app reads the key from INTERVIEWER_API_KEY like a user's shell would provide it.
+"""
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import httpx
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
+from tests.test_api_server import cli, free_port, server_env, wait_ready
+
+USERS = ("starter", "flow", "historian", "reader")
+RELU = """import torch
 
 
-@pytest.fixture
-def app(monkeypatch, tmp_path, bank):
-    import streamlit as st
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * (x > 0).to(x.dtype)
 
-    from app.config import get_settings
-    from app.services import store_for
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * (x > 0).to(grad_output.dtype)
+"""
 
-    st.cache_resource.clear()  # the app caches its services per process; each test has its own settings
-    store_for(get_settings()).upsert(bank)
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
+    env = server_env(tmp_path_factory.mktemp("ui-api") / "data")
+    assert cli(env, "ingest").returncode == 0
+    keys = {
+        user: json.loads(cli(env, "keys", "create", "--name", "ui", "--user", user, "--json").stdout)["key"]
+        for user in USERS
+    }
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from app.cli import main; main()", "serve", "--port", str(port)],
+        env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(base, proc)
+        yield base, keys
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+
+
+def app_for(monkeypatch: pytest.MonkeyPatch, url: str, key: str | None = None) -> AppTest:
+    monkeypatch.setenv("INTERVIEWER_API_URL", url)
+    if key:
+        monkeypatch.setenv("INTERVIEWER_API_KEY", key)
     return AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
 
 
-def test_practice_page_scores_an_answer(app):
-    app.run()
-    assert not app.exception
-    app.sidebar.text_input[0].set_value("custom relu autograd function").run()
-    app.sidebar.radio[0].set_value("relu-autograd-function").run()
-    app.text_area[0].input("fine").run()
-    app.button[0].click().run()
-    assert not app.exception
-    assert any("0.0 / 5" in m.value for m in app.metric)
+def click(at: AppTest, label: str) -> AppTest:
+    next(b for b in at.button if b.label == label).click().run()
+    assert not at.exception, at.exception
+    return at
 
 
-def test_unreachable_chroma_server_is_shown_as_error(app, monkeypatch):
-    monkeypatch.setenv("INTERVIEWER_CHROMA_HOST", "127.0.0.1")
-    monkeypatch.setenv("INTERVIEWER_CHROMA_PORT", "1")
-    from app.config import get_settings
+def texts(elements) -> str:
+    return "\n".join(str(e.value) for e in elements)
 
-    get_settings.cache_clear()
-    app.run()
-    assert not app.exception
-    assert app.error and "not reachable" in app.error[0].value
+
+def start_session(at: AppTest, *, topics: list[str], difficulty: int, questions: int, seed: str) -> None:
+    at.multiselect(key="topics").set_value(topics)
+    at.select_slider(key="difficulty").set_value(difficulty)
+    at.number_input(key="num_questions").set_value(questions)
+    at.text_input(key="seed").set_value(seed)
+    click(at, "Start interview")
+
+
+def test_start_page_offers_the_bank_and_says_which_interviewer(server, monkeypatch):
+    url, keys = server
+    at = app_for(monkeypatch, url, keys["starter"])
+    at.run()
+    assert not at.exception and not at.error
+    assert "Offline interviewer in use" in texts(at.info)
+    assert "autograd" in at.multiselect(key="topics").options
+    assert "pytorch" in at.multiselect(key="frameworks").options
+    at.text_input(key="seed").set_value("seven")
+    click(at, "Start interview")
+    assert "seed is a whole number" in texts(at.error)
+
+
+def test_practice_session_with_a_code_task_then_the_report(server, monkeypatch):
+    url, keys = server
+    at = app_for(monkeypatch, url, keys["flow"])
+    at.run()
+    at.sidebar.checkbox(key="plain_editor").check().run()  # the Ace component does not render in AppTest
+    start_session(at, topics=["autograd"], difficulty=3, questions=2, seed="1")
+    assert at.session_state["nav"] == "Interview"
+    assert "Question 1 of 2" in at.get("progress")[0].proto.text
+    assert "relu" in texts(at.markdown).lower() and "MyReLU" in texts(at.markdown)  # question and contract
+    code_box = at.text_area[0]
+    assert code_box.label == "Your code" and "raise NotImplementedError" in code_box.value
+
+    click(at, "Submit answer")  # nothing written yet: the API's 400 detail is shown
+    assert "an answer needs text or code" in texts(at.error)
+
+    at.text_area[0].set_value(RELU)
+    click(at, "▶ Run checks")
+    assert "Code checks: all checks passed (4/4 checks)" in texts(at.success)
+
+    at.text_area[1].set_value("forward saves x; backward multiplies grad_output by the mask x > 0; call MyReLU.apply")
+    click(at, "Submit answer")
+    assert any("/ 5" in m.value for m in at.metric)  # practice mode: the rubric feedback right away
+    assert "Points covered" in texts(at.markdown) and "ctx.save_for_backward(x)" in texts(at.markdown)
+
+    click(at, "💡 Hint")
+    assert "hints cost" in texts(at.info)
+    click(at, "🔁 Repeat")
+    click(at, "⏭ Skip")
+    while at.session_state["status"] == "active":
+        click(at, "🤷 I don't know")
+    assert "The interview is complete" in texts(at.success)
+
+    click(at, "See my report")
+    assert at.session_state["nav"] == "Report" and not at.error
+    assert [m.label for m in at.metric][:2] == ["Overall score", "Questions answered"]
+    headings = texts(at.subheader)
+    for heading in ("Score per topic", "Score per question", "Strengths", "Gaps", "Study plan", "Download"):
+        assert heading in headings
+    assert len(at.get("vega_lite_chart")) == 2
+    assert len(at.get("download_button")) == 3
+
+
+def test_history_lists_sessions_and_practises_weak_topics(server, monkeypatch):
+    url, keys = server
+    auth = {"Authorization": f"Bearer {keys['historian']}"}
+    created = httpx.post(f"{url}/v1/sessions", json={"topics": ["tensors"], "num_questions": 1}, headers=auth)
+    httpx.post(f"{url}/v1/sessions/{created.json()['id']}/skip", headers=auth).raise_for_status()
+    at = app_for(monkeypatch, url, keys["historian"])
+    at.session_state["nav"] = "History"
+    at.run()
+    assert not at.exception and not at.error
+    assert "`tensors`" in texts(at.markdown)  # a skipped question makes tensors a weak topic
+    assert len(at.get("vega_lite_chart")) == 1
+    assert any(b.label == "Report" for b in at.button)
+
+    click(at, "🎯 Practise my weak topics")
+    assert at.session_state["nav"] == "Interview"
+    assert "topic: tensors" in texts(at.caption)
+    question = at.session_state["prompt"]["text"]
+
+    at = app_for(monkeypatch, url, keys["historian"])  # a new tab: resumed from the API's transcript
+    at.session_state["nav"] = "History"
+    at.run()
+    click(at, "Continue")
+    assert at.session_state["nav"] == "Interview" and question in texts(at.markdown)
+
+
+def test_interview_mode_with_a_timer_hides_feedback(server, monkeypatch):
+    url, keys = server
+    at = app_for(monkeypatch, url, keys["starter"])
+    at.run()
+    at.radio(key="mode_choice").set_value("interview")
+    at.checkbox(key="timed").check()
+    at.number_input(key="seconds").set_value(60)
+    start_session(at, topics=["training-loop"], difficulty=1, questions=1, seed="3")
+    assert re.search(r"Time left on this question: (0:5\d|1:00)", texts(at.markdown))
+    at.text_area[-1].set_value("zero_grad clears the gradients that accumulate in .grad")
+    click(at, "Submit answer")
+    assert not at.metric  # interview mode: no score until the report
+    assert "Answer recorded" in texts(at.info) or "The interview is complete" in texts(at.success)
+
+
+def test_interview_mode_report_before_the_end_shows_the_api_conflict(server, monkeypatch):
+    url, keys = server
+    auth = {"Authorization": f"Bearer {keys['reader']}"}
+    created = httpx.post(f"{url}/v1/sessions", json={"mode": "interview", "num_questions": 2}, headers=auth).json()
+    at = app_for(monkeypatch, url, keys["reader"])
+    at.session_state["nav"] = "Report"
+    at.session_state["report_sid"] = created["id"]
+    at.run()
+    assert not at.exception
+    assert "an interview-mode report is ready once the session is completed" in texts(at.error)
+
+
+def test_missing_api_key_shows_the_401_detail(server, monkeypatch):
+    url, _ = server
+    at = app_for(monkeypatch, url)
+    at.session_state["nav"] = "History"
+    at.run()
+    assert not at.exception
+    assert "missing API key" in texts(at.error)
+
+
+def test_api_down_is_an_error_not_a_traceback(monkeypatch):
+    url = f"http://127.0.0.1:{free_port()}"
+    at = app_for(monkeypatch, url)
+    at.run()
+    assert not at.exception
+    assert f"cannot reach the API at {url}" in texts(at.error)

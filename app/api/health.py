@@ -9,7 +9,7 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from app.api.deps import RepoDep, RunnerDep, StoreDep
+from app.api.deps import RepoDep, RunnerDep, SettingsDep, StoreDep
 from app.api.problems import problem, problem_responses
 
 router = APIRouter(tags=["health"])
@@ -28,6 +28,8 @@ class Check(BaseModel):
 class Readiness(BaseModel):
     status: Literal["ready"]
     checks: dict[str, Check]
+    # Which interviewer answers: an LLM endpoint, or the offline rubric interviewer (no model name given).
+    interviewer: Literal["llm", "offline"] = "offline"
 
 
 @router.get("/healthz", response_model=Health)
@@ -37,17 +39,20 @@ def healthz() -> Health:
 
 
 @router.get("/readyz", response_model=Readiness, responses=problem_responses(503))
-def readyz(repo: RepoDep, store: StoreDep, runner: RunnerDep) -> Any:
+def readyz(repo: RepoDep, store: StoreDep, runner: RunnerDep, settings: SettingsDep) -> Any:
     """The database, the Chroma bank and the code runner pool are all usable."""
     checks = {
         "database": _probe(lambda: _database(repo)),
         "chroma": _probe(lambda: _bank_size(store)),
         "runner": _probe(lambda: _runner_state(runner)),
     }
+    interviewer: Literal["llm", "offline"] = "llm" if settings.llm_enabled else "offline"
     if all(c.ok for c in checks.values()):
-        return Readiness(status="ready", checks=checks)
+        return Readiness(status="ready", checks=checks, interviewer=interviewer)
     failing = ", ".join(name for name, c in checks.items() if not c.ok)
-    return problem(503, f"not ready: {failing}", checks={k: v.model_dump() for k, v in checks.items()})
+    return problem(
+        503, f"not ready: {failing}", checks={k: v.model_dump() for k, v in checks.items()}, interviewer=interviewer
+    )
 
 
 def _probe(check: Callable[[], str]) -> Check:

@@ -61,7 +61,10 @@ class InterviewEngine:
         session, config, state = self._active(session_id, user_id)
         question = self._bank[state.current_question_id or ""]
         turn = self._turn(session_id, state.current_turn_id)
-        scored = self._scorer.score(question, text=text or "", code=code, earlier=state.answers_so_far)
+        scored = self._scorer.score(
+            question, text=text or "", code=code, earlier=state.answers_so_far,
+            earlier_code=self._last_code_result(session_id, question.id),
+        )
         scored = self._apply_penalties(scored, state, config, turn)
         scored = self._with_related(question, scored)
         state.answers_so_far.append(" ".join(filter(None, [text, code])))
@@ -104,7 +107,14 @@ class InterviewEngine:
         question = self._bank[state.current_question_id or ""]
         turn = self._turn(session_id, state.current_turn_id)
         scored = self._scorer.zero(question, reason=action)
-        state.question_scores[question.id] = 0.0
+        earlier = self._last_evaluation_dict(session_id, question.id) if turn.kind == PromptKind.FOLLOW_UP else None
+        if earlier is not None:  # giving up on a follow-up keeps what the earlier answers earned
+            scored = ScoredAnswer(score=float(earlier["score"]), evaluation={
+                **earlier, "follow_up": action,
+                "feedback": f"Follow-up {'skipped' if action == 'skip' else 'not known'}; the score of your "
+                            f"earlier answer stands. {earlier.get('feedback', '')}".strip(),
+            })
+        state.question_scores[question.id] = scored.score
         self._repo.record_answer(
             turn.id, action=action, evaluation=scored.evaluation, state=state.model_dump(mode="json")
         )
@@ -252,8 +262,16 @@ class InterviewEngine:
                 return turn
         raise NotFoundError(f"turn {turn_id} not found in session {session_id}")
 
+    def _last_code_result(self, session_id: str, question_id: str) -> dict[str, Any] | None:
+        results = [t.code_result for t in self._repo.turns(session_id) if t.question_id == question_id and t.code_result]
+        return results[-1] if results else None
+
     def _hints_on_question(self, session_id: str, question_id: str) -> int:
         return sum(t.hints_used for t in self._repo.turns(session_id) if t.question_id == question_id)
+
+    def _last_evaluation_dict(self, session_id: str, question_id: str) -> dict[str, Any] | None:
+        answered = [t for t in self._repo.turns(session_id) if t.question_id == question_id and t.evaluation]
+        return dict(answered[-1].evaluation) if answered else None
 
     def _last_evaluation(self, session_id: str, question_id: str) -> Any:
         from evaluators.base import Evaluation

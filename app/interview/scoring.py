@@ -34,22 +34,30 @@ class AnswerScorer:
         self._evaluator = evaluator
         self._runner = code_runner
 
-    def score(self, question: Question, *, text: str, code: str | None, earlier: list[str]) -> ScoredAnswer:
+    def score(
+        self, question: Question, *, text: str, code: str | None, earlier: list[str],
+        earlier_code: dict[str, Any] | None = None,
+    ) -> ScoredAnswer:
+        """Score one turn. A follow-up answered in words keeps the code result of an earlier turn."""
         as_text = text if not code else f"{text}\n```python\n{code}\n```"
         rubric = self._evaluator.evaluate(GradingTask.from_question(question, as_text, earlier))
         evaluation = {**rubric.model_dump(mode="json"), "rubric": rubric.model_dump(mode="json")}
-        if not (question.code and code and code.strip()):
+        has_code = bool(question.code and code and code.strip())
+        if not has_code and not (question.code and earlier_code):
             return ScoredAnswer(score=rubric.score, evaluation=evaluation, rubric=rubric)
-        if self._runner is None:
+        if has_code and self._runner is None:
             message = "code checks are unavailable on this server; your code was read as text only"
             return ScoredAnswer(score=rubric.score, evaluation=evaluation, rubric=rubric, message=message)
-        code_result = _as_dict(self._runner.check(question.code, code, question.id))
+        code_result = _as_dict(self._runner.check(question.code, code, question.id)) if has_code else earlier_code
+        assert code_result is not None
         code_score = 5 * float(code_result.get("score", 0.0))
-        score = code_score if not text.strip() else CODE_SHARE * code_score + (1 - CODE_SHARE) * rubric.score
+        words = text.strip() or any(e.strip() for e in earlier)
+        score = CODE_SHARE * code_score + (1 - CODE_SHARE) * rubric.score if words else code_score
         score = round(score, 1)
         evaluation = {**evaluation, "score": score, "code_score": round(code_score, 1),
                       "rubric_score": rubric.score}
-        return ScoredAnswer(score=score, evaluation=evaluation, rubric=rubric, code_result=code_result)
+        return ScoredAnswer(score=score, evaluation=evaluation, rubric=rubric,
+                            code_result=code_result if has_code else None)
 
     def zero(self, question: Question, *, reason: str) -> ScoredAnswer:
         words = {"skip": "Skipped", "dont_know": "Answered \"I don't know\""}[reason]

@@ -1,0 +1,269 @@
+"""A person's path through the app in a real browser: start, a 3-question practice session with a
+code task, the report and its PDF, the history page. Debian's chromium driven by Playwright.
+
+Servers: `interviewer serve` and `streamlit run streamlit_app.py` on free loopback ports, with a
+fresh data directory and auth disabled. Screenshots land in test-output/screenshots/ for review.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import REPO
+from tests.test_api_server import cli, free_port, server_env, wait_ready
+
+pytestmark = pytest.mark.e2e
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+SHOTS = REPO / "test-output" / "screenshots"
+# With a fresh data directory, these settings ask relu-autograd-function (a code task) among the three.
+SESSION = {"topic": "autograd", "difficulty_steps": 3, "questions": "3", "seed": "1"}
+RELU = '''import torch
+
+
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * (x > 0).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * (x > 0).to(grad_output.dtype)
+'''
+LOG_SOFTMAX = '''import torch
+
+
+def log_softmax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    shift = x.amax(dim=dim, keepdim=True).detach()
+    shifted = x - shift
+    return shifted - shifted.exp().sum(dim=dim, keepdim=True).log()
+'''
+SOLUTIONS = {"relu-autograd-function": RELU, "stable-log-softmax": LOG_SOFTMAX}
+ANSWER = (
+    "Autograd records a graph of grad_fn nodes during the forward pass; backward() walks it in reverse "
+    "topological order, applying the chain rule and accumulating gradients into .grad of the leaf tensors. "
+    "I would verify a custom backward with torch.autograd.gradcheck on float64 inputs."
+)
+
+
+def _browser_tools() -> None:
+    """Install chromium and playwright through scripts/install-browser.sh, or skip saying why."""
+    def ready() -> bool:
+        try:
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            return False
+        return Path(CHROMIUM).exists()
+
+    if ready():
+        return
+    run = subprocess.run(["bash", str(REPO / "scripts" / "install-browser.sh")], cwd=REPO,
+                         capture_output=True, text=True, env={**os.environ, "PYTHON": sys.executable})
+    if run.returncode != 0 or not ready():
+        pytest.skip(f"browser tools unavailable (scripts/install-browser.sh failed): {run.stderr.strip()[-300:]}")
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    _browser_tools()
+    env = server_env(tmp_path_factory.mktemp("browser") / "data", INTERVIEWER_AUTH_DISABLED="true")
+    assert cli(env, "ingest").returncode == 0
+    api_port, ui_port = free_port(), free_port()
+    api_url, ui_url = f"http://127.0.0.1:{api_port}", f"http://127.0.0.1:{ui_port}"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", "from app.cli import main; main()", "serve", "--port", str(api_port)],
+                         env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    ]
+    try:
+        wait_ready(api_url, procs[0])
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.address", "127.0.0.1",
+             "--server.port", str(ui_port), "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+            env={**env, "INTERVIEWER_API_URL": api_url}, cwd=REPO,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        ))
+        _wait_http(f"{ui_url}/_stcore/health", procs[1])
+        yield api_url, ui_url
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def _wait_http(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"process exited with {proc.returncode}"
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"{url} not up in time")
+
+
+@pytest.fixture
+def page(servers: tuple[str, str]) -> Iterator[Any]:
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=20_000)  # first renders and sandbox runs are slow on a busy 2-core machine
+    shutil.rmtree(SHOTS, ignore_errors=True)
+    SHOTS.mkdir(parents=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        try:
+            yield page
+        finally:
+            shot(page, "last")
+            browser.close()
+
+
+def shot(page: Any, name: str) -> None:
+    """The whole page: Streamlit scrolls inside its main block, so grow the viewport to fit it first."""
+    size = page.viewport_size
+    height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]')?.scrollHeight || 0")
+    page.set_viewport_size({"width": size["width"], "height": max(size["height"], min(int(height) + 40, 12000))})
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    page.set_viewport_size(size)
+
+
+def _session(api_url: str) -> dict[str, Any]:
+    latest = httpx.get(f"{api_url}/v1/sessions").json()[0]
+    return httpx.get(f"{api_url}/v1/sessions/{latest['id']}").json()  # type: ignore[no-any-return]
+
+
+def _start(page: Any) -> None:
+    from playwright.sync_api import expect
+
+    expect(page.get_by_text("Offline interviewer in use")).to_be_visible()
+    shot(page, "1-start")
+    topics = page.locator(".st-key-topics input")
+    topics.click()
+    topics.fill(SESSION["topic"])
+    page.keyboard.press("Enter")
+    page.keyboard.press("Escape")
+    page.locator(".st-key-difficulty input[type='range']").focus()
+    for _ in range(SESSION["difficulty_steps"]):
+        page.keyboard.press("ArrowRight")
+    page.locator(".st-key-num_questions input").fill(SESSION["questions"])
+    page.locator(".st-key-seed input").fill(SESSION["seed"])
+    shot(page, "2-start-filled")
+    page.get_by_role("button", name="Start interview").click()
+    expect(page.get_by_text("Practice mode · session")).to_be_visible()
+
+
+def _paste_code(page: Any, code: str) -> None:
+    page.locator("iframe[title*='streamlit_ace'], textarea[aria-label='Your code']").first.wait_for()
+    if not page.locator("iframe[title*='streamlit_ace']").count():  # streamlit-ace not installed: plain box
+        page.get_by_label("Your code").fill(code)
+        return
+    editor = page.frame_locator("iframe[title*='streamlit_ace']")
+    editor.locator(".ace_content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(code)
+    time.sleep(1.5)  # the component sends the text after a short debounce
+
+
+def _answer_until_done(page: Any, api_url: str) -> set[str]:
+    """Answer every prompt (code tasks with a correct solution) until the session completes."""
+    from playwright.sync_api import expect
+
+    kinds: set[str] = set()
+    for step in range(12):
+        detail = _session(api_url)
+        if detail["status"] == "completed":
+            return kinds
+        prompt = detail["prompt"]
+        expect(page.get_by_text(f"Question {prompt['number']} of {prompt['total']}", exact=True)).to_be_visible()
+        # A follow-up keeps the question number: wait for the fresh, empty answer box of the new turn.
+        expect(page.get_by_label("Your answer")).to_have_count(1)  # the last turn's box is gone
+        expect(page.get_by_label("Your answer")).to_have_value("")
+        if prompt["code_contract"] and prompt["kind"] == "question":
+            assert prompt["question_id"] in SOLUTIONS, prompt["question_id"]
+            kinds.add(prompt["question_id"])
+            _paste_code(page, SOLUTIONS[prompt["question_id"]])
+            passed = page.get_by_text(re.compile(r"^Code checks: all checks passed"))
+            before = passed.count()
+            page.get_by_role("button", name="Run checks").click()
+            expect(passed).to_have_count(before + 1, timeout=60_000)
+            if prompt["question_id"] == "relu-autograd-function":
+                shot(page, "3-code-task")
+                page.locator(".st-key-task-panel").screenshot(path=str(SHOTS / "3-code-task-panel.png"))
+        else:
+            kinds.add("concept")
+        page.get_by_label("Your answer").fill(ANSWER)
+        turns = len(detail["transcript"])
+        page.get_by_role("button", name="Submit answer").click()
+        _wait_for(lambda: _session(api_url)["transcript"][turns - 1]["action"] is not None)  # noqa: B023
+        if step == 0:
+            expect(page.get_by_text("Model answer").first).to_be_visible(timeout=60_000)
+            shot(page, "4-feedback")
+    raise AssertionError("the session did not complete")
+
+
+def _wait_for(condition: Any, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting for the API to record the action"
+        time.sleep(0.3)
+
+
+def test_practice_session_report_and_history(page: Any, servers: tuple[str, str]) -> None:
+    from playwright.sync_api import expect
+    from pypdf import PdfReader
+
+    api_url, ui_url = servers
+    page.goto(ui_url)
+    _start(page)
+    kinds = _answer_until_done(page, api_url)
+    assert {"relu-autograd-function", "concept"} <= kinds
+    expect(page.get_by_text("The interview is complete")).to_be_visible()
+    shot(page, "5-interview-complete")
+
+    page.get_by_role("button", name="See my report").click()
+    expect(page.get_by_text("Overall score")).to_be_visible()
+    expect(page.get_by_role("heading", name="Study plan")).to_be_visible()
+    page.wait_for_timeout(1500)  # let the charts draw
+    shot(page, "6-report")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="PDF").click()
+    pdf = PdfReader(io.BytesIO(Path(download.value.path()).read_bytes()))
+    text = "\n".join(p.extract_text() for p in pdf.pages)
+    assert len(pdf.pages) >= 1
+    for heading in ("Interview report", "Per topic", "Strengths", "Gaps", "Misconceptions to unlearn", "Study plan"):
+        assert heading in text, heading
+
+    page.get_by_text("History", exact=True).click()
+    expect(page.get_by_role("heading", name="Past sessions")).to_be_visible()
+    if httpx.get(f"{api_url}/v1/me/progress").json()["weak_topics"]:
+        expect(page.get_by_role("button", name="Practise my weak topics")).to_be_visible()
+    else:
+        expect(page.get_by_text("No weak topics yet")).to_be_visible()
+    page.wait_for_timeout(1500)
+    shot(page, "7-history")

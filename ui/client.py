@@ -1,0 +1,58 @@
+"""A thin HTTP client for the interviewer API; every failure becomes one ApiError with a readable message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+# Code answers run hidden checks in the sandbox; give them room before calling the API unresponsive.
+TIMEOUT = httpx.Timeout(60.0, connect=5.0)
+
+
+class ApiError(Exception):
+    """What went wrong, in words fit for st.error: the API's problem `detail`, or why it was unreachable."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ApiClient:
+    """Calls the API at `base_url`, sending `Authorization: Bearer <key>` when a key is given."""
+
+    def __init__(self, base_url: str, api_key: str | None = None, *, transport: httpx.BaseTransport | None = None):
+        self.base_url = base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=TIMEOUT, transport=transport)
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self._send("GET", path, params=params or None).json()
+
+    def post(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        return self._send("POST", path, json=body).json()
+
+    def get_bytes(self, path: str, **params: Any) -> bytes:
+        return self._send("GET", path, params=params or None).content
+
+    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.TimeoutException:
+            raise ApiError(f"the API at {self.base_url} did not answer in time; try again") from None
+        except httpx.HTTPError as exc:
+            raise ApiError(f"cannot reach the API at {self.base_url}: {exc or type(exc).__name__}") from None
+        if response.status_code >= 400:
+            raise ApiError(problem_detail(response), status=response.status_code)
+        return response
+
+
+def problem_detail(response: httpx.Response) -> str:
+    """The problem+json `detail` when the API sent one, else the status line."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and isinstance(body.get("detail"), str):
+        return str(body["detail"])
+    return f"the API answered {response.status_code} {response.reason_phrase}"

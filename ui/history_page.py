@@ -1,0 +1,96 @@
+"""The history page: past sessions, progress per topic over time, weak topics and a targeted session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from ui import state
+from ui.client import ApiClient, ApiError
+from ui.start_page import start
+
+
+def render(api: ApiClient) -> None:
+    st.header("History and progress")
+    progress = api.get("/v1/me/progress")
+    sessions = api.get("/v1/sessions")
+    columns = st.columns(3)
+    columns[0].metric("Sessions", progress["sessions"])
+    columns[1].metric("Completed", progress["completed_sessions"])
+    columns[2].metric("Answers scored", progress["answers"])
+    _weak_topics(api, progress["weak_topics"])
+    _progress_chart(progress["topics"])
+    _sessions(api, sessions)
+
+
+def _weak_topics(api: ApiClient, weak: list[str]) -> None:
+    st.subheader("Weak topics")
+    if not weak:
+        st.markdown("_No weak topics yet: answer a few questions first, or keep it up._")
+        return
+    st.markdown(" ".join(f"`{t}`" for t in weak))
+    if st.button("🎯 Practise my weak topics", type="primary"):
+        start(api, {"topics": weak, "mode": "practice", "num_questions": 5, "difficulty": "adaptive"})
+
+
+def _progress_chart(topics: list[dict[str, Any]]) -> None:
+    st.subheader("Progress per topic")
+    if not topics:
+        st.markdown("_No scored answers yet._")
+        return
+    # One x position per session, in the order they were taken, labelled with when.
+    first_seen: dict[str, str] = {}
+    for point in sorted((p for t in topics for p in t["history"]), key=lambda p: p["at"]):
+        first_seen.setdefault(point["session_id"], point["at"])
+    labels = {sid: f"{n}. {at[5:16].replace('T', ' ')}" for n, (sid, at) in enumerate(first_seen.items(), 1)}
+    rows = [
+        {"session": labels[point["session_id"]], "topic": topic["topic"], "mean score": point["mean_score"]}
+        for topic in topics
+        for point in topic["history"]
+    ]
+    chart = alt.Chart(pd.DataFrame(rows)).mark_line(point=True).encode(
+        x=alt.X("session:O", sort=list(labels.values()), title="session", axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("mean score:Q", scale=alt.Scale(domain=[0, 5]), title="mean score (0-5)"),
+        color="topic:N",
+        tooltip=["session", "topic", "mean score"],
+    )
+    st.altair_chart(chart, width="stretch")
+    st.dataframe(
+        pd.DataFrame(
+            [{"topic": t["topic"], "answers": t["answers"], "mean score": t["mean_score"],
+              "latest score": t["latest_score"]} for t in topics]
+        ),
+        hide_index=True,
+    )
+
+
+def _sessions(api: ApiClient, sessions: list[dict[str, Any]]) -> None:
+    st.subheader("Past sessions")
+    if not sessions:
+        st.markdown("_No sessions yet: start one on the Start page._")
+        return
+    for session in sessions:
+        with st.container(border=True):
+            left, middle, right = st.columns([3, 1, 1])
+            left.markdown(
+                f"**{session['created_at'][:16].replace('T', ' ')}** · {session['mode']} · "
+                f"{session['answered']} of {session['num_questions']} questions · {session['status']}"
+            )
+            if middle.button("Report", key=f"report-{session['id']}"):
+                st.session_state["report_sid"] = session["id"]
+                state.goto("Report")
+            if session["status"] == "active" and right.button("Continue", key=f"continue-{session['id']}"):
+                _continue(api, session["id"])
+
+
+def _continue(api: ApiClient, sid: str) -> None:
+    try:
+        detail = api.get(f"/v1/sessions/{sid}")
+    except ApiError as exc:
+        st.error(str(exc))
+        return
+    state.resume_session(detail)
+    state.goto("Interview")

@@ -1,0 +1,125 @@
+"""The interview page: the chat so far, the current question, the answer box and the actions."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import streamlit as st
+
+from ui import state, widgets
+from ui.client import ApiClient, ApiError
+from ui.editor import code_editor
+
+ACTIONS = (("hint", "💡 Hint"), ("repeat", "🔁 Repeat"), ("skip", "⏭ Skip"), ("dont-know", "🤷 I don't know"))
+
+
+def render(api: ApiClient) -> None:
+    st.header("Interview")
+    sid = st.session_state.get("sid")
+    if not sid:
+        st.info("No interview in progress: start one on the Start page.")
+        if st.button("Go to Start"):
+            state.goto("Start")
+        return
+    mode = st.session_state.get("mode", "practice")
+    st.caption(f"{mode.title()} mode · session {sid[:8]}")
+    for entry in st.session_state.get("chat", []):
+        _show_entry(entry)
+    if st.session_state.get("status") == "completed":
+        st.success("The interview is complete. Your report is ready.")
+        if st.button("See my report", type="primary"):
+            st.session_state["report_sid"] = sid
+            state.goto("Report")
+        return
+    prompt = st.session_state.get("prompt")
+    if prompt is None:
+        st.warning("The API sent no current question for this session.")
+        return
+    _progress(prompt)
+    _answer_form(api, sid, prompt)
+
+
+def _show_entry(entry: dict[str, Any]) -> None:
+    with st.chat_message(entry["role"]):
+        if entry["type"] == "prompt":
+            widgets.show_prompt(entry["prompt"])
+        elif entry["type"] == "answer":
+            widgets.show_answer(entry)
+        elif entry["type"] == "feedback":
+            widgets.show_feedback(entry.get("evaluation"), entry.get("code_result"))
+        else:
+            st.info(entry["text"])
+
+
+def _progress(prompt: dict[str, Any]) -> None:
+    number, total = prompt["number"], prompt["total"]
+    st.progress(min(1.0, (number - 1) / total), text=f"Question {number} of {total}")
+    if prompt.get("time_limit_s"):
+        _timer(prompt["time_limit_s"], st.session_state.get("asked_at", time.time()))
+
+
+@st.fragment(run_every=1.0)
+def _timer(limit_s: int, asked_at: float) -> None:
+    left = int(limit_s - (time.time() - asked_at))
+    if left > 0:
+        st.markdown(f"⏱ **Time left on this question: {left // 60}:{left % 60:02d}**")
+    else:
+        st.warning(f"⏱ Time is up ({limit_s} s): an answer given now scores half.")
+
+
+def _answer_form(api: ApiClient, sid: str, prompt: dict[str, Any]) -> None:
+    turn = st.session_state.get("turn", 0)
+    code = None
+    if prompt.get("code_contract"):
+        code = _code_panel(api, prompt, sid)
+    text = st.text_area("Your answer", key=f"answer-{sid}-{turn}", height=160,
+                        placeholder="Explain your answer as you would to an interviewer.")
+    columns = st.columns([2, 1, 1, 1, 1.4])
+    if columns[0].button("Submit answer", type="primary", width="stretch"):
+        body = {"text": text}
+        if code is not None and code.strip() != (prompt.get("starter_code") or "").strip():
+            body["code"] = code
+        with st.spinner("Scoring your answer…"):
+            _act(api, sid, "answers", body=body, action="answer")
+    for column, (action, label) in zip(columns[1:], ACTIONS, strict=True):
+        if column.button(label, width="stretch"):
+            _act(api, sid, action, action=action.replace("-", "_"))
+
+
+def _code_panel(api: ApiClient, prompt: dict[str, Any], sid: str) -> str:
+    with st.container(border=True, key="task-panel"):
+        st.markdown("**Code task: the contract**")
+        st.markdown(prompt["code_contract"])
+        code = code_editor(
+            key=f"code-{sid}-{prompt['question_id']}",
+            starter=prompt.get("starter_code") or "",
+            plain=bool(st.session_state.get("plain_editor")),
+        )
+        if st.button("▶ Run checks"):
+            try:
+                with st.spinner("Running the hidden checks in the sandbox…"):
+                    st.session_state["check_result"] = api.post(
+                        "/v1/code/check", {"question_id": prompt["question_id"], "code": code}
+                    )
+            except ApiError as exc:
+                st.error(str(exc))
+        if st.session_state.get("check_result"):
+            widgets.show_code_result(st.session_state["check_result"])
+    return code
+
+
+def _act(api: ApiClient, sid: str, path: str, *, action: str, body: dict[str, Any] | None = None) -> None:
+    try:
+        outcome = api.post(f"/v1/sessions/{sid}/{path}", body)
+    except ApiError as exc:
+        st.error(str(exc))
+        return
+    if action == "answer" and body is not None:
+        state.record_action("answer", text=body.get("text"), code=body.get("code"))
+    else:
+        state.record_action(action)
+    if action == "answer" and st.session_state.get("mode") == "interview" and outcome["status"] == "active":
+        outcome = {**outcome, "message": outcome.get("message") or "Answer recorded; feedback comes in the report."}
+    state.apply_outcome(outcome)
+    st.rerun()

@@ -1,0 +1,137 @@
+"""The report page: scores overall, per topic and per question, strengths, gaps, a study plan, downloads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from ui import state
+from ui.client import ApiClient
+
+SCORE_SCALE = alt.Scale(domain=[0, 5])
+DOWNLOADS = (
+    ("markdown", "Markdown", "md", "text/markdown"),
+    ("html", "HTML", "html", "text/html"),
+    ("pdf", "PDF", "pdf", "application/pdf"),
+)
+
+
+def render(api: ApiClient) -> None:
+    st.header("Report")
+    sid = st.session_state.get("report_sid") or st.session_state.get("sid")
+    if not sid:
+        st.info("No report yet: finish an interview, or open a past one from History.")
+        if st.button("Go to History"):
+            state.goto("History")
+        return
+    report = api.get(f"/v1/sessions/{sid}/report", format="json")
+    _summary(report)
+    _charts(report)
+    _strengths_and_gaps(report)
+    _study_plan(report)
+    _downloads(api, sid)
+
+
+def _summary(report: dict[str, Any]) -> None:
+    config = report.get("config", {})
+    st.caption(
+        f"Session {report['session_id'][:8]} · {report['mode']} mode · {report['status']} · "
+        f"started {report['created_at'][:16].replace('T', ' ')}"
+    )
+    columns = st.columns(3)
+    columns[0].metric("Overall score", f"{report['overall_score']:.1f} / 5")
+    columns[1].metric("Questions answered", f"{report['questions_answered']} of {config.get('num_questions', '?')}")
+    columns[2].metric("Topics", len(report.get("topics", [])))
+    for note in report.get("notes", []):
+        st.caption(note)
+
+
+def _charts(report: dict[str, Any]) -> None:
+    left, right = st.columns(2)
+    topics = report.get("topics", [])
+    with left:
+        st.subheader("Score per topic")
+        if topics:
+            frame = pd.DataFrame({"topic": [t["topic"] for t in topics], "score": [t["score"] for t in topics]})
+            chart = alt.Chart(frame).mark_bar().encode(
+                x=alt.X("score:Q", scale=SCORE_SCALE, title="mean score (0-5)"),
+                y=alt.Y("topic:N", sort="-x", title=None),
+                tooltip=["topic", "score"],
+            )
+            st.altair_chart(chart, width="stretch")
+    questions = [q for q in report.get("questions", []) if q.get("score") is not None]
+    with right:
+        st.subheader("Score per question")
+        if questions:
+            frame = pd.DataFrame(
+                {"question": [q["number"] for q in questions], "score": [q["score"] for q in questions],
+                 "topic": [q["topic"] for q in questions]}
+            )
+            chart = alt.Chart(frame).mark_line(point=True).encode(
+                x=alt.X("question:O", title="question"),
+                y=alt.Y("score:Q", scale=SCORE_SCALE, title="score (0-5)"),
+                tooltip=["question", "topic", "score"],
+            )
+            st.altair_chart(chart, width="stretch")
+    with st.expander("Questions and scores", expanded=False):
+        st.dataframe(
+            pd.DataFrame(
+                [{"#": q["number"], "question": q["question"], "topic": q["topic"], "difficulty": q["difficulty"],
+                  "score": q["score"], "hints": q["hints_used"], "follow-ups": q["follow_ups"]}
+                 for q in report.get("questions", [])]
+            ),
+            hide_index=True,
+        )
+
+
+def _strengths_and_gaps(report: dict[str, Any]) -> None:
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Strengths")
+        strengths = report.get("strengths", [])
+        st.markdown("\n".join(f"- ✅ {s['description']}  \n  > “{s['quote']}”" for s in strengths) or "_None yet._")
+    with right:
+        st.subheader("Gaps")
+        for gap in report.get("gaps", []):
+            score = "unscored" if gap.get("score") is None else f"{gap['score']:.1f} / 5"
+            st.markdown(f"**{gap['topic']}** ({score})")
+            st.markdown("\n".join(f"- {'🟡' if p['verdict'] == 'partial' else '❌'} {p['description']}"
+                                  for p in gap["points"]))
+        if not report.get("gaps"):
+            st.markdown("_No gaps found._")
+    st.subheader("Misconceptions to unlearn")
+    for wrong in report.get("misconceptions", []):
+        st.error(f"**{wrong['claim']}** ({wrong['topic']})  \nYou said: “{wrong['quote']}”  \n{wrong['correction']}")
+    if not report.get("misconceptions"):
+        st.markdown("_None detected._")
+
+
+def _study_plan(report: dict[str, Any]) -> None:
+    st.subheader("Study plan")
+    plan = report.get("study_plan", [])
+    if not plan:
+        st.markdown("_Nothing to revise: well done._")
+    for item in plan:
+        with st.container(border=True):
+            st.markdown(f"**{item['question']}**  \n{item['topic']} · scored {item['score']:.1f} / 5")
+            if item.get("focus"):
+                st.markdown("Focus on:\n" + "\n".join(f"- {f}" for f in item["focus"]))
+            if item.get("next"):
+                st.markdown("Practise next (related bank questions):\n"
+                            + "\n".join(f"- `{n['id']}`: {n['question']}" for n in item["next"]))
+
+
+def _downloads(api: ApiClient, sid: str) -> None:
+    st.subheader("Download")
+    cache: dict[tuple[str, str], bytes] = st.session_state.setdefault("report_files", {})
+    columns = st.columns(len(DOWNLOADS))
+    for column, (fmt, label, ext, mime) in zip(columns, DOWNLOADS, strict=True):
+        if (sid, fmt) not in cache:
+            cache[(sid, fmt)] = api.get_bytes(f"/v1/sessions/{sid}/report", format=fmt)
+        column.download_button(
+            f"⬇ {label}", data=cache[(sid, fmt)], file_name=f"interview-report-{sid[:8]}.{ext}", mime=mime,
+            key=f"download-{fmt}", width="stretch",
+        )

@@ -1,0 +1,115 @@
+"""What the app remembers per browser tab: the page, the session in progress and its chat log.
+
+Only presentation state lives here; the API owns the session itself (questions, scores, transcript).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import streamlit as st
+
+PAGES = ("Start", "Interview", "Report", "History")
+
+
+def goto(page: str) -> None:
+    """Switch page on the next run (the sidebar radio cannot be changed once drawn in this run)."""
+    st.session_state["_goto"] = page
+    st.rerun()
+
+
+def apply_pending_page() -> None:
+    """Call before the navigation widget is drawn."""
+    if "_goto" in st.session_state:
+        st.session_state["nav"] = st.session_state.pop("_goto")
+
+
+def begin_session(created: dict[str, Any]) -> None:
+    """Remember a session the API just created (POST /v1/sessions) and its first prompt."""
+    st.session_state.update(
+        sid=created["id"],
+        status=created["status"],
+        mode=created["config"]["mode"],
+        chat=[],
+        prompt=None,
+        turn=0,
+    )
+    show_prompt(created.get("prompt"))
+
+
+def resume_session(detail: dict[str, Any]) -> None:
+    """Rebuild the chat from a stored session (GET /v1/sessions/{id}) to continue or review it."""
+    begin_session({**detail, "prompt": None})
+    chat: list[dict[str, Any]] = st.session_state["chat"]
+    for turn in detail["transcript"]:
+        prompt = {**turn, "text": turn["prompt"], "number": None, "total": detail["config"]["num_questions"]}
+        chat.append({"role": "assistant", "type": "prompt", "prompt": prompt})
+        if turn.get("action"):
+            chat.append(_user_entry(turn["action"], turn.get("answer_text"), turn.get("answer_code")))
+        if turn.get("evaluation"):
+            chat.append(
+                {"role": "assistant", "type": "feedback", "evaluation": turn["evaluation"],
+                 "code_result": turn.get("code_result")}
+            )
+    if detail.get("prompt") and chat and chat[-1]["type"] == "prompt":
+        chat.pop()  # the open turn is shown again, with its number, by show_prompt
+    show_prompt(detail.get("prompt"))
+
+
+def show_prompt(prompt: dict[str, Any] | None) -> None:
+    """Append a prompt to the chat unless it is the one already showing (hint and repeat return it)."""
+    current = st.session_state.get("prompt")
+    same = current is not None and prompt is not None and _identity(current) == _identity(prompt)
+    st.session_state["prompt"] = prompt
+    if prompt is None or same:
+        return
+    st.session_state["chat"].append({"role": "assistant", "type": "prompt", "prompt": prompt})
+    st.session_state["turn"] = st.session_state.get("turn", 0) + 1
+    st.session_state["asked_at"] = time.time()
+    st.session_state.pop("check_result", None)
+
+
+def record_action(action: str, *, text: str | None = None, code: str | None = None) -> None:
+    st.session_state["chat"].append(_user_entry(action, text, code))
+
+
+def apply_outcome(outcome: dict[str, Any]) -> None:
+    """Fold a TurnOut (answer, hint, skip, repeat, dont-know) into the chat and the current prompt."""
+    chat: list[dict[str, Any]] = st.session_state["chat"]
+    if outcome.get("evaluation") or outcome.get("code_result"):
+        chat.append(
+            {"role": "assistant", "type": "feedback", "evaluation": outcome.get("evaluation"),
+             "code_result": outcome.get("code_result")}
+        )
+    if outcome.get("message"):
+        chat.append({"role": "assistant", "type": "message", "text": outcome["message"]})
+    st.session_state["status"] = outcome["status"]
+    if outcome["status"] == "completed":
+        st.session_state["prompt"] = None
+        return
+    if outcome.get("prompt") and _identity(outcome["prompt"]) == _identity(st.session_state.get("prompt")):
+        if not outcome.get("message"):  # "repeat": ask the same thing again, visibly
+            chat.append({"role": "assistant", "type": "prompt", "prompt": outcome["prompt"]})
+    show_prompt(outcome.get("prompt"))
+
+
+def _identity(prompt: dict[str, Any] | None) -> tuple[Any, ...] | None:
+    if prompt is None:
+        return None
+    return prompt.get("question_id"), prompt.get("kind"), prompt.get("text")
+
+
+ACTION_WORDS = {
+    "skip": "Skip this question.",
+    "dont_know": "I don't know.",
+    "dont-know": "I don't know.",
+    "hint": "Could I have a hint?",
+    "repeat": "Could you repeat the question?",
+}
+
+
+def _user_entry(action: str, text: str | None, code: str | None) -> dict[str, Any]:
+    if action == "answer":
+        return {"role": "user", "type": "answer", "text": text or "", "code": code}
+    return {"role": "user", "type": "answer", "text": ACTION_WORDS.get(action, action), "code": None}

@@ -1,0 +1,88 @@
+"""How API results look on the page: prompts, rubric feedback, code-check results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+VERDICT_ICONS = {"covered": "✅", "partial": "🟡", "missed": "❌"}
+STATUS_WORDS = {
+    "passed": "all checks passed",
+    "failed": "some checks failed",
+    "error": "the code raised an error",
+    "timed_out": "the code timed out",
+    "resource_limit": "the code hit a resource limit",
+}
+
+
+def prompt_caption(prompt: dict[str, Any]) -> str:
+    parts = [f"topic: {prompt['topic']}", f"difficulty {prompt['difficulty']}"]
+    if prompt.get("number"):
+        parts.append(f"question {prompt['number']} of {prompt['total']}")
+    if prompt.get("kind") == "follow_up":
+        parts.append("follow-up")
+    return " · ".join(parts)
+
+
+def show_prompt(prompt: dict[str, Any]) -> None:
+    st.markdown(prompt["text"])
+    st.caption(prompt_caption(prompt))
+
+
+def show_answer(entry: dict[str, Any]) -> None:
+    if entry.get("text"):
+        st.markdown(entry["text"])
+    if entry.get("code"):
+        with st.expander("Code submitted"):
+            st.code(entry["code"], language="python")
+
+
+def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any] | None) -> None:
+    """The rubric verdict: score, points covered with the quoted evidence, missed, misconceptions."""
+    if evaluation is None:
+        if code_result:
+            show_code_result(code_result)
+        return
+    st.metric("Score", f"{evaluation['score']:.1f} / 5")
+    covered = [p for p in evaluation.get("points", []) if p["verdict"] != "missed"]
+    missed = [p for p in evaluation.get("points", []) if p["verdict"] == "missed"]
+    if covered:
+        st.markdown("**Points covered**")
+        for point in covered:
+            line = f"{VERDICT_ICONS[point['verdict']]} {point['description']}"
+            if point.get("evidence"):
+                line += f"  \n> “{point['evidence']}”"
+            st.markdown(line)
+    if missed:
+        st.markdown("**Points missed**")
+        st.markdown("\n".join(f"- ❌ {p['description']}" for p in missed))
+    for wrong in evaluation.get("misconceptions", []):
+        st.error(f"**Misconception:** {wrong['claim']}  \nYou said: “{wrong['quote']}”  \n{wrong['correction']}")
+    for note in [*evaluation.get("notes", []), *(evaluation.get("penalties") or [])]:
+        st.caption(note)
+    if code_result:
+        show_code_result(code_result)
+    if evaluation.get("model_answer"):
+        with st.expander("Model answer"):
+            st.markdown(evaluation["model_answer"])
+
+
+def show_code_result(result: dict[str, Any]) -> None:
+    """Per-check results from the sandboxed runner."""
+    summary = STATUS_WORDS.get(result["status"], result["status"])
+    counts = ""
+    if result.get("total_checks"):
+        counts = f" ({result['passed_checks']}/{result['total_checks']} checks)"
+    box = st.success if result["status"] == "passed" else st.warning
+    box(f"Code checks: {summary}{counts}")
+    for check in result.get("checks", []):
+        icon = "✅" if check["passed"] else "❌"
+        line = f"{icon} `{check['name']}`: {check['description']}"
+        if check.get("message"):
+            line += f"  \n  ↳ {check['message']}"
+        st.markdown(line)
+    if result.get("stdout"):
+        with st.expander("Output"):
+            st.code(result["stdout"])
+
