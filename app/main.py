@@ -22,18 +22,28 @@ COMPONENTS = ("repo", "store", "bank", "evaluator", "runner", "engine")
 
 def build_components(settings: Settings) -> dict[str, Any]:
     """The long-lived parts, built once per process: database, bank, store, scorer, runner, engine."""
-    from app.services import code_runner_for, engine_for, evaluator_for, repository_for, store_for
+    from app.services import (
+        code_runner_for,
+        engine_for,
+        evaluator_for,
+        repository_for,
+        store_for,
+        warm_in_background,
+    )
     from knowledge.loader import bank_index
 
     repo = repository_for(settings)
     store = store_for(settings)
     runner = code_runner_for(settings)
-    engine = engine_for(settings, repo=repo, store=store, runner=runner)
+    evaluator = evaluator_for(settings)  # one scorer, one cache, for sessions and /v1/grade alike
+    engine = engine_for(settings, repo=repo, store=store, runner=runner, evaluator=evaluator)
+    bank = bank_index(settings.bank_dir)
+    warm_in_background(evaluator, bank)
     return {
         "repo": repo,
         "store": store,
-        "bank": bank_index(settings.bank_dir),
-        "evaluator": evaluator_for(settings),
+        "bank": bank,
+        "evaluator": evaluator,
         "runner": runner,
         "engine": engine,
     }

@@ -71,7 +71,22 @@ def phraser_for(settings: Settings) -> Any:
     return LLMPhraser(chat_model_from_settings(settings))
 
 
-def engine_for(settings: Settings, *, repo: Any, store: QuestionStore, runner: Any | None) -> Any:
+def warm_in_background(evaluator: Any, bank: dict[str, Any]) -> None:
+    """Embed every rubric off the request path, so no candidate waits for a question's first scoring."""
+    import threading
+
+    from evaluators.base import GradingTask
+
+    offline = getattr(evaluator, "_fallback", evaluator)
+    if not hasattr(offline, "warm"):
+        return
+    tasks = [GradingTask.from_question(q, "") for q in bank.values()]
+    threading.Thread(target=offline.warm, args=(tasks,), name="rubric-warm-up", daemon=True).start()
+
+
+def engine_for(
+    settings: Settings, *, repo: Any, store: QuestionStore, runner: Any | None, evaluator: Any | None = None
+) -> Any:
     from app.interview.engine import InterviewEngine
     from app.interview.scoring import AnswerScorer
     from app.interview.selection import QuestionSelector
@@ -81,7 +96,7 @@ def engine_for(settings: Settings, *, repo: Any, store: QuestionStore, runner: A
         repo=repo,
         selector=QuestionSelector(store),
         bank=bank_index(settings.bank_dir),
-        scorer=AnswerScorer(evaluator=evaluator_for(settings), code_runner=runner),
+        scorer=AnswerScorer(evaluator=evaluator or evaluator_for(settings), code_runner=runner),
         phraser=phraser_for(settings),
     )
 

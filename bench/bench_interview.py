@@ -21,6 +21,7 @@ from app.interview.models import SessionConfig  # noqa: E402
 from app.interview.scoring import AnswerScorer  # noqa: E402
 from app.interview.selection import QuestionSelector  # noqa: E402
 from app.store import open_repository  # noqa: E402
+from evaluators.base import GradingTask  # noqa: E402
 from evaluators.rubric import RubricScorer  # noqa: E402
 from knowledge.embeddings import get_embedder  # noqa: E402
 from knowledge.loader import bank_index  # noqa: E402
@@ -41,8 +42,10 @@ def build(tmp: Path) -> InterviewEngine:
     store = open_store(data_dir=str(tmp), embedder=embedder)
     store.upsert(list(bank.values()))
     repo = open_repository(f"sqlite:///{tmp / 'bench.db'}")
+    scorer = RubricScorer(embedder)
+    scorer.warm([GradingTask.from_question(q, "") for q in bank.values()])  # as the API does at start-up
     return InterviewEngine(repo=repo, selector=QuestionSelector(store), bank=bank,
-                           scorer=AnswerScorer(evaluator=RubricScorer(embedder)))
+                           scorer=AnswerScorer(evaluator=scorer))
 
 
 def candidate_answer(engine: InterviewEngine, question_id: str) -> str:

@@ -42,6 +42,7 @@ def next_difficulty(current: int, score: float) -> int:
 class QuestionSelector:
     def __init__(self, store: QuestionStore) -> None:
         self._store = store
+        self._related: dict[tuple[str, str, int], list[dict[str, str]]] = {}
 
     def pool(self, config: SessionConfig) -> list[SearchHit]:
         filters = {"framework": config.frameworks, "topic": config.topics}
@@ -54,9 +55,15 @@ class QuestionSelector:
         return hits
 
     def related(self, question_id: str, text: str, *, k: int = 3) -> list[dict[str, str]]:
-        """Bank entries near what the candidate missed: retrieved, so explanations stay grounded."""
-        hits = self._store.search(text, k=k + 1)
-        return [{"id": h.id, "question": h.question} for h in hits if h.id != question_id][:k]
+        """Bank entries near what the candidate missed: retrieved, so explanations stay grounded.
+        The same misses recur across candidates, so answers are cached (the bank changes on deploy)."""
+        key = (question_id, text, k)
+        if key not in self._related:
+            hits = self._store.search(text, k=k + 1)
+            self._related[key] = [{"id": h.id, "question": h.question} for h in hits if h.id != question_id][:k]
+            if len(self._related) > 4096:
+                self._related.pop(next(iter(self._related)))
+        return [dict(item) for item in self._related[key]]
 
     def choose(
         self, *, config: SessionConfig, state: SessionState, history: History, rng: random.Random
