@@ -124,6 +124,9 @@ async def run_level(
     return level
 
 
+WARM_UP_S = 12.0
+
+
 def start_server(env: dict[str, str], port: int, workers: int) -> subprocess.Popen:
     proc = subprocess.Popen(
         [*CLI, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
@@ -138,6 +141,9 @@ def start_server(env: dict[str, str], port: int, workers: int) -> subprocess.Pop
             raise SystemExit(f"server exited with {proc.returncode}")
         try:
             if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                # The server embeds every rubric in the background at start-up (~5 s on 2 cores);
+                # a long-running server has long finished, so measure after it.
+                time.sleep(WARM_UP_S)
                 return proc
         except httpx.TransportError:
             pass
