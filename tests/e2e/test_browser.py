@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
+from knowledge.loader import bank_index
 from tests.conftest import REPO
 from tests.test_api_server import cli, free_port, server_env, wait_ready
 
@@ -33,20 +34,8 @@ CHROMIUM_ARGS = [
 SHOTS = REPO / "test-output" / "screenshots"
 # With a fresh data directory, these settings ask relu-autograd-function (a code task) among the three.
 SESSION = {"topic": "autograd", "difficulty_steps": 3, "questions": "3", "seed": "1"}
-RELU = '''import torch
-
-
-class MyReLU(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * (x > 0).to(x.dtype)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        return grad_output * (x > 0).to(grad_output.dtype)
-'''
+# The bank's own reference solution: a correct answer the hidden checks must accept.
+RELU = bank_index()["relu-autograd-function"].code.solution
 LOG_SOFTMAX = '''import torch
 
 
