@@ -61,3 +61,13 @@ def test_llm_failure_falls_back_to_the_template_visibly(fake, tmp_path, ingested
     assert question.question in prompt.text  # the offline template
     notes = repo.get_session(session.id, user).state["notes"]
     assert len(notes) == 1 and "LLM phrasing failed" in notes[0]
+
+
+def test_llm_speaks_the_verified_feedback_and_falls_back_when_it_fails(fake, tmp_path, ingested_store, bank, embedder):
+    engine, repo, user = make_engine(fake, tmp_path, ingested_store, bank, embedder)
+    fake.script([content("First question?"), content("Nice start: you named the key idea."), http_error(500)] * 3)
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=["tensors"], seed=1))
+    outcome = engine.answer(session_id=session.id, user_id=user, text="A tensor is an n-dimensional array.", code=None)
+    assert outcome.evaluation["feedback_spoken"] == "Nice start: you named the key idea."
+    assert outcome.evaluation["feedback"]  # the rubric feedback itself is kept
+    assert "feedback" in fake.requests[1].prompt_text.lower()

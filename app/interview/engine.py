@@ -67,6 +67,7 @@ class InterviewEngine:
         )
         scored = self._apply_penalties(scored, state, config, turn)
         scored = self._with_related(question, scored)
+        scored = self._spoken(question, scored, state, config)
         state.answers_so_far.append(" ".join(filter(None, [text, code])))
         state.question_scores[question.id] = scored.score
         # The answer, its evaluation and the state that records it commit together.
@@ -191,6 +192,18 @@ class InterviewEngine:
             notes.append(f"answered after the {config.time_limit_s}s limit: score halved")
             return scored.adjusted(factor=0.5, minus=penalty, notes=notes)
         return scored.adjusted(factor=1.0, minus=penalty, notes=notes)
+
+    def _spoken(self, question: Question, scored: ScoredAnswer, state: SessionState, config: SessionConfig) -> ScoredAnswer:
+        """In practice mode with an LLM, the feedback also comes in conversational words."""
+        if config.mode is not Mode.PRACTICE or not scored.evaluation.get("feedback"):
+            return scored
+        spoken = self._phraser.feedback(question, scored.evaluation["feedback"])
+        if spoken is None:
+            return scored
+        self._note(state, spoken.note)
+        if spoken.note:
+            return scored
+        return dataclasses.replace(scored, evaluation={**scored.evaluation, "feedback_spoken": spoken.text})
 
     def _with_related(self, question: Question, scored: ScoredAnswer) -> ScoredAnswer:
         """Attach bank entries about the points missed, for the explanation and the study plan."""

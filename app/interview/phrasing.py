@@ -39,6 +39,10 @@ class Phraser:
     def follow_up(self, question: Question, probe: str) -> Phrased:
         return Phrased(f"Follow-up: {probe}")
 
+    def feedback(self, question: Question, feedback: str) -> Phrased | None:
+        """A spoken version of the rubric feedback; offline, the rubric feedback itself is shown."""
+        return None
+
 
 class LLMPhraser(Phraser):
     """Conversational wording from an OpenAI-compatible model, grounded in the bank entry."""
@@ -66,3 +70,8 @@ class LLMPhraser(Phraser):
 
     def follow_up(self, question: Question, probe: str) -> Phrased:
         return self._reword(super().follow_up(question, probe), f"{question.question}\nProbe: {probe}")
+
+    def feedback(self, question: Question, feedback: str) -> Phrased | None:
+        """Only the verified rubric feedback is reworded: the model adds no judgement of its own."""
+        return self._reword(Phrased(feedback), f"{question.question}\nSay this feedback to the candidate, "
+                                                "keeping every point and quote and adding none:")
