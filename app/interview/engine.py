@@ -193,7 +193,9 @@ class InterviewEngine:
             return scored.adjusted(factor=0.5, minus=penalty, notes=notes)
         return scored.adjusted(factor=1.0, minus=penalty, notes=notes)
 
-    def _spoken(self, question: Question, scored: ScoredAnswer, state: SessionState, config: SessionConfig) -> ScoredAnswer:
+    def _spoken(
+        self, question: Question, scored: ScoredAnswer, state: SessionState, config: SessionConfig
+    ) -> ScoredAnswer:
         """In practice mode with an LLM, the feedback also comes in conversational words."""
         if config.mode is not Mode.PRACTICE or not scored.evaluation.get("feedback"):
             return scored
@@ -276,7 +278,8 @@ class InterviewEngine:
         raise NotFoundError(f"turn {turn_id} not found in session {session_id}")
 
     def _last_code_result(self, session_id: str, question_id: str) -> dict[str, Any] | None:
-        results = [t.code_result for t in self._repo.turns(session_id) if t.question_id == question_id and t.code_result]
+        turns = self._repo.turns(session_id)
+        results = [t.code_result for t in turns if t.question_id == question_id and t.code_result]
         return results[-1] if results else None
 
     def _hints_on_question(self, session_id: str, question_id: str) -> int:
