@@ -48,7 +48,9 @@ class AnswerScorer:
         if has_code and self._runner is None:
             message = "code checks are unavailable on this server; your code was read as text only"
             return ScoredAnswer(score=rubric.score, evaluation=evaluation, rubric=rubric, message=message)
-        code_result = _as_dict(self._runner.check(question.code, code, question.id)) if has_code else earlier_code
+        code_result = earlier_code
+        if has_code and self._runner is not None:
+            code_result = _as_dict(self._runner.check(question.code, code, question.id))
         assert code_result is not None
         code_score = 5 * float(code_result.get("score", 0.0))
         words = text.strip() or any(e.strip() for e in earlier)
