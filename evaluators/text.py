@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 
 _FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\n?(.*?)```", re.S)
@@ -53,6 +54,7 @@ class Unit:
     is_code: bool
 
 
+@lru_cache(maxsize=65536)
 def spell_out_code(text: str) -> str:
     """`optimizer.zero_grad()` reads as 'optimizer zero grad' so prose evidence can match code."""
     text = re.sub(r"[`()\[\]{}]", " ", text)
@@ -95,10 +97,12 @@ def words(text: str) -> list[str]:
     ]
 
 
+@lru_cache(maxsize=65536)
 def is_negated(text: str) -> bool:
     return any(w in NEGATIONS or w.endswith("nt") and w[:-2] + "n't" in NEGATIONS for w in words(text))
 
 
+@lru_cache(maxsize=65536)
 def is_statement(unit: Unit) -> bool:
     """A claim has function words or code structure; a comma-list of buzzwords has neither."""
     if unit.is_code:
@@ -117,5 +121,7 @@ def is_evasive(answer: str) -> bool:
     return len(_WORD.findall(left)) < 2 and len(answer) < 200
 
 
-def content_words(text: str) -> set[str]:
-    return {w for w in words(spell_out_code(text)) if w not in FUNCTION_WORDS and len(w) > 2}
+@lru_cache(maxsize=65536)
+def content_words(text: str) -> frozenset[str]:
+    """Cached: the scorer asks about the same sentences and rubric texts many times per answer."""
+    return frozenset(w for w in words(spell_out_code(text)) if w not in FUNCTION_WORDS and len(w) > 2)
