@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 
 _FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\n?(.*?)```", re.S)
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z0-9`(\"'])|\n\s*\n|\n\s*[-*•]\s+|\n(?=\s*\d+[.)]\s)")
