@@ -70,6 +70,14 @@ def make_keys(data_dir: Path, count: int) -> list[str]:
     ]
 
 
+def own_words(text: str, rng: random.Random) -> str:
+    """Every candidate's answer is different text, as in real use: the server caches sentence
+    vectors, and identical answers from simulated candidates would be scored almost for free."""
+    sentences = [s for s in text.replace("\n", " ").split(". ") if s.strip()]
+    tag = rng.randrange(10**9)
+    return ". ".join(f"{s.strip()} (in my case {tag + i})" for i, s in enumerate(sentences))
+
+
 async def candidate(
     client: httpx.AsyncClient,
     key: str,
@@ -89,7 +97,7 @@ async def candidate(
         if prompt is None:
             break
         good = rng.random() < 0.5
-        text = reference.get(prompt["question_id"], WEAK_ANSWER) if good else WEAK_ANSWER
+        text = own_words(reference.get(prompt["question_id"], WEAK_ANSWER) if good else WEAK_ANSWER, rng)
         await asyncio.sleep(think_s * rng.random())
         start = time.perf_counter()
         try:

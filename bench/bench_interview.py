@@ -16,6 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import evaluators.rubric as rubric_module  # noqa: E402
 from app.interview.engine import InterviewEngine  # noqa: E402
 from app.interview.models import SessionConfig  # noqa: E402
 from app.interview.scoring import AnswerScorer  # noqa: E402
@@ -37,6 +38,9 @@ def pct(values: list[float], q: float) -> float:
 
 
 def build(tmp: Path) -> InterviewEngine:
+    # Simulated candidates reuse the same answer texts; real ones do not, so no sentence vector
+    # may be reused across answers here (the cache still serves follow-ups in real sessions).
+    rubric_module.UNIT_CACHE_SIZE = 0
     embedder = get_embedder("minilm")
     bank = bank_index()
     store = open_store(data_dir=str(tmp), embedder=embedder)

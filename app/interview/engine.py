@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,6 +17,41 @@ from app.interview.selection import History, QuestionSelector, next_difficulty
 from knowledge.schema import Question
 
 
+class _TurnReads:
+    """The repository, with one session's turns read once per engine call (several helpers need
+    them) and dropped on every write. Thread-local: the API serves sessions from several threads."""
+
+    WRITES = frozenset({"create_session", "save_state", "add_turn", "record_answer", "add_hint"})
+
+    def __init__(self, repo: Any) -> None:
+        self._repo = repo
+        self._local = threading.local()
+
+    def forget(self) -> None:
+        self._local.turns = {}
+
+    def turns(self, session_id: str) -> list[Any]:
+        cache = getattr(self._local, "turns", None)
+        if cache is None:
+            cache = self._local.turns = {}
+        if session_id not in cache:
+            cache[session_id] = self._repo.turns(session_id)
+        return list(cache[session_id])
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._repo, name)
+        if name not in self.WRITES:
+            return attr
+
+        def write(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return attr(*args, **kwargs)
+            finally:
+                self.forget()
+
+        return write
+
+
 class InterviewEngine:
     def __init__(
         self,
@@ -26,7 +62,7 @@ class InterviewEngine:
         scorer: AnswerScorer,
         phraser: Phraser | None = None,
     ) -> None:
-        self._repo = repo
+        self._repo = _TurnReads(repo)
         self._selector = selector
         self._bank = bank
         self._scorer = scorer
@@ -236,6 +272,7 @@ class InterviewEngine:
         )
 
     def _load(self, session_id: str, user_id: int) -> tuple[Any, SessionConfig, SessionState]:
+        self._repo.forget()  # each call starts from what is stored (another process may have written)
         session = self._repo.get_session(session_id, user_id)
         if session is None:
             raise NotFoundError(f"no session {session_id!r}")
