@@ -71,3 +71,21 @@ def test_llm_speaks_the_verified_feedback_and_falls_back_when_it_fails(fake, tmp
     assert outcome.evaluation["feedback_spoken"] == "Nice start: you named the key idea."
     assert outcome.evaluation["feedback"]  # the rubric feedback itself is kept
     assert "feedback" in fake.requests[1].prompt_text.lower()
+
+
+def test_llm_follow_up_is_grounded_in_retrieved_related_entries(fake, tmp_path, ingested_store, bank, embedder):
+    engine, repo, user = make_engine(fake, tmp_path, ingested_store, bank, embedder)
+    question = {q.id: q for q in bank}["relu-autograd-function"]
+    fake.script([content("Q?"), content("Feedback."), content("Could you say how you would check it?")] * 4)
+    config = SessionConfig(num_questions=1, topics=["autograd"], difficulty=3, seed=3)
+    session, prompt = engine.start(user_id=user, config=config)
+    while prompt.question_id != question.id:
+        config = config.model_copy(update={"seed": config.seed + 1})
+        session, prompt = engine.start(user_id=user, config=config)
+    sent_before = len(fake.requests)
+    outcome = engine.answer(session_id=session.id, user_id=user, code=None,
+                            text="You subclass torch.autograd.Function and write static forward and backward methods.")
+    related = outcome.evaluation["related"]
+    follow_up_prompt = fake.requests[-1].prompt_text
+    assert len(fake.requests) == sent_before + 2  # spoken feedback, then the follow-up
+    assert "Related bank question" in follow_up_prompt and related[0]["question"] in follow_up_prompt

@@ -173,7 +173,8 @@ class InterviewEngine:
                 question, scored.rubric, asked=state.follow_ups_asked, probed=state.probed_points
             )
         if follow_up is not None:
-            phrased = self._phraser.follow_up(question, follow_up.prompt)
+            related = [r["question"] for r in scored.evaluation.get("related", [])]
+            phrased = self._phraser.follow_up(question, follow_up.prompt, related)
             self._note(state, phrased.note)
             state.follow_ups_asked += 1
             state.probed_points.append(follow_up.point)

@@ -36,7 +36,8 @@ class Phraser:
             text += " Write your solution to the contract below; hidden checks will run it."
         return Phrased(text)
 
-    def follow_up(self, question: Question, probe: str) -> Phrased:
+    def follow_up(self, question: Question, probe: str, related: list[str] | None = None) -> Phrased:
+        """The bank's probe for the missed point; `related` (retrieved entries) only informs an LLM."""
         return Phrased(f"Follow-up: {probe}")
 
     def feedback(self, question: Question, feedback: str) -> Phrased | None:
@@ -68,8 +69,10 @@ class LLMPhraser(Phraser):
         template = super().question(question, number=number, total=total)
         return self._reword(template, question.question)
 
-    def follow_up(self, question: Question, probe: str) -> Phrased:
-        return self._reword(super().follow_up(question, probe), f"{question.question}\nProbe: {probe}")
+    def follow_up(self, question: Question, probe: str, related: list[str] | None = None) -> Phrased:
+        nearby = "".join(f"\nRelated bank question: {text}" for text in related or [])
+        context = f"{question.question}\nProbe: {probe}{nearby}\nDo not answer the probe for the candidate."
+        return self._reword(super().follow_up(question, probe), context)
 
     def feedback(self, question: Question, feedback: str) -> Phrased | None:
         """Only the verified rubric feedback is reworded: the model adds no judgement of its own."""
