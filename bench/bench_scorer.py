@@ -17,6 +17,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.scorer_metrics import (  # noqa: E402
     ADVERSARIAL,
+    SPLITS,
     load_calibration,
     mae,
     pearson,
@@ -45,11 +46,11 @@ def report(name: str, rows: list[dict], predicted: list[float]) -> None:
 
 
 def main() -> None:
-    rows = load_calibration()
+    rows = load_calibration(fresh=True)
     scorer = RubricScorer(get_embedder("minilm"))
     predicted = score_all(rows, scorer)
     print(f"calibration set: {len(rows)} answers to {len({r['question_id'] for r in rows})} questions\n")
-    for split in ("tune", "heldout"):
+    for split in SPLITS:
         idx = [i for i, r in enumerate(rows) if r["split"] == split]
         report(f"split={split}", [rows[i] for i in idx], [predicted[i] for i in idx])
     print()
@@ -60,7 +61,7 @@ def main() -> None:
         print(f"kind={kind:<13} n={len(idx):>3}  human mean {statistics.mean(human):.2f}  "
               f"scorer mean {statistics.mean(got):.2f}  mae {mae(human, got):.2f}")
     print()
-    for split in ("tune", "heldout"):
+    for split in SPLITS:
         adv = [i for i, r in enumerate(rows) if r["kind"] in ADVERSARIAL and r["split"] == split]
         low = sum(predicted[i] <= 1.5 for i in adv)
         print(f"adversarial (misconceived/stuffed/evasive) scored <= 1.5, split={split}: "

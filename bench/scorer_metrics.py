@@ -9,11 +9,19 @@ from pathlib import Path
 import numpy as np
 
 CALIBRATION = Path(__file__).resolve().parent / "data" / "calibration.jsonl"
+# Written later, blind to the scorer, on 20 questions the first set does not use. Split by question:
+# "fresh-dev" may be read to understand failures, "fresh-test" is only ever scored.
+FRESH = Path(__file__).resolve().parent / "data" / "calibration_fresh.jsonl"
 ADVERSARIAL = ("misconceived", "stuffed", "evasive")
+SPLITS = ("tune", "heldout", "fresh-dev", "fresh-test")  # only "tune" may drive a choice
 
 
-def load_calibration(path: Path = CALIBRATION) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+def load_calibration(path: Path = CALIBRATION, *, fresh: bool = False) -> list[dict]:
+    """The calibration answers; with fresh=True, the blind second set is appended."""
+    paths = [path, FRESH] if fresh else [path]
+    return [
+        json.loads(line) for p in paths for line in p.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def pearson(a: Sequence[float], b: Sequence[float]) -> float:

@@ -36,8 +36,8 @@ class Thresholds:
     lexical_bonus: float = 0.12  # shared key terms (often API names) add up to this much support
     non_statement_factor: float = 0.55  # a bare list of terms is not an explanation
     polarity_factor: float = 0.55  # "X does not Y" only weakly supports "X does Y"
-    misconception: float = 0.74
-    misconception_sure: float = 0.90  # below this, the sentence must also use the wrong claim's own words
+    misconception: float = 0.66
+    misconception_sure: float = 0.80  # below this, the sentence must also use the wrong claim's own words
     contradiction: float = 0.88  # a negated near-copy of a rubric point states its opposite
     suspicion_floor: float = 0.65  # below this, resemblance to a wrong claim is just shared topic
     truth_margin: float = 0.02  # as close to a true statement as to a wrong one: benefit of the doubt

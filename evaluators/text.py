@@ -11,6 +11,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z0-9`(\"'])|\n\s*\n|\n\s*[-*•
 _CLAUSE_BREAK = re.compile(
     r"[,;:]\s+|\s+(?=(?:and then|then|but|while|whereas|so that|which|never|rather than|instead of)\b)"
 )
+# An assignment or a call with arguments: code written inline in a sentence.
+_CODE_STATEMENT = re.compile(r"\b[A-Za-z_][\w.]*\s*=\s*[\w(\[]|\b[A-Za-z_][\w.]*\([^()]*[\w)][^()]*\)")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 NEGATIONS = frozenset(
     "not no never none nothing neither nor cannot can't don't doesn't didn't isn't aren't wasn't "
@@ -108,10 +110,12 @@ def is_statement(unit: Unit) -> bool:
     if unit.is_code:
         return True
     tokens = words(unit.text)
+    list_like = unit.text.count(",") >= max(2, len(tokens) // 4)
+    if _CODE_STATEMENT.search(unit.text) and not list_like:
+        return True  # code written inline in prose ("return grad_output.clamp(min=0)") states something
     if len(tokens) < 3:
         return False
     function_share = sum(t in FUNCTION_WORDS for t in tokens) / len(tokens)
-    list_like = unit.text.count(",") >= max(2, len(tokens) // 4)
     return function_share >= 0.12 and not (list_like and function_share < 0.2)
 
 

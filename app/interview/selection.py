@@ -43,10 +43,20 @@ class QuestionSelector:
     def __init__(self, store: QuestionStore) -> None:
         self._store = store
         self._related: dict[tuple[str, str, int], list[dict[str, str]]] = {}
+        self._pools: dict[tuple[tuple[str, ...], tuple[str, ...]], list[SearchHit]] = {}
 
     def pool(self, config: SessionConfig) -> list[SearchHit]:
-        filters = {"framework": config.frameworks, "topic": config.topics}
-        hits = self._store.catalog(filters)
+        """Every entry matching the session's frameworks and topics. Cached per filter: a Chroma
+        lookup costs ~5 ms per turn and the bank only changes on deploy (like `related`)."""
+        key = (tuple(sorted(config.frameworks or ())), tuple(sorted(config.topics or ())))
+        hits = self._pools.get(key)
+        if hits is None:
+            filters = {"framework": config.frameworks, "topic": config.topics}
+            hits = self._store.catalog(filters)
+            if hits:
+                self._pools[key] = hits
+                if len(self._pools) > 256:
+                    self._pools.pop(next(iter(self._pools)))
         if not hits:
             raise UserFacingError(
                 "no bank questions match these frameworks and topics; widen the selection "
