@@ -38,7 +38,7 @@ def build_components(settings: Settings) -> dict[str, Any]:
     evaluator = evaluator_for(settings)  # one scorer, one cache, for sessions and /v1/grade alike
     engine = engine_for(settings, repo=repo, store=store, runner=runner, evaluator=evaluator)
     bank = bank_index(settings.bank_dir)
-    warm_in_background(evaluator, bank)
+    warm_in_background(evaluator, bank, engine)
     return {
         "repo": repo,
         "store": store,

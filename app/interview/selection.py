@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from app.errors import UserFacingError
 from app.interview.models import SessionConfig, SessionState
@@ -42,7 +43,7 @@ def next_difficulty(current: int, score: float) -> int:
 class QuestionSelector:
     def __init__(self, store: QuestionStore) -> None:
         self._store = store
-        self._related: dict[tuple[str, str, int], list[dict[str, str]]] = {}
+        self._related: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
         self._pools: dict[tuple[tuple[str, ...], tuple[str, ...]], list[SearchHit]] = {}
 
     def pool(self, config: SessionConfig) -> list[SearchHit]:
@@ -64,16 +65,34 @@ class QuestionSelector:
             )
         return hits
 
-    def related(self, question_id: str, text: str, *, k: int = 3) -> list[dict[str, str]]:
+    def related(self, question_id: str, question: str, missed: list[str], *, k: int = 3) -> list[dict[str, str]]:
         """Bank entries near what the candidate missed: retrieved, so explanations stay grounded.
-        The same misses recur across candidates, so answers are cached (the bank changes on deploy)."""
-        key = (question_id, text, k)
+
+        One search per missed point (the question plus that point), merged by best score. Per-point
+        results are cached: there are only a few hundred points in the bank, and `warm` fills the
+        cache at start-up, so no answer waits for a query embedding."""
+        best: dict[str, tuple[float, str]] = {}
+        for point in missed[:3]:
+            for hit in self._point_neighbours(question_id, question, point, k):
+                if hit["id"] != question_id and hit["score"] > best.get(hit["id"], (-1.0, ""))[0]:
+                    best[hit["id"]] = (hit["score"], hit["question"])
+        ranked = sorted(best.items(), key=lambda item: (-item[1][0], item[0]))[:k]
+        return [{"id": id_, "question": text} for id_, (_, text) in ranked]
+
+    def _point_neighbours(self, question_id: str, question: str, point: str, k: int) -> list[dict]:
+        key = (question_id, point, k)
         if key not in self._related:
-            hits = self._store.search(text, k=k + 1)
-            self._related[key] = [{"id": h.id, "question": h.question} for h in hits if h.id != question_id][:k]
+            hits = self._store.search(f"{question} {point}", k=k + 1)
+            self._related[key] = [{"id": h.id, "question": h.question, "score": h.score} for h in hits]
             if len(self._related) > 4096:
                 self._related.pop(next(iter(self._related)))
-        return [dict(item) for item in self._related[key]]
+        return self._related[key]
+
+    def warm(self, bank: dict[str, Any]) -> None:
+        """Search every rubric point's neighbours ahead of time (a server does this at start-up)."""
+        for q in bank.values():
+            for point in q.rubric:
+                self._point_neighbours(q.id, q.question, point.description, 3)
 
     def choose(
         self, *, config: SessionConfig, state: SessionState, history: History, rng: random.Random
