@@ -25,13 +25,13 @@ from knowledge.embeddings import Embedder, get_embedder  # noqa: E402
 from knowledge.loader import bank_index  # noqa: E402
 
 GRID = {
-    "misconception": [0.66, 0.70, 0.74],
-    "misconception_sure": [0.80, 0.85, 0.90],
+    "misconception": [0.72, 0.74],
+    "misconception_sure": [0.85, 0.90],
     "truth_margin": [0.0, 0.02],
     "misconception_penalty": [1.75, 2.25],
     "credit_floor": [0.45, 0.5, 0.55],
     "credit_full": [0.70, 0.74, 0.78],
-    "reuse_factor": [0.5, 0.2],
+    "reuse_factor": [1.0, 0.5, 0.2],
 }
 
 

@@ -14,6 +14,7 @@ from evaluators.feedback import compose_feedback
 from evaluators.text import (
     Unit,
     content_words,
+    is_contrastive,
     is_evasive,
     is_negated,
     is_statement,
@@ -30,14 +31,14 @@ class Thresholds:
     """Similarity cut-offs, tuned on the calibration set's tuning split only (bench/calibrate.py)."""
 
     credit_floor: float = 0.45  # support below this earns nothing
-    credit_full: float = 0.70  # support at or above this earns the whole point
+    credit_full: float = 0.74  # support at or above this earns the whole point
     covered: float = 0.68
     partial: float = 0.57
     lexical_bonus: float = 0.12  # shared key terms (often API names) add up to this much support
     non_statement_factor: float = 0.55  # a bare list of terms is not an explanation
     polarity_factor: float = 0.55  # "X does not Y" only weakly supports "X does Y"
-    misconception: float = 0.66
-    misconception_sure: float = 0.85  # below this, the sentence must also use the wrong claim's own words
+    misconception: float = 0.74
+    misconception_sure: float = 0.90  # below this, the sentence must also use the wrong claim's own words
     contradiction: float = 0.88  # a negated near-copy of a rubric point states its opposite
     suspicion_floor: float = 0.65  # below this, resemblance to a wrong claim is just shared topic
     truth_margin: float = 0.02  # as close to a true statement as to a wrong one: benefit of the doubt
@@ -123,7 +124,9 @@ class RubricScorer(Evaluator):
         supports = self._supports(rubric, units, vectors, exclude=_overlapping(units, wrong_units),
                                   wrongness=wrongness)
         verdicts = self._verdicts(task, supports)
-        if not any(v.credit > 0 for v in verdicts) and not wrong:
+        # Not one point even partly addressed (faint resemblance only): the answer is about something
+        # else, and a strict interviewer gives it nothing rather than crumbs of credit.
+        if all(v.verdict is Verdict.MISSED for v in verdicts) and not wrong:
             gate = "off-topic"
         return self._result(task, verdicts, wrong, gate)
 
@@ -162,10 +165,11 @@ class RubricScorer(Evaluator):
 
     def _assign(self, units: list[Unit], values: np.ndarray) -> list[_Support]:
         """Each point takes its best sentence, but a sentence already used for another point counts
-        for less each time: one vague remark ("gradients flow back from the loss") must not earn
-        three rubric points, as a strict interviewer would not let it. Points with the clearest
-        evidence choose first; a sentence's own clauses are separate units, so a long sentence that
-        really makes two points still earns both."""
+        for less each time: one vague remark ("gradients flow back from the loss") must not collect
+        credit on three rubric points, as a strict interviewer would not allow it. Points with the
+        clearest evidence choose first; a sentence's clauses are units of their own, so a sentence
+        that makes several points can still earn them clause by clause. (Exempting clear matches
+        from the discount was tried: worse on every calibration split.)"""
         supports = [_Support() for _ in range(values.shape[1])]
         if not len(units):
             return supports
@@ -192,8 +196,13 @@ class RubricScorer(Evaluator):
             task.misconceptions, rubric.misconception_texts, rubric.misconception_vectors, strict=True
         ):
             all_sims = vectors @ m_vecs.T if len(units) else np.zeros((0, len(m_texts)))
-            # A sentence that denies the wrong claim ("p is not the keep probability") is right.
+            # A sentence that denies the wrong claim ("p is not the keep probability") is right, and
+            # so is one that names it only to contrast it ("adds into .grad rather than replacing it");
+            # the clause before the contrast is its own unit and is still read.
             for i, unit in enumerate(units):
+                if is_contrastive(unit.text):
+                    all_sims[i, :] = 0.0
+                    continue
                 for j, text in enumerate(m_texts):
                     if is_negated(unit.text) != is_negated(text):
                         all_sims[i, j] = 0.0

@@ -9,7 +9,7 @@ from functools import lru_cache
 _FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\n?(.*?)```", re.S)
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z0-9`(\"'])|\n\s*\n|\n\s*[-*•]\s+|\n(?=\s*\d+[.)]\s)")
 _CLAUSE_BREAK = re.compile(
-    r"[,;:]\s+|\s+(?=(?:and then|then|but|while|whereas|so that|which|never|rather than|instead of)\b)"
+    r"[,;:]\s+|\s+(?=(?:and then|then|but|while|whereas|so that|which|never|rather than|instead of|unlike)\b)"
 )
 # An assignment or a call with arguments: code written inline in a sentence.
 _CODE_STATEMENT = re.compile(r"\b[A-Za-z_][\w.]*\s*=\s*[\w(\[]|\b[A-Za-z_][\w.]*\([^()]*[\w)][^()]*\)")
@@ -54,6 +54,7 @@ class Unit:
     text: str  # as written, for quoting
     normalised: str  # code identifiers spelled out, for matching
     is_code: bool
+    in_statement: bool = False  # a clause cut from a sentence that is itself a statement
 
 
 @lru_cache(maxsize=65536)
@@ -85,11 +86,14 @@ def split_units(answer: str) -> list[Unit]:
 def _clauses(sentence: str) -> list[Unit]:
     """The sentence plus its clauses: a long sentence that makes several points is matched point by
     point, and a clause like ', never by calling forward' cannot flip the polarity of the rest."""
-    units = [Unit(sentence, spell_out_code(sentence), False)]
+    whole = Unit(sentence, spell_out_code(sentence), False)
+    units = [whole]
     pieces = [p.strip(" ,;") for p in _CLAUSE_BREAK.split(sentence)]
     pieces = [p for p in pieces if len(_WORD.findall(p)) >= 3]
     if len(pieces) > 1:
-        units.extend(Unit(p, spell_out_code(p), False) for p in pieces)
+        # A terse clause ("air molecules scatter short wavelengths more") has few function words
+        # of its own, but it is part of a statement, not a list of buzzwords.
+        units.extend(Unit(p, spell_out_code(p), False, is_statement(whole)) for p in pieces)
     return units
 
 
@@ -111,12 +115,22 @@ def is_statement(unit: Unit) -> bool:
         return True
     tokens = words(unit.text)
     list_like = unit.text.count(",") >= max(2, len(tokens) // 4)
-    if _CODE_STATEMENT.search(unit.text) and not list_like:
-        return True  # code written inline in prose ("return grad_output.clamp(min=0)") states something
+    if (unit.in_statement or _CODE_STATEMENT.search(unit.text)) and not list_like:
+        return True  # a statement's clause, or code written inline ("return grad_output.clamp(min=0)")
     if len(tokens) < 3:
         return False
     function_share = sum(t in FUNCTION_WORDS for t in tokens) / len(tokens)
     return function_share >= 0.12 and not (list_like and function_share < 0.2)
+
+
+# "adds into .grad rather than replacing it", "unlike minimising log(1 - D)": what follows the marker
+# is named in order to be rejected.
+_CONTRAST = re.compile(r"\b(unlike|rather than|instead of|whereas|as opposed to|in contrast to)\b", re.I)
+
+
+@lru_cache(maxsize=65536)
+def is_contrastive(text: str) -> bool:
+    return bool(_CONTRAST.search(text))
 
 
 def is_evasive(answer: str) -> bool:

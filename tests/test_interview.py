@@ -288,3 +288,45 @@ def test_skipping_a_follow_up_keeps_the_earlier_answer_score(engine, user, bank)
     engine.skip(session_id=session.id, user_id=user)
     state = engine._repo.get_session(session.id, user).state
     assert state["question_scores"][question.id] == first.evaluation["score"]
+
+
+class CountingStore:
+    """The real store, counting the lookups that cost a query embedding or a Chroma read."""
+
+    def __init__(self, inner) -> None:
+        self._inner, self.searches, self.catalogs = inner, 0, 0
+
+    def search(self, *args, **kwargs):
+        self.searches += 1
+        return self._inner.search(*args, **kwargs)
+
+    def catalog(self, *args, **kwargs):
+        self.catalogs += 1
+        return self._inner.catalog(*args, **kwargs)
+
+
+def test_warmed_selector_answers_turns_without_new_lookups(repo, ingested_store, bank, scorer, user):
+    store = CountingStore(ingested_store)
+    engine = InterviewEngine(
+        repo=repo, selector=QuestionSelector(store), bank={q.id: q for q in bank},
+        scorer=AnswerScorer(evaluator=scorer),
+    )
+    engine.warm()
+    warmed = store.searches
+    assert warmed == sum(len(q.rubric) for q in bank)
+    config = SessionConfig(num_questions=3, topics=["autograd"])
+    run_session(engine, user, config, lambda prompt: "It is something PyTorch does, mostly for speed.")
+    run_session(engine, user, config, lambda prompt: "I believe it is handled by the framework itself.")
+    assert store.searches == warmed  # related entries for missed points came from the warm cache
+    assert store.catalogs == 1  # one question pool per filter, however many turns and sessions
+
+
+def test_related_entries_merge_the_missed_points_best_first(ingested_store, bank):
+    selector = QuestionSelector(ingested_store)
+    question = by_id(bank)["zero-grad"]
+    missed = [p.description for p in question.rubric]
+    merged = selector.related(question.id, question.question, missed)
+    assert 1 <= len(merged) <= 3 and question.id not in {r["id"] for r in merged}
+    one = selector.related(question.id, question.question, missed[:1])
+    best_single = ingested_store.search(f"{question.question} {missed[0]}", k=4)
+    assert one[0]["id"] == next(h.id for h in best_single if h.id != question.id)
