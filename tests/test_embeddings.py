@@ -24,3 +24,15 @@ def test_batches_match_single_calls(embedder):
     batch = embedder.embed_batch(texts)
     np.testing.assert_allclose(batch[65], embedder.embed(texts[65]), atol=1e-4)
     assert embedder.embed_batch([]).shape == (0, 384)
+
+
+def test_mixed_lengths_are_batched_within_the_padding_budget_and_keep_their_order(embedder):
+    texts = [("word " * n).strip() + f" {n}" for n in (3, 150, 8, 40, 2, 90, 12, 5, 60, 1)] * 3
+    batches = embedder._batches(sorted(texts, key=len))
+    assert sorted(t for b in batches for t in b) == sorted(texts)
+    for batch in batches:
+        assert len(batch) <= embedder.batch_size
+        assert len(batch) == 1 or len(batch) * max(map(len, batch)) <= embedder.padded_chars
+    together = embedder.embed_batch(texts)
+    for i in (0, 1, 5, 9):
+        np.testing.assert_allclose(together[i], embedder.embed(texts[i]), atol=1e-4)
