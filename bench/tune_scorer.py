@@ -27,11 +27,11 @@ from knowledge.loader import bank_index  # noqa: E402
 GRID = {
     "misconception": [0.72, 0.74],
     "misconception_sure": [0.85, 0.90],
-    "truth_margin": [0.0, 0.02],
     "misconception_penalty": [1.75, 2.25],
+    "suspicion_floor": [0.6, 0.65],
     "credit_floor": [0.45, 0.5, 0.55],
-    "credit_full": [0.70, 0.74, 0.78],
-    "reuse_factor": [1.0, 0.5, 0.2],
+    "credit_full": [0.74, 0.78, 0.82],
+    "reuse_factor": [0.5, 0.2],
 }
 
 

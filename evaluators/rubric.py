@@ -40,7 +40,7 @@ class Thresholds:
     misconception: float = 0.74
     misconception_sure: float = 0.90  # below this, the sentence must also use the wrong claim's own words
     contradiction: float = 0.88  # a negated near-copy of a rubric point states its opposite
-    suspicion_floor: float = 0.65  # below this, resemblance to a wrong claim is just shared topic
+    suspicion_floor: float = 0.60  # below this, resemblance to a wrong claim is just shared topic
     truth_margin: float = 0.02  # as close to a true statement as to a wrong one: benefit of the doubt
     reference_sentences: bool = False  # also match the reference answer's sentences (tuning split preferred off)
     reference_assign: float = 0.6  # a reference sentence must state a point this clearly to join it
