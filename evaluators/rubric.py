@@ -31,7 +31,7 @@ class Thresholds:
     """Similarity cut-offs, tuned on the calibration set's tuning split only (bench/calibrate.py)."""
 
     credit_floor: float = 0.45  # support below this earns nothing
-    credit_full: float = 0.74  # support at or above this earns the whole point
+    credit_full: float = 0.78  # support at or above this earns the whole point
     covered: float = 0.68
     partial: float = 0.57
     lexical_bonus: float = 0.12  # shared key terms (often API names) add up to this much support
@@ -40,7 +40,7 @@ class Thresholds:
     misconception: float = 0.74
     misconception_sure: float = 0.90  # below this, the sentence must also use the wrong claim's own words
     contradiction: float = 0.88  # a negated near-copy of a rubric point states its opposite
-    suspicion_floor: float = 0.60  # below this, resemblance to a wrong claim is just shared topic
+    suspicion_floor: float = 0.65  # below this, resemblance to a wrong claim is just shared topic
     truth_margin: float = 0.02  # as close to a true statement as to a wrong one: benefit of the doubt
     reference_sentences: bool = False  # also match the reference answer's sentences (tuning split preferred off)
     reference_assign: float = 0.6  # a reference sentence must state a point this clearly to join it
@@ -151,16 +151,18 @@ class RubricScorer(Evaluator):
             for i, unit in enumerate(units):
                 if i in exclude:
                     continue
-                j = int(np.argmax(sims[i]))
+                # "X does not Y" only weakly supports "X does Y": the best phrasing is chosen after
+                # that discount, so a negated phrasing ("isn't declared upfront, it is recorded...")
+                # cannot shadow a plain one that the sentence agrees with.
+                polarity = self._polarity_factors(unit, texts)
+                j = int(np.argmax(sims[i] * polarity))
                 # A sentence that reads at least as much like a known wrong claim earns nothing.
                 if wrongness[i] >= self.t.suspicion_floor and wrongness[i] >= sims[i, j] - self.t.truth_margin:
                     continue
                 value = float(sims[i, j]) + self._lexical(unit, terms)
                 if not is_statement(unit):
                     value *= self.t.non_statement_factor
-                if is_negated(unit.text) != is_negated(texts[j]):
-                    value *= self.t.polarity_factor
-                values[i, p] = value
+                values[i, p] = value * polarity[j]
         return self._assign(units, values)
 
     def _assign(self, units: list[Unit], values: np.ndarray) -> list[_Support]:
@@ -181,6 +183,10 @@ class RubricScorer(Evaluator):
                 supports[p] = _Support(float(discounted[i]), units[i])
                 uses[i] += 1
         return supports
+
+    def _polarity_factors(self, unit: Unit, texts: list[str]) -> np.ndarray:
+        negated = is_negated(unit.text)
+        return np.array([1.0 if is_negated(t) == negated else self.t.polarity_factor for t in texts])
 
     def _lexical(self, unit: Unit, terms: set[str]) -> float:
         shared = len(content_words(unit.text) & terms)
@@ -229,10 +235,10 @@ class RubricScorer(Evaluator):
 
     def _closer_to_truth(self, unit: Unit, vector: np.ndarray, rubric: _RubricVectors, m_sim: float) -> bool:
         """A sentence nearer to a correct rubric statement (same polarity) is not the misconception."""
+        negated = is_negated(unit.text)
         for texts, point_vecs in zip(rubric.point_texts, rubric.point_vectors, strict=True):
-            sims = point_vecs @ vector
-            j = int(np.argmax(sims))
-            if sims[j] >= m_sim - self.t.truth_margin and is_negated(unit.text) == is_negated(texts[j]):
+            close = point_vecs @ vector >= m_sim - self.t.truth_margin
+            if any(near and is_negated(t) == negated for near, t in zip(close, texts, strict=True)):
                 return True
         return False
 
@@ -245,10 +251,10 @@ class RubricScorer(Evaluator):
         if not is_negated(unit.text):
             return None
         for point, texts, point_vecs in zip(task.rubric, rubric.point_texts, rubric.point_vectors, strict=True):
-            sims = point_vecs @ vector
+            sims = np.where([is_negated(t) for t in texts], -1.0, point_vecs @ vector)  # plain statements only
             j = int(np.argmax(sims))
             near_copy = content_words(unit.text) <= content_words(texts[j]) | {"not", "never", "no"}
-            if sims[j] >= self.t.contradiction and not is_negated(texts[j]) and near_copy:
+            if sims[j] >= self.t.contradiction and near_copy:
                 return DetectedMisconception(
                     claim=f"Contradicts: {point.description}", correction=point.description, quote=unit.text
                 )
