@@ -7,6 +7,7 @@ import pytest
 from evaluators.adhoc import adhoc_task, derive_rubric
 from evaluators.base import GradingTask, Verdict
 from evaluators.rubric import RubricScorer
+from evaluators.text import is_negated
 
 
 @pytest.fixture(scope="module")
@@ -154,3 +155,22 @@ def test_strong_answer_outscores_weak_on_the_same_question(scorer, by_id):
     strong = grade(scorer, question, question.reference_answer).score
     weak = grade(scorer, question, "Dropout is a layer in neural networks.").score
     assert strong - weak >= 2.5
+
+
+def test_a_negated_evidence_phrasing_does_not_shadow_a_plain_one(scorer, by_id):
+    """The rubric also words define-by-run contrastively ("isn't declared upfront, it gets recorded");
+    a plain statement of the point must still earn it, not a polarity-discounted crumb."""
+    question = by_id["dynamic-computation-graph"]
+    assert any(is_negated(e) for e in question.rubric[0].evidence)  # the situation under test
+    answer = "The graph is recorded as the code runs, so Python if statements and loops just work."
+    point = grade(scorer, question, answer).points[0]
+    assert point.point_id == "define-by-run"
+    assert point.verdict is not Verdict.MISSED and point.evidence == "The graph is recorded as the code runs"
+
+
+def test_one_vague_sentence_cannot_collect_several_points(scorer, by_id):
+    question = by_id["autograd-internals"]
+    vague = "When you call backward the gradients flow back from the loss through the graph."
+    evaluation = grade(scorer, question, vague)
+    assert sum(p.credit >= 0.5 for p in evaluation.points) <= 1  # without the reuse discount: 3 points
+    assert evaluation.score <= 1.5  # without it: 3.0
