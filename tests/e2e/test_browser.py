@@ -191,8 +191,13 @@ def _answer_until_done(page: Any, api_url: str) -> set[str]:
         prompt = detail["prompt"]
         expect(page.get_by_text(f"Question {prompt['number']} of {prompt['total']}", exact=True)).to_be_visible()
         # A follow-up keeps the question number: wait for the fresh, empty answer box of the new turn.
-        expect(page.get_by_label("Your answer")).to_have_count(1)  # the last turn's box is gone
-        expect(page.get_by_label("Your answer")).to_have_value("")
+        # One condition, checked at one instant: while Streamlit reruns, the last turn's box and the
+        # new one can both be on the page for a moment.
+        page.wait_for_function(
+            "() => { const boxes = document.querySelectorAll('textarea[aria-label=\"Your answer\"]');"
+            " return boxes.length === 1 && boxes[0].value === ''; }",
+            timeout=45_000,
+        )
         if prompt["code_contract"] and prompt["kind"] == "question":
             assert prompt["question_id"] in SOLUTIONS, prompt["question_id"]
             kinds.add(prompt["question_id"])
