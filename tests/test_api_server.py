@@ -9,7 +9,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -56,13 +57,14 @@ def wait_ready(base: str, proc: subprocess.Popen, timeout: float = 90.0) -> None
     raise AssertionError("server not ready in time")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
-    env = server_env(tmp_path_factory.mktemp("server") / "data")
+@contextmanager
+def running_server(data_dir: Path, key_name: str, users: Iterable[str]) -> Iterator[tuple[str, dict[str, str]]]:
+    """An ingested bank, one API key per user, and `interviewer serve` on a free port until exit."""
+    env = server_env(data_dir)
     assert cli(env, "ingest").returncode == 0
     keys = {
-        user: json.loads(cli(env, "keys", "create", "--name", "e2e", "--user", user, "--json").stdout)["key"]
-        for user in ("alice", "bob")
+        user: json.loads(cli(env, "keys", "create", "--name", key_name, "--user", user, "--json").stdout)["key"]
+        for user in users
     }
     port = free_port()
     proc = subprocess.Popen(
@@ -83,6 +85,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
+    with running_server(tmp_path_factory.mktemp("server") / "data", "e2e", ("alice", "bob")) as running:
+        yield running
 
 
 def test_a_whole_session_over_http(server, bank):

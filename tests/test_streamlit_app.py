@@ -6,10 +6,7 @@ tests; the app reads the key from INTERVIEWER_API_KEY like a user's shell would 
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import httpx
@@ -18,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from knowledge.loader import bank_index
 from tests.conftest import REPO
-from tests.test_api_server import cli, free_port, server_env, wait_ready
+from tests.test_api_server import free_port, running_server
 
 USERS = ("starter", "flow", "historian", "reader")
 # The bank's own reference solution: a correct answer the hidden checks must accept.
@@ -27,24 +24,8 @@ RELU = bank_index()["relu-autograd-function"].code.solution
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
-    env = server_env(tmp_path_factory.mktemp("ui-api") / "data")
-    assert cli(env, "ingest").returncode == 0
-    keys = {
-        user: json.loads(cli(env, "keys", "create", "--name", "ui", "--user", user, "--json").stdout)["key"]
-        for user in USERS
-    }
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from app.cli import main; main()", "serve", "--port", str(port)],
-        env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(base, proc)
-        yield base, keys
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
+    with running_server(tmp_path_factory.mktemp("ui-api") / "data", "ui", USERS) as running:
+        yield running
 
 
 def app_for(monkeypatch: pytest.MonkeyPatch, url: str, key: str | None = None) -> AppTest:
