@@ -95,6 +95,9 @@ def main() -> None:
             continue
         r, low, err = objective(tune, run(tune, thresholds))
         results.append((r + 0.5 * low, r, low, err, config))
+    if not results:
+        sys.exit(f"every configuration rejected: none grades {REFERENCES_OK:.0%} of the {len(references)} "
+                 "reference answers >= 4 without a misconception; look for bank cues that match true statements")
     results.sort(key=lambda x: -x[0])
     # Ties (within TIE of the best objective) go to the higher Pearson: a rule fixed before any
     # held-out figure was seen for the tied configurations.

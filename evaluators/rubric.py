@@ -31,7 +31,7 @@ class Thresholds:
     """Similarity cut-offs, tuned on the calibration set's tuning split only (bench/calibrate.py)."""
 
     credit_floor: float = 0.45  # support below this earns nothing
-    credit_full: float = 0.78  # support at or above this earns the whole point
+    credit_full: float = 0.74  # support at or above this earns the whole point
     covered: float = 0.68
     partial: float = 0.57
     lexical_bonus: float = 0.12  # shared key terms (often API names) add up to this much support
@@ -40,7 +40,7 @@ class Thresholds:
     misconception: float = 0.74
     misconception_sure: float = 0.90  # below this, the sentence must also use the wrong claim's own words
     contradiction: float = 0.88  # a negated near-copy of a rubric point states its opposite
-    suspicion_floor: float = 0.65  # below this, resemblance to a wrong claim is just shared topic
+    suspicion_floor: float = 0.6  # below this, resemblance to a wrong claim is just shared topic
     truth_margin: float = 0.02  # as close to a true statement as to a wrong one: benefit of the doubt
     reference_sentences: bool = False  # also match the reference answer's sentences (tuning split preferred off)
     reference_assign: float = 0.6  # a reference sentence must state a point this clearly to join it
@@ -221,7 +221,8 @@ class RubricScorer(Evaluator):
                     continue
                 if self._closer_to_truth(units[i], vectors[i], rubric, float(sims[i])):
                     continue
-                if sims[i] < self.t.misconception_sure and not _uses_wrong_words(units[i], m_texts, rubric):
+                near = [t for t, sim in zip(m_texts, all_sims[i], strict=True) if sim >= self.t.misconception]
+                if sims[i] < self.t.misconception_sure and not _uses_wrong_words(units[i], near, rubric):
                     continue
                 found.append(DetectedMisconception(claim=m.claim, correction=m.correction, quote=units[i].text))
                 flagged.add(int(i))
@@ -353,7 +354,9 @@ def _states_cue_in_code(unit: Unit, cues: list[str]) -> bool:
 
 def _uses_wrong_words(unit: Unit, m_texts: list[str], rubric: _RubricVectors) -> bool:
     """Embeddings blur 'adds into .grad' and 'overwrites .grad'; the words that only the wrong claim
-    uses ('overwrites', 'copy', 'aliases') decide. With no such words, similarity alone decides."""
+    uses ('overwrites', 'copy', 'aliases') decide. Only the phrasings the sentence is near count: with
+    many cues per claim, their pooled vocabulary would let almost any sentence qualify. With no such
+    words, similarity alone decides."""
     truth = set().union(*rubric.point_terms)
     distinctive = set().union(*(content_words(t) for t in m_texts)) - truth
     return not distinctive or bool(content_words(unit.text) & distinctive)
