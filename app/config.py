@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -26,6 +27,9 @@ class Settings(BaseSettings):
     # Embedding model: "minilm" (offline ONNX, default), "hash" (tests only), or "openai".
     embedder: str = "minilm"
     openai_embedding_model: str = "text-embedding-3-small"
+    # How the API server runs MiniLM: "runners" (single-threaded, one queue: best when requests
+    # overlap) or "threads" (ORT's own threads: best for one caller at a time). See embeddings.py.
+    server_embedding: Literal["runners", "threads"] = "runners"
 
     # Optional LLM mode: any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp server).
     llm_base_url: str = ""

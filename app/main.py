@@ -24,6 +24,7 @@ def build_components(settings: Settings) -> dict[str, Any]:
     """The long-lived parts, built once per process: database, bank, store, scorer, runner, engine."""
     from app.services import (
         code_runner_for,
+        embedder_for,
         engine_for,
         evaluator_for,
         repository_for,
@@ -36,9 +37,12 @@ def build_components(settings: Settings) -> dict[str, Any]:
     store = store_for(settings)
     runner = code_runner_for(settings)
     evaluator = evaluator_for(settings)  # one scorer, one cache, for sessions and /v1/grade alike
+    embedder = embedder_for(settings)
+    if settings.server_embedding == "runners" and hasattr(embedder, "serve_concurrent_callers"):
+        embedder.serve_concurrent_callers()  # requests overlap here (see knowledge/embeddings.py)
     engine = engine_for(settings, repo=repo, store=store, runner=runner, evaluator=evaluator)
     bank = bank_index(settings.bank_dir)
-    warm_in_background(evaluator, bank, engine)
+    warm_up = warm_in_background(evaluator, bank, engine)
     return {
         "repo": repo,
         "store": store,
@@ -46,6 +50,7 @@ def build_components(settings: Settings) -> dict[str, Any]:
         "evaluator": evaluator,
         "runner": runner,
         "engine": engine,
+        "warm_up": warm_up,
     }
 
 

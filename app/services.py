@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -71,23 +72,27 @@ def phraser_for(settings: Settings) -> Any:
     return LLMPhraser(chat_model_from_settings(settings))
 
 
-def warm_in_background(evaluator: Any, bank: dict[str, Any], engine: Any | None = None) -> None:
+def warm_in_background(evaluator: Any, bank: dict[str, Any], engine: Any | None = None) -> threading.Event:
     """Embed every rubric, and look up every rubric point's related entries, off the request path:
-    no candidate waits for a question's first scoring or a query embedding."""
-    import threading
-
+    no candidate waits for a question's first scoring or a query embedding. The returned event is
+    set when the warm-up has ended (GET /readyz reports it; until then first scores are slower)."""
     from evaluators.base import GradingTask
 
     offline = getattr(evaluator, "_fallback", evaluator)
     tasks = [GradingTask.from_question(q, "") for q in bank.values()]
+    done = threading.Event()
 
     def warm() -> None:
-        if hasattr(offline, "warm"):
-            offline.warm(tasks)
-        if engine is not None:
-            engine.warm()
+        try:
+            if hasattr(offline, "warm"):
+                offline.warm(tasks)
+            if engine is not None:
+                engine.warm()
+        finally:
+            done.set()
 
     threading.Thread(target=warm, name="warm-up", daemon=True).start()
+    return done
 
 
 def engine_for(

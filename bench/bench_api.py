@@ -132,9 +132,6 @@ async def run_level(
     return level
 
 
-WARM_UP_S = 12.0
-
-
 def start_server(env: dict[str, str], port: int, workers: int) -> subprocess.Popen:
     proc = subprocess.Popen(
         [*CLI, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
@@ -144,20 +141,24 @@ def start_server(env: dict[str, str], port: int, workers: int) -> subprocess.Pop
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 180
+    done_in_a_row = 0
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise SystemExit(f"server exited with {proc.returncode}")
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
-                # The server embeds every rubric in the background at start-up (~5 s on 2 cores);
-                # a long-running server has long finished, so measure after it.
-                time.sleep(WARM_UP_S)
+            # The server embeds every rubric in the background at start-up; a long-running server
+            # has long finished, so measure after it. Each worker warms up on its own and any one
+            # may answer, so several "done" replies in a row are required.
+            ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2)
+            warm = ready.status_code == 200 and ready.json().get("warm_up") == "done"
+            done_in_a_row = done_in_a_row + 1 if warm else 0
+            if done_in_a_row >= 5 * workers:
                 return proc
         except httpx.TransportError:
-            pass
-        time.sleep(0.5)
+            done_in_a_row = 0
+        time.sleep(0.2)
     proc.kill()
-    raise SystemExit("server did not start in 180 s")
+    raise SystemExit("server did not start and warm up in 180 s")
 
 
 def main() -> None:
@@ -166,6 +167,12 @@ def main() -> None:
     parser.add_argument("--answers", type=int, default=5, help="Answers each candidate submits per level.")
     parser.add_argument("--workers", type=int, default=1, help="Server worker processes.")
     parser.add_argument("--embedder", default="minilm", help="minilm (the real offline scorer) or hash.")
+    parser.add_argument(
+        "--server-embedding",
+        default="",
+        help="runners, threads, or both as runners,threads: one server per mode, run in turn "
+        "(INTERVIEWER_SERVER_EMBEDDING; default: the server's own default).",
+    )
     parser.add_argument("--think-ms", type=float, default=0.0, help="Max random pause before each answer.")
     args = parser.parse_args()
     levels = [int(n) for n in args.levels.split(",")]
@@ -183,14 +190,19 @@ def main() -> None:
         )
         os.environ.update({k: v for k, v in env.items() if k.startswith("INTERVIEWER_")})
         subprocess.run([*CLI, "ingest"], env=env, cwd=REPO, check=True, capture_output=True)
-        keys = make_keys(data_dir, sum(levels))
-        port = free_port()
-        server = start_server(env, port, args.workers)
-        try:
-            report(args, levels, keys, reference, f"http://127.0.0.1:{port}")
-        finally:
-            server.send_signal(signal.SIGTERM)
-            server.wait(timeout=60)
+        modes = args.server_embedding.split(",") if args.server_embedding else [""]
+        keys = make_keys(data_dir, sum(levels) * len(modes))  # every run's candidates start afresh
+        for run, mode in enumerate(modes):
+            mode_env = {**env, "INTERVIEWER_SERVER_EMBEDDING": mode} if mode else env
+            port = free_port()
+            server = start_server(mode_env, port, args.workers)
+            try:
+                print(f"server embedding: {mode or 'default'}")
+                run_keys = keys[run * sum(levels) : (run + 1) * sum(levels)]
+                report(args, levels, run_keys, reference, f"http://127.0.0.1:{port}")
+            finally:
+                server.send_signal(signal.SIGTERM)
+                server.wait(timeout=60)
 
 
 def report(

@@ -117,6 +117,21 @@ def test_a_whole_session_over_http(server, bank):
     assert httpx.get(f"{base}/nowhere").json()["status"] == 404
 
 
+def test_readyz_reports_the_start_up_warm_up_until_it_ends(server):
+    """Every rubric is embedded in the background after start-up; /readyz says when that is over."""
+    base, _ = server
+    deadline = time.monotonic() + 60
+    states = []
+    while time.monotonic() < deadline:
+        ready = httpx.get(f"{base}/readyz", timeout=5)
+        assert ready.status_code == 200
+        states.append(ready.json()["warm_up"])
+        if states[-1] == "done":
+            break
+        time.sleep(0.2)
+    assert states[-1] == "done" and set(states) <= {"running", "done"}
+
+
 def test_code_check_in_the_real_sandbox(server, bank):
     base, keys = server
     task = next(q for q in bank if q.code is not None)

@@ -36,3 +36,22 @@ def test_mixed_lengths_are_batched_within_the_padding_budget_and_keep_their_orde
     together = embedder.embed_batch(texts)
     for i in (0, 1, 5, 9):
         np.testing.assert_allclose(together[i], embedder.embed(texts[i]), atol=1e-4)
+
+
+def test_the_server_runners_give_the_same_vectors_as_one_caller_mode(tmp_path):
+    """The API server switches to single-threaded runners; scores must not depend on the mode."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from knowledge.embeddings import MiniLMEmbedder
+
+    texts = [("word " * n).strip() + f" about gradients {n}" for n in (1, 4, 9, 30, 2, 70, 15)] * 4
+    one_caller = MiniLMEmbedder()
+    runners = MiniLMEmbedder()
+    runners.serve_concurrent_callers()
+    expected = one_caller.embed_batch(texts)
+    np.testing.assert_array_equal(runners.embed_batch(texts), expected)  # several batches
+    np.testing.assert_array_equal(runners.embed_batch(texts[:3]), expected[:3])  # one batch, split in two
+    with ThreadPoolExecutor(4) as callers:  # overlapping requests share the runners
+        results = list(callers.map(lambda i: runners.embed_batch(texts[i : i + 5]), range(0, 25, 5)))
+    for i, got in zip(range(0, 25, 5), results, strict=True):
+        np.testing.assert_array_equal(got, expected[i : i + 5])

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
 from app.api.deps import RepoDep, RunnerDep, SettingsDep, StoreDep
@@ -30,6 +30,8 @@ class Readiness(BaseModel):
     checks: dict[str, Check]
     # Which interviewer answers: an LLM endpoint, or the offline rubric interviewer (no model name given).
     interviewer: Literal["llm", "offline"] = "offline"
+    # Rubric and related-entry warm-up after start-up: "running" means first scores are still slower.
+    warm_up: Literal["done", "running"] | None = None
 
 
 @router.get("/healthz", response_model=Health)
@@ -39,7 +41,7 @@ def healthz() -> Health:
 
 
 @router.get("/readyz", response_model=Readiness, responses=problem_responses(503))
-def readyz(repo: RepoDep, store: StoreDep, runner: RunnerDep, settings: SettingsDep) -> Any:
+def readyz(request: Request, repo: RepoDep, store: StoreDep, runner: RunnerDep, settings: SettingsDep) -> Any:
     """The database, the Chroma bank and the code runner pool are all usable."""
     checks = {
         "database": _probe(lambda: _database(repo)),
@@ -48,11 +50,16 @@ def readyz(repo: RepoDep, store: StoreDep, runner: RunnerDep, settings: Settings
     }
     interviewer: Literal["llm", "offline"] = "llm" if settings.llm_enabled else "offline"
     if all(c.ok for c in checks.values()):
-        return Readiness(status="ready", checks=checks, interviewer=interviewer)
+        return Readiness(status="ready", checks=checks, interviewer=interviewer, warm_up=_warm_up(request))
     failing = ", ".join(name for name, c in checks.items() if not c.ok)
     return problem(
         503, f"not ready: {failing}", checks={k: v.model_dump() for k, v in checks.items()}, interviewer=interviewer
     )
+
+
+def _warm_up(request: Request) -> Literal["done", "running"] | None:
+    event = getattr(request.app.state, "warm_up", None)
+    return None if event is None else "done" if event.is_set() else "running"
 
 
 def _probe(check: Callable[[], str]) -> Check:
