@@ -32,6 +32,7 @@ GRID = {
     "credit_floor": [0.45, 0.5, 0.55],
     "credit_full": [0.74, 0.78, 0.82],
     "reuse_factor": [0.5, 0.2],
+    "echo_factor": [1.0, 0.55, 0.0],
 }
 
 

@@ -18,6 +18,7 @@ from evaluators.text import (
     is_evasive,
     is_negated,
     is_statement,
+    says_nothing_new,
     spell_out_code,
     split_units,
 )
@@ -46,6 +47,7 @@ class Thresholds:
     reference_assign: float = 0.6  # a reference sentence must state a point this clearly to join it
     misconception_penalty: float = 1.75  # score points (of 5) lost per wrong claim
     reuse_factor: float = 0.2  # support left to a sentence each time it already earned another point
+    echo_factor: float = 0.55  # support left to a sentence that only restates the question's words
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,7 @@ class RubricScorer(Evaluator):
             return self._result(task, self._verdicts(task, [_Support()] * len(task.rubric)), [], gate)
         wrong, wrong_units, wrongness = self._misconceptions(task, rubric, units, vectors)
         supports = self._supports(rubric, units, vectors, exclude=_overlapping(units, wrong_units),
-                                  wrongness=wrongness)
+                                  wrongness=wrongness, question_words=content_words(task.question))
         verdicts = self._verdicts(task, supports)
         # Not one point even partly addressed (faint resemblance only): the answer is about something
         # else, and a strict interviewer gives it nothing rather than crumbs of credit.
@@ -141,7 +143,7 @@ class RubricScorer(Evaluator):
 
     def _supports(
         self, rubric: _RubricVectors, units: list[Unit], vectors: np.ndarray, exclude: set[int],
-        wrongness: np.ndarray,
+        wrongness: np.ndarray, question_words: frozenset[str],
     ) -> list[_Support]:
         values = np.zeros((len(units), len(rubric.point_texts)))
         for p, (texts, point_vecs, terms) in enumerate(
@@ -162,6 +164,8 @@ class RubricScorer(Evaluator):
                 value = float(sims[i, j]) + self._lexical(unit, terms)
                 if not is_statement(unit):
                     value *= self.t.non_statement_factor
+                if says_nothing_new(unit, question_words):
+                    value *= self.t.echo_factor
                 values[i, p] = value * polarity[j]
         return self._assign(units, values)
 

@@ -44,6 +44,14 @@ EVASIONS = (
     r"good question",
     r"that'?s (a )?(good|great|hard|tough) question",
 )
+# Words that praise, hedge or fill without saying anything technical ("super useful", "it depends on
+# what you want", "people use it all the time").
+VAGUE_WORDS = frozenset(
+    "useful important basically really thing things stuff way ways normal normally usually use used uses "
+    "using just super pretty kind lot lots time times work works working need needs good better best great "
+    "different same actually case cases depends depend depending want wants whatever something anything "
+    "everything people often sometimes always probably maybe mostly simply very much many".split()
+)
 _EVASION = re.compile(r"\b(" + "|".join(EVASIONS) + r")\b", re.I)
 
 
@@ -131,6 +139,12 @@ _CONTRAST = re.compile(r"\b(unlike|rather than|instead of|whereas|as opposed to|
 @lru_cache(maxsize=65536)
 def is_contrastive(text: str) -> bool:
     return bool(_CONTRAST.search(text))
+
+
+def says_nothing_new(unit: Unit, question_words: frozenset[str]) -> bool:
+    """A sentence made only of the question's own words and vague ones ("callbacks are super useful",
+    "forward is what runs when you do the forward") restates the question instead of answering it."""
+    return not unit.is_code and content_words(unit.text) <= question_words | VAGUE_WORDS
 
 
 def is_evasive(answer: str) -> bool:

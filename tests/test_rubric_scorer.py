@@ -174,3 +174,20 @@ def test_one_vague_sentence_cannot_collect_several_points(scorer, by_id):
     evaluation = grade(scorer, question, vague)
     assert sum(p.credit >= 0.5 for p in evaluation.points) <= 1  # without the reuse discount: 3 points
     assert evaluation.score <= 1.5  # without it: 3.0
+
+
+def test_restating_the_question_is_not_an_answer(scorer, by_id):
+    from dataclasses import replace
+
+    from evaluators.rubric import Thresholds
+    from evaluators.text import Unit, content_words, says_nothing_new
+
+    question = by_id["zero-grad"]
+    asked = content_words(question.question)
+    echo = "optimizer.zero_grad() is what you call at a point of the training loop in PyTorch, it does what it says."
+    assert says_nothing_new(Unit("optimizer.zero_grad() is what you call in the training loop", "", False), asked)
+    assert not says_nothing_new(Unit("zero_grad resets every parameter's gradient before backward", "", False), asked)
+    assert grade(scorer, question, echo).score == 0
+    # The same words earn crumbs when restating is not discounted: the discount is what stops it.
+    lenient = RubricScorer(scorer._embedder, replace(Thresholds(), echo_factor=1.0))
+    assert grade(lenient, question, echo).score > 0
