@@ -32,7 +32,7 @@ class Thresholds:
     """Similarity cut-offs, tuned on the calibration set's tuning split only (bench/calibrate.py)."""
 
     credit_floor: float = 0.45  # support below this earns nothing
-    credit_full: float = 0.74  # support at or above this earns the whole point
+    credit_full: float = 0.78  # support at or above this earns the whole point
     covered: float = 0.68
     partial: float = 0.57
     lexical_bonus: float = 0.12  # shared key terms (often API names) add up to this much support
@@ -45,7 +45,7 @@ class Thresholds:
     truth_margin: float = 0.02  # as close to a true statement as to a wrong one: benefit of the doubt
     reference_sentences: bool = False  # also match the reference answer's sentences (tuning split preferred off)
     reference_assign: float = 0.6  # a reference sentence must state a point this clearly to join it
-    misconception_penalty: float = 1.75  # score points (of 5) lost per wrong claim
+    misconception_penalty: float = 2.25  # score points (of 5) lost per wrong claim
     reuse_factor: float = 0.2  # support left to a sentence each time it already earned another point
     echo_factor: float = 0.55  # support left to a sentence that only restates the question's words
 
