@@ -54,12 +54,12 @@ class MiniLMEmbedder(Embedder):
         self._tokenizer.enable_truncation(max_length=self.max_tokens)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self.cores = int(os.environ.get("INTERVIEWER_EMBED_THREADS", min(4, os.cpu_count() or 1)))
-        # Two ways to run the model, measured on 2 cores (bench/bench_scorer.py, bench/bench_api.py).
-        # One caller at a time:
-        # one run on ORT's own threads is quickest (a typical answer ~18.5 ms to score, against
-        # ~21 ms on the runners). Callers that overlap, as in the API server: ORT's threads of two
-        # runs spin against each other, while single-threaded runners fed from one queue share the
-        # cores (50 concurrent candidates: p95 ~125-141 ms against ~150-159 ms).
+        # Two ways to run the model, measured on 2 cores (bench/bench_scorer.py, bench/bench_api.py
+        # --server-embedding runners,threads). One caller at a time: one run on ORT's own threads
+        # is quickest (a typical answer ~2 ms faster to score than on the runners). Callers that
+        # overlap, as in the API server: ORT's threads of two runs spin against each other, while
+        # single-threaded runners fed from one queue share the cores (50 concurrent candidates:
+        # p95 ~125-135 ms against ~142-176 ms; 200: 151 against 244 ms).
         self.concurrent = False
         self._threaded: Any = None
         self._single: Any = None
