@@ -73,14 +73,17 @@ class MiniLMEmbedder(Embedder):
 
     def _session(self, *, threads: int) -> Any:
         """The session for this many threads, built on first use (each holds its own weights)."""
+        session = self._single if threads == 1 else self._threaded
+        if session is not None:
+            return session
         with self._lock:
             if threads == 1 and self._single is None:
-                self._single = _onnx_session(threads=1)
                 self._runners = ThreadPoolExecutor(max_workers=self.cores, thread_name_prefix="embed")
+                self._single = _onnx_session(threads=1)
             if threads > 1 and self._threaded is None:
                 self._threaded = _onnx_session(threads=threads)
             session = self._single if threads == 1 else self._threaded
-            self._input_names = {i.name for i in session.get_inputs()}
+            self._input_names = {i.name for i in session.get_inputs()}  # the same model either way
             return session
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
