@@ -189,8 +189,7 @@ class RubricScorer(Evaluator):
         return supports
 
     def _polarity_factors(self, unit: Unit, texts: list[str]) -> np.ndarray:
-        negated = is_negated(unit.text)
-        return np.array([1.0 if is_negated(t) == negated else self.t.polarity_factor for t in texts])
+        return np.where(_same_polarity(unit, texts), 1.0, self.t.polarity_factor)
 
     def _lexical(self, unit: Unit, terms: set[str]) -> float:
         shared = len(content_words(unit.text) & terms)
@@ -212,10 +211,8 @@ class RubricScorer(Evaluator):
             for i, unit in enumerate(units):
                 if is_contrastive(unit.text):
                     all_sims[i, :] = 0.0
-                    continue
-                for j, text in enumerate(m_texts):
-                    if is_negated(unit.text) != is_negated(text):
-                        all_sims[i, j] = 0.0
+                else:
+                    all_sims[i, ~_same_polarity(unit, m_texts)] = 0.0
             sims = all_sims.max(axis=1) if len(units) else np.zeros(0)
             wrongness = np.maximum(wrongness, sims)
             for i in np.argsort(-sims):
@@ -240,10 +237,9 @@ class RubricScorer(Evaluator):
 
     def _closer_to_truth(self, unit: Unit, vector: np.ndarray, rubric: _RubricVectors, m_sim: float) -> bool:
         """A sentence nearer to a correct rubric statement (same polarity) is not the misconception."""
-        negated = is_negated(unit.text)
         for texts, point_vecs in zip(rubric.point_texts, rubric.point_vectors, strict=True):
             close = point_vecs @ vector >= m_sim - self.t.truth_margin
-            if any(near and is_negated(t) == negated for near, t in zip(close, texts, strict=True)):
+            if np.any(close & _same_polarity(unit, texts)):
                 return True
         return False
 
@@ -348,6 +344,12 @@ class RubricScorer(Evaluator):
 def _rubric_key(task: GradingTask) -> str:
     blob = repr(([p.model_dump() for p in task.rubric], [m.model_dump() for m in task.misconceptions]))
     return hashlib.sha1(blob.encode()).hexdigest()
+
+
+def _same_polarity(unit: Unit, texts: list[str]) -> np.ndarray:
+    """Per text: whether it is negated exactly when the unit is ("X does Y" vs "X does not Y")."""
+    negated = is_negated(unit.text)
+    return np.array([is_negated(t) == negated for t in texts], dtype=bool)
 
 
 def _states_cue_in_code(unit: Unit, cues: list[str]) -> bool:
