@@ -112,24 +112,44 @@ def split_units(answer: str) -> list[Unit]:
             if len(_WORD.findall(stripped)) >= 2 and not stripped.startswith(("import ", "from ")):
                 units.append(Unit(stripped, spell_out_code(stripped), True))
     prose = _FENCE.sub("\n\n", answer)
+    referent = None  # the last thing named in code, which a later "it" most likely means
     for piece in _SENTENCE_END.split(prose):
         sentence = " ".join(piece.split())
         if len(_WORD.findall(sentence)) >= 2:
-            units.extend(_clauses(sentence))
+            units.extend(_clauses(sentence, referent))
+        named = _IDENTIFIER.findall(sentence)
+        if named:
+            referent = named[-1]
     return units
 
 
-def _clauses(sentence: str) -> list[Unit]:
+# A name from code: "requires_grad", "zero_grad()", "model.eval()", "nn.Module".
+_IDENTIFIER = re.compile(r"\b[A-Za-z]\w*_\w+|\b[A-Za-z]\w*(?:\.[A-Za-z_]\w*)+|\b[A-Za-z]\w*(?=\()")
+# "it" that stands for nothing: "it is important to ...", "it's worth noting that", "it depends".
+_IT = re.compile(
+    r"\b[Ii]t\b(?!(?:'s|\s+is|\s+was)(?:\s+[\w-]+){1,3}\s+(?:to|that)\b|\s+(?:depends|seems|turns out)\b)(?:'s)?"
+)
+
+
+def _resolve_it(text: str, referent: str | None) -> str:
+    """'you have to set it on your input data' names nothing; with the answer's last named thing in
+    place of 'it' the sentence can meet the rubric's wording."""
+    if referent is None:
+        return text
+    return _IT.sub(lambda m: referent + (" is" if m.group(0).endswith("'s") else ""), text)
+
+
+def _clauses(sentence: str, referent: str | None = None) -> list[Unit]:
     """The sentence plus its clauses: a long sentence that makes several points is matched point by
     point, and a clause like ', never by calling forward' cannot flip the polarity of the rest."""
-    whole = Unit(sentence, spell_out_code(sentence), False)
+    whole = Unit(sentence, spell_out_code(_resolve_it(sentence, referent)), False)
     units = [whole]
     pieces = [p.strip(" ,;") for p in _CLAUSE_BREAK.split(sentence)]
     pieces = [p for p in pieces if len(_WORD.findall(p)) >= 3]
     if len(pieces) > 1:
         # A terse clause ("air molecules scatter short wavelengths more") has few function words
         # of its own, but it is part of a statement, not a list of buzzwords.
-        units.extend(Unit(p, spell_out_code(p), False, is_statement(whole)) for p in pieces)
+        units.extend(Unit(p, spell_out_code(_resolve_it(p, referent)), False, is_statement(whole)) for p in pieces)
     return units
 
 

@@ -211,3 +211,31 @@ def test_layouts_and_operators_are_read_as_words(written, read):
     from evaluators.text import spell_out_code
 
     assert spell_out_code(written) == read
+
+
+def test_it_is_read_as_the_thing_the_answer_last_named(scorer, by_id):
+    """'set it on the input batch' states the misconception only once 'it' is read as requires_grad."""
+    from evaluators.text import split_units
+
+    answer = (
+        "requires_grad tells autograd to record operations on a tensor. "
+        "You need to set it on the input batch as well, or the network has nothing to learn from."
+    )
+    units = split_units(answer)
+    assert "set requires grad on the input batch" in units[1].normalised
+    assert units[1].text.startswith("You need to set it on")  # the quote stays as written
+    if "requires-grad" not in by_id:
+        pytest.skip("requires-grad not in bank")
+    evaluation = grade(scorer, by_id["requires-grad"], answer)
+    assert evaluation.misconceptions and "set it on the input batch" in evaluation.misconceptions[0].quote
+    assert evaluation.score <= 1.5
+
+
+def test_it_stays_when_nothing_was_named():
+    from evaluators.text import split_units
+
+    assert split_units("It clears the gradients. Then it runs.")[1].normalised == "Then it runs."
+    # "it" that stands for nothing is left alone even after a name
+    assert split_units("Call zero_grad() first. It is important to keep learning.")[1].normalised == (
+        "It is important to keep learning."
+    )
