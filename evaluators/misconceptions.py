@@ -40,8 +40,12 @@ class MisconceptionDetector:
             sims = all_sims.max(axis=1) if len(units) else np.zeros(0)
             wrongness = np.maximum(wrongness, sims)
             for i in np.argsort(-sims):
-                if sims[i] < self.t.misconception or not is_statement(units[i]):
+                if sims[i] < self.t.suspicion_floor:
                     break
+                if not is_statement(units[i]):
+                    continue
+                if sims[i] < self.t.misconception and not _restates(units[i], m_texts, all_sims[i], self.t):
+                    continue
                 if units[i].is_code and not _states_cue_in_code(units[i], m.cues):
                     continue
                 if self._closer_to_truth(units[i], vectors[i], rubric, float(sims[i])):
@@ -84,6 +88,21 @@ class MisconceptionDetector:
                     claim=f"Contradicts: {point.description}", correction=point.description, quote=unit.text
                 )
         return None
+
+
+def _restates(unit: Unit, m_texts: list[str], sims: np.ndarray, t: Thresholds) -> bool:
+    """ "There's no need to divide the loss" is only 0.67 like "no need to divide the loss by accumulation
+    steps": the extra words dilute the embedding. A statement made only of a wrong phrasing's own words
+    (three or more), and still resembling it, says that phrasing."""
+    terms = _plain_terms(unit.text)
+    return len(terms) >= 3 and any(
+        sim >= t.suspicion_floor and terms <= _plain_terms(text) for text, sim in zip(m_texts, sims, strict=True)
+    )
+
+
+def _plain_terms(text: str) -> frozenset[str]:
+    """Content words without the negations: polarity is checked on its own ('don't need' = 'no need')."""
+    return frozenset(w for w in content_words(text) if not is_negated(w))
 
 
 def _states_cue_in_code(unit: Unit, cues: list[str]) -> bool:

@@ -23,7 +23,7 @@ FUNCTION_WORDS = frozenset(
     "a an the is are was were be been being it its this that these those to of in on for by with "
     "so then than when while because which who whose what how it's they them their you your we our "
     "and or but if as into from after before during each every all only also does do did has have "
-    "had can will would should may might must".split()
+    "had can will would should may might must there theres".split()
 )
 EVASIONS = (
     r"i (really )?(do ?n[o']?t|dont) know",

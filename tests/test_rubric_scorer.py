@@ -239,3 +239,16 @@ def test_it_stays_when_nothing_was_named():
     assert split_units("Call zero_grad() first. It is important to keep learning.")[1].normalised == (
         "It is important to keep learning."
     )
+
+
+def test_a_shorter_wording_of_a_wrong_claim_is_caught(scorer, by_id):
+    """'You don't need to divide the loss' uses only the words of a wrong phrasing, but the phrasing's
+    extra words keep the embeddings apart; a correct sentence on the same subject is not accused."""
+    if "gradient-accumulation" not in by_id:
+        pytest.skip("gradient-accumulation not in bank")
+    setup = "Split the batch into micro-batches and call backward on each one, stepping the optimizer every N of them."
+    wrong = grade(scorer, by_id["gradient-accumulation"], setup + " You don't need to divide the loss.")
+    right = grade(scorer, by_id["gradient-accumulation"], setup + " Divide each loss by N so the sum is the mean.")
+    assert [m.quote for m in wrong.misconceptions] == ["You don't need to divide the loss."]
+    assert wrong.score <= 1.5
+    assert not right.misconceptions and right.score > wrong.score
