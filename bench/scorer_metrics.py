@@ -12,13 +12,16 @@ CALIBRATION = Path(__file__).resolve().parent / "data" / "calibration.jsonl"
 # Written later, blind to the scorer, on 20 questions the first set does not use. Split by question:
 # "fresh-dev" may be read to understand failures, "fresh-test" is only ever scored.
 FRESH = Path(__file__).resolve().parent / "data" / "calibration_fresh.jsonl"
+# A third set, written blind on the 28 bank questions neither earlier set uses, two misconceived answers
+# per question: "fresh2-dev" may be read, "fresh2-test" is only ever scored.
+FRESH2 = Path(__file__).resolve().parent / "data" / "calibration_fresh2.jsonl"
 ADVERSARIAL = ("misconceived", "stuffed", "evasive")
-SPLITS = ("tune", "heldout", "fresh-dev", "fresh-test")  # only "tune" may drive a choice
+SPLITS = ("tune", "heldout", "fresh-dev", "fresh-test", "fresh2-dev", "fresh2-test")  # only "tune" may drive a choice
 
 
 def load_calibration(path: Path = CALIBRATION, *, fresh: bool = False) -> list[dict]:
-    """The calibration answers; with fresh=True, the blind second set is appended."""
-    paths = [path, FRESH] if fresh else [path]
+    """The calibration answers; with fresh=True, the blind later sets are appended."""
+    paths = [path, FRESH, FRESH2] if fresh else [path]
     return [
         json.loads(line) for p in paths for line in p.read_text(encoding="utf-8").splitlines() if line.strip()
     ]
