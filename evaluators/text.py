@@ -9,7 +9,8 @@ from functools import lru_cache
 _FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\n?(.*?)```", re.S)
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z0-9`(\"'])|\n\s*\n|\n\s*[-*•]\s+|\n(?=\s*\d+[.)]\s)")
 _CLAUSE_BREAK = re.compile(
-    r"[,;:]\s+|\s+(?=(?:and then|then|but|while|whereas|so that|which|never|rather than|instead of|unlike|because)\b)"
+    r"[,;:]\s+|\s+[-–—]\s+"  # a spaced dash: "steps on it twice - effectively doubling the lr"
+    r"|\s+(?=(?:and then|then|but|while|whereas|so that|which|never|rather than|instead of|unlike|because)\b)"
 )
 # An assignment or a call with arguments: code written inline in a sentence.
 _CODE_STATEMENT = re.compile(r"\b[A-Za-z_][\w.]*\s*=\s*[\w(\[]|\b[A-Za-z_][\w.]*\([^()]*[\w)][^()]*\)")

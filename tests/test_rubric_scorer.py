@@ -252,3 +252,13 @@ def test_a_shorter_wording_of_a_wrong_claim_is_caught(scorer, by_id):
     assert [m.quote for m in wrong.misconceptions] == ["You don't need to divide the loss."]
     assert wrong.score <= 1.5
     assert not right.misconceptions and right.score > wrong.score
+
+
+def test_a_spaced_dash_starts_a_clause_but_a_hyphen_does_not():
+    from evaluators.text import split_units
+
+    texts = [u.text for u in split_units("The optimizer sees it twice - effectively doubling the learning rate.")]
+    assert "effectively doubling the learning rate." in texts
+    assert [u.text for u in split_units("Use a well-known pre-trained model for this task.")] == [
+        "Use a well-known pre-trained model for this task."
+    ]
