@@ -136,7 +136,7 @@ class RubricScorer(Evaluator):
                 # A sentence that reads at least as much like a known wrong claim earns nothing.
                 if wrongness[i] >= self.t.suspicion_floor and wrongness[i] >= sims[i, j] - self.t.truth_margin:
                     continue
-                value = float(sims[i, j]) + self._lexical(unit, terms)
+                value = float(sims[i, j]) + self._lexical(unit, terms - question_words)
                 if not is_statement(unit):
                     value *= self.t.non_statement_factor
                 if says_nothing_new(unit, question_words):

@@ -262,3 +262,18 @@ def test_a_spaced_dash_starts_a_clause_but_a_hyphen_does_not():
     assert [u.text for u in split_units("Use a well-known pre-trained model for this task.")] == [
         "Use a well-known pre-trained model for this task."
     ]
+
+
+def test_the_questions_own_words_earn_no_lexical_bonus(embedder, by_id):
+    """'TensorFlow is named after the tensor' shares 'TensorFlow' and 'tensor' with rubric points, but the
+    question asked about exactly those: echoing them is not evidence."""
+    from dataclasses import replace
+
+    from evaluators.thresholds import Thresholds
+
+    if "tf-tensors" not in by_id:
+        pytest.skip("tf-tensors not in bank")
+    answer = "TensorFlow is named after the tensor, the idea being a tensor flowing through a graph."
+    with_bonus = grade(RubricScorer(embedder), by_id["tf-tensors"], answer)
+    without = grade(RubricScorer(embedder, replace(Thresholds(), lexical_bonus=0.0)), by_id["tf-tensors"], answer)
+    assert [p.credit for p in with_bonus.points] == [p.credit for p in without.points]
