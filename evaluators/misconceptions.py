@@ -50,7 +50,10 @@ class MisconceptionDetector:
                     continue
                 if self._closer_to_truth(units[i], vectors[i], rubric, float(sims[i])):
                     continue
-                near = [t for t, sim in zip(m_texts, all_sims[i], strict=True) if sim >= self.t.misconception]
+                # Only the phrasings nearly as close as the nearest say what the sentence says: with a
+                # loose band, a far phrasing's new vocabulary could undo a detection.
+                floor = max(self.t.misconception, sims[i] - self.t.wording_band)
+                near = [t for t, sim in zip(m_texts, all_sims[i], strict=True) if sim >= floor]
                 if sims[i] < self.t.misconception_sure and not _uses_wrong_words(units[i], near, rubric):
                     continue
                 found.append(DetectedMisconception(claim=m.claim, correction=m.correction, quote=units[i].text))

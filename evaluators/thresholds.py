@@ -18,6 +18,7 @@ class Thresholds:
     polarity_factor: float = 0.55  # "X does not Y" only weakly supports "X does Y"
     misconception: float = 0.74
     misconception_sure: float = 0.90  # below this, the sentence must also use the wrong claim's own words
+    wording_band: float = 0.1  # ...those of the phrasings within this of the nearest one
     contradiction: float = 0.88  # a negated near-copy of a rubric point states its opposite
     suspicion_floor: float = 0.6  # below this, resemblance to a wrong claim is just shared topic
     truth_margin: float = 0.02  # as close to a true statement as to a wrong one: benefit of the doubt

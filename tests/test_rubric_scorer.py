@@ -277,3 +277,22 @@ def test_the_questions_own_words_earn_no_lexical_bonus(embedder, by_id):
     with_bonus = grade(RubricScorer(embedder), by_id["tf-tensors"], answer)
     without = grade(RubricScorer(embedder, replace(Thresholds(), lexical_bonus=0.0)), by_id["tf-tensors"], answer)
     assert [p.credit for p in with_bonus.points] == [p.credit for p in without.points]
+
+
+def test_only_the_nearest_phrasings_set_the_wrong_words(embedder, by_id):
+    """A sentence close to 'x = x + y changes x in place' states it; a farther phrasing of the same claim,
+    with vocabulary of its own, must not make that sentence look innocent for lacking those words."""
+    from dataclasses import replace
+
+    from evaluators.thresholds import Thresholds
+
+    if "inplace-operations" not in by_id:
+        pytest.skip("inplace-operations not in bank")
+    answer = (
+        "In-place ops end with an underscore, like add_, and write into the tensor's memory. "
+        "And note x = x + y also changes x in place."
+    )
+    banded = grade(RubricScorer(embedder), by_id["inplace-operations"], answer)
+    pooled = grade(RubricScorer(embedder, replace(Thresholds(), wording_band=1.0)), by_id["inplace-operations"], answer)
+    assert [m.quote for m in banded.misconceptions] == ["And note x = x + y also changes x in place."]
+    assert banded.score <= 1.5 and not pooled.misconceptions
