@@ -16,7 +16,9 @@ FRESH = Path(__file__).resolve().parent / "data" / "calibration_fresh.jsonl"
 # per question: "fresh2-dev" may be read, "fresh2-test" is only ever scored.
 FRESH2 = Path(__file__).resolve().parent / "data" / "calibration_fresh2.jsonl"
 ADVERSARIAL = ("misconceived", "stuffed", "evasive")
-SPLITS = ("tune", "heldout", "fresh-dev", "fresh-test", "fresh2-dev", "fresh2-test")  # only "tune" may drive a choice
+# "tune" and the "-dev" splits may drive a choice (bench/tune_scorer.py --on); "heldout" and the "-test"
+# splits are only ever scored.
+SPLITS = ("tune", "heldout", "fresh-dev", "fresh-test", "fresh2-dev", "fresh2-test")
 
 
 def load_calibration(path: Path = CALIBRATION, *, fresh: bool = False) -> list[dict]:

@@ -81,8 +81,8 @@ def main() -> None:
         return [e.score for e in scorer.evaluate_many(tasks)]
 
     # Correct answers must not be accused: every configuration must also grade the bank's own
-    # reference answers >= 4 with no misconception, for all but a few. Only questions outside the
-    # held-out and fresh splits take part, so their reference answers do not leak into tuning.
+    # reference answers >= 4 with no misconception, for all but a few. Only the questions of the splits
+    # tuned on take part, so the other splits' reference answers do not leak into tuning.
     untouchable = {r["question_id"] for r in rows if r["split"] not in on}
     references = [
         {"question_id": q.id, "answer": q.reference_answer} for q in bank.values() if q.id not in untouchable

@@ -94,9 +94,9 @@ class MisconceptionDetector:
 
 
 def _restates(unit: Unit, m_texts: list[str], sims: np.ndarray, t: Thresholds) -> bool:
-    """ "There's no need to divide the loss" is only 0.67 like "no need to divide the loss by accumulation
-    steps": the extra words dilute the embedding. A statement made only of a wrong phrasing's own words
-    (three or more), and still resembling it, says that phrasing."""
+    """A statement made only of a wrong phrasing's own words (three or more), and still resembling it,
+    says that phrasing: "There's no need to divide the loss" is only 0.67 like "no need to divide the
+    loss by accumulation steps", because the phrasing's extra words dilute its embedding."""
     terms = _plain_terms(unit.text)
     return len(terms) >= 3 and any(
         sim >= t.suspicion_floor and terms <= _plain_terms(text) for text, sim in zip(m_texts, sims, strict=True)

@@ -104,6 +104,14 @@ def spell_out_code(text: str) -> str:
     return " ".join(text.split())
 
 
+# A name from code: "requires_grad", "zero_grad()", "model.eval()", "nn.Module".
+_IDENTIFIER = re.compile(r"\b[A-Za-z]\w*_\w+|\b[A-Za-z]\w*(?:\.[A-Za-z_]\w*)+|\b[A-Za-z]\w*(?=\()")
+# "it" that stands for nothing: "it is important to ...", "it's worth noting that", "it depends".
+_IT = re.compile(
+    r"\b[Ii]t\b(?!(?:'s|\s+is|\s+was)(?:\s+[\w-]+){1,3}\s+(?:to|that)\b|\s+(?:depends|seems|turns out)\b)(?:'s)?"
+)
+
+
 def split_units(answer: str) -> list[Unit]:
     """Sentences of the prose and meaningful lines of any code; code is read as evidence too."""
     units: list[Unit] = []
@@ -122,14 +130,6 @@ def split_units(answer: str) -> list[Unit]:
         if named:
             referent = named[-1]
     return units
-
-
-# A name from code: "requires_grad", "zero_grad()", "model.eval()", "nn.Module".
-_IDENTIFIER = re.compile(r"\b[A-Za-z]\w*_\w+|\b[A-Za-z]\w*(?:\.[A-Za-z_]\w*)+|\b[A-Za-z]\w*(?=\()")
-# "it" that stands for nothing: "it is important to ...", "it's worth noting that", "it depends".
-_IT = re.compile(
-    r"\b[Ii]t\b(?!(?:'s|\s+is|\s+was)(?:\s+[\w-]+){1,3}\s+(?:to|that)\b|\s+(?:depends|seems|turns out)\b)(?:'s)?"
-)
 
 
 def _resolve_it(text: str, referent: str | None) -> str:
