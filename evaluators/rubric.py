@@ -168,7 +168,9 @@ class RubricScorer(Evaluator):
 
     def _lexical(self, unit: Unit, terms: set[str]) -> float:
         shared = len(content_words(unit.text) & terms)
-        return self.t.lexical_bonus * min(shared, 3) / 3
+        # The embedding model reads a code line poorly, so the key terms it shares weigh more.
+        factor = self.t.code_lexical_factor if unit.is_code else 1.0
+        return factor * self.t.lexical_bonus * min(shared, 3) / 3
 
     def _verdicts(self, task: GradingTask, supports: list[_Support]) -> list[PointVerdict]:
         out = []

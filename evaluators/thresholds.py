@@ -14,6 +14,7 @@ class Thresholds:
     covered: float = 0.68
     partial: float = 0.57
     lexical_bonus: float = 0.12  # shared key terms (often API names) add up to this much support
+    code_lexical_factor: float = 3.0  # ...times this for a line of fenced code
     non_statement_factor: float = 0.55  # a bare list of terms is not an explanation
     polarity_factor: float = 0.55  # "X does not Y" only weakly supports "X does Y"
     misconception: float = 0.74

@@ -296,3 +296,17 @@ def test_only_the_nearest_phrasings_set_the_wrong_words(embedder, by_id):
     pooled = grade(RubricScorer(embedder, replace(Thresholds(), wording_band=1.0)), by_id["inplace-operations"], answer)
     assert [m.quote for m in banded.misconceptions] == ["And note x = x + y also changes x in place."]
     assert banded.score <= 1.5 and not pooled.misconceptions
+
+
+def test_key_terms_in_code_lines_weigh_more(embedder, by_id):
+    """The embedding model reads a fenced code line poorly: the rubric's key terms it uses count extra."""
+    from dataclasses import replace
+
+    from evaluators.thresholds import Thresholds
+
+    code = (
+        "```python\nfor x, y in loader:\n    optimizer.zero_grad()\n    loss = loss_fn(model(x), y)\n"
+        "    loss.backward()\n    optimizer.step()\n```"
+    )
+    plain = RubricScorer(embedder, replace(Thresholds(), code_lexical_factor=1.0))
+    assert grade(RubricScorer(embedder), by_id["zero-grad"], code).score > grade(plain, by_id["zero-grad"], code).score
