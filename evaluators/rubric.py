@@ -125,6 +125,7 @@ class RubricScorer(Evaluator):
             zip(rubric.point_texts, rubric.point_vectors, rubric.point_terms, strict=True)
         ):
             sims = vectors @ point_vecs.T if len(units) else np.zeros((0, len(texts)))
+            key_terms = terms - question_words  # echoing the question's own words is not evidence
             for i, unit in enumerate(units):
                 if i in exclude:
                     continue
@@ -136,7 +137,7 @@ class RubricScorer(Evaluator):
                 # A sentence that reads at least as much like a known wrong claim earns nothing.
                 if wrongness[i] >= self.t.suspicion_floor and wrongness[i] >= sims[i, j] - self.t.truth_margin:
                     continue
-                value = float(sims[i, j]) + self._lexical(unit, terms - question_words)
+                value = float(sims[i, j]) + self._lexical(unit, key_terms)
                 if not is_statement(unit):
                     value *= self.t.non_statement_factor
                 if says_nothing_new(unit, question_words):
