@@ -79,8 +79,9 @@ def _spell_out_layout(match: re.Match[str]) -> str:
     return " ".join(_AXIS_NAMES[c] for c in letters)
 
 
-# Comparisons and arrows in code or math read as words, so "rand_like(x) < p" can meet "keep the
-# entries that come out under p" and "(1 - p)" can meet "one minus p".
+# Comparisons, arrows and products in code or math read as words, so "rand_like(x) < p" can meet
+# "keep the entries that come out under p", "(1 - p)" can meet "one minus p" and "a @ w" can meet
+# "matrix multiplication" (a leading "@" is a decorator and stays).
 _OPERATORS = [
     (re.compile(r"\s*<=\s*"), " at most "),
     (re.compile(r"\s*>=\s*"), " at least "),
@@ -88,6 +89,7 @@ _OPERATORS = [
     (re.compile(r"\s+<\s+|(?<=[\w)])<(?=[\w(])"), " less than "),
     (re.compile(r"\s+>\s+|(?<=[\w)])>(?=[\w(])"), " greater than "),
     (re.compile(r"\b1\s*-\s*(?=[a-z]\b)"), "1 minus "),
+    (re.compile(r"(?<=[\w)\]])\s*@\s*(?=[\w(])"), " matrix multiply "),
 ]
 
 

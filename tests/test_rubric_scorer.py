@@ -203,7 +203,9 @@ def test_restating_the_question_is_not_an_answer(scorer, by_id):
         ("C, H and x", "C, H and x"),
         ("mask = torch.rand_like(x) < p", "mask = torch rand like x less than p"),
         ("divide by (1-p)", "divide by 1 minus p"),
-        ("(n, k) @ (k, m) -> (n, m)", "n, k @ k, m gives n, m"),
+        ("(n, k) @ (k, m) -> (n, m)", "n, k matrix multiply k, m gives n, m"),
+        ("y = x @ w.T", "y = x matrix multiply w.T"),
+        ("@torch.no_grad()", "@torch no grad"),  # a decorator is not a product
         ("x >= 0 and channels-last", "x at least 0 and channels-last"),
     ],
 )
