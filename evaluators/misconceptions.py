@@ -6,7 +6,7 @@ import numpy as np
 
 from evaluators.base import DetectedMisconception, GradingTask
 from evaluators.rubric_vectors import RubricVectors, same_polarity
-from evaluators.text import Unit, content_sequence, content_words, is_contrastive, is_negated, is_statement
+from evaluators.text import Unit, content_words, is_contrastive, is_negated, is_statement
 from evaluators.thresholds import Thresholds
 
 
@@ -37,10 +37,6 @@ class MisconceptionDetector:
                     all_sims[i, :] = 0.0
                 else:
                     all_sims[i, ~same_polarity(unit, m_texts)] = 0.0
-                    # The same words in another order are another claim (often the true one).
-                    for j, text in enumerate(m_texts):
-                        if all_sims[i, j] >= self.t.suspicion_floor and _rearranged(unit.text, text):
-                            all_sims[i, j] = 0.0
             sims = all_sims.max(axis=1) if len(units) else np.zeros(0)
             wrongness = np.maximum(wrongness, sims)
             for i in np.argsort(-sims):
@@ -125,20 +121,3 @@ def _uses_wrong_words(unit: Unit, m_texts: list[str], rubric: RubricVectors) -> 
     words, similarity alone decides."""
     distinctive = set().union(*(content_words(t) for t in m_texts)) - rubric.truth_terms
     return not distinctive or bool(content_words(unit.text) & distinctive)
-
-
-
-def _rearranged(unit_text: str, phrasing: str) -> bool:
-    """Every word of a wrong phrasing, but not in its order: "backward computes the gradients and step
-    updates the weights" holds all of "backward updates the weights" and says the opposite. Mean-pooled
-    embeddings barely see word order, so each pair of the phrasing's neighbouring words must stand
-    within two words of each other in the sentence, or the sentence is not saying the phrasing."""
-    claim, said = content_sequence(phrasing), content_sequence(unit_text)
-    if len(set(claim)) < 3 or not set(claim) <= set(said):
-        return False
-    where: dict[str, list[int]] = {}
-    for k, w in enumerate(said):
-        where.setdefault(w, []).append(k)
-    return not all(
-        any(0 < kb - ka <= 2 for ka in where[a] for kb in where[b]) for a, b in zip(claim, claim[1:], strict=False)
-    )

@@ -205,12 +205,6 @@ def is_evasive(answer: str) -> bool:
 
 
 @lru_cache(maxsize=65536)
-def content_sequence(text: str) -> tuple[str, ...]:
-    """The content words in the order written. Cached: the scorer asks about the same sentences and
-    rubric texts many times per answer."""
-    return tuple(w for w in words(spell_out_code(text)) if w not in FUNCTION_WORDS and len(w) > 2)
-
-
-@lru_cache(maxsize=65536)
 def content_words(text: str) -> frozenset[str]:
-    return frozenset(content_sequence(text))
+    """Cached: the scorer asks about the same sentences and rubric texts many times per answer."""
+    return frozenset(w for w in words(spell_out_code(text)) if w not in FUNCTION_WORDS and len(w) > 2)
