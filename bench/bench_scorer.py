@@ -2,7 +2,9 @@
 
 Run from the repository root:  .venv/bin/python bench/bench_scorer.py
 Prints Pearson/Spearman/QWK/MAE per split and per answer kind, the share of adversarial answers
-(misconceived, stuffed, evasive) scored <= 1.5, and per-answer latency. No asserts.
+(misconceived, stuffed, evasive) scored <= 1.5, and per-answer latency. No asserts. A split has 10-31
+questions, so Pearson and the adversarial share come with a 95% interval from resampling its questions:
+a one-answer change on a 45-answer split is well inside it.
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ sys.path.insert(0, str(ROOT))
 from bench.scorer_metrics import (  # noqa: E402
     ADVERSARIAL,
     SPLITS,
+    adversarial_share,
+    grade_pearson,
     load_calibration,
     mae,
     pearson,
     quadratic_kappa,
+    question_bootstrap,
     spearman,
 )
 from evaluators.base import GradingTask  # noqa: E402
@@ -38,10 +43,14 @@ def score_all(rows: list[dict], scorer: RubricScorer) -> list[float]:
     return [e.score for e in scorer.evaluate_many(tasks)]
 
 
-def report(name: str, rows: list[dict], predicted: list[float]) -> None:
+def report(name: str, rows: list[dict], predicted: list[float], *, interval: bool = False) -> None:
     human = [r["grade"] for r in rows]
+    spread = ""
+    if interval:
+        low, high = question_bootstrap(rows, predicted, grade_pearson)
+        spread = f" [{low:.2f}, {high:.2f}]"
     print(
-        f"{name:<22} n={len(rows):>4}  pearson {pearson(human, predicted):.3f}  spearman "
+        f"{name:<22} n={len(rows):>4}  pearson {pearson(human, predicted):.3f}{spread}  spearman "
         f"{spearman(human, predicted):.3f}  qwk {quadratic_kappa(human, predicted):.3f}  "
         f"mae {mae(human, predicted):.2f}"
     )
@@ -54,8 +63,8 @@ def main() -> None:
     print(f"calibration set: {len(rows)} answers to {len({r['question_id'] for r in rows})} questions\n")
     for split in SPLITS:
         idx = [i for i, r in enumerate(rows) if r["split"] == split]
-        report(f"split={split}", [rows[i] for i in idx], [predicted[i] for i in idx])
-    print()
+        report(f"split={split}", [rows[i] for i in idx], [predicted[i] for i in idx], interval=True)
+    print("(in brackets: 95% interval, resampling the split's questions 2,000 times)\n")
     for kind in sorted({r["kind"] for r in rows}):
         idx = [i for i, r in enumerate(rows) if r["kind"] == kind]
         human = [rows[i]["grade"] for i in idx]
@@ -64,10 +73,12 @@ def main() -> None:
               f"scorer mean {statistics.mean(got):.2f}  mae {mae(human, got):.2f}")
     print()
     for split in SPLITS:
-        adv = [i for i, r in enumerate(rows) if r["kind"] in ADVERSARIAL and r["split"] == split]
+        idx = [i for i, r in enumerate(rows) if r["split"] == split]
+        adv = [i for i in idx if rows[i]["kind"] in ADVERSARIAL]
         low = sum(predicted[i] <= 1.5 for i in adv)
+        lo, hi = question_bootstrap([rows[i] for i in idx], [predicted[i] for i in idx], adversarial_share)
         print(f"adversarial (misconceived/stuffed/evasive) scored <= 1.5, split={split}: "
-              f"{low}/{len(adv)} = {low / max(len(adv), 1):.1%}  (target >= 90%)")
+              f"{low}/{len(adv)} = {low / max(len(adv), 1):.1%} [{lo:.0%}, {hi:.0%}]  (target >= 90%)")
     bank = bank_index()
     scorer = RubricScorer(get_embedder("minilm"))  # fresh: no answer sentence is cached yet
     scorer.warm([GradingTask.from_question(q, "") for q in bank.values()])  # rubrics: at start-up

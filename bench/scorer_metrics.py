@@ -82,3 +82,35 @@ def macro_f1(truth: Sequence[str], predicted: Sequence[str]) -> float:
         recall = tp / (tp + fn) if tp + fn else 0.0
         scores.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
     return float(np.mean(scores))
+
+
+def question_bootstrap(
+    rows: Sequence[dict], predicted: Sequence[float], statistic, *, rounds: int = 2000, seed: int = 0
+) -> tuple[float, float]:
+    """A 95% interval for statistic(rows, predicted), resampling whole questions with replacement.
+
+    Answers to one question succeed or fail together (a rubric the scorer reads badly sinks all six),
+    so resampling single answers would make the interval look narrower than the evidence allows."""
+    by_question: dict[str, list[int]] = {}
+    for i, row in enumerate(rows):
+        by_question.setdefault(row["question_id"], []).append(i)
+    groups = list(by_question.values())
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(rounds):
+        picked = [i for g in rng.integers(len(groups), size=len(groups)) for i in groups[g]]
+        value = statistic([rows[i] for i in picked], [predicted[i] for i in picked])
+        if not np.isnan(value):
+            values.append(value)
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def adversarial_share(rows: Sequence[dict], predicted: Sequence[float]) -> float:
+    """Share of misconceived, stuffed and evasive answers scored at most 1.5 (nan if there are none)."""
+    scores = [p for r, p in zip(rows, predicted, strict=True) if r["kind"] in ADVERSARIAL]
+    return sum(s <= 1.5 for s in scores) / len(scores) if scores else float("nan")
+
+
+def grade_pearson(rows: Sequence[dict], predicted: Sequence[float]) -> float:
+    return pearson([r["grade"] for r in rows], predicted)
