@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.scorer_metrics import adversarial_share, grade_pearson, pearson, question_bootstrap
+from bench.scorer_metrics import adversarial_share, grade_pearson, paired_win_share, pearson, question_bootstrap
 
 
 def _answers(questions: int, noise: float, seed: int = 1) -> tuple[list[dict], list[float]]:
@@ -48,8 +48,6 @@ def test_adversarial_share_counts_only_adversarial_answers():
 
 
 def test_a_broad_gain_wins_almost_every_resample_and_one_answer_cannot():
-    from bench.scorer_metrics import paired_win_share
-
     rows, old = _answers(30, noise=1.0)
     better = [r["grade"] + 0.5 * (p - r["grade"]) for r, p in zip(rows, old, strict=True)]  # half the error
     assert paired_win_share(rows, better, old, grade_pearson) > 0.95
