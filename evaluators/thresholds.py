@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Thresholds:
-    """Similarity cut-offs, tuned on the calibration set's tuning split only (bench/tune_scorer.py)."""
+    """Similarity cut-offs, tuned on the calibration set's development splits only (bench/tune_scorer.py
+    --on); the held-out and -test splits are only scored."""
 
     credit_floor: float = 0.45  # support below this earns nothing
     credit_full: float = 0.78  # support at or above this earns the whole point
@@ -23,7 +24,7 @@ class Thresholds:
     contradiction: float = 0.88  # a negated near-copy of a rubric point states its opposite
     suspicion_floor: float = 0.6  # below this, resemblance to a wrong claim is just shared topic
     truth_margin: float = 0.02  # as close to a true statement as to a wrong one: benefit of the doubt
-    reference_sentences: bool = False  # also match the reference answer's sentences (tuning split preferred off)
+    reference_sentences: bool = False  # also match the reference answer's sentences (development splits prefer off)
     reference_assign: float = 0.6  # a reference sentence must state a point this clearly to join it
     misconception_penalty: float = 2.25  # score points (of 5) lost per wrong claim
     reuse_factor: float = 0.2  # support left to a sentence each time it already earned another point
