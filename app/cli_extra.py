@@ -28,12 +28,21 @@ def grade(
         raise UserFacingError(f"input file {input_path} does not exist")
     bank = bank_index(settings.bank_dir)
 
-    def open_store() -> Any:  # a QuestionStore, or None when the bank was never ingested
+    def open_store() -> Any:
+        """The bank search, indexed first if it never was (a few seconds, once): a file of free question
+        texts should not fail line by line on a machine where `interviewer ingest` was never run. A
+        search that cannot be opened leaves matching off; ids and reference answers still work."""
+        from ingest.pipeline import ingest_bank
+
         try:
             store = store_for(settings)
-            return store if store.count() else None
-        except Exception:
-            return None  # matching free question text then reports per line; ids and references still work
+            if not store.count():
+                err.print("Indexing the question bank for question matching (once; as `interviewer ingest`)...")
+                ingest_bank(store, list(bank.values()))
+            return store
+        except Exception as exc:
+            err.print(f"Question matching is off: the bank search could not be opened ({exc}).")
+            return None
 
     grader = BulkGrader(evaluator=rubric_scorer_for(settings), bank=bank, store=None, open_store=open_store)
     graded = failed = 0

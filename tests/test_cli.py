@@ -106,6 +106,24 @@ def test_grade_contract_continues_past_bad_lines(cli_env, tmp_path):
     assert "limit" in rows[4]["error"] and "UTF-8" in rows[5]["error"]
 
 
+def test_grade_indexes_a_never_ingested_bank_to_match_free_questions(cli_env, tmp_path):
+    line = json.dumps({"question": "Why call optimizer.zero_grad() before backward?",
+                       "answer": "Because gradients accumulate in .grad across backward calls."})
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text(line + "\n", encoding="utf-8")
+    fresh = {**cli_env, "INTERVIEWER_DATA_DIR": str(tmp_path / "never-ingested")}
+    out = run("grade", "--input", str(source), "--output", str(target), env=fresh)
+    assert out.returncode == 0, out.stderr
+    assert "Indexing the question bank" in out.stderr
+    assert json.loads(target.read_text())["matched_id"] == "zero-grad"
+
+    unreachable = {**fresh, "INTERVIEWER_CHROMA_HOST": "127.0.0.1", "INTERVIEWER_CHROMA_PORT": "9"}
+    out = run("grade", "--input", str(source), "--output", str(target), env=unreachable)
+    assert out.returncode == 1 and "Traceback" not in out.stderr  # its only line failed
+    assert "Question matching is off" in out.stderr and "not reachable" in out.stderr
+    assert "no bank search is available" in json.loads(target.read_text())["error"]
+
+
 def test_grade_exits_nonzero_only_when_every_line_failed(cli_env, tmp_path):
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text("nope\n{}\n", encoding="utf-8")
