@@ -19,6 +19,7 @@ ADVERSARIAL = ("misconceived", "stuffed", "evasive")
 # "tune" and the "-dev" splits may drive a choice (bench/tune_scorer.py --on); "heldout" and the "-test"
 # splits are only ever scored.
 SPLITS = ("tune", "heldout", "fresh-dev", "fresh-test", "fresh2-dev", "fresh2-test")
+BLIND = ("heldout", "fresh-test", "fresh2-test")
 
 
 def load_calibration(path: Path = CALIBRATION, *, fresh: bool = False) -> list[dict]:
