@@ -7,7 +7,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 _FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\n?(.*?)```", re.S)
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z0-9`(\"'])|\n\s*\n|\n\s*[-*•]\s+|\n(?=\s*\d+[.)]\s)")
+# A full stop ends a sentence unless it ends "e.g." or "i.e.": "(N, H, W, C), e.g. (32, 224, 224, 3)" is one.
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?;])(?<!\be\.g\.)(?<!\bi\.e\.)\s+(?=[A-Z0-9`(\"'])|\n\s*\n|\n\s*[-*•]\s+|\n(?=\s*\d+[.)]\s)"
+)
 _CLAUSE_BREAK = re.compile(
     r"[,;:]\s+|\s+[-–—]\s+"  # a spaced dash: "steps on it twice - effectively doubling the lr"
     r"|\s+(?=(?:and then|then|but|while|whereas|so that|which|never|rather than|instead of|unlike|because)\b)"

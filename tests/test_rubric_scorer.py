@@ -266,6 +266,17 @@ def test_a_spaced_dash_starts_a_clause_but_a_hyphen_does_not():
     ]
 
 
+
+def test_an_example_after_e_g_stays_in_its_sentence():
+    from evaluators.text import split_units
+
+    units = [u.text for u in split_units(
+        "Images come in as (N, C, H, W), e.g. (32, 3, 224, 224), i.e. Channels first. Then flatten them."
+    )]
+    assert units[0] == "Images come in as (N, C, H, W), e.g. (32, 3, 224, 224), i.e. Channels first."
+    assert "Then flatten them." in units and not any(u.endswith(("e.g.", "i.e.")) for u in units)
+
+
 def test_the_questions_own_words_earn_no_lexical_bonus(embedder, by_id):
     """'TensorFlow is named after the tensor' shares 'TensorFlow' and 'tensor' with rubric points, but the
     question asked about exactly those: echoing them is not evidence."""
