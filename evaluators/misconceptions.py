@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from evaluators.base import DetectedMisconception, GradingTask
+from knowledge.schema import Misconception
 from evaluators.rubric_vectors import RubricVectors, same_polarity
 from evaluators.text import Unit, content_words, is_contrastive, is_negated, is_statement
 from evaluators.thresholds import Thresholds
@@ -25,8 +26,9 @@ class MisconceptionDetector:
         found: list[DetectedMisconception] = []
         flagged: set[int] = set()
         wrongness = np.zeros(len(units))
-        for m, m_texts, m_vecs in zip(
-            task.misconceptions, rubric.misconception_texts, rubric.misconception_vectors, strict=True
+        probes = rubric.misconception_probes or [None] * len(task.misconceptions)
+        for m, m_texts, m_vecs, probe in zip(
+            task.misconceptions, rubric.misconception_texts, rubric.misconception_vectors, probes, strict=True
         ):
             all_sims = vectors @ m_vecs.T if len(units) else np.zeros((0, len(m_texts)))
             # A sentence that denies the wrong claim ("p is not the keep probability") is right, and
@@ -42,29 +44,46 @@ class MisconceptionDetector:
             for i in np.argsort(-sims):
                 if sims[i] < self.t.suspicion_floor:
                     break
-                if not is_statement(units[i]):
-                    continue
-                if sims[i] < self.t.misconception and not _restates(units[i], m_texts, all_sims[i], self.t):
-                    continue
-                if units[i].is_code and not _states_cue_in_code(units[i], m.cues):
-                    continue
-                if self._closer_to_truth(units[i], vectors[i], rubric, float(sims[i])):
-                    continue
-                # Only the phrasings nearly as close as the nearest say what the sentence says: with a
-                # loose band, a far phrasing's new vocabulary could undo a detection.
-                floor = max(self.t.misconception, sims[i] - self.t.wording_band)
-                near = [t for t, sim in zip(m_texts, all_sims[i], strict=True) if sim >= floor]
-                if sims[i] < self.t.misconception_sure and not _uses_wrong_words(units[i], near, rubric):
-                    continue
-                found.append(DetectedMisconception(claim=m.claim, correction=m.correction, quote=units[i].text))
-                flagged.add(int(i))
-                break
+                if self._states(units[i], vectors[i], m, m_texts, all_sims[i], rubric, probe):
+                    found.append(DetectedMisconception(claim=m.claim, correction=m.correction, quote=units[i].text))
+                    flagged.add(int(i))
+                    break
         for i, unit in enumerate(units):
             contradicted = self._contradicts(unit, vectors[i], rubric, task)
             if i not in flagged and contradicted:
                 found.append(contradicted)
                 flagged.add(i)
         return found, flagged, wrongness
+
+    def _states(
+        self, unit: Unit, vector: np.ndarray, m: Misconception, m_texts: list[str], sims: np.ndarray,
+        rubric: RubricVectors, probe: np.ndarray | None,
+    ) -> bool:
+        """Whether this sentence, already somewhat like the wrong claim, states it.
+
+        Two judgments decide: which side of the truth the sentence is on, and whether it uses the wrong
+        claim's own words. The claim's probe (misconception_probes) judges the side when it is sure;
+        otherwise similarity does: close enough to a phrasing, not closer to a true statement, and not
+        scored by the probe as the truth."""
+        sim = float(sims.max())
+        if not is_statement(unit):
+            return False
+        if unit.is_code and not _states_cue_in_code(unit, m.cues):
+            return False
+        belief = None if probe is None else float(vector @ probe[:-1] + probe[-1])
+        sure = belief is not None and belief >= self.t.probe_sure
+        if not sure:
+            if sim < self.t.misconception and not _restates(unit, m_texts, sims, self.t):
+                return False
+            if self._closer_to_truth(unit, vector, rubric, sim):
+                return False
+            if belief is not None and belief < self.t.probe_veto:
+                return False
+        # Only the phrasings nearly as close as the nearest say what the sentence says: with a loose
+        # band, a far phrasing's new vocabulary could undo a detection.
+        floor = max(self.t.suspicion_floor if sure else self.t.misconception, sim - self.t.wording_band)
+        near = [t for t, s in zip(m_texts, sims, strict=True) if s >= floor]
+        return sim >= self.t.misconception_sure or _uses_wrong_words(unit, near, rubric)
 
     def _closer_to_truth(self, unit: Unit, vector: np.ndarray, rubric: RubricVectors, m_sim: float) -> bool:
         """A sentence nearer to a correct rubric statement (same polarity) is not the misconception."""

@@ -12,7 +12,7 @@ import numpy as np
 from evaluators.base import DetectedMisconception, Evaluation, Evaluator, GradingTask, PointVerdict, Verdict
 from evaluators.feedback import compose_feedback
 from evaluators.misconceptions import MisconceptionDetector
-from evaluators.rubric_vectors import RubricVectors, same_polarity
+from evaluators.rubric_vectors import RubricVectors, misconception_probes, same_polarity
 from evaluators.text import (
     Unit,
     content_words,
@@ -224,12 +224,14 @@ class RubricScorer(Evaluator):
         for group in point_texts + m_texts:
             groups.append(vecs[start : start + len(group)])
             start += len(group)
+        m_vectors = groups[len(point_texts) :]
         value = RubricVectors(
             point_texts=point_texts,
             point_vectors=groups[: len(point_texts)],
             point_terms=[set().union(*(content_words(t) for t in texts)) for texts in point_texts],
             misconception_texts=m_texts,
-            misconception_vectors=groups[len(point_texts) :],
+            misconception_vectors=m_vectors,
+            misconception_probes=self._probes(task, groups[: len(point_texts)], m_vectors),
         )
         with self._lock:
             self._cache[key] = value
@@ -237,6 +239,15 @@ class RubricScorer(Evaluator):
                 self._cache.popitem(last=False)
         return value
 
+
+    def _probes(self, task: GradingTask, point_vectors: list[np.ndarray], m_vectors: list[np.ndarray]) -> list[np.ndarray]:
+        """Probes telling each wrong claim from the truth: the rubric's texts and the reference answer's
+        prose sentences (the truth in a candidate's register) are the true side."""
+        if not m_vectors:
+            return []
+        sentences = [spell_out_code(u.text) for u in split_units(task.reference_answer) if not u.is_code]
+        truths = [*point_vectors, self._rubric_embedder.embed_batch(sentences)] if sentences else point_vectors
+        return misconception_probes(m_vectors, np.vstack(truths), self.t.probe_ridge)
 
     def _add_reference_sentences(self, task: GradingTask, point_texts: list[list[str]]) -> None:
         """Each prose sentence of the reference answer joins the point it states best: more ways of

@@ -16,6 +16,9 @@ class RubricVectors:
     point_terms: list[set[str]]
     misconception_texts: list[list[str]]
     misconception_vectors: list[np.ndarray]
+    # Per wrong claim, a linear probe (384 weights and a bias) fitted to tell its phrasings from the
+    # entry's true statements: see misconception_probes(). Empty when the rubric has none.
+    misconception_probes: list[np.ndarray] = field(default_factory=list)
     # Every term any correct rubric text uses: read for each sentence near a wrong claim, so built once.
     truth_terms: frozenset[str] = field(init=False)
 
@@ -27,3 +30,22 @@ def same_polarity(unit: Unit, texts: list[str]) -> np.ndarray:
     """Per text: whether it is negated exactly when the unit is ("X does Y" vs "X does not Y")."""
     negated = is_negated(unit.text)
     return np.array([is_negated(t) == negated for t in texts], dtype=bool)
+
+
+def misconception_probes(wrong: list[np.ndarray], truths: np.ndarray, ridge: float) -> list[np.ndarray]:
+    """For each wrong claim, weights w (with a bias last) so that [v, 1] @ w is near +1 for its phrasings
+    and near -1 for the entry's true statements: ridge regression, both sides weighted equally.
+
+    Nearest-phrasing similarity treats every dimension alike, so "a softmax so the outputs are
+    probabilities for CrossEntropyLoss" sits as close to "CrossEntropyLoss applies log-softmax itself"
+    as to the wrong claim; a probe fitted on the bank's own texts (never on graded answers) leans on the
+    dimensions that separate the two sides."""
+    probes = []
+    for claim_vectors in wrong:
+        x = np.vstack([claim_vectors, truths])
+        x = np.hstack([x, np.ones((len(x), 1), dtype=x.dtype)])
+        y = np.r_[np.ones(len(claim_vectors)), -np.ones(len(truths))]
+        weight = np.r_[np.full(len(claim_vectors), 0.5 / len(claim_vectors)), np.full(len(truths), 0.5 / len(truths))]
+        gram = x.T @ (x * weight[:, None]) + ridge * np.eye(x.shape[1])
+        probes.append(np.linalg.solve(gram, x.T @ (weight * y)).astype(np.float32))
+    return probes

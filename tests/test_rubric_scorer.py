@@ -323,3 +323,53 @@ def test_key_terms_in_code_lines_weigh_more(embedder, by_id):
     )
     plain = RubricScorer(embedder, replace(Thresholds(), code_lexical_factor=1.0))
     assert grade(RubricScorer(embedder), by_id["zero-grad"], code).score > grade(plain, by_id["zero-grad"], code).score
+
+
+def test_a_probe_scores_its_claims_phrasings_above_the_truth():
+    import numpy as np
+
+    from evaluators.rubric_vectors import misconception_probes
+
+    rng = np.random.default_rng(0)
+
+    def around(direction, n):
+        v = direction + 0.3 * rng.standard_normal((n, 8))
+        return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+    wrong_side, true_side = np.eye(8)[0] + np.eye(8)[1], np.eye(8)[0] - np.eye(8)[1]  # share a topic axis
+    (probe,) = misconception_probes([around(wrong_side, 6)], around(true_side, 20), ridge=0.0005)
+    unseen_wrong, unseen_true = around(wrong_side, 10), around(true_side, 10)
+    wrong_scores, true_scores = unseen_wrong @ probe[:-1] + probe[-1], unseen_true @ probe[:-1] + probe[-1]
+    assert wrong_scores.min() > 0.0 > true_scores.max()  # the veto and the sure mark sit in that gap
+    assert np.median(wrong_scores) > 0.5 > -0.5 > np.median(true_scores)
+
+
+def _without_probes():
+    from dataclasses import replace
+
+    from evaluators.thresholds import Thresholds
+
+    return replace(Thresholds(), misconception=0.74, probe_sure=float("inf"), probe_veto=float("-inf"))
+
+
+def test_the_probe_clears_a_true_sentence_that_only_shares_a_wrong_claims_topic(embedder, by_id):
+    """'pick one with cuda:1' is as close to 'model.to("cuda") spreads the model over the GPUs' as a
+    wrong sentence would be; the claim's probe, fitted on the bank's own texts, puts it on the true side."""
+    if "device-types-multi-gpu" not in by_id:
+        pytest.skip("device-types-multi-gpu not in bank")
+    answer = "On a machine with several GPUs you pick one with cuda:1 or cuda:2."
+    with_probe = grade(RubricScorer(embedder), by_id["device-types-multi-gpu"], answer)
+    similarity_only = grade(RubricScorer(embedder, _without_probes()), by_id["device-types-multi-gpu"], answer)
+    assert similarity_only.misconceptions and not with_probe.misconceptions
+
+
+def test_the_probe_catches_a_wrong_claim_worded_unlike_its_phrasings(embedder, by_id):
+    """Passing the live loss tensor to add_scalar, said as a shortcut: below the similarity threshold of
+    every phrasing, but on the wrong side by the claim's probe."""
+    if "tensorboard-visualization" not in by_id:
+        pytest.skip("tensorboard-visualization not in bank")
+    answer = "Create a SummaryWriter and call writer.add_scalar('loss', loss) each step; you can just pass the loss tensor itself."
+    with_probe = grade(RubricScorer(embedder), by_id["tensorboard-visualization"], answer)
+    similarity_only = grade(RubricScorer(embedder, _without_probes()), by_id["tensorboard-visualization"], answer)
+    assert [m.claim for m in with_probe.misconceptions] == ["Logging the loss tensor itself every step is fine."]
+    assert not similarity_only.misconceptions and with_probe.score < similarity_only.score
