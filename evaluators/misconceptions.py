@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from evaluators.base import DetectedMisconception, GradingTask
-from knowledge.schema import Misconception
 from evaluators.rubric_vectors import RubricVectors, same_polarity
 from evaluators.text import Unit, content_words, is_contrastive, is_negated, is_statement
 from evaluators.thresholds import Thresholds
+from knowledge.schema import Misconception
 
 
 class MisconceptionDetector:
@@ -26,7 +26,7 @@ class MisconceptionDetector:
         found: list[DetectedMisconception] = []
         flagged: set[int] = set()
         wrongness = np.zeros(len(units))
-        probes = rubric.misconception_probes or [None] * len(task.misconceptions)
+        probes: list[np.ndarray | None] = [*rubric.misconception_probes] or [None] * len(task.misconceptions)
         for m, m_texts, m_vecs, probe in zip(
             task.misconceptions, rubric.misconception_texts, rubric.misconception_vectors, probes, strict=True
         ):

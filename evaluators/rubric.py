@@ -240,7 +240,9 @@ class RubricScorer(Evaluator):
         return value
 
 
-    def _probes(self, task: GradingTask, point_vectors: list[np.ndarray], m_vectors: list[np.ndarray]) -> list[np.ndarray]:
+    def _probes(
+        self, task: GradingTask, point_vectors: list[np.ndarray], m_vectors: list[np.ndarray]
+    ) -> list[np.ndarray]:
         """Probes telling each wrong claim from the truth: the rubric's texts and the reference answer's
         prose sentences (the truth in a candidate's register) are the true side."""
         if not m_vectors:

@@ -368,7 +368,10 @@ def test_the_probe_catches_a_wrong_claim_worded_unlike_its_phrasings(embedder, b
     every phrasing, but on the wrong side by the claim's probe."""
     if "tensorboard-visualization" not in by_id:
         pytest.skip("tensorboard-visualization not in bank")
-    answer = "Create a SummaryWriter and call writer.add_scalar('loss', loss) each step; you can just pass the loss tensor itself."
+    answer = (
+        "Create a SummaryWriter and call writer.add_scalar('loss', loss) each step; "
+        "you can just pass the loss tensor itself."
+    )
     with_probe = grade(RubricScorer(embedder), by_id["tensorboard-visualization"], answer)
     similarity_only = grade(RubricScorer(embedder, _without_probes()), by_id["tensorboard-visualization"], answer)
     assert [m.claim for m in with_probe.misconceptions] == ["Logging the loss tensor itself every step is fine."]
