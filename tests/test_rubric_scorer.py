@@ -24,6 +24,18 @@ def grade(scorer, question, answer, earlier=None):
     return scorer.evaluate(GradingTask.from_question(question, answer, earlier))
 
 
+def graded_both_ways(embedder, by_id, question_id, answer, **changed):
+    """The answer scored with the default thresholds and with `changed` ones (skips if the entry is gone)."""
+    from dataclasses import replace
+
+    from evaluators.thresholds import Thresholds
+
+    if question_id not in by_id:
+        pytest.skip(f"{question_id} not in bank")
+    variant = RubricScorer(embedder, replace(Thresholds(), **changed))
+    return grade(RubricScorer(embedder), by_id[question_id], answer), grade(variant, by_id[question_id], answer)
+
+
 RELU_REWORDED = (
     "You derive from autograd.Function and write two static methods. Forward stashes the input on ctx via "
     "save_for_backward and returns the input clamped at zero. Backward pulls the stored input back out and "
@@ -295,18 +307,11 @@ def test_the_questions_own_words_earn_no_lexical_bonus(embedder, by_id):
 def test_only_the_nearest_phrasings_set_the_wrong_words(embedder, by_id):
     """A sentence close to 'x = x + y changes x in place' states it; a farther phrasing of the same claim,
     with vocabulary of its own, must not make that sentence look innocent for lacking those words."""
-    from dataclasses import replace
-
-    from evaluators.thresholds import Thresholds
-
-    if "inplace-operations" not in by_id:
-        pytest.skip("inplace-operations not in bank")
     answer = (
         "In-place ops end with an underscore, like add_, and write into the tensor's memory. "
         "And note x = x + y also changes x in place."
     )
-    banded = grade(RubricScorer(embedder), by_id["inplace-operations"], answer)
-    pooled = grade(RubricScorer(embedder, replace(Thresholds(), wording_band=1.0)), by_id["inplace-operations"], answer)
+    banded, pooled = graded_both_ways(embedder, by_id, "inplace-operations", answer, wording_band=1.0)
     assert [m.quote for m in banded.misconceptions] == ["And note x = x + y also changes x in place."]
     assert banded.score <= 1.5 and not pooled.misconceptions
 
@@ -344,35 +349,27 @@ def test_a_probe_scores_its_claims_phrasings_above_the_truth():
     assert np.median(wrong_scores) > 0.5 > -0.5 > np.median(true_scores)
 
 
-def _without_probes():
-    from dataclasses import replace
-
-    from evaluators.thresholds import Thresholds
-
-    return replace(Thresholds(), misconception=0.74, probe_sure=float("inf"), probe_veto=float("-inf"))
+# The detector as it was before the probes: similarity checks only, at their earlier threshold.
+WITHOUT_PROBES = {"misconception": 0.74, "probe_sure": float("inf"), "probe_veto": float("-inf")}
 
 
 def test_the_probe_clears_a_true_sentence_that_only_shares_a_wrong_claims_topic(embedder, by_id):
     """'pick one with cuda:1' is as close to 'model.to("cuda") spreads the model over the GPUs' as a
     wrong sentence would be; the claim's probe, fitted on the bank's own texts, puts it on the true side."""
-    if "device-types-multi-gpu" not in by_id:
-        pytest.skip("device-types-multi-gpu not in bank")
     answer = "On a machine with several GPUs you pick one with cuda:1 or cuda:2."
-    with_probe = grade(RubricScorer(embedder), by_id["device-types-multi-gpu"], answer)
-    similarity_only = grade(RubricScorer(embedder, _without_probes()), by_id["device-types-multi-gpu"], answer)
+    with_probe, similarity_only = graded_both_ways(embedder, by_id, "device-types-multi-gpu", answer, **WITHOUT_PROBES)
     assert similarity_only.misconceptions and not with_probe.misconceptions
 
 
 def test_the_probe_catches_a_wrong_claim_worded_unlike_its_phrasings(embedder, by_id):
     """Passing the live loss tensor to add_scalar, said as a shortcut: below the similarity threshold of
     every phrasing, but on the wrong side by the claim's probe."""
-    if "tensorboard-visualization" not in by_id:
-        pytest.skip("tensorboard-visualization not in bank")
     answer = (
         "Create a SummaryWriter and call writer.add_scalar('loss', loss) each step; "
         "you can just pass the loss tensor itself."
     )
-    with_probe = grade(RubricScorer(embedder), by_id["tensorboard-visualization"], answer)
-    similarity_only = grade(RubricScorer(embedder, _without_probes()), by_id["tensorboard-visualization"], answer)
+    with_probe, similarity_only = graded_both_ways(
+        embedder, by_id, "tensorboard-visualization", answer, **WITHOUT_PROBES
+    )
     assert [m.claim for m in with_probe.misconceptions] == ["Logging the loss tensor itself every step is fine."]
     assert not similarity_only.misconceptions and with_probe.score < similarity_only.score
