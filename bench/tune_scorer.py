@@ -36,8 +36,8 @@ from knowledge.embeddings import Embedder, get_embedder  # noqa: E402
 from knowledge.loader import bank_index  # noqa: E402
 
 GRID = {
-    "misconception": [0.72, 0.74],
-    "misconception_sure": [0.85, 0.90],
+    "misconception": [0.70, 0.74],
+    "probe_sure": [0.5, 0.7],
     "misconception_penalty": [1.75, 2.25],
     "suspicion_floor": [0.6, 0.65],
     "credit_floor": [0.45, 0.5, 0.55],

@@ -239,7 +239,6 @@ class RubricScorer(Evaluator):
                 self._cache.popitem(last=False)
         return value
 
-
     def _probes(
         self, task: GradingTask, point_vectors: list[np.ndarray], m_vectors: list[np.ndarray]
     ) -> list[np.ndarray]:
