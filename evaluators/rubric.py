@@ -218,37 +218,30 @@ class RubricScorer(Evaluator):
         if self.t.reference_sentences:
             self._add_reference_sentences(task, point_texts)
         m_texts = [[m.claim, *m.cues] for m in task.misconceptions]
-        flat = [t for group in point_texts + m_texts for t in group]
+        # The reference answer's prose sentences train the probes only (the truth in a candidate's
+        # register); one batch embeds everything, as a batch of similar lengths runs faster.
+        truth_sentences = [u.text for u in split_units(task.reference_answer) if not u.is_code] if m_texts else []
+        flat = [t for group in point_texts + m_texts for t in group] + truth_sentences
         vecs = self._rubric_embedder.embed_batch([spell_out_code(t) for t in flat])
         groups, start = [], 0
         for group in point_texts + m_texts:
             groups.append(vecs[start : start + len(group)])
             start += len(group)
-        m_vectors = groups[len(point_texts) :]
+        point_vectors, m_vectors = groups[: len(point_texts)], groups[len(point_texts) :]
+        truths = np.vstack([*point_vectors, vecs[start:]])
         value = RubricVectors(
             point_texts=point_texts,
-            point_vectors=groups[: len(point_texts)],
+            point_vectors=point_vectors,
             point_terms=[set().union(*(content_words(t) for t in texts)) for texts in point_texts],
             misconception_texts=m_texts,
             misconception_vectors=m_vectors,
-            misconception_probes=self._probes(task, groups[: len(point_texts)], m_vectors),
+            misconception_probes=misconception_probes(m_vectors, truths, self.t.probe_ridge) if m_vectors else [],
         )
         with self._lock:
             self._cache[key] = value
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
         return value
-
-    def _probes(
-        self, task: GradingTask, point_vectors: list[np.ndarray], m_vectors: list[np.ndarray]
-    ) -> list[np.ndarray]:
-        """Probes telling each wrong claim from the truth: the rubric's texts and the reference answer's
-        prose sentences (the truth in a candidate's register) are the true side."""
-        if not m_vectors:
-            return []
-        sentences = [spell_out_code(u.text) for u in split_units(task.reference_answer) if not u.is_code]
-        truths = [*point_vectors, self._rubric_embedder.embed_batch(sentences)] if sentences else point_vectors
-        return misconception_probes(m_vectors, np.vstack(truths), self.t.probe_ridge)
 
     def _add_reference_sentences(self, task: GradingTask, point_texts: list[list[str]]) -> None:
         """Each prose sentence of the reference answer joins the point it states best: more ways of
