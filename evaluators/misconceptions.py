@@ -26,9 +26,9 @@ class MisconceptionDetector:
         found: list[DetectedMisconception] = []
         flagged: set[int] = set()
         wrongness = np.zeros(len(units))
-        probes: list[np.ndarray | None] = [*rubric.misconception_probes] or [None] * len(task.misconceptions)
         for m, m_texts, m_vecs, probe in zip(
-            task.misconceptions, rubric.misconception_texts, rubric.misconception_vectors, probes, strict=True
+            task.misconceptions, rubric.misconception_texts, rubric.misconception_vectors,
+            rubric.misconception_probes, strict=True,
         ):
             all_sims = vectors @ m_vecs.T if len(units) else np.zeros((0, len(m_texts)))
             # A sentence that denies the wrong claim ("p is not the keep probability") is right, and
@@ -57,7 +57,7 @@ class MisconceptionDetector:
 
     def _states(
         self, unit: Unit, vector: np.ndarray, m: Misconception, m_texts: list[str], sims: np.ndarray,
-        rubric: RubricVectors, probe: np.ndarray | None,
+        rubric: RubricVectors, probe: np.ndarray,
     ) -> bool:
         """Whether this sentence, already somewhat like the wrong claim, states it.
 
@@ -70,14 +70,14 @@ class MisconceptionDetector:
             return False
         if unit.is_code and not _states_cue_in_code(unit, m.cues):
             return False
-        belief = None if probe is None else float(vector @ probe[:-1] + probe[-1])
-        sure = belief is not None and belief >= self.t.probe_sure
+        belief = float(vector @ probe[:-1] + probe[-1])
+        sure = belief >= self.t.probe_sure
         if not sure:
             if sim < self.t.misconception and not _restates(unit, m_texts, sims, self.t):
                 return False
             if self._closer_to_truth(unit, vector, rubric, sim):
                 return False
-            if belief is not None and belief < self.t.probe_veto:
+            if belief < self.t.probe_veto:
                 return False
         # Only the phrasings nearly as close as the nearest say what the sentence says: with a loose
         # band, a far phrasing's new vocabulary could undo a detection.

@@ -220,7 +220,7 @@ class RubricScorer(Evaluator):
         m_texts = [[m.claim, *m.cues] for m in task.misconceptions]
         # The reference answer's prose sentences train the probes only (the truth in a candidate's
         # register); one batch embeds everything, as a batch of similar lengths runs faster.
-        truth_sentences = [u.text for u in split_units(task.reference_answer) if not u.is_code] if m_texts else []
+        truth_sentences = _prose(task.reference_answer) if m_texts else []
         flat = [t for group in point_texts + m_texts for t in group] + truth_sentences
         vecs = self._rubric_embedder.embed_batch([spell_out_code(t) for t in flat])
         groups, start = [], 0
@@ -235,7 +235,7 @@ class RubricScorer(Evaluator):
             point_terms=[set().union(*(content_words(t) for t in texts)) for texts in point_texts],
             misconception_texts=m_texts,
             misconception_vectors=m_vectors,
-            misconception_probes=misconception_probes(m_vectors, truths, self.t.probe_ridge) if m_vectors else [],
+            misconception_probes=misconception_probes(m_vectors, truths, self.t.probe_ridge),
         )
         with self._lock:
             self._cache[key] = value
@@ -246,7 +246,7 @@ class RubricScorer(Evaluator):
     def _add_reference_sentences(self, task: GradingTask, point_texts: list[list[str]]) -> None:
         """Each prose sentence of the reference answer joins the point it states best: more ways of
         saying each idea for a paraphrase to match."""
-        sentences = [u.text for u in split_units(task.reference_answer) if not u.is_code]
+        sentences = _prose(task.reference_answer)
         if not sentences:
             return
         embed = self._rubric_embedder.embed_batch
@@ -255,6 +255,11 @@ class RubricScorer(Evaluator):
             j = int(np.argmax(sims[i]))
             if sims[i, j] >= self.t.reference_assign and sentence not in point_texts[j]:
                 point_texts[j].append(sentence)
+
+
+def _prose(text: str) -> list[str]:
+    """The sentences and clauses of a text outside its code."""
+    return [u.text for u in split_units(text) if not u.is_code]
 
 
 def _rubric_key(task: GradingTask) -> str:

@@ -17,8 +17,8 @@ class RubricVectors:
     misconception_texts: list[list[str]]
     misconception_vectors: list[np.ndarray]
     # Per wrong claim, a linear probe (384 weights and a bias) fitted to tell its phrasings from the
-    # entry's true statements: see misconception_probes(). Empty when the rubric has none.
-    misconception_probes: list[np.ndarray] = field(default_factory=list)
+    # entry's true statements: see misconception_probes().
+    misconception_probes: list[np.ndarray]
     # Every term any correct rubric text uses: read for each sentence near a wrong claim, so built once.
     truth_terms: frozenset[str] = field(init=False)
 
