@@ -28,11 +28,13 @@ def test_batches_match_single_calls(embedder):
 
 def test_mixed_lengths_are_batched_within_the_padding_budget_and_keep_their_order(embedder):
     texts = [("word " * n).strip() + f" {n}" for n in (3, 150, 8, 40, 2, 90, 12, 5, 60, 1)] * 3
-    batches = embedder._batches(sorted(texts, key=len))
-    assert sorted(t for b in batches for t in b) == sorted(texts)
+    tokens = embedder.token_counts(texts)
+    batches = embedder._batches(tokens)
+    assert sorted(i for b in batches for i in b) == list(range(len(texts)))
     for batch in batches:
         assert len(batch) <= embedder.batch_size
-        assert len(batch) == 1 or len(batch) * max(map(len, batch)) <= embedder.padded_chars
+        assert len(batch) == 1 or len(batch) * max(tokens[i] for i in batch) <= embedder.padded_tokens
+    assert len(batches) < len(texts) / 2  # short texts share batches
     together = embedder.embed_batch(texts)
     for i in (0, 1, 5, 9):
         np.testing.assert_allclose(together[i], embedder.embed(texts[i]), atol=1e-4)
@@ -53,7 +55,7 @@ def test_the_server_runners_give_the_same_vectors_as_one_caller_mode(tmp_path):
     np.testing.assert_array_equal(runners.embed_batch(texts), expected)  # several batches
     bulk = MiniLMEmbedder()  # one caller, with enough batches to go to the runners
     bulk.runners_from = 2
-    assert len(bulk._batches(sorted(texts, key=len))) >= 2
+    assert len(bulk._batches(bulk.token_counts(texts))) >= 2
     np.testing.assert_array_equal(bulk.embed_batch(texts), expected)
     np.testing.assert_array_equal(runners.embed_batch(texts[:3]), expected[:3])  # one batch, split in two
     with ThreadPoolExecutor(4) as callers:  # overlapping requests share the runners
