@@ -40,12 +40,22 @@ def misconception_probes(wrong: list[np.ndarray], truths: np.ndarray, ridge: flo
     probabilities for CrossEntropyLoss" sits as close to "CrossEntropyLoss applies log-softmax itself"
     as to the wrong claim; a probe fitted on the bank's own texts (never on graded answers) leans on the
     dimensions that separate the two sides."""
+    # Solved in the dual, (n x n) for the n texts rather than (385 x 385): the same weights, since
+    # (X'SX + rI)^-1 X'S y = X'S^1/2 (S^1/2 XX' S^1/2 + rI)^-1 S^1/2 y, at about a tenth of the cost (the
+    # whole bank's probes took ~0.45 s of each grading run; a bank has ~75 true texts per question).
+    truths = _with_bias(truths)
+    truth_gram = truths @ truths.T  # shared by every claim of the entry
     probes = []
     for claim_vectors in wrong:
-        x = np.vstack([claim_vectors, truths])
-        x = np.hstack([x, np.ones((len(x), 1), dtype=x.dtype)])
-        y = np.r_[np.ones(len(claim_vectors)), -np.ones(len(truths))]
-        weight = np.r_[np.full(len(claim_vectors), 0.5 / len(claim_vectors)), np.full(len(truths), 0.5 / len(truths))]
-        gram = x.T @ (x * weight[:, None]) + ridge * np.eye(x.shape[1])
-        probes.append(np.linalg.solve(gram, x.T @ (weight * y)).astype(np.float32))
+        claims = _with_bias(claim_vectors)
+        x = np.vstack([claims, truths])
+        gram = np.block([[claims @ claims.T, claims @ truths.T], [truths @ claims.T, truth_gram]])
+        y = np.r_[np.ones(len(claims)), -np.ones(len(truths))]
+        root = np.sqrt(np.r_[np.full(len(claims), 0.5 / len(claims)), np.full(len(truths), 0.5 / len(truths))])
+        dual = np.linalg.solve(root[:, None] * gram * root[None, :] + ridge * np.eye(len(x)), root * y)
+        probes.append((x.T @ (root * dual)).astype(np.float32))
     return probes
+
+
+def _with_bias(vectors: np.ndarray) -> np.ndarray:
+    return np.hstack([vectors, np.ones((len(vectors), 1))]).astype(np.float64)
