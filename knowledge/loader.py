@@ -13,6 +13,9 @@ from knowledge.errors import BankError
 from knowledge.schema import Question
 
 BANK_DIR = Path(__file__).parent / "bank"
+# libyaml's parser when PyYAML was built with it (its wheels are): the bank parses in ~0.05 s against
+# ~0.6 s in pure Python, to the same objects, and every CLI run and server start pays it.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _describe(error: ValidationError) -> str:
@@ -24,7 +27,7 @@ def _describe(error: ValidationError) -> str:
 def load_file(path: Path) -> list[Question]:
     """Parse one bank file into validated questions."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     except (OSError, UnicodeDecodeError) as exc:
         raise BankError(f"{path}: cannot read file: {exc}") from exc
     except yaml.YAMLError as exc:
