@@ -15,7 +15,9 @@ if TYPE_CHECKING:  # importing Chroma and LangChain costs ~0.7 s; grade runs tha
     from knowledge.vectorstore import QuestionStore
 
 MAX_ANSWER_CHARS = 20_000
-BATCH = 64
+# Lines scored per embedding call. Measured on the 660 calibration answers (`interviewer grade`, warm):
+# 64 -> 7.0 s, 256 -> 6.5-6.7 s; the progress bar then moves every ~2.5 s.
+BATCH = 256
 # Fused retrieval score above which a free question text is taken to be that bank entry.
 MATCH_THRESHOLD = 0.6
 
