@@ -3,14 +3,17 @@
 Run from the repository root:  .venv/bin/python bench/bench_scorer.py
 Prints Pearson/Spearman/QWK/MAE per split and per answer kind, the share of adversarial answers
 (misconceived, stuffed, evasive) scored <= 1.5 beside the share the human grades themselves put
-there, and per-answer latency. No asserts. A split has 10-31
-questions, so Pearson and the adversarial share come with a 95% interval from resampling its questions:
+there, per-answer latency, and bulk throughput (in process, and `interviewer grade` as a command).
+No asserts. A split has 10-31 questions, so Pearson and the adversarial share come with a 95% interval from resampling its questions:
 a one-answer change on a 45-answer split is well inside it.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -98,6 +101,7 @@ def main() -> None:
     print(f"\nlatency per answer (warm): p50 {statistics.median(timings):.1f} ms, p95 {p95:.1f} ms "
           "(target p50 < 20 ms)")
     bulk_throughput(rows)
+    command_throughput(rows)
 
 
 def bulk_throughput(rows: list[dict]) -> None:
@@ -111,6 +115,25 @@ def bulk_throughput(rows: list[dict]) -> None:
             score_all(rows, scorer)
             rate = len(rows) / (time.perf_counter() - start)
             print(f"batched grading throughput, {label}: {rate:.0f} answers/s (aim > 100)")
+
+
+def command_throughput(rows: list[dict]) -> None:
+    """The contract's command end to end, as a user runs it: a new process per run (start-up, bank,
+    model), JSONL in and out, on a fresh data directory; the first run stores the rubric vectors."""
+    with tempfile.TemporaryDirectory() as tmp:
+        source, target = Path(tmp) / "in.jsonl", Path(tmp) / "out.jsonl"
+        source.write_text("".join(
+            json.dumps({"question_id": r["question_id"], "question": "", "answer": r["answer"]}) + "\n" for r in rows
+        ))
+        env = {**os.environ, "INTERVIEWER_DATA_DIR": str(Path(tmp) / "data")}
+        command = [sys.executable, "-c", "from app.cli import main; main()", "grade",
+                   "--input", str(source), "--output", str(target)]
+        for label in ("first run", "later run"):
+            start = time.perf_counter()
+            subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True)
+            took = time.perf_counter() - start
+            print(f"`interviewer grade` on {len(rows)} lines, {label}, process start included: {took:.1f} s, "
+                  f"{len(rows) / took:.0f} answers/s")
 
 
 if __name__ == "__main__":
