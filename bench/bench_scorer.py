@@ -4,8 +4,8 @@ Run from the repository root:  .venv/bin/python bench/bench_scorer.py
 Prints Pearson/Spearman/QWK/MAE per split and per answer kind, the share of adversarial answers
 (misconceived, stuffed, evasive) scored <= 1.5 beside the share the human grades themselves put
 there, per-answer latency, and bulk throughput (in process, and `interviewer grade` as a command).
-No asserts. A split has 10-31 questions, so Pearson and the adversarial share come with a 95% interval from resampling its questions:
-a one-answer change on a 45-answer split is well inside it.
+No asserts. A split has 10-31 questions, so Pearson and the adversarial share come with a 95%
+interval from resampling its questions: a one-answer change on a 45-answer split is well inside it.
 """
 
 from __future__ import annotations
