@@ -48,8 +48,9 @@ def ingest(
         "data/drafts.yaml"
     ),
 ) -> None:
-    """Embed the bank into Chroma (only what changed), or parse raw documents into draft entries."""
-    from app.services import store_for
+    """Embed the bank into Chroma (only what changed) and store its rubric vectors for scoring, or
+    parse raw documents into draft entries."""
+    from app.services import store_for, store_rubric_vectors
     from ingest.pipeline import ingest_bank
     from knowledge.loader import load_bank
 
@@ -61,12 +62,16 @@ def ingest(
         report = ingest_bank(store, questions)
         bar.update(task, total=1, completed=1)
     if report.embedded == 0 and report.removed == 0:
-        err.print(f"Bank unchanged: {report.unchanged} entries already embedded, nothing to do.")
+        err.print(f"Bank unchanged: {report.unchanged} entries already embedded in the search index.")
     else:
         err.print(
             f"Embedded {report.embedded} entries ({report.added} new, {report.updated} changed), "
             f"{report.unchanged} unchanged, {report.removed} removed."
         )
+    with progress() as bar:
+        task = bar.add_task("Storing rubric vectors for scoring", total=None)
+        store_rubric_vectors(settings, questions)
+        bar.update(task, total=1, completed=1)
     if not docs:
         return
     from ingest.drafts import classify_documents, write_drafts

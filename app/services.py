@@ -49,6 +49,14 @@ def rubric_scorer_for(settings: Settings) -> Any:
     return RubricScorer(embedder, rubric_embedder=StoredEmbedder(embedder, settings.rubric_vectors_path))
 
 
+def store_rubric_vectors(settings: Settings, questions: list[Any]) -> None:
+    """Embed every entry's rubric texts and store them (only those not stored yet), so that the first
+    `grade` run and the first server start on this machine read them instead of embedding ~7,900 texts."""
+    from evaluators.base import GradingTask
+
+    rubric_scorer_for(settings).warm([GradingTask.from_question(q, "") for q in questions])
+
+
 def evaluator_for(settings: Settings) -> Any:
     """The offline rubric scorer, wrapped by the LLM judge when a model is configured."""
     offline = rubric_scorer_for(settings)

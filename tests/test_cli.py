@@ -36,6 +36,26 @@ def test_reingest_says_nothing_changed(cli_env):
     assert again.returncode == 0 and "Bank unchanged" in again.stderr
 
 
+def test_ingest_stores_every_rubric_vector_so_scoring_embeds_none(cli_env):
+    """The first `grade` run and server start on a machine then read ~7,900 vectors instead of embedding them."""
+    from evaluators.base import GradingTask
+    from evaluators.rubric import RubricScorer
+    from knowledge.embeddings import MiniLMEmbedder
+    from knowledge.loader import bank_index
+    from knowledge.stored_vectors import StoredEmbedder
+
+    class RefusingEmbedder(MiniLMEmbedder):  # the ingest's model fingerprint, but it will not embed
+        def embed_batch(self, texts):
+            assert not texts, f"not stored by ingest: {list(texts)[:3]}"
+            return super().embed_batch(texts)
+
+    refusing = RefusingEmbedder()
+    stored = StoredEmbedder(refusing, Path(cli_env["INTERVIEWER_DATA_DIR"]) / "rubric-vectors.sqlite3")
+    RubricScorer(refusing, rubric_embedder=stored).warm(
+        [GradingTask.from_question(q, "") for q in bank_index().values()]
+    )
+
+
 def test_search_json_contract(cli_env):
     out = run("search", "--json", "--k", "3", "--topic", "training-loop", "why reset gradients", "what is sgd",
               env=cli_env)
