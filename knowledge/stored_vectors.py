@@ -2,7 +2,7 @@
 
 Every `interviewer grade` run and every server start used to embed the rubric texts, cues and
 claims of each question it met, and the reference sentences its misconception probes learn from
-(~7,900 texts for the whole bank, ~13 s on 2 cores), before scoring its first answer. They change
+(~7,900 texts for the whole bank, ~11 s on 2 cores), before scoring its first answer. They change
 only when the bank does, so they are stored per model, keyed by a hash of the text.
 Candidates' answers never go through here.
 """
