@@ -147,16 +147,25 @@ class QuestionStore:
     # --- search -----------------------------------------------------------------------------
     def search(self, query: str, *, k: int = 5, filters: dict[str, Any] | None = None) -> list[SearchHit]:
         """Best k entries for a query, fusing cosine similarity with BM25 over the same texts."""
-        if not query or not query.strip():
+        return self.search_many([query], k=k, filters=filters)[0]
+
+    def search_many(
+        self, queries: list[str], *, k: int = 5, filters: dict[str, Any] | None = None
+    ) -> list[list[SearchHit]]:
+        """`search` for each query, with the queries embedded in one batch: a server's warm-up looks up
+        ~560 rubric points, and one at a time the model spent ~3.7 of its ~6 s on them (~1.5 s together)."""
+        if any(not query or not query.strip() for query in queries):
             raise SearchError("empty query: give some words to search for")
         if k < 1:
             raise SearchError("k must be at least 1")
         where = build_where(filters or {})
+        vectors = self._embedder.embed_batch(queries)
+        return [self._fused(q, vector.tolist(), k=k, where=where) for q, vector in zip(queries, vectors, strict=True)]
+
+    def _fused(self, query: str, vector: list[float], *, k: int, where: dict[str, Any] | None) -> list[SearchHit]:
         pool = max(k * 4, 20)
         try:
-            pairs = self._chroma.similarity_search_by_vector_with_relevance_scores(
-                self._embedder.embed(query).tolist(), k=pool, filter=where
-            )
+            pairs = self._chroma.similarity_search_by_vector_with_relevance_scores(vector, k=pool, filter=where)
         except Exception as exc:
             raise SearchError(f"Chroma search failed: {exc}") from exc
         lexical = self._lexical_index().scores(query)

@@ -300,6 +300,10 @@ class CountingStore:
         self.searches += 1
         return self._inner.search(*args, **kwargs)
 
+    def search_many(self, queries, **kwargs):
+        self.searches += len(queries)
+        return self._inner.search_many(queries, **kwargs)
+
     def catalog(self, *args, **kwargs):
         self.catalogs += 1
         return self._inner.catalog(*args, **kwargs)

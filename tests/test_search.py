@@ -50,6 +50,15 @@ def test_paraphrased_queries_find_their_entry(ingested_store, query, expected):
     assert expected in ids
 
 
+def test_queries_searched_together_get_what_each_gets_alone(ingested_store):
+    queries = ["what does the backward call on the loss actually do", "view versus reshape", "tf.function tracing"]
+    together = ingested_store.search_many(queries, k=4)
+    assert together == [ingested_store.search(q, k=4) for q in queries]
+    assert ingested_store.search_many([], k=4) == []
+    with pytest.raises(SearchError, match="empty query"):
+        ingested_store.search_many(["fine", " "])
+
+
 def test_filters_restrict_results(ingested_store):
     hits = ingested_store.search("how are gradients computed", k=10, filters={"framework": "tensorflow"})
     assert hits and all(h.framework == "tensorflow" for h in hits)
