@@ -61,6 +61,7 @@ def test_openapi_documents_every_endpoint_and_problem_bodies(tmp_path):
         "/v1/questions",
         "/v1/questions/{question_id}",
         "/v1/grade",
+        "/v1/grade/batch",
         "/v1/code/check",
         "/v1/me/progress",
         "/healthz",

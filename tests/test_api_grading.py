@@ -48,6 +48,33 @@ def test_grade_client_mistakes(alice, body, status):
     assert_problem(alice.post("/v1/grade", json=body), status)
 
 
+def test_grade_batch_grades_each_item_in_order_and_reports_bad_ones(alice, bank):
+    entry = next(q for q in bank if q.id == "zero-grad")
+    items = [
+        {"question_id": entry.id, "answer": entry.reference_answer},
+        {"question_id": "no-such-id", "answer": "x"},
+        {"question": "What does model.eval() change?", "reference_answer": "It switches dropout off.",
+         "answer": "Dropout is switched off."},
+        {"question_id": entry.id, "answer": "x" * 20_001},
+        {"question_id": entry.id, "answer": "It makes training faster."},
+    ]
+    reply = alice.post("/v1/grade/batch", json={"items": items})
+    assert reply.status_code == 200, reply.text
+    results = reply.json()["results"]
+    assert [r["index"] for r in results] == [0, 1, 2, 3, 4]
+    assert "unknown question_id 'no-such-id'" in results[1]["error"] and results[1]["result"] is None
+    assert "answer is 20001 characters; the limit is 20000" in results[3]["error"]
+    for i in (0, 2, 4):  # the same grade as alone
+        alone = alice.post("/v1/grade", json=items[i]).json()
+        assert results[i]["error"] is None and results[i]["result"] == alone
+    assert results[0]["result"]["score"] > results[4]["result"]["score"]
+
+
+@pytest.mark.parametrize("items", [[], [{"question_id": "zero-grad", "answer": "x"}] * 101, [{"answer": 3}]])
+def test_grade_batch_rejects_a_malformed_request_whole(alice, items):
+    assert_problem(alice.post("/v1/grade/batch", json={"items": items}), 422)
+
+
 def code_question(bank):
     return next(q for q in bank if q.code is not None)
 
