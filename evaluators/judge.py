@@ -8,6 +8,7 @@ failure (timeout, HTTP error, malformed output, refusal) hands the answer to the
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from difflib import SequenceMatcher
 from typing import Literal
 
@@ -22,6 +23,9 @@ from knowledge.schema import Misconception
 CREDIT = {Verdict.COVERED: 1.0, Verdict.PARTIAL: 0.5, Verdict.MISSED: 0.0}
 MIN_QUOTE_CHARS = 4  # "x" occurs in most answers; a quote must say something
 CLAIM_MATCH = 0.6  # how close a returned claim must be to a listed misconception
+# Calls in flight when grading a batch: enough to hide round trips, few enough for a local server
+# (Ollama, llama.cpp) that queues requests anyway.
+JUDGE_CALLS_IN_FLIGHT = 4
 
 
 class JudgedPoint(BaseModel):
@@ -113,6 +117,15 @@ class LLMJudge(Evaluator):
             reason = exc.reason if isinstance(exc, LLMError) else "malformed output"
             return self._fall_back(task, reason)
         return self._verified(task, reply)
+
+    def evaluate_many(self, tasks: list[GradingTask]) -> list[Evaluation]:
+        """A few model calls in flight at once: a batch of answers would otherwise wait for every
+        round trip in turn (each bounded by the timeout, and falling back on its own)."""
+        if len(tasks) < 2:
+            return [self.evaluate(task) for task in tasks]
+        workers = min(JUDGE_CALLS_IN_FLIGHT, len(tasks))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge") as pool:
+            return list(pool.map(self.evaluate, tasks))
 
     def _fall_back(self, task: GradingTask, reason: str) -> Evaluation:
         offline = self._fallback.evaluate(task)

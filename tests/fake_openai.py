@@ -75,6 +75,8 @@ class FakeOpenAI:
 
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
+        self.most_in_flight = 0  # the most requests the server was answering at one moment
+        self._in_flight = 0
         self._replies: list[Reply] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -120,8 +122,13 @@ class FakeOpenAI:
                 return http_error(500, "fake_openai: no scripted reply left")
             return self._replies.pop(0)
 
-    def _wait(self, seconds: float) -> None:
+    def _delay(self, seconds: float) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self._in_flight)
         self._stopping.wait(seconds)
+        with self._lock:
+            self._in_flight -= 1
 
 
 def _completion(body: dict[str, Any], reply: Reply, number: int) -> dict[str, Any]:
@@ -171,7 +178,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             reply = fake._next(self.path, body)
             if reply.delay_s:
-                fake._wait(reply.delay_s)
+                fake._delay(reply.delay_s)
             if reply.status != 200:
                 # retry-after-ms keeps the openai client's retry back-off short in tests.
                 error = {"error": {"message": reply.content, "type": "server_error", "code": None}}

@@ -255,6 +255,16 @@ def test_function_calling_method_works_too(fake_openai, offline, relu):
     assert fake_openai.requests[0].body["tools"][0]["function"]["name"] == "JudgeReply"
 
 
+def test_a_batch_keeps_several_calls_in_flight_and_falls_back_per_answer(fake_openai, offline, relu):
+    fake_openai.script([content(reply(), delay_s=0.3)] * 3 + [broken_json()])
+    tasks = [GradingTask.from_question(relu, ANSWER) for _ in range(4)]
+    results = judge_for(fake_openai, offline).evaluate_many(tasks)
+    assert len(results) == 4 and fake_openai.most_in_flight > 1
+    judged = [r for r in results if r.evaluator == f"llm-judge:{MODEL}"]
+    fell_back = [r for r in results if "fallback" in r.evaluator]
+    assert len(judged) == 3 and len(fell_back) == 1  # the broken reply falls back on its own
+
+
 def test_empty_answer_is_scored_offline_without_a_call(offline, relu):
     model = ScriptedChatModel(replies=[], name=MODEL)
     result = LLMJudge(model, offline).evaluate(GradingTask.from_question(relu, "   "))
