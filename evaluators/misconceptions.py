@@ -6,7 +6,7 @@ import numpy as np
 
 from evaluators.base import DetectedMisconception, GradingTask
 from evaluators.rubric_vectors import RubricVectors, same_polarity
-from evaluators.text import Unit, content_words, is_contrastive, is_negated, is_statement
+from evaluators.text import Unit, content_words, is_contrastive, is_negated, is_statement, order_contradicts
 from evaluators.thresholds import Thresholds
 from knowledge.schema import Misconception
 
@@ -39,6 +39,11 @@ class MisconceptionDetector:
                     all_sims[i, :] = 0.0
                 else:
                     all_sims[i, ~same_polarity(unit, m_texts)] = 0.0
+                    # "zero_grad before backward" is not "backward, then zero_grad": embeddings barely
+                    # see the order, so a phrasing that sequences the same steps the other way is not it.
+                    for j in np.flatnonzero(all_sims[i] >= self.t.suspicion_floor):
+                        if order_contradicts(unit.text, m_texts[j]):
+                            all_sims[i, j] = 0.0
             sims = all_sims.max(axis=1) if len(units) else np.zeros(0)
             wrongness = np.maximum(wrongness, sims)
             for i in np.argsort(-sims):

@@ -261,3 +261,41 @@ def is_evasive(answer: str) -> bool:
 def content_words(text: str) -> frozenset[str]:
     """Cached: the scorer asks about the same sentences and rubric texts many times per answer."""
     return frozenset(w for w in words(spell_out_code(text)) if w not in FUNCTION_WORDS and len(w) > 2)
+
+
+_TEMPORAL = frozenset({"before", "after", "between", "then", "first", "followed", "prior", "until", "once"})
+
+
+@lru_cache(maxsize=65536)
+def event_order(text: str) -> frozenset[tuple[str, str]]:
+    """Ordered pairs (earlier, later) of the terms a sentence puts in sequence, when it speaks of
+    sequence at all ("before", "after", "then"...): "call zero_grad before backward" gives
+    (zero, backward), and so does "after zero_grad, run backward"; "step after backward" gives
+    (backward, step). Empty for a sentence with no word of sequence. Terms used twice are left out:
+    their order is ambiguous."""
+    tokens = words(spell_out_code(text))
+    if not _TEMPORAL & set(tokens):
+        return frozenset()
+    counts: dict[str, int] = {}
+    for token in tokens:
+        counts[token] = counts.get(token, 0) + 1
+    at = {t: i for i, t in enumerate(tokens) if counts[t] == 1 and t not in FUNCTION_WORDS and t not in _TEMPORAL
+          and len(t) > 2}
+    pairs = set()
+    for x, i in at.items():
+        for y, j in at.items():
+            if i >= j:
+                continue
+            gap = tokens[i + 1 : j]
+            # "x after y" reverses the written order; so does "before y, x" (a "before" just ahead of
+            # the first), and "x between y and z" for y (not for z, after the "and").
+            within = "between" in gap and "and" not in gap[gap.index("between") :]
+            reversed_ = "after" in gap or within or "before" in tokens[max(0, i - 2) : i]
+            pairs.add((y, x) if reversed_ else (x, y))
+    return frozenset(pairs)
+
+
+def order_contradicts(text: str, other: str) -> bool:
+    """Both speak of sequence, and they put two shared terms in opposite orders."""
+    mine, theirs = event_order(text), event_order(other)
+    return any((later, earlier) in theirs for earlier, later in mine)

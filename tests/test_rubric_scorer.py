@@ -145,6 +145,34 @@ def test_code_pasted_without_fences_is_read_as_code(scorer, by_id):
     assert [p.verdict for p in bare.points] == [p.verdict for p in fenced.points]
 
 
+@pytest.mark.parametrize(
+    ("right", "wrong"),
+    [
+        ("Call optimizer.zero_grad() at the start of each iteration, before loss.backward().",
+         "I call loss.backward(), then optimizer.zero_grad(), then optimizer.step()."),
+        ("You call zero_grad before backward.", "zero_grad goes between backward and step."),
+    ],
+)
+def test_the_order_of_steps_decides_a_sequencing_misconception(scorer, by_id, right, wrong):
+    """Embeddings barely see order: "zero_grad before backward" sat at 0.83 to "backward, then
+    zero_grad, then step", and the textbook answer was accused of the wrong claim."""
+    question = by_id["zero-grad"]
+    assert not grade(scorer, question, right).misconceptions
+    assert grade(scorer, question, wrong).misconceptions
+
+
+def test_event_order_reads_before_after_then_and_between():
+    from evaluators.text import event_order, order_contradicts
+
+    assert ("zero", "backward") in event_order("call zero_grad before backward")
+    assert ("backward", "zero") in event_order("call zero_grad after backward")
+    assert ("backward", "zero") in event_order("Before zero_grad runs, call backward")
+    assert {("backward", "zero"), ("zero", "step")} <= event_order("zero_grad goes between backward and step")
+    assert event_order("zero_grad clears the gradients of the weights") == frozenset()  # no word of sequence
+    assert order_contradicts("zero_grad, then backward", "backward, then zero_grad")
+    assert not order_contradicts("zero_grad, then backward", "zero_grad resets the weights")
+
+
 def test_only_runs_of_code_lines_get_fences():
     from evaluators.text import fence_bare_code
 
