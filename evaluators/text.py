@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -276,11 +277,11 @@ def event_order(text: str) -> frozenset[tuple[str, str]]:
     tokens = words(spell_out_code(text))
     if not _TEMPORAL & set(tokens):
         return frozenset()
-    counts: dict[str, int] = {}
-    for token in tokens:
-        counts[token] = counts.get(token, 0) + 1
-    at = {t: i for i, t in enumerate(tokens) if counts[t] == 1 and t not in FUNCTION_WORDS and t not in _TEMPORAL
-          and len(t) > 2}
+    counts = Counter(tokens)
+    at = {
+        t: i for i, t in enumerate(tokens)
+        if counts[t] == 1 and len(t) > 2 and t not in FUNCTION_WORDS and t not in _TEMPORAL
+    }
     pairs = set()
     for x, i in at.items():
         for y, j in at.items():
