@@ -48,9 +48,10 @@ def evaluation_fields(evaluation: Evaluation) -> dict[str, Any]:
 class BulkGrader:
     def __init__(
         self, *, evaluator: Evaluator, bank: dict[str, Question], store: QuestionStore | None,
-        open_store: Callable[[], QuestionStore | None] | None = None,
+        open_store: Callable[[], QuestionStore | None] | None = None, max_answer_chars: int = MAX_ANSWER_CHARS,
     ) -> None:
         self._evaluator = evaluator
+        self._max_answer_chars = max_answer_chars
         self._bank = bank
         self._store = store
         # Opening Chroma costs ~1 s; a file whose lines all name a question_id or bring a reference
@@ -69,8 +70,8 @@ class BulkGrader:
         answer, question = record.get("answer"), record.get("question")
         if not isinstance(answer, str):
             raise LineError("missing field 'answer' (a string)")
-        if len(answer) > MAX_ANSWER_CHARS:
-            raise LineError(f"answer is {len(answer)} characters; the limit is {MAX_ANSWER_CHARS}")
+        if len(answer) > self._max_answer_chars:
+            raise LineError(f"answer is {len(answer)} characters; the limit is {self._max_answer_chars}")
         if record.get("question_id") is not None:
             entry = self._bank.get(str(record["question_id"]))
             if entry is None:

@@ -111,7 +111,7 @@ def grade_batch(
     question_id, a question that matches no bank entry, a field over its length limit) gets an
     `error` instead of a `result`; the rest are still graded. The answers are embedded together,
     so a batch costs far less than as many single requests."""
-    grader = BulkGrader(evaluator=evaluator, bank=bank, store=store)
+    grader = BulkGrader(evaluator=evaluator, bank=bank, store=store, max_answer_chars=settings.max_answer_chars)
     lines = [_resolve(grader, item, settings.max_answer_chars) for item in body.items]
     evaluations = iter(evaluator.evaluate_many([line.task for line in lines if line.task is not None]))
     results = []
@@ -126,7 +126,8 @@ def grade_batch(
 
 
 def _resolve(grader: BulkGrader, item: GradeIn, limit: int) -> GradeLine:
-    for name in ("answer", "question", "reference_answer"):
+    """The grader checks the answer's length; the question texts an API client sends are held to the same limit."""
+    for name in ("question", "reference_answer"):
         value = getattr(item, name)
         if value is not None and len(value) > limit:
             return GradeLine(record={}, error=f"{name} is {len(value)} characters; the limit is {limit}")
