@@ -6,11 +6,8 @@ from evaluators.base import DetectedMisconception, PointVerdict, Verdict
 
 GATE_MESSAGES = {
     "empty": "No answer was given, so nothing could be credited.",
-    "evasive": "The answer does not attempt the question (for example 'fine' or 'I don't know'), "
-    "so it scores 0. Try stating what you do know, even partially.",
-    "too-short": "The answer is too short to show understanding; state the key ideas in full sentences.",
-    "off-topic": "The answer does not address this question: none of its sentences match an idea the "
-    "question is about.",
+    "non-answer": "The answer does not attempt the question (for example 'I don't know'), so it scores 0. "
+    "Try stating what you do know, even partially.",
 }
 
 

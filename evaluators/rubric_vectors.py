@@ -1,34 +1,69 @@
-"""A rubric's texts and their vectors, as the scorer and the misconception detector read them."""
+"""A question's texts and their vectors, as the scorer and the misconception detector read them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from evaluators.text import Unit, is_negated
+from evaluators.base import GradingTask
+from evaluators.text import content_words, is_negated, prose_units, spell_out_code
+from knowledge.embeddings import Embedder
 
 
 @dataclass(frozen=True)
 class RubricVectors:
-    point_texts: list[list[str]]
+    point_texts: list[list[str]]  # per rubric point: its description, then its evidence phrasings
     point_vectors: list[np.ndarray]
-    point_terms: list[set[str]]
-    misconception_texts: list[list[str]]
+    weights: np.ndarray
+    reference: np.ndarray  # the whole reference answer
+    question: np.ndarray
+    truths: np.ndarray  # every point text, reference sentence and correction: true statements
+    reference_units: np.ndarray  # the reference answer's sentences and clauses
+    truth_negated: np.ndarray  # per truth, whether it is phrased negatively
+    reference_terms: frozenset[str]
+    question_terms: frozenset[str]
+    misconception_texts: list[list[str]]  # per wrong claim: the claim, then its cues
     misconception_vectors: list[np.ndarray]
     # Per wrong claim, a linear probe (384 weights and a bias) fitted to tell its phrasings from the
     # entry's true statements: see misconception_probes().
     misconception_probes: list[np.ndarray]
-    # Every term any correct rubric text uses: read for each sentence near a wrong claim, so built once.
-    truth_terms: frozenset[str] = field(init=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "truth_terms", frozenset().union(*self.point_terms))
+    @classmethod
+    def build(cls, task: GradingTask, embedder: Embedder, ridge: float) -> RubricVectors:
+        """Everything embedded in one batch (a batch of similar texts runs faster than many small ones)."""
+        point_texts = [[p.description, *p.evidence] for p in task.rubric]
+        m_texts = [[m.claim, *m.cues] for m in task.misconceptions]
+        reference_units = prose_units(task.reference_answer)
+        sentences = reference_units + [m.correction for m in task.misconceptions]
+        groups = [*point_texts, *m_texts, sentences, [task.reference_answer, task.question]]
+        vecs = embedder.embed_batch([spell_out_code(t) for group in groups for t in group])
+        split, start = [], 0
+        for group in groups:
+            split.append(vecs[start : start + len(group)])
+            start += len(group)
+        n = len(point_texts)
+        point_vectors, m_vectors = split[:n], split[n : n + len(m_texts)]
+        truths = np.vstack([*point_vectors, split[-2]])
+        return cls(
+            point_texts=point_texts,
+            point_vectors=point_vectors,
+            weights=np.array([p.weight for p in task.rubric]),
+            reference=split[-1][0],
+            question=split[-1][1],
+            truths=truths,
+            reference_units=split[-2][: len(reference_units)],
+            truth_negated=np.array([is_negated(t) for group in [*point_texts, sentences] for t in group], dtype=bool),
+            reference_terms=content_words(task.reference_answer),
+            question_terms=content_words(task.question),
+            misconception_texts=m_texts,
+            misconception_vectors=m_vectors,
+            misconception_probes=misconception_probes(m_vectors, truths, ridge),
+        )
 
 
-def same_polarity(unit: Unit, texts: list[str]) -> np.ndarray:
-    """Per text: whether it is negated exactly when the unit is ("X does Y" vs "X does not Y")."""
-    negated = is_negated(unit.text)
+def same_polarity(negated: bool, texts: list[str]) -> np.ndarray:
+    """Per text: whether it is negated exactly when the sentence is ("X does Y" vs "X does not Y")."""
     return np.array([is_negated(t) == negated for t in texts], dtype=bool)
 
 
@@ -36,13 +71,11 @@ def misconception_probes(wrong: list[np.ndarray], truths: np.ndarray, ridge: flo
     """For each wrong claim, weights w (with a bias last) so that [v, 1] @ w is near +1 for its phrasings
     and near -1 for the entry's true statements: ridge regression, both sides weighted equally.
 
-    Nearest-phrasing similarity treats every dimension alike, so "a softmax so the outputs are
-    probabilities for CrossEntropyLoss" sits as close to "CrossEntropyLoss applies log-softmax itself"
-    as to the wrong claim; a probe fitted on the bank's own texts (never on graded answers) leans on the
-    dimensions that separate the two sides."""
+    Nearest-phrasing similarity treats every dimension alike, so a true sentence on a wrong claim's
+    topic can sit as close to the claim as to the truth; a probe fitted on the bank's own texts (never
+    on graded answers) leans on the dimensions that separate the two sides."""
     # Solved in the dual, (n x n) for the n texts rather than (385 x 385): the same weights, since
-    # (X'SX + rI)^-1 X'S y = X'S^1/2 (S^1/2 XX' S^1/2 + rI)^-1 S^1/2 y, at about a tenth of the cost (the
-    # whole bank's probes took ~0.45 s of each grading run; a bank has ~75 true texts per question).
+    # (X'SX + rI)^-1 X'S y = X'S^1/2 (S^1/2 XX' S^1/2 + rI)^-1 S^1/2 y, at about a tenth of the cost.
     truths = _with_bias(truths)
     truth_gram = truths @ truths.T  # shared by every claim of the entry
     probes = []

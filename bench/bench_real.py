@@ -1,0 +1,178 @@
+"""The offline scorer on real, teacher-graded answers it was not fitted on, beside simple baselines.
+
+Run from the repository root:  .venv/bin/python bench/bench_real.py [--cache PATH]
+
+Held-out splits only (the model is fitted on the train splits by bench/fit_scorer.py):
+- SemEval-2013 Task 7, Beetle and SciEntsBank apart: unseen answers (UA), unseen questions (UQ), unseen
+  domains (UD, SciEntsBank only). Pearson with the 2-way grade, and 2-way / 3-way accuracy and
+  macro-F1 with the score cut at a threshold chosen on the train split (3-way: below the threshold is
+  "incorrect", the larger of the two wrong classes; our scorer has no contradiction class in ad-hoc mode).
+- SAF-EN: unseen answers and unseen questions; Pearson with the points given.
+- This project's blind PyTorch splits (heldout, fresh-test, fresh2-test; written and graded by this team).
+Beside every figure, on the same rows in the same run: plain MiniLM cosine (whole answer vs whole
+reference answer) and TF-IDF cosine (fitted on that split's answers and references), each taking
+the best of a row's reference answers; for SemEval also the lexical-overlap baseline (share of the
+reference's words the answer uses), cut the same way. Also: the share scored 0 beside the human share,
+and the share of full-mark answers scored <= 1.5. Prints figures only; no asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.fit_scorer import calibration_rows, embedder, tasks_for  # noqa: E402
+from bench.grading_data import real_sets  # noqa: E402
+from bench.scorer_metrics import ADVERSARIAL, BLIND  # noqa: E402
+from evaluators.rubric import RubricScorer  # noqa: E402
+from evaluators.text import content_words  # noqa: E402
+from knowledge.loader import bank_index  # noqa: E402
+
+SEMEVAL_SPLITS = {"test_unseen_answers": "UA", "test_unseen_questions": "UQ", "test_unseen_domains": "UD"}
+
+
+def pearson(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.corrcoef(a, b)[0, 1]) if a.std() and b.std() else float("nan")
+
+
+def macro_f1(truth: list[str], guess: list[str]) -> float:
+    scores = []
+    for label in sorted(set(truth)):
+        tp = sum(t == g == label for t, g in zip(truth, guess, strict=True))
+        fp = sum(g == label != t for t, g in zip(truth, guess, strict=True))
+        fn = sum(t == label != g for t, g in zip(truth, guess, strict=True))
+        scores.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    return float(np.mean(scores))
+
+
+def tfidf_cosine(rows: list[dict]) -> np.ndarray:
+    """Best TF-IDF cosine of each answer with its reference answers, the vocabulary fitted on the split."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    refs = [r["references"] for r in rows]
+    vectoriser = TfidfVectorizer().fit([r["answer"] for r in rows] + [x for rs in refs for x in rs])
+    answers = vectoriser.transform([r["answer"] for r in rows])
+    out = np.zeros(len(rows))
+    for i, rs in enumerate(refs):
+        out[i] = (vectoriser.transform(rs) @ answers[i].T).toarray().max()
+    return out
+
+
+class Scored:
+    """Our score and the baselines for a set of rows, computed together."""
+
+    def __init__(self, rows: list[dict], scorer: RubricScorer, bank: dict) -> None:
+        self.rows = rows
+        tasks, owner = [], []
+        for i, row in enumerate(rows):
+            for task in tasks_for(row, bank):
+                tasks.append(task)
+                owner.append(i)
+        evaluations = scorer.evaluate_many(tasks)
+        self.ours = np.zeros(len(rows))
+        self.cosine = np.full(len(rows), -1.0)
+        self.overlap = np.zeros(len(rows))
+        embed = scorer._embedder.embed_batch
+        answers = embed([t.answer for t in tasks])
+        references = embed([t.reference_answer for t in tasks])
+        for k, (i, task, evaluation) in enumerate(zip(owner, tasks, evaluations, strict=True)):
+            self.ours[i] = max(self.ours[i], evaluation.score)
+            self.cosine[i] = max(self.cosine[i], float(answers[k] @ references[k]))
+            ref = content_words(task.reference_answer)
+            self.overlap[i] = max(self.overlap[i], len(ref & content_words(task.answer)) / max(1, len(ref)))
+        self.tfidf = tfidf_cosine([r if r["references"] else {**r, "references": [bank[r["question_id"]].reference_answer]}
+                                   for r in rows])
+        self.grade = np.array([r["grade"] / r.get("grade_max", 5.0) for r in rows])
+
+    def methods(self) -> dict[str, np.ndarray]:
+        return {"ours": self.ours, "minilm-cosine": self.cosine, "tfidf-cosine": self.tfidf,
+                "lexical-overlap": self.overlap}
+
+    def correlation_line(self) -> str:
+        return "  ".join(f"{name} {pearson(values, self.grade):.3f}" for name, values in self.methods().items())
+
+    def zero_line(self) -> str:
+        full = self.grade >= 1.0
+        return (f"scored 0: ours {np.mean(self.ours == 0):.1%} vs human {np.mean(self.grade == 0):.1%};  "
+                f"full-mark answers scored <= 1.5: {np.mean(self.ours[full] <= 1.5):.1%} of {full.sum()}")
+
+
+def best_cut(values: np.ndarray, correct: np.ndarray) -> float:
+    """The threshold with the best 2-way macro-F1 on the train rows."""
+    labels = ["correct" if c else "incorrect" for c in correct]
+    grid = np.unique(np.quantile(values, np.linspace(0.02, 0.98, 97)))
+    return max(grid, key=lambda t: macro_f1(labels, ["correct" if v >= t else "incorrect" for v in values]))
+
+
+def semeval_report(rows: list[dict], scorer: RubricScorer, bank: dict) -> None:
+    for corpus in ("semeval-beetle", "semeval-scientsbank"):
+        mine = [r for r in rows if r["source"] == corpus]
+        if not mine:
+            continue
+        train = Scored([r for r in mine if r["split"] == "train"], scorer, bank)
+        cuts = {name: best_cut(v, train.grade >= 1) for name, v in train.methods().items()}
+        print(f"\n{corpus} (thresholds chosen on its train split: "
+              + ", ".join(f"{n} {t:.2f}" for n, t in cuts.items()) + ")")
+        for split, short in SEMEVAL_SPLITS.items():
+            test = [r for r in mine if r["split"] == split]
+            if not test:
+                continue
+            scored = Scored(test, scorer, bank)
+            print(f"  {short} n={len(test):>5}  pearson: {scored.correlation_line()}")
+            for name, values in scored.methods().items():
+                two = ["correct" if v >= cuts[name] else "incorrect" for v in values]
+                truth2 = ["correct" if g >= 1 else "incorrect" for g in scored.grade]
+                truth3 = [r["label3"] for r in test]
+                acc2 = np.mean([a == b for a, b in zip(two, truth2, strict=True)])
+                acc3 = np.mean([a == b for a, b in zip(two, truth3, strict=True)])
+                print(f"      {name:<16} 2-way acc {acc2:.3f} macro-F1 {macro_f1(truth2, two):.3f}   "
+                      f"3-way acc {acc3:.3f} macro-F1 {macro_f1(truth3, two):.3f}")
+            print(f"      {scored.zero_line()}")
+
+
+def pearson_report(title: str, groups: dict[str, list[dict]], scorer: RubricScorer, bank: dict) -> None:
+    print(f"\n{title}")
+    for name, rows in groups.items():
+        if not rows:
+            continue
+        scored = Scored(rows, scorer, bank)
+        print(f"  {name:<22} n={len(rows):>4}  pearson: {scored.correlation_line()}")
+        print(f"      {scored.zero_line()}")
+        kinds = [r.get("kind") for r in rows]
+        if any(k in ADVERSARIAL for k in kinds):
+            adversarial = np.array([k in ADVERSARIAL for k in kinds])
+            print(f"      adversarial (misconceived, stuffed, evasive) <= 1.5: ours "
+                  f"{np.mean(scored.ours[adversarial] <= 1.5):.1%}, human {np.mean(scored.grade[adversarial] <= 0.3):.1%}"
+                  f" of {adversarial.sum()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache", type=Path, help="a vector store for the texts, to re-run quickly")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    bank = bank_index()
+    scorer = RubricScorer(embedder(args.cache))
+    rows = real_sets()
+    if not rows:
+        print("../shared/datasets is absent: only the project's own splits are scored")
+    semeval_report([r for r in rows if r["source"].startswith("semeval")], scorer, bank)
+    saf = [r for r in rows if r["source"] == "saf-en"]
+    pearson_report("SAF-EN (points given / full marks)", {
+        "unseen answers": [r for r in saf if r["split"] == "test_unseen_answers"],
+        "unseen questions": [r for r in saf if r["split"] == "test_unseen_questions"],
+    }, scorer, bank)
+    pearson_report("PyTorch calibration answers (this team's; blind splits)",
+                   {split: calibration_rows((split,)) for split in BLIND}, scorer, bank)
+    print(f"\ndone in {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

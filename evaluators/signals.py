@@ -1,0 +1,94 @@
+"""What the offline score is computed from: a few signals that transfer across subjects, and the model
+fitted on teacher-graded answers (bench/fit_scorer.py) that turns them into a 0-5 score.
+
+The signals compare the answer with the reference answer and its rubric points; none is a verdict on
+its own. The model is a logistic regression on them, fitted on real students' answers graded by their
+teachers (SemEval-2013 Beetle + SciEntsBank, SAF-EN) plus this project's own development answers; its
+parameters live in scorer_model.json beside this file and are never refitted by the tests.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+MODEL_PATH = Path(__file__).with_name("scorer_model.json")
+
+SIGNALS = (
+    "whole",  # cosine of the whole answer and the whole reference answer
+    "coverage",  # weighted share of rubric points some sentence states (credit ramp per point)
+    "best",  # the closest any sentence comes to any rubric point
+    "precision",  # how much of the answer is about the points (mean best match of its sentences)
+    "lex_recall",  # share of the reference's content words the answer uses (question's words removed)
+    "lex_precision",  # share of the answer's content words found in the reference (same removal)
+    "length",  # log of the answer's length over the reference's, in content words
+    "question",  # cosine of the whole answer and the question
+    "wrong",  # wrong claims stated (bank entries list their known misconceptions)
+)
+
+
+@dataclass(frozen=True)
+class PointScale:
+    """How a point's best supporting sentence becomes credit and a verdict (cosine similarity)."""
+
+    floor: float  # below this a sentence earns nothing
+    full: float  # at or above this it earns the whole point
+    covered: float
+    partial: float
+
+    def credit(self, support: float) -> float:
+        return float(np.clip((support - self.floor) / (self.full - self.floor), 0.0, 1.0))
+
+
+@dataclass(frozen=True)
+class ScoreModel:
+    """Logistic regression on standardised signals: score = 5 * sigmoid(w . z + b)."""
+
+    signals: tuple[str, ...]
+    mean: np.ndarray
+    scale: np.ndarray
+    weights: np.ndarray
+    bias: float
+    points: PointScale
+    wrong: dict[str, float]  # the misconception detector's cut-offs (evaluators/misconceptions.py)
+
+    def share(self, values: dict[str, float]) -> float:
+        """The answer's expected share of full marks, 0-1."""
+        x = np.array([values[name] for name in self.signals])
+        z = float(((x - self.mean) / self.scale) @ self.weights + self.bias)
+        return 1.0 / (1.0 + math.exp(-z))
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ScoreModel:
+        return cls(
+            signals=tuple(data["signals"]), mean=np.array(data["mean"]), scale=np.array(data["scale"]),
+            weights=np.array(data["weights"]), bias=float(data["bias"]), points=PointScale(**data["points"]),
+            wrong=dict(data["wrong"]),
+        )
+
+
+@cache
+def fitted_model() -> ScoreModel:
+    return ScoreModel.from_dict(json.loads(MODEL_PATH.read_text(encoding="utf-8")))
+
+
+def lexical_overlap(answer: frozenset[str], reference: frozenset[str], question: frozenset[str]) -> tuple[float, float]:
+    """(recall, precision) of content words, leaving out the question's own: echoing the question
+    is not evidence of knowing the answer."""
+    ref, ans = reference - question, answer - question
+    shared = len(ref & ans)
+    return (shared / len(ref) if ref else 0.0), (shared / len(ans) if ans else 0.0)
+
+
+def length_ratio(answer_words: int, reference_words: int) -> float:
+    return float(np.clip(math.log((answer_words + 1) / (reference_words + 1)), -3.0, 3.0))
+
+
+def stems(terms: frozenset[str]) -> frozenset[str]:
+    """Words cut to their first five letters: 'connected' meets 'connection', 'scatters' meets 'scattering'."""
+    return frozenset(w[:5] for w in terms)
