@@ -34,14 +34,14 @@ from bench.scorer_metrics import load_calibration  # noqa: E402
 from evaluators.adhoc import adhoc_task  # noqa: E402
 from evaluators.base import GradingTask  # noqa: E402
 from evaluators.rubric import RubricScorer  # noqa: E402
-from evaluators.signals import MODEL_PATH, SIGNALS, ScoreModel, fitted_model  # noqa: E402
+from evaluators.signals import FREE_SIGN, MODEL_PATH, NEGATIVE, SIGNALS, ScoreModel, fitted_model  # noqa: E402
 from knowledge.embeddings import Embedder, get_embedder  # noqa: E402
 from knowledge.loader import bank_index  # noqa: E402
 
 DEV_SPLITS = ("tune", "fresh-dev", "fresh2-dev")
 ACCUSED_AT_MOST = 0.02  # share of non-misconceived development answers the detector may accuse
 WRONG_GRID = {"probe": (0.3, 0.5, 0.7), "similarity": (0.6, 0.65, 0.7, 0.75), "margin": (0.0, 0.03, 0.06, 0.1)}
-L2 = 1.0  # inverse regularisation strength (C) of the logistic regression
+L2 = 1.0  # inverse strength of the L2 penalty on the (standardised) weights
 
 
 def embedder(cache: Path | None) -> Embedder:
@@ -68,21 +68,19 @@ def tasks_for(row: dict, bank: dict) -> list[GradingTask]:
             for ref in row["references"]]
 
 
-def signal_matrix(rows: list[dict], scorer: RubricScorer, bank: dict) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, its signals against the reference answer it matches best (highest coverage, then whole
-    cosine), and whether it is a non-answer (no signals: scored 0 without the model)."""
+def signal_sets(rows: list[dict], scorer: RubricScorer, bank: dict) -> list[np.ndarray]:
+    """Per row, its signals against each reference answer it accepts (one row of signals each; none
+    for a non-answer, which is scored 0 without the model)."""
     tasks, owner = [], []
     for i, row in enumerate(rows):
         for task in tasks_for(row, bank):
             tasks.append(task)
             owner.append(i)
-    values = scorer.signals_many(tasks)
-    best: dict[int, dict[str, float]] = {}
-    for i, v in zip(owner, values, strict=True):
-        if v is not None and (i not in best or (v["coverage"], v["whole"]) > (best[i]["coverage"], best[i]["whole"])):
-            best[i] = v
-    x = np.array([[best[i][s] for s in SIGNALS] if i in best else [np.nan] * len(SIGNALS) for i in range(len(rows))])
-    return x, np.array([i not in best for i in range(len(rows))])
+    sets: list[list[list[float]]] = [[] for _ in rows]
+    for i, values in zip(owner, scorer.signals_many(tasks), strict=True):
+        if values is not None:
+            sets[i].append([values[s] for s in SIGNALS])
+    return [np.array(s).reshape(-1, len(SIGNALS)) for s in sets]
 
 
 def choose_wrong_cutoffs(scorer: RubricScorer, bank: dict) -> dict[str, float]:
@@ -109,16 +107,39 @@ def choose_wrong_cutoffs(scorer: RubricScorer, bank: dict) -> dict[str, float]:
     return best or {"probe": 1e9, "similarity": 1e9, "margin": 1e9}
 
 
-def fit(x: np.ndarray, y: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """Logistic regression with a fractional target: each row counts as a success with weight w*y and
-    a failure with weight w*(1-y), which is the same likelihood."""
-    from sklearn.linear_model import LogisticRegression
+def fit(sets: list[np.ndarray], y: np.ndarray, sources: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Logistic regression with a fractional target (the likelihood of y successes in one trial), an L2
+    penalty, and each weight's sign fixed by its signal's meaning (evaluators/signals.py): with
+    correlated signals an unconstrained fit trades a large positive weight against a large negative
+    one, which does not transfer to new subjects. Each source gets its own intercept (its graders'
+    strictness, its questions' difficulty), so the weights are learned from differences within a
+    source; the model's level is the mean of those intercepts. A row with several accepted reference
+    answers is read against the one it matches best: first by whole-answer cosine, then by the fitted
+    model's own prediction (refitted once)."""
+    from scipy.optimize import minimize
 
-    mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-9
-    z = (x - mean) / scale
-    model = LogisticRegression(C=L2, max_iter=1000)
-    model.fit(np.vstack([z, z]), np.r_[np.ones(len(z)), np.zeros(len(z))], sample_weight=np.r_[weight * y, weight * (1 - y)])
-    return mean, scale, model.coef_[0], float(model.intercept_[0])
+    names = sorted(set(sources))
+    dummies = np.array([[s == n for n in names] for s in sources], dtype=float)
+    weight = source_weights(sources)
+    bounds = [(None, None) if s in FREE_SIGN else (None, 0.0) if s in NEGATIVE else (0.0, None) for s in SIGNALS]
+    k = len(SIGNALS)
+
+    def loss(theta: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
+        p = np.clip(1 / (1 + np.exp(-(x @ theta))), 1e-12, 1 - 1e-12)
+        value = -(weight * (y * np.log(p) + (1 - y) * np.log(1 - p))).sum() + 0.5 / L2 * (theta[:k] ** 2).sum()
+        grad = x.T @ (weight * (p - y))
+        grad[:k] += theta[:k] / L2
+        return float(value), grad
+
+    chosen = np.array([s[np.argmax(s[:, SIGNALS.index("whole")])] for s in sets])
+    for _ in range(2):
+        mean, scale = chosen.mean(axis=0), chosen.std(axis=0) + 1e-9
+        x = np.hstack([(chosen - mean) / scale, dummies])
+        theta = minimize(loss, np.zeros(x.shape[1]), args=(x,), jac=True, method="L-BFGS-B",
+                         bounds=bounds + [(None, None)] * len(names)).x
+        weights, bias = theta[:k], float(theta[k:].mean())
+        chosen = np.array([s[np.argmax((s - mean) / scale @ weights)] for s in sets])
+    return mean, scale, weights, bias
 
 
 def source_weights(sources: list[str]) -> np.ndarray:
@@ -135,17 +156,20 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     bank = bank_index()
-    scorer = RubricScorer(embedder(args.cache))
+    zeros = np.zeros(len(SIGNALS))
+    # The fit never reads the weights in the file it replaces: the detector's step scores with a blank model.
+    blank = replace(fitted_model(), signals=SIGNALS, mean=zeros, scale=zeros + 1, weights=zeros, bias=0.0)
+    scorer = RubricScorer(embedder(args.cache), blank)
     cutoffs = choose_wrong_cutoffs(scorer, bank)
     scorer.model = replace(scorer.model, wrong=cutoffs)
     rows = [r for r in real_sets() if r["split"] == "train"] + calibration_rows(DEV_SPLITS)
     if not any(r["source"] != "calibration" for r in rows):
         print("note: ../shared/datasets is absent; fitting on the development answers alone")
-    x, skipped = signal_matrix(rows, scorer, bank)
-    keep = ~skipped
-    y = np.array([r["target"] for r in rows])[keep]
-    sources = [r["source"] for r, k in zip(rows, keep, strict=True) if k]
-    mean, scale, weights, bias = fit(x[keep], y, source_weights(sources))
+    sets = signal_sets(rows, scorer, bank)
+    kept = [(row, s) for row, s in zip(rows, sets, strict=True) if len(s)]
+    y = np.array([row["target"] for row, _ in kept])
+    sources = [row["source"] for row, _ in kept]
+    mean, scale, weights, bias = fit([s for _, s in kept], y, sources)
     model = {
         "signals": list(SIGNALS), "mean": mean.round(6).tolist(), "scale": scale.round(6).tolist(),
         "weights": weights.round(6).tolist(), "bias": round(bias, 6),
@@ -155,7 +179,7 @@ def main() -> None:
     fitted = ScoreModel.from_dict(model)
     for name, w in zip(SIGNALS, weights, strict=True):
         print(f"  {name:<14} weight {w:+.3f}")
-    pred = np.array([fitted.share(dict(zip(SIGNALS, row, strict=True))) for row in x[keep]])
+    pred = np.array([max(fitted.share(dict(zip(SIGNALS, v, strict=True))) for v in s) for _, s in kept])
     for s in sorted(set(sources)):
         mine = np.array([src == s for src in sources])
         print(f"  train fit {s:<22} n={mine.sum():>5} pearson {np.corrcoef(pred[mine], y[mine])[0, 1]:.3f}")

@@ -17,7 +17,6 @@ from pydantic import BaseModel, Field, ValidationError
 from app.llm import ChatModel, LLMError
 from evaluators.base import DetectedMisconception, Evaluation, Evaluator, GradingTask, PointVerdict, Verdict
 from evaluators.feedback import compose_feedback
-from evaluators.rubric import Thresholds
 from knowledge.schema import Misconception
 
 CREDIT = {Verdict.COVERED: 1.0, Verdict.PARTIAL: 0.5, Verdict.MISSED: 0.0}
@@ -26,6 +25,9 @@ CLAIM_MATCH = 0.6  # how close a returned claim must be to a listed misconceptio
 # Calls in flight when grading a batch: enough to hide round trips, few enough for a local server
 # (Ollama, llama.cpp) that queues requests anyway.
 JUDGE_CALLS_IN_FLIGHT = 4
+# Score points (of 5) lost per verified wrong claim: it lowers the score without wiping out what was
+# credited (the offline scorer's fitted model weighs a wrong claim about as much).
+MISCONCEPTION_PENALTY = 1.0
 
 
 class JudgedPoint(BaseModel):
@@ -102,7 +104,7 @@ class LLMJudge(Evaluator):
         self._model = model
         self._fallback = fallback
         self._penalty = (
-            Thresholds.misconception_penalty if misconception_penalty is None else misconception_penalty
+            MISCONCEPTION_PENALTY if misconception_penalty is None else misconception_penalty
         )
         self.name = f"llm-judge:{model.name}"
 

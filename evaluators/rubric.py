@@ -116,21 +116,16 @@ class RubricScorer(Evaluator):
                        else Verdict.PARTIAL if support >= scale.partial else Verdict.MISSED)
             verdicts.append(PointVerdict.judged(point, verdict, round(scale.credit(support), 3), quote))
         answer_terms = content_words(" ".join([*task.earlier_answers, task.answer]))
-        recall, precision = lexical_overlap(answer_terms, rubric.reference_terms, rubric.question_terms)
+        recall, _ = lexical_overlap(answer_terms, rubric.reference_terms, rubric.question_terms)
         stem_recall, stem_precision = lexical_overlap(
             stems(answer_terms), stems(rubric.reference_terms), stems(rubric.question_terms)
         )
         weights = rubric.weights / rubric.weights.sum()
         values = {
             "whole": float(whole @ rubric.reference),
-            "coverage": float(weights @ [scale.credit(s) for s, _ in supports]),
-            "soft_coverage": float(weights @ [s for s, _ in supports]),
-            "best": max(s for s, _ in supports),
+            "coverage": float(weights @ [s for s, _ in supports]),
             "precision": float((vectors @ rubric.truths.T).max(axis=1).mean()),
-            "ref_recall": float((vectors @ rubric.reference_units.T).max(axis=0).mean()),
-            "unit_ref": float((vectors @ rubric.reference).max()),
             "lex_recall": recall,
-            "lex_precision": precision,
             "stem_recall": stem_recall,
             "stem_precision": stem_precision,
             "length": length_ratio(len(answer_terms), len(rubric.reference_terms)),

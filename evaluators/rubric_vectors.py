@@ -19,7 +19,6 @@ class RubricVectors:
     reference: np.ndarray  # the whole reference answer
     question: np.ndarray
     truths: np.ndarray  # every point text, reference sentence and correction: true statements
-    reference_units: np.ndarray  # the reference answer's sentences and clauses
     truth_negated: np.ndarray  # per truth, whether it is phrased negatively
     reference_terms: frozenset[str]
     question_terms: frozenset[str]
@@ -34,8 +33,7 @@ class RubricVectors:
         """Everything embedded in one batch (a batch of similar texts runs faster than many small ones)."""
         point_texts = [[p.description, *p.evidence] for p in task.rubric]
         m_texts = [[m.claim, *m.cues] for m in task.misconceptions]
-        reference_units = prose_units(task.reference_answer)
-        sentences = reference_units + [m.correction for m in task.misconceptions]
+        sentences = prose_units(task.reference_answer) + [m.correction for m in task.misconceptions]
         groups = [*point_texts, *m_texts, sentences, [task.reference_answer, task.question]]
         vecs = embedder.embed_batch([spell_out_code(t) for group in groups for t in group])
         split, start = [], 0
@@ -52,7 +50,6 @@ class RubricVectors:
             reference=split[-1][0],
             question=split[-1][1],
             truths=truths,
-            reference_units=split[-2][: len(reference_units)],
             truth_negated=np.array([is_negated(t) for group in [*point_texts, sentences] for t in group], dtype=bool),
             reference_terms=content_words(task.reference_answer),
             question_terms=content_words(task.question),

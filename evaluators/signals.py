@@ -19,17 +19,24 @@ import numpy as np
 
 MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 
+# Each signal's sign in the model is fixed by what it means (bench/fit_scorer.py): more likeness to the
+# reference never lowers a score, a wrong claim never raises it. Candidates the fitted model gave no
+# weight (the best single match, sentence-level recall of the reference, the closest single sentence,
+# the coverage ramp) were dropped.
 SIGNALS = (
     "whole",  # cosine of the whole answer and the whole reference answer
-    "coverage",  # weighted share of rubric points some sentence states (credit ramp per point)
-    "best",  # the closest any sentence comes to any rubric point
-    "precision",  # how much of the answer is about the points (mean best match of its sentences)
+    "coverage",  # weighted mean closeness of each rubric point's best supporting sentence
+    "precision",  # how much of the answer is about the subject (mean best match of its sentences)
     "lex_recall",  # share of the reference's content words the answer uses (question's words removed)
-    "lex_precision",  # share of the answer's content words found in the reference (same removal)
+    "stem_recall",  # the same on words cut to five letters ("connected" meets "connection")
+    "stem_precision",  # share of the answer's content words (so cut) found in the reference
     "length",  # log of the answer's length over the reference's, in content words
+    "n_units",  # log of the number of sentences and clauses
     "question",  # cosine of the whole answer and the question
     "wrong",  # wrong claims stated (bank entries list their known misconceptions)
 )
+FREE_SIGN = frozenset({"length", "n_units", "question"})
+NEGATIVE = frozenset({"wrong"})
 
 
 @dataclass(frozen=True)

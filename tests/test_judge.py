@@ -11,8 +11,8 @@ import pytest
 from app.config import Settings
 from app.llm import LangChainChatModel, LLMError, ScriptedChatModel, chat_model_from_settings
 from evaluators.base import GradingTask, Verdict
-from evaluators.judge import JudgeReply, LLMJudge, clean_quote, quote_in
-from evaluators.rubric import RubricScorer, Thresholds
+from evaluators.judge import MISCONCEPTION_PENALTY, JudgeReply, LLMJudge, clean_quote, quote_in
+from evaluators.rubric import RubricScorer
 from knowledge.loader import load_file
 from tests.fake_openai import FakeOpenAI, broken_json, content, http_error, refusal, slow
 
@@ -171,7 +171,7 @@ def test_misconceptions_are_verified_matched_and_penalised(fake_openai, offline,
 
     assert [m.claim for m in result.misconceptions] == [relu.misconceptions[1].claim]
     assert result.misconceptions[0].correction == relu.misconceptions[1].correction
-    assert result.score == round(5 * 4 / 6 - Thresholds().misconception_penalty, 1)
+    assert result.score == round(5 * 4 / 6 - MISCONCEPTION_PENALTY, 1)
     assert any("1 misconception(s) ignored, quote not found" in n for n in result.notes)
     assert any("not among the known misconceptions" in n for n in result.notes)
 
