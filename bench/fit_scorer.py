@@ -139,6 +139,7 @@ def fit(sets: list[np.ndarray], y: np.ndarray, sources: list[str]) -> tuple[np.n
                          bounds=bounds + [(None, None)] * len(names)).x
         weights, bias = theta[:k], float(theta[k:].mean())
         chosen = np.array([s[np.argmax((s - mean) / scale @ weights)] for s in sets])
+    print("  intercepts per source:", {n: round(float(b), 3) for n, b in zip(names, theta[k:], strict=True)})
     return mean, scale, weights, bias
 
 

@@ -35,7 +35,7 @@ SIGNALS = (
     "question",  # cosine of the whole answer and the question
     "wrong",  # wrong claims stated (bank entries list their known misconceptions)
 )
-FREE_SIGN = frozenset({"length", "n_units", "question"})
+FREE_SIGN = frozenset({"length", "n_units"})
 NEGATIVE = frozenset({"wrong"})
 
 
