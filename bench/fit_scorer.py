@@ -10,7 +10,7 @@ refit; bench/bench_real.py reports the held-out figures.
 
 Steps: (1) the misconception detector's cut-offs are chosen on the development answers, the only ones
 with known wrong claims: the most misconceived answers caught with no reference answer of the bank
-and at most 2% of the other development answers accused; (2) the logistic regression is fitted on
+and none of the other development answers accused; (2) the logistic regression is fitted on
 the signals (evaluators/signals.py) with the target the grade's share of full marks.
 """
 
@@ -34,12 +34,12 @@ from bench.scorer_metrics import load_calibration  # noqa: E402
 from evaluators.adhoc import adhoc_task  # noqa: E402
 from evaluators.base import GradingTask  # noqa: E402
 from evaluators.rubric import RubricScorer  # noqa: E402
-from evaluators.signals import FREE_SIGN, MODEL_PATH, NEGATIVE, SIGNALS, ScoreModel, fitted_model  # noqa: E402
+from evaluators.signals import MODEL_PATH, NEGATIVE, SIGNALS, ScoreModel, fitted_model  # noqa: E402
 from knowledge.embeddings import Embedder, get_embedder  # noqa: E402
 from knowledge.loader import bank_index  # noqa: E402
 
 DEV_SPLITS = ("tune", "fresh-dev", "fresh2-dev")
-ACCUSED_AT_MOST = 0.02  # share of non-misconceived development answers the detector may accuse
+ACCUSED_AT_MOST = 0.0  # share of non-misconceived development answers the detector may accuse
 WRONG_GRID = {"probe": (0.3, 0.5, 0.7), "similarity": (0.6, 0.65, 0.7, 0.75), "margin": (0.0, 0.03, 0.06, 0.1)}
 L2 = 1.0  # inverse strength of the L2 penalty on the (standardised) weights
 
@@ -121,7 +121,7 @@ def fit(sets: list[np.ndarray], y: np.ndarray, sources: list[str]) -> tuple[np.n
     names = sorted(set(sources))
     dummies = np.array([[s == n for n in names] for s in sources], dtype=float)
     weight = source_weights(sources)
-    bounds = [(None, None) if s in FREE_SIGN else (None, 0.0) if s in NEGATIVE else (0.0, None) for s in SIGNALS]
+    bounds = [(None, 0.0) if s in NEGATIVE else (0.0, None) for s in SIGNALS]
     k = len(SIGNALS)
 
     def loss(theta: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:

@@ -8,6 +8,7 @@ scored 0 without the model: short, vague or off-topic answers are scored on thei
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections import OrderedDict
 
@@ -17,11 +18,12 @@ from evaluators.base import DetectedMisconception, Evaluation, Evaluator, Gradin
 from evaluators.feedback import compose_feedback
 from evaluators.misconceptions import detect_misconceptions
 from evaluators.rubric_vectors import RubricVectors
-from evaluators.signals import ScoreModel, fitted_model, length_ratio, lexical_overlap, stems
+from evaluators.signals import ScoreModel, fitted_model, lexical_overlap, stems
 from evaluators.text import Unit, content_words, is_non_answer, spell_out_code, split_units
 from knowledge.embeddings import Embedder
 
 UNIT_CACHE_SIZE = 20_000  # ~30 MB of 384-d float32 vectors
+_FENCE_MARK = re.compile(r"```[\w+-]*")
 PROBE_RIDGE = 0.0005  # how far each misconception probe is held from fitting its few phrasings exactly
 
 Reading = tuple[list[Unit], np.ndarray, np.ndarray]  # an answer's units, their vectors, the whole answer's
@@ -68,7 +70,8 @@ class RubricScorer(Evaluator):
         unit_lists = [
             [] if is_non_answer(" ".join(t)) else [u for text in t for u in split_units(text)] for t in texts
         ]
-        wholes = [spell_out_code(" ".join(" ".join(t).split())) for t in texts]
+        # The whole answer as one text, fences left out: pasted code reads the same with or without them.
+        wholes = [spell_out_code(" ".join(_FENCE_MARK.sub(" ", " ".join(t)).split())) for t in texts]
         flat = [u.normalised for units in unit_lists for u in units] + wholes
         vectors = self._unit_vectors(flat)
         out: list[Reading | None] = []
@@ -128,8 +131,6 @@ class RubricScorer(Evaluator):
             "lex_recall": recall,
             "stem_recall": stem_recall,
             "stem_precision": stem_precision,
-            "length": length_ratio(len(answer_terms), len(rubric.reference_terms)),
-            "n_units": float(np.log(len(units))),
             "question": float(whole @ rubric.question),
             "wrong": float(len(found)),
         }

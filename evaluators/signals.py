@@ -22,7 +22,8 @@ MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 # Each signal's sign in the model is fixed by what it means (bench/fit_scorer.py): more likeness to the
 # reference never lowers a score, a wrong claim never raises it. Candidates the fitted model gave no
 # weight (the best single match, sentence-level recall of the reference, the closest single sentence,
-# the coverage ramp) were dropped.
+# the coverage ramp) were dropped, and so were length and sentence count: they gained within noise on
+# held-out sources, and a padded answer gained by them.
 SIGNALS = (
     "whole",  # cosine of the whole answer and the whole reference answer
     "coverage",  # weighted mean closeness of each rubric point's best supporting sentence
@@ -30,12 +31,9 @@ SIGNALS = (
     "lex_recall",  # share of the reference's content words the answer uses (question's words removed)
     "stem_recall",  # the same on words cut to five letters ("connected" meets "connection")
     "stem_precision",  # share of the answer's content words (so cut) found in the reference
-    "length",  # log of the answer's length over the reference's, in content words
-    "n_units",  # log of the number of sentences and clauses
     "question",  # cosine of the whole answer and the question
     "wrong",  # wrong claims stated (bank entries list their known misconceptions)
 )
-FREE_SIGN = frozenset({"length", "n_units"})
 NEGATIVE = frozenset({"wrong"})
 
 
@@ -90,10 +88,6 @@ def lexical_overlap(answer: frozenset[str], reference: frozenset[str], question:
     ref, ans = reference - question, answer - question
     shared = len(ref & ans)
     return (shared / len(ref) if ref else 0.0), (shared / len(ans) if ans else 0.0)
-
-
-def length_ratio(answer_words: int, reference_words: int) -> float:
-    return float(np.clip(math.log((answer_words + 1) / (reference_words + 1)), -3.0, 3.0))
 
 
 def stems(terms: frozenset[str]) -> frozenset[str]:
