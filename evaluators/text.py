@@ -35,6 +35,7 @@ class Unit:
     text: str  # as written, for quoting
     normalised: str  # code identifiers spelled out, for matching
     is_code: bool
+    clause: bool = False  # a piece of a longer sentence (its sense may depend on the rest)
 
 
 @lru_cache(maxsize=65536)
@@ -121,7 +122,7 @@ def _clauses(sentence: str) -> list[Unit]:
     pieces = [p.strip(" ,;") for p in _CLAUSE_BREAK.split(sentence)]
     pieces = [p for p in pieces if len(_WORD.findall(p)) >= 3]
     if len(pieces) > 1:
-        units.extend(Unit(p, spell_out_code(p), False) for p in pieces)
+        units.extend(Unit(p, spell_out_code(p), False, clause=True) for p in pieces)
     return units
 
 
