@@ -118,7 +118,7 @@ class RubricScorer(Evaluator):
             verdict = (Verdict.COVERED if support >= scale.covered
                        else Verdict.PARTIAL if support >= scale.partial else Verdict.MISSED)
             verdicts.append(PointVerdict.judged(point, verdict, round(scale.credit(support), 3), quote))
-        answer_terms = content_words(" ".join([*task.earlier_answers, task.answer]))
+        answer_terms = content_words(_FENCE_MARK.sub(" ", " ".join([*task.earlier_answers, task.answer])))
         recall, _ = lexical_overlap(answer_terms, rubric.reference_terms, rubric.question_terms)
         stem_recall, stem_precision = lexical_overlap(
             stems(answer_terms), stems(rubric.reference_terms), stems(rubric.question_terms)

@@ -80,8 +80,8 @@ def test_strong_candidate_outscores_weak_and_questions_never_repeat(engine, repo
 
 def test_no_repeats_across_sessions_until_the_pool_is_exhausted(engine, user, bank):
     config = SessionConfig(num_questions=3, topics=["frameworks"], seed=1)  # 4 questions in the pool
-    _, first, _ = run_session(engine, user, config, lambda p: "fine")
-    _, second, _ = run_session(engine, user, config, lambda p: "fine")
+    _, first, _ = run_session(engine, user, config, lambda p: "I don't know")
+    _, second, _ = run_session(engine, user, config, lambda p: "I don't know")
     first_ids = [p.question_id for p in first]
     second_ids = [p.question_id for p in second]
     pool = {q.id for q in bank if q.topic.value == "frameworks"}

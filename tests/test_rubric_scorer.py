@@ -249,7 +249,7 @@ def test_a_wrong_claim_lowers_the_score_without_wiping_out_the_credit(scorer, by
     question = by_id["zero-grad"]
     clean = grade(scorer, question, question.reference_answer)
     wrong = grade(scorer, question, question.reference_answer
-                  + " PyTorch clears the gradients automatically after each step, so you rarely need it.")
+                  + " PyTorch clears gradients automatically after each step.")
     assert [m.claim for m in wrong.misconceptions] == ["PyTorch clears gradients automatically after each step."]
     assert 2.5 <= wrong.score < clean.score
     assert any(p.verdict is Verdict.COVERED for p in wrong.points)

@@ -10,6 +10,7 @@ import numpy as np
 
 from evaluators.base import GradingTask
 from evaluators.rubric import RubricScorer
+from evaluators.text import spell_out_code
 from knowledge.embeddings import HashingEmbedder
 from knowledge.loader import bank_index
 from knowledge.stored_vectors import StoredEmbedder
@@ -68,4 +69,5 @@ def test_the_scorer_gives_the_same_evaluation_with_stored_rubric_vectors(tmp_pat
         embedder = CountingEmbedder()
         scorer = RubricScorer(embedder, rubric_embedder=StoredEmbedder(embedder, tmp_path / "v.sqlite3"))
         assert scorer.evaluate(task) == plain
-    assert set(embedder.asked) <= {u.normalised for u in scorer._units(task)}  # only the answer's sentences
+    rubric_texts = {spell_out_code(t) for p in question.rubric for t in [p.description, *p.evidence]}
+    assert embedder.asked and not set(embedder.asked) & rubric_texts  # the rubric's vectors came from the store
