@@ -87,8 +87,9 @@ class Scored:
             self.cosine[i] = max(self.cosine[i], float(answers[k] @ references[k]))
             ref = content_words(task.reference_answer)
             self.overlap[i] = max(self.overlap[i], len(ref & content_words(task.answer)) / max(1, len(ref)))
-        self.tfidf = tfidf_cosine([r if r["references"] else {**r, "references": [bank[r["question_id"]].reference_answer]}
-                                   for r in rows])
+        with_refs = [r if r["references"] else {**r, "references": [bank[r["question_id"]].reference_answer]}
+                     for r in rows]
+        self.tfidf = tfidf_cosine(with_refs)
         self.grade = np.array([r["grade"] / r.get("grade_max", 5.0) for r in rows])
 
     def methods(self) -> dict[str, np.ndarray]:
@@ -148,8 +149,8 @@ def pearson_report(title: str, groups: dict[str, list[dict]], scorer: RubricScor
         kinds = [r.get("kind") for r in rows]
         if any(k in ADVERSARIAL for k in kinds):
             adversarial = np.array([k in ADVERSARIAL for k in kinds])
-            print(f"      adversarial (misconceived, stuffed, evasive) <= 1.5: ours "
-                  f"{np.mean(scored.ours[adversarial] <= 1.5):.1%}, human {np.mean(scored.grade[adversarial] <= 0.3):.1%}"
+            ours, human = np.mean(scored.ours[adversarial] <= 1.5), np.mean(scored.grade[adversarial] <= 0.3)
+            print(f"      adversarial (misconceived, stuffed, evasive) <= 1.5: ours {ours:.1%}, human {human:.1%}"
                   f" of {adversarial.sum()}")
 
 

@@ -7,7 +7,6 @@ import pytest
 from evaluators.adhoc import adhoc_task, derive_rubric
 from evaluators.base import GradingTask, Verdict
 from evaluators.rubric import RubricScorer
-from evaluators.text import is_negated
 
 
 @pytest.fixture(scope="module")
