@@ -114,7 +114,7 @@ def fit(sets: list[np.ndarray], y: np.ndarray, sources: list[str]) -> tuple[np.n
     one, which does not transfer to new subjects. Each source gets its own intercept (its graders'
     strictness, its questions' difficulty), so the weights are learned from differences within a
     source; the model's level is the mean of those intercepts. A row with several accepted reference
-    answers is read against the one it matches best: first by whole-answer cosine, then by the fitted
+    answers is read against the one it matches best: first by rubric coverage, then by the fitted
     model's own prediction (refitted once)."""
     from scipy.optimize import minimize
 
@@ -131,7 +131,7 @@ def fit(sets: list[np.ndarray], y: np.ndarray, sources: list[str]) -> tuple[np.n
         grad[:k] += theta[:k] / L2
         return float(value), grad
 
-    chosen = np.array([s[np.argmax(s[:, SIGNALS.index("whole")])] for s in sets])
+    chosen = np.array([s[np.argmax(s[:, SIGNALS.index("coverage")])] for s in sets])
     for _ in range(2):
         mean, scale = chosen.mean(axis=0), chosen.std(axis=0) + 1e-9
         x = np.hstack([(chosen - mean) / scale, dummies])

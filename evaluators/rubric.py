@@ -19,14 +19,14 @@ from evaluators.feedback import compose_feedback
 from evaluators.misconceptions import detect_misconceptions
 from evaluators.rubric_vectors import RubricVectors
 from evaluators.signals import ScoreModel, fitted_model, lexical_overlap, stems
-from evaluators.text import Unit, content_words, is_non_answer, spell_out_code, split_units
+from evaluators.text import Unit, content_words, is_non_answer, split_units
 from knowledge.embeddings import Embedder
 
 UNIT_CACHE_SIZE = 20_000  # ~30 MB of 384-d float32 vectors
 _FENCE_MARK = re.compile(r"```[\w+-]*")
 PROBE_RIDGE = 0.0005  # how far each misconception probe is held from fitting its few phrasings exactly
 
-Reading = tuple[list[Unit], np.ndarray, np.ndarray]  # an answer's units, their vectors, the whole answer's
+Reading = tuple[list[Unit], np.ndarray]  # an answer's units and their vectors
 
 
 class RubricScorer(Evaluator):
@@ -65,20 +65,17 @@ class RubricScorer(Evaluator):
             self._rubric_vectors(task)
 
     def _read(self, tasks: list[GradingTask]) -> list[Reading | None]:
-        """Per answer: its units, their vectors and the whole answer's vector (None for a non-answer)."""
+        """Per answer: its units and their vectors (None for a non-answer)."""
         texts = [[*task.earlier_answers, task.answer] for task in tasks]
         unit_lists = [
             [] if is_non_answer(" ".join(t)) else [u for text in t for u in split_units(text)] for t in texts
         ]
-        # The whole answer as one text, fences left out: pasted code reads the same with or without them.
-        wholes = [spell_out_code(" ".join(_FENCE_MARK.sub(" ", " ".join(t)).split())) for t in texts]
-        flat = [u.normalised for units in unit_lists for u in units] + wholes
+        flat = [u.normalised for units in unit_lists for u in units]
         vectors = self._unit_vectors(flat)
         out: list[Reading | None] = []
         start = 0
         for i, units in enumerate(unit_lists):
-            whole = vectors[len(flat) - len(wholes) + i]
-            out.append((units, vectors[start : start + len(units)], whole) if units else None)
+            out.append((units, vectors[start : start + len(units)]) if units else None)
             start += len(units)
         return out
 
@@ -107,7 +104,7 @@ class RubricScorer(Evaluator):
         return self._result(task, 5 * self.model.share(values), verdicts, wrong, None)
 
     def _signals(
-        self, task: GradingTask, units: list[Unit], vectors: np.ndarray, whole: np.ndarray
+        self, task: GradingTask, units: list[Unit], vectors: np.ndarray
     ) -> tuple[dict[str, float], list[PointVerdict], list[DetectedMisconception]]:
         rubric = self._rubric_vectors(task)
         found = detect_misconceptions(task, rubric, units, vectors, self.model.wrong)
@@ -125,13 +122,10 @@ class RubricScorer(Evaluator):
         )
         weights = rubric.weights / rubric.weights.sum()
         values = {
-            "whole": float(whole @ rubric.reference),
             "coverage": float(weights @ [s for s, _ in supports]),
-            "precision": float((vectors @ rubric.truths.T).max(axis=1).mean()),
             "lex_recall": recall,
             "stem_recall": stem_recall,
             "stem_precision": stem_precision,
-            "question": float(whole @ rubric.question),
             "wrong": float(len(found)),
         }
         return values, verdicts, [m for m, _ in found]

@@ -16,8 +16,6 @@ class RubricVectors:
     point_texts: list[list[str]]  # per rubric point: its description, then its evidence phrasings
     point_vectors: list[np.ndarray]
     weights: np.ndarray
-    reference: np.ndarray  # the whole reference answer
-    question: np.ndarray
     truths: np.ndarray  # every point text, reference sentence and correction: true statements
     truth_negated: np.ndarray  # per truth, whether it is phrased negatively
     reference_terms: frozenset[str]
@@ -34,7 +32,7 @@ class RubricVectors:
         point_texts = [[p.description, *p.evidence] for p in task.rubric]
         m_texts = [[m.claim, *m.cues] for m in task.misconceptions]
         sentences = prose_units(task.reference_answer) + [m.correction for m in task.misconceptions]
-        groups = [*point_texts, *m_texts, sentences, [task.reference_answer, task.question]]
+        groups = [*point_texts, *m_texts, sentences]
         vecs = embedder.embed_batch([spell_out_code(t) for group in groups for t in group])
         split, start = [], 0
         for group in groups:
@@ -42,13 +40,11 @@ class RubricVectors:
             start += len(group)
         n = len(point_texts)
         point_vectors, m_vectors = split[:n], split[n : n + len(m_texts)]
-        truths = np.vstack([*point_vectors, split[-2]])
+        truths = np.vstack([*point_vectors, split[-1]])
         return cls(
             point_texts=point_texts,
             point_vectors=point_vectors,
             weights=np.array([p.weight for p in task.rubric]),
-            reference=split[-1][0],
-            question=split[-1][1],
             truths=truths,
             truth_negated=np.array([is_negated(t) for group in [*point_texts, sentences] for t in group], dtype=bool),
             reference_terms=content_words(task.reference_answer),

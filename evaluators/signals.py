@@ -22,16 +22,14 @@ MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 # Each signal's sign in the model is fixed by what it means (bench/fit_scorer.py): more likeness to the
 # reference never lowers a score, a wrong claim never raises it. Candidates the fitted model gave no
 # weight (the best single match, sentence-level recall of the reference, the closest single sentence,
-# the coverage ramp) were dropped, and so were length and sentence count: they gained within noise on
+# the coverage ramp, the whole answer's cosine with the reference and with the question, the mean best
+# match of the answer's sentences) were dropped, and so were length and sentence count: they gained within noise on
 # held-out sources, and a padded answer gained by them.
 SIGNALS = (
-    "whole",  # cosine of the whole answer and the whole reference answer
     "coverage",  # weighted mean closeness of each rubric point's best supporting sentence
-    "precision",  # how much of the answer is about the subject (mean best match of its sentences)
     "lex_recall",  # share of the reference's content words the answer uses (question's words removed)
     "stem_recall",  # the same on words cut to five letters ("connected" meets "connection")
     "stem_precision",  # share of the answer's content words (so cut) found in the reference
-    "question",  # cosine of the whole answer and the question
     "wrong",  # wrong claims stated (bank entries list their known misconceptions)
 )
 NEGATIVE = frozenset({"wrong"})
