@@ -74,7 +74,7 @@ class RubricScorer(Evaluator):
         vectors = self._unit_vectors(flat)
         out: list[Reading | None] = []
         start = 0
-        for i, units in enumerate(unit_lists):
+        for units in unit_lists:
             out.append((units, vectors[start : start + len(units)]) if units else None)
             start += len(units)
         return out
