@@ -1,0 +1,26 @@
+"""The scorer's fitted model and the real graded sets it is fitted on."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench.grading_data import DATASETS, real_sets
+from evaluators.signals import MODEL_PATH, SIGNALS
+
+
+def test_the_model_was_fitted_on_real_teacher_graded_answers():
+    fitted_on = json.loads(MODEL_PATH.read_text(encoding="utf-8"))["fitted_on"]
+    assert {"semeval-beetle", "semeval-scientsbank", "saf-en"} <= set(fitted_on)
+    assert sum(n for source, n in fitted_on.items() if source != "calibration") > 10 * fitted_on["calibration"]
+
+
+def test_real_sets_load_with_their_official_splits():
+    if not DATASETS.exists():
+        pytest.skip("../shared/datasets is absent")
+    rows = real_sets()
+    splits = {(r["source"], r["split"]) for r in rows}
+    assert ("semeval-scientsbank", "test_unseen_domains") in splits and ("saf-en", "test_unseen_questions") in splits
+    assert all(0.0 <= r["target"] <= 1.0 and r["references"] and r["answer"] is not None for r in rows)
+    assert len(SIGNALS) <= 8  # few parameters: the point of the design
