@@ -49,7 +49,7 @@ class Evaluation(BaseModel):
     feedback: str
     model_answer: str
     evaluator: str
-    gate: str | None = None  # why the answer was not scored on its merits (empty, evasive, off-topic)
+    gate: str | None = None  # why the answer was not scored on its merits: "empty" or "non-answer"
     notes: list[str] = Field(default_factory=list)  # e.g. "LLM judge failed: timeout; offline score used"
 
     @property
