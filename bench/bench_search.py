@@ -38,6 +38,7 @@ from collections.abc import Sequence  # noqa: E402
 import numpy as np  # noqa: E402
 
 import knowledge.vectorstore as vectorstore  # noqa: E402
+from app.grading import MATCH_THRESHOLD  # noqa: E402
 from knowledge.embeddings import Embedder, get_embedder  # noqa: E402
 from knowledge.errors import BankError  # noqa: E402
 from knowledge.loader import BANK_DIR, load_bank, load_file  # noqa: E402
@@ -220,6 +221,13 @@ def print_threshold(ranked: list[list[str]], rows: list[dict], off_bank: list[di
         print(f"{t:9.2f} {kept:>10} {sum(s >= t for s in wrong):>10} {sum(s >= t for s in off):>13} {errors:>6}")
         best = best if best is not None and best[0] <= errors else (errors, t)
     print(f"fewest errors at threshold {best[1]:.2f} ({best[0]} of {len(right) + len(wrong) + len(off)})")
+    # A refused line costs a question_id to add; a wrong match grades against the wrong rubric, silently.
+    safe = next(t for t in np.arange(0.40, 1.001, 0.02) if not any(s >= t for s in off))
+    print(
+        f"lowest threshold that keeps no question the bank lacks: {safe:.2f} (right kept "
+        f"{sum(s >= safe for s in right)}/{len(right)}, wrong kept {sum(s >= safe for s in wrong)}/{len(wrong)}); "
+        f"app/grading.py MATCH_THRESHOLD = {MATCH_THRESHOLD}"
+    )
 
 
 def main() -> None:

@@ -22,13 +22,25 @@ class Glossary:
         self._groups = [[(term, tuple(tokenize(term))) for term in group] for group in groups]
 
     def related_terms(self, query: str) -> list[str]:
-        """Terms of the groups the query mentions, that the query does not already contain."""
-        tokens = tokenize(query)
+        """Terms of the groups the query mentions, that the query does not already contain. Longest
+        terms match first and use up their words: "custom autograd function" is torch.autograd.Function,
+        not the autograd group's "automatic differentiation"."""
+        tokens: list[str | None] = list(tokenize(query))
+        terms = sorted(
+            ((parts, index) for index, group in enumerate(self._groups) for _, parts in group if parts),
+            key=lambda item: -len(item[0]),
+        )
+        mentioned: dict[int, set[tuple[str, ...]]] = {}
+        for parts, index in terms:
+            at = _find(tokens, parts)
+            if at is not None:
+                tokens[at : at + len(parts)] = [None] * len(parts)
+                mentioned.setdefault(index, set()).add(parts)
         added: list[str] = []
-        for group in self._groups:
-            present = [term for term, parts in group if parts and _contains(tokens, parts)]
-            if present:
-                added.extend(term for term, _ in group if term not in present and term not in added)
+        for index in sorted(mentioned):
+            added.extend(
+                term for term, parts in self._groups[index] if parts not in mentioned[index] and term not in added
+            )
         return added
 
     def expand(self, query: str) -> str:
@@ -36,9 +48,9 @@ class Glossary:
         return f"{query} ({', '.join(added)})" if added else query
 
 
-def _contains(tokens: list[str], parts: tuple[str, ...]) -> bool:
+def _find(tokens: list[str | None], parts: tuple[str, ...]) -> int | None:
     n = len(parts)
-    return any(tuple(tokens[i : i + n]) == parts for i in range(len(tokens) - n + 1))
+    return next((i for i in range(len(tokens) - n + 1) if tuple(tokens[i : i + n]) == parts), None)
 
 
 @lru_cache(maxsize=2)
