@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,9 @@ FILTER_CHOICES: dict[str, tuple[str, ...]] = {
     "difficulty": ("1", "2", "3"),
     "kind": tuple(k.value for k in Kind),
 }
+# Entries embedded and written per step of an ingest, so a progress bar moves (the model batches
+# by 16 anyway; a whole bank in one call is no faster).
+UPSERT_CHUNK = 16
 # Fusion weight of the lexical signal: names like `zero_grad` or `state_dict` are decisive and
 # an embedding of a short query can miss them.
 LEXICAL_WEIGHT = 0.2
@@ -120,20 +123,26 @@ class QuestionStore:
         got = self._chroma.get(include=["metadatas"])
         return {i: (m or {}).get("hash", "") for i, m in zip(got["ids"], got["metadatas"], strict=True)}
 
-    def upsert(self, questions: Sequence[Question]) -> UpsertReport:
-        """Embed only entries that are new or changed; drop entries no longer in the bank."""
+    def upsert(
+        self, questions: Sequence[Question], *, on_embedded: Callable[[int, int], None] | None = None
+    ) -> UpsertReport:
+        """Embed only entries that are new or changed; drop entries no longer in the bank.
+        `on_embedded(done, total)` is told after each chunk, for a progress bar."""
         stored = self.stored_hashes()
         changed = [q for q in questions if stored.get(q.id) != q.content_hash()]
         wanted = {q.id for q in questions}
         stale = [i for i in stored if i not in wanted]
-        if changed:
-            vectors = self._embedder.embed_batch([q.embedding_text() for q in changed])
+        for start in range(0, len(changed), UPSERT_CHUNK):
+            chunk = changed[start : start + UPSERT_CHUNK]
+            vectors = self._embedder.embed_batch([q.embedding_text() for q in chunk])
             self._chroma._collection.upsert(
-                ids=[q.id for q in changed],
+                ids=[q.id for q in chunk],
                 embeddings=vectors.tolist(),
-                documents=[q.lexical_text() for q in changed],
-                metadatas=[_metadata(q) for q in changed],
+                documents=[q.lexical_text() for q in chunk],
+                metadatas=[_metadata(q) for q in chunk],
             )
+            if on_embedded:
+                on_embedded(start + len(chunk), len(changed))
         if stale:
             self._chroma.delete(ids=stale)
         self._lexical = None
