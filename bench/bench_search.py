@@ -169,11 +169,12 @@ def ingest(questions: list[Question], embedder: CountingEmbedder, tmp: str) -> t
     embedder.texts = 0
     store = vectorstore.open_store(data_dir=tmp, embedder=embedder)
     t0 = time.perf_counter()
-    warm = store.upsert(questions)
+    store.upsert(questions)
     warm_s = time.perf_counter() - t0
     line = (
         f"ingest cold {cold_s * 1000:.0f} ms (added={cold.added}, texts embedded={cold_texts}); "
-        f"unchanged {warm_s * 1000:.0f} ms (texts embedded={embedder.texts}{'' if not embedder.texts else ' <-- expected 0'})"
+        f"unchanged {warm_s * 1000:.0f} ms (texts embedded={embedder.texts}"
+        f"{'' if not embedder.texts else ' <-- expected 0'})"
     )
     return store, line
 
@@ -196,7 +197,11 @@ def print_misses(ranked: list[list[str]], rows: list[dict]) -> None:
     print(f"{CHOSEN} misses@{K} ({len(misses)}):")
     for row, ids in misses:
         print(f"  expected {row['expected']:<28} got {', '.join(ids[:3])}\n      q: {row['query']}")
-    late = [(r, ids) for r, ids in zip(rows, ranked, strict=True) if ids and ids[0] != r["expected"] and r["expected"] in ids]
+    late = [
+        (r, ids)
+        for r, ids in zip(rows, ranked, strict=True)
+        if ids and ids[0] != r["expected"] and r["expected"] in ids
+    ]
     print(f"{CHOSEN} in top-{K} but not first ({len(late)}):")
     for row, ids in late:
         print(f"  expected {row['expected']:<28} rank {ids.index(row['expected']) + 1}, first {ids[0]}")
@@ -205,8 +210,12 @@ def print_misses(ranked: list[list[str]], rows: list[dict]) -> None:
 def print_threshold(ranked: list[list[str]], rows: list[dict], off_bank: list[dict]) -> None:
     """Accept a bank match iff its top score >= t: right matches should pass, wrong ones and questions
     the bank does not have should not. Prints each threshold's counts and the one with fewest errors."""
-    right = [TOP_SCORES[(CHOSEN, r["query"])] for r, ids in zip(rows, ranked, strict=True) if ids[:1] == [r["expected"]]]
-    wrong = [TOP_SCORES[(CHOSEN, r["query"])] for r, ids in zip(rows, ranked, strict=True) if ids[:1] != [r["expected"]]]
+    right = [
+        TOP_SCORES[(CHOSEN, r["query"])] for r, ids in zip(rows, ranked, strict=True) if ids[:1] == [r["expected"]]
+    ]
+    wrong = [
+        TOP_SCORES[(CHOSEN, r["query"])] for r, ids in zip(rows, ranked, strict=True) if ids[:1] != [r["expected"]]
+    ]
     off = [TOP_SCORES[(CHOSEN, r["query"])] for r in off_bank]
     print(
         f"top score, right first hit (n={len(right)}): min {min(right):.3f} p5 {percentile(right, 5):.3f} "
@@ -240,7 +249,11 @@ def main() -> None:
         sets[name] = rows
         print(
             f"{name}: {len(rows)} queries, {len({r['expected'] for r in rows})} distinct ids"
-            + (f"; {len(unknown)} skipped (id not in bank): {', '.join(r['expected'] for r in unknown)}" if unknown else "")
+            + (
+                f"; {len(unknown)} skipped (id not in bank): {', '.join(r['expected'] for r in unknown)}"
+                if unknown
+                else ""
+            )
         )
     off_bank = [{**json.loads(line), "expected": ""} for line in OFF_BANK.read_text().splitlines() if line.strip()]
     print(f"bank: {len(questions)} entries from {bank_note}; {len(off_bank)} questions not in the bank")
@@ -274,9 +287,14 @@ def main() -> None:
     start = 0
     for name, rows in sets.items():
         r5 = recall(ranked[start : start + len(rows)], rows, K)
-        print(f"{CHOSEN} {name} recall@5 {r5:.3f} (target >= {TARGET_RECALL_AT_5}: {'met' if r5 >= TARGET_RECALL_AT_5 else 'NOT met'})")
+        print(
+            f"{CHOSEN} {name} recall@5 {r5:.3f} "
+            f"(target >= {TARGET_RECALL_AT_5}: {'met' if r5 >= TARGET_RECALL_AT_5 else 'NOT met'})"
+        )
         start += len(rows)
-    print(f"{CHOSEN} p50 {p50:.2f} ms (target < {TARGET_P50_MS:.0f} ms: {'met' if p50 < TARGET_P50_MS else 'NOT met'})\n")
+    print(
+        f"{CHOSEN} p50 {p50:.2f} ms (target < {TARGET_P50_MS:.0f} ms: {'met' if p50 < TARGET_P50_MS else 'NOT met'})\n"
+    )
     print_misses(ranked, every)
     print(f"\ngrading match threshold ({CHOSEN})")
     print_threshold(ranked, every, off_bank)
