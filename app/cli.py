@@ -80,8 +80,9 @@ def ingest(
     store = store_for(settings)
     with progress() as bar:
         task = bar.add_task("Embedding the bank", total=None)
-        report = ingest_bank(store, questions)
-        bar.update(task, total=1, completed=1)
+        report = ingest_bank(
+            store, questions, on_embedded=lambda done, total: bar.update(task, completed=done, total=total)
+        )
     if report.embedded == 0 and report.removed == 0:
         err.print(f"Bank unchanged: {report.unchanged} entries already embedded in the search index.")
     else:
