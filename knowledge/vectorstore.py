@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +13,7 @@ from chromadb.config import Settings as ChromaSettings
 from langchain_chroma import Chroma
 from langchain_core.embeddings import Embeddings
 
+from knowledge.bank_index import RankingIndex
 from knowledge.embeddings import Embedder
 from knowledge.errors import SearchError
 from knowledge.glossary import load_glossary
@@ -116,7 +118,8 @@ class QuestionStore:
             )
         except Exception as exc:
             raise SearchError(f"cannot open the Chroma collection: {exc}") from exc
-        self._lexical: BM25Index | None = None
+        self._index: RankingIndex | None = None
+        self._writing = threading.Lock()  # a search never caches a half-written bank
 
     # --- ingest -----------------------------------------------------------------------------
     def stored_hashes(self) -> dict[str, str]:
@@ -128,6 +131,14 @@ class QuestionStore:
     ) -> UpsertReport:
         """Embed only entries that are new or changed; drop entries no longer in the bank.
         `on_embedded(done, total)` is told after each chunk, for a progress bar."""
+        with self._writing:
+            report = self._upsert(questions, on_embedded)
+            self._index = None
+        return report
+
+    def _upsert(
+        self, questions: Sequence[Question], on_embedded: Callable[[int, int], None] | None
+    ) -> UpsertReport:
         stored = self.stored_hashes()
         changed = [q for q in questions if stored.get(q.id) != q.content_hash()]
         wanted = {q.id for q in questions}
@@ -145,7 +156,6 @@ class QuestionStore:
                 on_embedded(start + len(chunk), len(changed))
         if stale:
             self._chroma.delete(ids=stale)
-        self._lexical = None
         added = sum(1 for q in changed if q.id not in stored)
         return UpsertReport(
             added=added,
@@ -183,20 +193,14 @@ class QuestionStore:
     def _fused(
         self, query: str, expanded: str, vector: list[float], *, k: int, where: dict[str, Any] | None
     ) -> list[SearchHit]:
-        # BM25 only re-ranks what the embedding pooled: a pool of 20 left entries that BM25 ranks first out
-        # of the fusion (bench/bench_search.py: first-set recall@5 0.973 -> 0.982 with 80, same p50).
-        pool = max(k * 4, 80)
-        try:
-            pairs = self._chroma.similarity_search_by_vector_with_relevance_scores(vector, k=pool, filter=where)
-        except Exception as exc:
-            raise SearchError(f"Chroma search failed: {exc}") from exc
-        lexical = self._lexical_index().scores(expanded)
+        index = self._ranking_index()
+        cosines = index.cosines(vector)
+        lexical = index.lexical.scores(expanded)
         named = framework_named(query)  # the words typed, not the synonyms added
         hits = []
-        for doc, distance in pairs:
-            meta = doc.metadata
-            cosine = 1.0 - float(distance)
-            fused = (1 - LEXICAL_WEIGHT) * cosine + LEXICAL_WEIGHT * lexical.get(meta["id"], 0.0)
+        for i in index.matching(where):
+            meta = index.metadatas[i]
+            fused = (1 - LEXICAL_WEIGHT) * float(cosines[i]) + LEXICAL_WEIGHT * lexical.get(meta["id"], 0.0)
             if named and meta["framework"] != Framework.GENERAL.value:
                 fused += FRAMEWORK_NUDGE if meta["framework"] == named else -FRAMEWORK_NUDGE
             hits.append(
@@ -229,11 +233,23 @@ class QuestionStore:
             for m in got["metadatas"]
         ]
 
+    def _ranking_index(self) -> RankingIndex:
+        with self._writing:
+            if self._index is None:
+                self._index = self._read_index()
+            return self._index
+
+    def _read_index(self) -> RankingIndex:
+        try:
+            got = self._chroma.get(include=["documents", "embeddings", "metadatas"])
+        except Exception as exc:
+            raise SearchError(f"Chroma lookup failed: {exc}") from exc
+        return RankingIndex(
+            ids=got["ids"], vectors=got["embeddings"], metadatas=got["metadatas"], documents=got["documents"]
+        )
+
     def _lexical_index(self) -> BM25Index:
-        if self._lexical is None:
-            got = self._chroma.get(include=["documents"])
-            self._lexical = BM25Index(dict(zip(got["ids"], got["documents"], strict=True)))
-        return self._lexical
+        return self._ranking_index().lexical
 
 
 def _metadata(question: Question) -> dict[str, Any]:
