@@ -34,11 +34,7 @@ def store_for(settings: Settings) -> QuestionStore:
 
 
 def index_if_empty(
-    store: QuestionStore,
-    settings: Settings,
-    *,
-    on_start: Callable[[int], None] | None = None,
-    on_embedded: Callable[[int, int], None] | None = None,
+    store: QuestionStore, settings: Settings, *, on_embedded: Callable[[int, int], None] | None = None
 ) -> bool:
     """Index the bank into an empty store (a fresh data directory), as `interviewer ingest` would; True
     if it did. Every command and the server find the bank without a separate ingest step."""
@@ -47,10 +43,7 @@ def index_if_empty(
     from ingest.pipeline import ingest_bank
     from knowledge.loader import cached_bank
 
-    questions = list(cached_bank(settings.bank_dir))
-    if on_start:
-        on_start(len(questions))
-    ingest_bank(store, questions, on_embedded=on_embedded)
+    ingest_bank(store, list(cached_bank(settings.bank_dir)), on_embedded=on_embedded)
     return True
 
 

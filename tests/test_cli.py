@@ -211,13 +211,8 @@ def test_grading_opens_the_question_search_only_at_the_first_line_that_needs_it(
     assert all("no bank search is available" in r["error"] for r in rows)
 
 
-def fresh_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")}
-    return {**env, "INTERVIEWER_DATA_DIR": str(tmp_path / "fresh-data"), **extra}
-
-
-def test_search_on_a_fresh_data_dir_indexes_the_bank_first(tmp_path):
-    env = fresh_env(tmp_path)
+def test_search_on_a_fresh_data_dir_indexes_the_bank_first(cli_env, tmp_path):
+    env = {**cli_env, "INTERVIEWER_DATA_DIR": str(tmp_path / "never-ingested")}
     first = run("search", "--json", "why zero grad", env=env)
     assert first.returncode == 0, first.stderr
     assert "not indexed yet" in first.stderr and "Indexed the question bank" in first.stderr
