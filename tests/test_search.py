@@ -119,7 +119,7 @@ def test_real_chroma_server(tmp_path: Path, bank, embedder):
     ("query", "expected"),
     [
         ("use fp16 to speed up training", "mixed-precision"),
-        ("half precision training, is it worth it", "mixed-precision"),
+        ("can I train in bf16 on an A100", "mixed-precision"),
         ("turning on AMP in my training script", "mixed-precision"),
         ("what is the TensorFlow counterpart of PyTorch autograd", "tf-automatic-differentiation"),
         ("how does GradientTape compare to autograd", "tf-automatic-differentiation"),
