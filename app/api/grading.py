@@ -79,7 +79,7 @@ GRADE_EXAMPLES = {
 }
 
 
-@router.post("/grade", response_model=GradeOut, responses=problem_responses(404, 413))
+@router.post("/grade", response_model=GradeOut, responses=problem_responses(400, 404, 413))
 def grade(
     _user: UserDep,
     settings: SettingsDep,
@@ -108,7 +108,7 @@ def grade(
     )
 
 
-@router.post("/grade/batch", response_model=GradeBatchOut)
+@router.post("/grade/batch", response_model=GradeBatchOut, responses=problem_responses(400, 413))
 def grade_batch(
     _user: UserDep,
     settings: SettingsDep,
