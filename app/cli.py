@@ -37,6 +37,27 @@ def progress() -> Progress:
     )
 
 
+def open_bank_search(settings: Any) -> Any:
+    """The bank search for a command; a missing or empty bank is indexed first (once), with progress
+    on stderr. A Chroma server that cannot be reached is one line naming it (a SearchError)."""
+    import time
+
+    from app.services import index_if_empty, store_for
+    from knowledge.loader import cached_bank
+
+    store = store_for(settings)
+    if store.count():
+        return store
+    total = len(cached_bank(settings.bank_dir))
+    err.print(f"The question bank is not indexed yet: indexing its {total} entries (once, as `interviewer ingest`)...")
+    started = time.perf_counter()
+    with progress() as bar:
+        task = bar.add_task("Indexing the question bank", total=total)
+        index_if_empty(store, settings, on_embedded=lambda done, _: bar.update(task, completed=done))
+    err.print(f"Indexed the question bank in {time.perf_counter() - started:.1f} s.")
+    return store
+
+
 def emit_json(value: object) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
@@ -59,8 +80,9 @@ def ingest(
     store = store_for(settings)
     with progress() as bar:
         task = bar.add_task("Embedding the bank", total=None)
-        report = ingest_bank(store, questions)
-        bar.update(task, total=1, completed=1)
+        report = ingest_bank(
+            store, questions, on_embedded=lambda done, total: bar.update(task, completed=done, total=total)
+        )
     if report.embedded == 0 and report.removed == 0:
         err.print(f"Bank unchanged: {report.unchanged} entries already embedded in the search index.")
     else:
@@ -98,10 +120,8 @@ def search(
     difficulty: Annotated[int | None, typer.Option(help="1, 2 or 3.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Search the bank; one result list per query."""
-    from app.services import store_for
-
-    store = store_for(get_settings())
+    """Search the bank; one result list per query (the bank is indexed first if it never was)."""
+    store = open_bank_search(get_settings())
     filters = {"framework": framework, "topic": topic, "difficulty": difficulty}
     results: list[dict[str, Any]] = []
     for query in queries:

@@ -17,10 +17,11 @@ def grade(
     output_path: Annotated[Path, typer.Option("--output", help="JSONL with score, points, feedback added.")],
 ) -> None:
     """Grade every line of a JSONL file; bad lines get an `error` field and the run goes on."""
-    from app.cli import err, progress
+    from app.cli import err, open_bank_search, progress
     from app.config import get_settings
+    from app.errors import one_line
     from app.grading import BulkGrader, count_lines
-    from app.services import rubric_scorer_for, store_for
+    from app.services import rubric_scorer_for
     from knowledge.loader import bank_index
 
     settings = get_settings()
@@ -32,16 +33,10 @@ def grade(
         """The bank search, indexed first if it never was (a few seconds, once): a file of free question
         texts should not fail line by line on a machine where `interviewer ingest` was never run. A
         search that cannot be opened leaves matching off; ids and reference answers still work."""
-        from ingest.pipeline import ingest_bank
-
         try:
-            store = store_for(settings)
-            if not store.count():
-                err.print("Indexing the question bank for question matching (once; as `interviewer ingest`)...")
-                ingest_bank(store, list(bank.values()))
-            return store
+            return open_bank_search(settings)
         except Exception as exc:
-            err.print(f"Question matching is off: the bank search could not be opened ({exc}).")
+            err.print(f"Question matching is off: the bank search could not be opened ({one_line(exc)}).")
             return None
 
     grader = BulkGrader(evaluator=rubric_scorer_for(settings), bank=bank, store=None, open_store=open_store)

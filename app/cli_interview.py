@@ -117,9 +117,10 @@ def interview(
     seed: Annotated[int | None, typer.Option(help="Random seed for a reproducible session.")] = None,
 ) -> None:
     """Run a mock interview in the terminal and print the report at the end."""
+    from app.cli import open_bank_search
     from app.config import get_settings
     from app.interview.models import SessionConfig
-    from app.services import code_runner_for, engine_for, repository_for, store_for
+    from app.services import code_runner_for, engine_for, repository_for
 
     settings = get_settings()
     level: str | int = int(difficulty) if difficulty.isdigit() else difficulty
@@ -130,7 +131,7 @@ def interview(
     runner = code_runner_for(settings)
     console = Console()
     try:
-        engine = engine_for(settings, repo=repo, store=store_for(settings), runner=runner)
+        engine = engine_for(settings, repo=repo, store=open_bank_search(settings), runner=runner)
         user_id = repo.get_or_create_user("local").id
         session_id = run_interview(engine, user_id, config, sys.stdin, console)
         print_report(console, repo, session_id, user_id, settings)

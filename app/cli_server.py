@@ -49,6 +49,11 @@ def serve(
             f"refusing to bind {host} with INTERVIEWER_AUTH_DISABLED=true: anyone who can reach it would act "
             "as you. Bind 127.0.0.1, or turn authentication on and create keys with `interviewer keys create`"
         )
+    from app.cli import open_bank_search
+
+    # Here rather than in each worker: a Chroma server that is down is one line before anything
+    # starts, and workers never index a fresh bank at the same time.
+    open_bank_search(settings)
     uvicorn.run(
         "app.main:create_app",
         factory=True,

@@ -27,6 +27,7 @@ def build_components(settings: Settings) -> dict[str, Any]:
         embedder_for,
         engine_for,
         evaluator_for,
+        index_if_empty,
         repository_for,
         store_for,
         warm_in_background,
@@ -46,7 +47,7 @@ def build_components(settings: Settings) -> dict[str, Any]:
             embedder.use_own_threads()
     engine = engine_for(settings, repo=repo, store=store, runner=runner, evaluator=evaluator)
     bank = bank_index(settings.bank_dir)
-    warm_up = warm_in_background(evaluator, bank, engine)
+    warm_up = warm_in_background(evaluator, bank, engine, first=lambda: index_if_empty(store, settings))
     return {
         "repo": repo,
         "store": store,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,20 @@ def store_for(settings: Settings) -> QuestionStore:
         base_name=settings.chroma_collection,
         embedder=embedder_for(settings),
     )
+
+
+def index_if_empty(
+    store: QuestionStore, settings: Settings, *, on_embedded: Callable[[int, int], None] | None = None
+) -> bool:
+    """Index the bank into an empty store (a fresh data directory), as `interviewer ingest` would; True
+    if it did. Every command and the server find the bank without a separate ingest step."""
+    if store.count():
+        return False
+    from ingest.pipeline import ingest_bank
+    from knowledge.loader import cached_bank
+
+    ingest_bank(store, list(cached_bank(settings.bank_dir)), on_embedded=on_embedded)
+    return True
 
 
 def repository_for(settings: Settings) -> Any:
@@ -91,10 +106,13 @@ def phraser_for(settings: Settings) -> Any:
     return LLMPhraser(chat_model_from_settings(settings))
 
 
-def warm_in_background(evaluator: Any, bank: dict[str, Any], engine: Any | None = None) -> threading.Event:
-    """Embed every rubric, and look up every rubric point's related entries, off the request path:
-    no candidate waits for a question's first scoring or a query embedding. The returned event is
-    set when the warm-up has ended (GET /readyz reports it; until then first scores are slower)."""
+def warm_in_background(
+    evaluator: Any, bank: dict[str, Any], engine: Any | None = None, *, first: Callable[[], Any] | None = None
+) -> threading.Event:
+    """Run `first` (indexing a fresh bank), then embed every rubric and look up every rubric point's
+    related entries, off the request path: no candidate waits for a question's first scoring or a query
+    embedding. The returned event is set when all of it has ended; GET /readyz answers 503 until then,
+    so a server that says ready serves its first candidate at full speed."""
     from evaluators.base import GradingTask
 
     offline = getattr(evaluator, "_fallback", evaluator)
@@ -103,6 +121,8 @@ def warm_in_background(evaluator: Any, bank: dict[str, Any], engine: Any | None 
 
     def warm() -> None:
         try:
+            if first is not None:
+                first()
             if hasattr(offline, "warm"):
                 offline.warm(tasks)
             if engine is not None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,8 +13,10 @@ from chromadb.config import Settings as ChromaSettings
 from langchain_chroma import Chroma
 from langchain_core.embeddings import Embeddings
 
+from knowledge.bank_index import RankingIndex
 from knowledge.embeddings import Embedder
 from knowledge.errors import SearchError
+from knowledge.glossary import load_glossary
 from knowledge.lexical import BM25Index
 from knowledge.schema import Framework, Kind, Question, Topic
 
@@ -23,9 +26,15 @@ FILTER_CHOICES: dict[str, tuple[str, ...]] = {
     "difficulty": ("1", "2", "3"),
     "kind": tuple(k.value for k in Kind),
 }
+# Entries embedded and written per step of an ingest, so a progress bar moves (the model batches
+# by 16 anyway; a whole bank in one call is no faster).
+UPSERT_CHUNK = 16
 # Fusion weight of the lexical signal: names like `zero_grad` or `state_dict` are decisive and
 # an embedding of a short query can miss them.
 LEXICAL_WEIGHT = 0.2
+# Where a query gets the glossary's synonyms added: "off", "lexical" (BM25 only) or "both" (the
+# embedded query too). Chosen by bench/bench_search.py, which prints the three side by side.
+EXPAND_QUERIES = "both"
 # Seeds ask many questions twice, once per framework; a query that names one framework means it.
 FRAMEWORK_NUDGE = 0.1
 _FRAMEWORK_WORDS = {
@@ -109,30 +118,44 @@ class QuestionStore:
             )
         except Exception as exc:
             raise SearchError(f"cannot open the Chroma collection: {exc}") from exc
-        self._lexical: BM25Index | None = None
+        self._index: RankingIndex | None = None
+        self._writing = threading.Lock()  # a search never caches a half-written bank
 
     # --- ingest -----------------------------------------------------------------------------
     def stored_hashes(self) -> dict[str, str]:
         got = self._chroma.get(include=["metadatas"])
         return {i: (m or {}).get("hash", "") for i, m in zip(got["ids"], got["metadatas"], strict=True)}
 
-    def upsert(self, questions: Sequence[Question]) -> UpsertReport:
-        """Embed only entries that are new or changed; drop entries no longer in the bank."""
+    def upsert(
+        self, questions: Sequence[Question], *, on_embedded: Callable[[int, int], None] | None = None
+    ) -> UpsertReport:
+        """Embed only entries that are new or changed; drop entries no longer in the bank.
+        `on_embedded(done, total)` is told after each chunk, for a progress bar."""
+        with self._writing:
+            report = self._upsert(questions, on_embedded)
+            self._index = None
+        return report
+
+    def _upsert(
+        self, questions: Sequence[Question], on_embedded: Callable[[int, int], None] | None
+    ) -> UpsertReport:
         stored = self.stored_hashes()
         changed = [q for q in questions if stored.get(q.id) != q.content_hash()]
         wanted = {q.id for q in questions}
         stale = [i for i in stored if i not in wanted]
-        if changed:
-            vectors = self._embedder.embed_batch([q.embedding_text() for q in changed])
+        for start in range(0, len(changed), UPSERT_CHUNK):
+            chunk = changed[start : start + UPSERT_CHUNK]
+            vectors = self._embedder.embed_batch([q.embedding_text() for q in chunk])
             self._chroma._collection.upsert(
-                ids=[q.id for q in changed],
+                ids=[q.id for q in chunk],
                 embeddings=vectors.tolist(),
-                documents=[q.lexical_text() for q in changed],
-                metadatas=[_metadata(q) for q in changed],
+                documents=[q.lexical_text() for q in chunk],
+                metadatas=[_metadata(q) for q in chunk],
             )
+            if on_embedded:
+                on_embedded(start + len(chunk), len(changed))
         if stale:
             self._chroma.delete(ids=stale)
-        self._lexical = None
         added = sum(1 for q in changed if q.id not in stored)
         return UpsertReport(
             added=added,
@@ -159,22 +182,25 @@ class QuestionStore:
         if k < 1:
             raise SearchError("k must be at least 1")
         where = build_where(filters or {})
-        vectors = self._embedder.embed_batch(queries)
-        return [self._fused(q, vector.tolist(), k=k, where=where) for q, vector in zip(queries, vectors, strict=True)]
+        glossary = load_glossary()
+        expanded = [glossary.expand(q) if EXPAND_QUERIES != "off" else q for q in queries]
+        vectors = self._embedder.embed_batch(expanded if EXPAND_QUERIES == "both" else queries)
+        return [
+            self._fused(q, wide, vector.tolist(), k=k, where=where)
+            for q, wide, vector in zip(queries, expanded, vectors, strict=True)
+        ]
 
-    def _fused(self, query: str, vector: list[float], *, k: int, where: dict[str, Any] | None) -> list[SearchHit]:
-        pool = max(k * 4, 20)
-        try:
-            pairs = self._chroma.similarity_search_by_vector_with_relevance_scores(vector, k=pool, filter=where)
-        except Exception as exc:
-            raise SearchError(f"Chroma search failed: {exc}") from exc
-        lexical = self._lexical_index().scores(query)
-        named = framework_named(query)
+    def _fused(
+        self, query: str, expanded: str, vector: list[float], *, k: int, where: dict[str, Any] | None
+    ) -> list[SearchHit]:
+        index = self._ranking_index()
+        cosines = index.cosines(vector)
+        lexical = index.lexical.scores(expanded)
+        named = framework_named(query)  # the words typed, not the synonyms added
         hits = []
-        for doc, distance in pairs:
-            meta = doc.metadata
-            cosine = 1.0 - float(distance)
-            fused = (1 - LEXICAL_WEIGHT) * cosine + LEXICAL_WEIGHT * lexical.get(meta["id"], 0.0)
+        for i in index.matching(where):
+            meta = index.metadatas[i]
+            fused = (1 - LEXICAL_WEIGHT) * float(cosines[i]) + LEXICAL_WEIGHT * lexical.get(meta["id"], 0.0)
             if named and meta["framework"] != Framework.GENERAL.value:
                 fused += FRAMEWORK_NUDGE if meta["framework"] == named else -FRAMEWORK_NUDGE
             hits.append(
@@ -207,11 +233,23 @@ class QuestionStore:
             for m in got["metadatas"]
         ]
 
+    def _ranking_index(self) -> RankingIndex:
+        with self._writing:
+            if self._index is None:
+                self._index = self._read_index()
+            return self._index
+
+    def _read_index(self) -> RankingIndex:
+        try:
+            got = self._chroma.get(include=["documents", "embeddings", "metadatas"])
+        except Exception as exc:
+            raise SearchError(f"Chroma lookup failed: {exc}") from exc
+        return RankingIndex(
+            ids=got["ids"], vectors=got["embeddings"], metadatas=got["metadatas"], documents=got["documents"]
+        )
+
     def _lexical_index(self) -> BM25Index:
-        if self._lexical is None:
-            got = self._chroma.get(include=["documents"])
-            self._lexical = BM25Index(dict(zip(got["ids"], got["documents"], strict=True)))
-        return self._lexical
+        return self._ranking_index().lexical
 
 
 def _metadata(question: Question) -> dict[str, Any]:

@@ -46,6 +46,18 @@ def test_readyz_names_what_is_not_ready(tmp_path, ingested_store, bank, scorer):
     assert not body["checks"]["runner"]["ok"] and body["checks"]["database"]["ok"]
 
 
+def test_readyz_is_503_until_the_start_up_warm_up_ends(api):
+    """Ready means the first candidate is served at full speed: indexing and warm-up come first."""
+    import threading
+
+    api.app.state.warm_up = threading.Event()
+    body = assert_problem(api.client.get("/readyz"), 503)
+    assert body["checks"]["warm_up"] == {"ok": False, "detail": "running"} and body["checks"]["chroma"]["ok"]
+    api.app.state.warm_up.set()
+    ready = api.client.get("/readyz").json()
+    assert ready["status"] == "ready" and ready["warm_up"] == "done"
+
+
 def test_openapi_documents_every_endpoint_and_problem_bodies(tmp_path):
     schema = create_app(Settings(data_dir=tmp_path)).openapi()
     paths = schema["paths"]

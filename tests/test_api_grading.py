@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.grading import MATCH_THRESHOLD
 from tests.api_fixtures import PASSING_MARK, alice, api, assert_problem, build_api, scorer  # noqa: F401
 
 
@@ -31,7 +32,9 @@ def test_grade_against_an_own_reference_and_by_matching(alice):
         "/v1/grade",
         json={"question": "What does optimizer.zero_grad() do in PyTorch?", "answer": "It resets gradients."},
     ).json()
-    assert matched["matched_id"] == "zero-grad"
+    assert matched["matched_id"] == "zero-grad" and MATCH_THRESHOLD <= matched["match_confidence"] <= 1
+    not_in_bank = alice.post("/v1/grade", json={"question": "How does beam search decode?", "answer": "Greedily."})
+    assert not_in_bank.status_code == 422 and "closely enough" in not_in_bank.json()["detail"]
 
 
 @pytest.mark.parametrize(

@@ -117,19 +117,11 @@ def test_a_whole_session_over_http(server, bank):
     assert httpx.get(f"{base}/nowhere").json()["status"] == 404
 
 
-def test_readyz_reports_the_start_up_warm_up_until_it_ends(server):
-    """Every rubric is embedded in the background after start-up; /readyz says when that is over."""
+def test_ready_only_once_the_start_up_warm_up_has_ended(server):
+    """Every rubric is embedded in the background after start-up; the fixture waited for /readyz 200."""
     base, _ = server
-    deadline = time.monotonic() + 60
-    states = []
-    while time.monotonic() < deadline:
-        ready = httpx.get(f"{base}/readyz", timeout=5)
-        assert ready.status_code == 200
-        states.append(ready.json()["warm_up"])
-        if states[-1] == "done":
-            break
-        time.sleep(0.2)
-    assert states[-1] == "done" and set(states) <= {"running", "done"}
+    ready = httpx.get(f"{base}/readyz", timeout=5).json()
+    assert ready["warm_up"] == "done" and ready["checks"]["warm_up"]["ok"]
 
 
 def test_code_check_in_the_real_sandbox(server, bank):
@@ -157,3 +149,47 @@ def test_public_bind_with_auth_disabled_is_refused(tmp_path):
         server_env(tmp_path / "data", INTERVIEWER_AUTH_DISABLED="true"), "serve", "--host", "0.0.0.0"
     )
     assert refused.returncode == 1 and "refusing to bind 0.0.0.0" in refused.stderr
+
+
+def test_serve_on_a_fresh_data_dir_indexes_the_bank_and_is_ready_within_a_minute(tmp_path):
+    """No `interviewer ingest`, the default model: serve indexes the bank, warms up, then says ready;
+    until then /readyz is 503 and says why, so no candidate meets a half-warm server."""
+    env = server_env(tmp_path / "data", INTERVIEWER_AUTH_DISABLED="true")
+    env.pop("INTERVIEWER_EMBEDDER")  # the real model, as a new user runs it
+    # The issue's bar is 60 s on two cores; where other jobs already load them, as much longer as the
+    # machine is busier (bench/bench_first_start.py prints the figure itself).
+    budget = 60 * max(1.0, os.getloadavg()[0] / 2)
+    port, started = free_port(), time.monotonic()
+    proc = subprocess.Popen(
+        [*CLI, "serve", "--port", str(port)], env=env, cwd=REPO,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    base, waiting = f"http://127.0.0.1:{port}", set()
+    try:
+        while (ready := _readyz(base)) is None or ready.status_code != 200:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() - started < budget, f"not ready after {budget:.0f} s; last: {ready and ready.text}"
+            if ready is not None:
+                waiting.add(ready.json()["detail"])
+            time.sleep(0.3)
+        checks = ready.json()["checks"]
+        assert checks["chroma"]["detail"] == "110 questions" and checks["warm_up"] == {"ok": True, "detail": "done"}
+        assert all(detail.startswith("not ready:") for detail in waiting)
+        with httpx.Client(base_url=base, timeout=60) as client:
+            created = client.post("/v1/sessions", json={"num_questions": 1, "topics": ["autograd"]})
+            assert created.status_code == 201, created.text
+            answered = client.post(f"/v1/sessions/{created.json()['id']}/answers", json={"text": "It records ops."})
+            assert answered.status_code == 200 and answered.json()["evaluation"]["score"] >= 0
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _readyz(base: str) -> httpx.Response | None:
+    try:
+        return httpx.get(f"{base}/readyz", timeout=5)
+    except httpx.TransportError:
+        return None

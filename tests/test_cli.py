@@ -91,10 +91,12 @@ def test_unreadable_document_is_one_line_and_writes_nothing(cli_env, tmp_path):
     assert not out_file.exists()
 
 
-def test_unreachable_chroma_server_is_one_clear_line(cli_env):
+@pytest.mark.parametrize("args", [("search", "--json", "tensors"), ("serve", "--port", "9")])
+def test_unreachable_chroma_server_is_one_clear_line(cli_env, args):
     env = {**cli_env, "INTERVIEWER_CHROMA_HOST": "127.0.0.1", "INTERVIEWER_CHROMA_PORT": "9"}
-    out = run("search", "--json", "tensors", env=env)
-    assert out.returncode == 1 and "not reachable" in out.stderr and "Traceback" not in out.stderr
+    out = run(*args, env=env)
+    assert out.returncode == 1 and "Chroma server at 127.0.0.1:9 is not reachable" in out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
 def test_bank_stats_json_contract(cli_env):
@@ -127,20 +129,28 @@ def test_grade_contract_continues_past_bad_lines(cli_env, tmp_path):
 
 
 def test_grade_indexes_a_never_ingested_bank_to_match_free_questions(cli_env, tmp_path):
-    line = json.dumps({"question": "Why call optimizer.zero_grad() before backward?",
-                       "answer": "Because gradients accumulate in .grad across backward calls."})
+    lines = [
+        {"question": "Why call optimizer.zero_grad() before backward?",
+         "answer": "Because gradients accumulate in .grad across backward calls."},
+        {"question": "How to implement a custom autograd function?", "answer": "Subclass torch.autograd.Function."},
+        {"question": "What is the reparameterization trick in a variational autoencoder?", "answer": "Sampling."},
+    ]
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
-    source.write_text(line + "\n", encoding="utf-8")
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     fresh = {**cli_env, "INTERVIEWER_DATA_DIR": str(tmp_path / "never-ingested")}
     out = run("grade", "--input", str(source), "--output", str(target), env=fresh)
     assert out.returncode == 0, out.stderr
-    assert "Indexing the question bank" in out.stderr
-    assert json.loads(target.read_text())["matched_id"] == "zero-grad"
+    assert "not indexed yet: indexing its" in out.stderr and "Indexed the question bank" in out.stderr
+    zero_grad, autograd, not_in_bank = [json.loads(line) for line in target.read_text().splitlines()]
+    assert zero_grad["matched_id"] == "zero-grad" and 0 < zero_grad["match_confidence"] <= 1
+    assert autograd["matched_id"] == "relu-autograd-function"
+    assert "closely enough" in not_in_bank["error"] and "score" not in not_in_bank
 
+    source.write_text(json.dumps(lines[0]) + "\n", encoding="utf-8")
     unreachable = {**fresh, "INTERVIEWER_CHROMA_HOST": "127.0.0.1", "INTERVIEWER_CHROMA_PORT": "9"}
     out = run("grade", "--input", str(source), "--output", str(target), env=unreachable)
     assert out.returncode == 1 and "Traceback" not in out.stderr  # its only line failed
-    assert "Question matching is off" in out.stderr and "not reachable" in out.stderr
+    assert "Question matching is off" in out.stderr and "127.0.0.1:9 is not reachable" in out.stderr
     assert "no bank search is available" in json.loads(target.read_text())["error"]
 
 
@@ -199,3 +209,14 @@ def test_grading_opens_the_question_search_only_at_the_first_line_that_needs_it(
     rows = list(grader.grade_stream(iter([free, free])))
     assert opened == ["chroma"]  # once, not per line
     assert all("no bank search is available" in r["error"] for r in rows)
+
+
+def test_search_on_a_fresh_data_dir_indexes_the_bank_first(cli_env, tmp_path):
+    env = {**cli_env, "INTERVIEWER_DATA_DIR": str(tmp_path / "never-ingested")}
+    first = run("search", "--json", "why zero grad", env=env)
+    assert first.returncode == 0, first.stderr
+    assert "not indexed yet" in first.stderr and "Indexed the question bank" in first.stderr
+    assert json.loads(first.stdout)[0]["results"][0]["id"] == "zero-grad"
+    again = run("search", "--json", "why zero grad", env=env)
+    assert again.returncode == 0 and "Indexed" not in again.stderr
+

@@ -113,3 +113,48 @@ def test_real_chroma_server(tmp_path: Path, bank, embedder):
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("use fp16 to speed up training", "mixed-precision"),
+        ("can I train in bf16 on an A100", "mixed-precision"),
+        ("turning on AMP in my training script", "mixed-precision"),
+        ("what is the TensorFlow counterpart of PyTorch autograd", "tf-automatic-differentiation"),
+        ("how does GradientTape compare to autograd", "tf-automatic-differentiation"),
+        ("automatic differentiation in torch, how does it work", "autograd-basics"),
+        ("DP or DDP for four GPUs in one box", "ddp-vs-dataparallel"),
+    ],
+)
+def test_domain_synonyms_reach_their_entry(ingested_store, query, expected):
+    assert expected in [hit.id for hit in ingested_store.search(query, k=5)]
+
+
+def test_the_glossary_is_what_finds_fp16(ingested_store, monkeypatch):
+    """Without the synonyms the bank's own wording ('mixed precision') is not reached from 'fp16'."""
+    import knowledge.vectorstore as vectorstore
+
+    monkeypatch.setattr(vectorstore, "EXPAND_QUERIES", "off")
+    assert "mixed-precision" not in [hit.id for hit in ingested_store.search("use fp16 to speed up training", k=5)]
+
+
+def test_glossary_terms_match_longest_first():
+    from knowledge.glossary import Glossary
+
+    glossary = Glossary(
+        [["custom autograd function", "torch.autograd.Function"], ["autograd", "autodiff"], ["lr", "learning rate"]]
+    )
+    assert glossary.related_terms("How to implement a custom autograd function?") == ["torch.autograd.Function"]
+    assert glossary.related_terms("autograd and my LR") == ["autodiff", "learning rate"]
+    assert glossary.expand("nothing to add") == "nothing to add"
+
+
+def test_grading_match_says_how_sure_it_is(ingested_store, bank):
+    from app.grading import MATCH_THRESHOLD, BulkGrader
+
+    grader = BulkGrader(evaluator=None, bank={q.id: q for q in bank}, store=ingested_store)  # type: ignore[arg-type]
+    line = grader.resolve({"question": "How to implement a custom autograd function?", "answer": "x"})
+    assert line.matched_id == "relu-autograd-function" and line.match_confidence >= MATCH_THRESHOLD
+    refused = grader.resolve({"question": "What is a VAE's reparameterization trick?", "answer": "x"})
+    assert refused.task is None and "confidence" in refused.error and refused.matched_id is None

@@ -34,6 +34,11 @@ class GradeIn(BaseModel):
 
 class GradeOut(EvaluationOut):
     matched_id: str | None = Field(default=None, description="The bank entry a free question text matched")
+    match_confidence: float | None = Field(
+        default=None,
+        description="How sure the match of a free question text is, 0-1; below a threshold the answer is "
+        "not graded (422, or the item's error) rather than graded against the wrong question",
+    )
 
 
 class GradeBatchIn(BaseModel):
@@ -74,7 +79,7 @@ GRADE_EXAMPLES = {
 }
 
 
-@router.post("/grade", response_model=GradeOut, responses=problem_responses(404, 413))
+@router.post("/grade", response_model=GradeOut, responses=problem_responses(400, 404, 413))
 def grade(
     _user: UserDep,
     settings: SettingsDep,
@@ -94,11 +99,16 @@ def grade(
         raise HTTPException(422, line.error or "this answer cannot be graded")
     fields: dict[str, Any] = evaluation_fields(evaluator.evaluate(line.task))
     return GradeOut.model_validate(
-        {**fields, "question_id": line.task.question_id, "matched_id": line.matched_id}
+        {
+            **fields,
+            "question_id": line.task.question_id,
+            "matched_id": line.matched_id,
+            "match_confidence": line.match_confidence,
+        }
     )
 
 
-@router.post("/grade/batch", response_model=GradeBatchOut)
+@router.post("/grade/batch", response_model=GradeBatchOut, responses=problem_responses(400, 413))
 def grade_batch(
     _user: UserDep,
     settings: SettingsDep,
@@ -120,7 +130,9 @@ def grade_batch(
             results.append(GradeItemOut(index=index, error=line.error or "this answer cannot be graded"))
             continue
         fields = {**evaluation_fields(next(evaluations)), "question_id": line.task.question_id}
-        result = GradeOut.model_validate({**fields, "matched_id": line.matched_id})
+        result = GradeOut.model_validate(
+            {**fields, "matched_id": line.matched_id, "match_confidence": line.match_confidence}
+        )
         results.append(GradeItemOut(index=index, result=result))
     return GradeBatchOut(results=results)
 

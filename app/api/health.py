@@ -30,7 +30,7 @@ class Readiness(BaseModel):
     checks: dict[str, Check]
     # Which interviewer answers: an LLM endpoint, or the offline rubric interviewer (no model name given).
     interviewer: Literal["llm", "offline"] = "offline"
-    # Rubric and related-entry warm-up after start-up: "running" means first scores are still slower.
+    # Indexing a fresh bank, rubric and related-entry warm-up after start-up (503 while "running").
     warm_up: Literal["done", "running"] | None = None
 
 
@@ -43,14 +43,17 @@ def healthz() -> Health:
 @router.get("/readyz", response_model=Readiness, responses=problem_responses(503))
 def readyz(request: Request, repo: RepoDep, store: StoreDep, runner: RunnerDep, settings: SettingsDep) -> Any:
     """The database, the Chroma bank and the code runner pool are all usable."""
+    warm_up = _warm_up(request)
     checks = {
         "database": _probe(lambda: _database(repo)),
-        "chroma": _probe(lambda: _bank_size(store)),
+        "chroma": _probe(lambda: _bank_size(store, indexing=warm_up == "running")),
         "runner": _probe(lambda: _runner_state(runner)),
     }
+    if warm_up is not None:  # ready means the first candidate is served at full speed
+        checks["warm_up"] = Check(ok=warm_up == "done", detail=warm_up)
     interviewer: Literal["llm", "offline"] = "llm" if settings.llm_enabled else "offline"
     if all(c.ok for c in checks.values()):
-        return Readiness(status="ready", checks=checks, interviewer=interviewer, warm_up=_warm_up(request))
+        return Readiness(status="ready", checks=checks, interviewer=interviewer, warm_up=warm_up)
     failing = ", ".join(name for name, c in checks.items() if not c.ok)
     return problem(
         503, f"not ready: {failing}", checks={k: v.model_dump() for k, v in checks.items()}, interviewer=interviewer
@@ -80,8 +83,10 @@ def _database(repo: Any) -> str:
     return "reachable"
 
 
-def _bank_size(store: Any) -> str:
+def _bank_size(store: Any, *, indexing: bool = False) -> str:
     count = store.count()
+    if count == 0 and indexing:
+        raise NotReady("the question bank is being indexed (first start on this data directory)")
     if count == 0:
         raise NotReady("the question bank is empty: run `interviewer ingest`")
     return f"{count} questions"

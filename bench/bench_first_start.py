@@ -1,0 +1,102 @@
+"""First contact: `interviewer serve` on a fresh data directory with the default model, no ingest.
+
+Run from the repository root:  .venv/bin/python bench/bench_first_start.py
+
+Prints when the port opened, when /readyz first answered 200 (target: within 60 s on 2 cores), the
+serve process's CPU time until then (a figure that does not depend on what else the machine runs),
+the /readyz states seen on the way, and one session's answer latencies against a second session's:
+ready should mean the first candidate is served at full speed. Asserts nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+ANSWERS = [
+    "Autograd records the operations on tensors that require grad in a graph; backward applies the chain rule.",
+    "I am not sure, something with gradients.",
+    "Each result keeps a grad_fn, and backward walks those nodes in reverse to the leaves.",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_ready(base: str, proc: subprocess.Popen, started: float) -> tuple[float | None, list[str]]:
+    opened, states = None, []
+    while proc.poll() is None:
+        try:
+            reply = httpx.get(f"{base}/readyz", timeout=5)
+        except httpx.TransportError:
+            time.sleep(0.2)
+            continue
+        opened = opened or time.monotonic() - started
+        state = reply.json().get("detail", "ready")
+        if not states or states[-1] != state:
+            states.append(state)
+        if reply.status_code == 200:
+            return opened, states
+        time.sleep(0.2)
+    raise SystemExit(f"serve exited with {proc.returncode}")
+
+
+def session_latencies(client: httpx.Client) -> list[float]:
+    t0 = time.perf_counter()
+    session = client.post("/v1/sessions", json={"num_questions": len(ANSWERS), "topics": ["autograd"]}).json()
+    times = [time.perf_counter() - t0]
+    for answer in ANSWERS:
+        t0 = time.perf_counter()
+        client.post(f"/v1/sessions/{session['id']}/answers", json={"text": answer}).raise_for_status()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def main() -> None:
+    print(f"load average before start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory(prefix="first-start-", ignore_cleanup_errors=True) as tmp:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")}
+        env.update(INTERVIEWER_DATA_DIR=f"{tmp}/data", INTERVIEWER_AUTH_DISABLED="true")
+        port = free_port()
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "from app.cli import main; main()", "serve", "--port", str(port)],
+            env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            opened, states = wait_ready(base, proc, started)
+            ready = time.monotonic() - started
+            cpu = cpu_seconds(proc.pid)
+            print(f"port open after {opened:.1f} s; ready (/readyz 200) after {ready:.1f} s (target 60 s)")
+            print(f"serve process CPU time until ready: {cpu:.1f} s; /readyz states: {' -> '.join(states)}")
+            with httpx.Client(base_url=base, timeout=60) as client:
+                for name in ("first session", "second session"):
+                    create, *answers = session_latencies(client)
+                    print(f"{name}: create {create * 1000:.0f} ms, answers "
+                          + ", ".join(f"{t * 1000:.0f}" for t in answers) + " ms")
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
