@@ -33,6 +33,7 @@ from evaluators.code.sandbox import PROJECT_ROOT, SANDBOX_UID, SandboxConfig, wo
 MAX_FRAME = 64 << 20
 STARTUP_TIMEOUT_S = 60.0
 GRACE_S = 2.0  # for the worker to report a child we just killed
+RETRY_DELAYS_S = (0.5, 1.0, 2.0, 5.0, 15.0, 30.0)  # between failed restarts of a worker
 
 
 @dataclass
@@ -66,12 +67,28 @@ class Worker:
             pass_fds=[theirs.fileno()], env={}, cwd="/", start_new_session=True, close_fds=True,
         ))
         theirs.close()
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_reader.start()
         self._decoder = FrameDecoder(MAX_FRAME)
-        ready = self._next_frame(time.monotonic() + STARTUP_TIMEOUT_S)
-        if ready is None or ready[0].get("type") != "ready":
-            self.kill()
+        self._ready = False
+        if not self.await_ready(STARTUP_TIMEOUT_S):
             raise SandboxUnavailable(self._startup_failure())
+
+    def await_ready(self, timeout: float = 10.0) -> bool:
+        """Wait for the worker's `ready` (sent at start and after each job's clean-up). False, and
+        the worker killed, when it died or hung instead: then no job was handed to it."""
+        if not self._ready:
+            frame = self._next_frame(time.monotonic() + timeout)
+            self._ready = frame is not None and frame[0].get("type") == "ready"
+            if not self._ready:
+                self.kill()
+        return self._ready
+
+    def stderr_tail(self) -> str:
+        """The last lines the worker wrote on stderr (read fully once it has exited)."""
+        if self.proc.poll() is not None:
+            self._stderr_reader.join(timeout=2)
+        return b"".join(self._stderr).decode(errors="replace").strip()[-1500:]
 
     @staticmethod
     def _command(config: SandboxConfig, side_fd: int, unsandboxed: bool) -> list[str]:
@@ -85,8 +102,7 @@ class Worker:
             self._stderr.append(line[:500])
 
     def _startup_failure(self) -> str:
-        self.proc.wait(timeout=5)
-        tail = b"".join(self._stderr).decode(errors="replace").strip()[-1500:]
+        tail = self.stderr_tail()
         hint = ""
         if "uid map" in tail or "namespace" in tail or "Operation not permitted" in tail:
             hint = (" Unprivileged user namespaces look disabled: enable them "
@@ -126,6 +142,7 @@ class Worker:
             limit: int) -> RawOutcome:
         outcome, start = RawOutcome(), time.monotonic()
         self.jobs += 1
+        self._ready = False  # until the worker says so after this job's clean-up
         try:
             child = self._child_pid(timeout=10)
             out_r, out_w = os.pipe()
@@ -193,6 +210,8 @@ class Worker:
 
     def kill(self) -> None:
         """Kill the whole jail: bwrap's init dies, and with it every process inside."""
+        if not self.alive:
+            return
         self.alive = False
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
@@ -236,24 +255,32 @@ def _kill_group(pid: int) -> None:
 
 
 class WorkerPool:
-    """A fixed number of warm workers behind a queue; each recycled after `recycle_after` jobs."""
+    """A fixed number of warm workers behind a queue; each recycled after `recycle_after` jobs.
+
+    A worker that dies is replaced in the background and costs at most the job it was running:
+    a worker is only handed a job after it said `ready`. A replacement that fails to start is
+    retried with backoff, its real stderr is logged, and `health()` reports the pool unhealthy.
+    """
 
     def __init__(self, size: int = 0, config: SandboxConfig | None = None, recycle_after: int = 200,
-                 unsandboxed: bool = False) -> None:
+                 unsandboxed: bool = False, retry_delays: tuple[float, ...] = RETRY_DELAYS_S) -> None:
         self.size = size or os.cpu_count() or 1
         self.config = config or SandboxConfig()
         self.recycle_after = recycle_after
         self.unsandboxed = unsandboxed
+        self.retry_delays = retry_delays
         if unsandboxed:
             print("WARNING: code checks run WITHOUT a sandbox; candidate code can read your files "
                   "and secrets. Only for single-user local use.", file=sys.stderr)
         self._idle: queue.Queue[Worker] = queue.Queue()
         self._closed = False
+        self._lock = threading.Lock()
+        self._live = 0  # started and not yet discarded
+        self._restart_error: str | None = None  # the last failed restart, until one succeeds
         # bwrap --die-with-parent is tied to the *thread* that forked it (PR_SET_PDEATHSIG), so
         # every worker is forked by this one long-lived thread, never by a short-lived one.
         self._launcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-launcher")
-        starters = [threading.Thread(target=self._add_worker, kwargs={"raise_errors": True})
-                    for _ in range(self.size)]
+        starters = [threading.Thread(target=self._start_first) for _ in range(self.size)]
         self._start_errors: list[BaseException] = []
         for thread in starters:
             thread.start()
@@ -263,42 +290,95 @@ class WorkerPool:
             self.close()
             raise self._start_errors[0]
 
-    def _add_worker(self, raise_errors: bool = False) -> None:
+    def _new_worker(self) -> Worker:
+        return Worker(self.config, self.unsandboxed, lambda f: self._launcher.submit(f).result())
+
+    def _start_first(self) -> None:
         try:
-            worker = Worker(self.config, self.unsandboxed, lambda f: self._launcher.submit(f).result())
+            self._accept(self._new_worker())
         except BaseException as exc:
-            if raise_errors:
-                self._start_errors.append(exc)
-            else:
-                print(f"code runner: could not restart a worker: {exc}", file=sys.stderr)
+            self._start_errors.append(exc)
+
+    def _accept(self, worker: Worker) -> None:
+        with self._lock:
+            if self._closed:
+                worker.kill()
+                return
+            self._live += 1
+            self._restart_error = None
+        self._idle.put(worker)
+
+    def _replace(self) -> None:
+        """Start a replacement, retrying with backoff while it fails; the last delay repeats."""
+        attempt = 0
+        while not self._closed:
+            try:
+                worker = self._new_worker()
+            except BaseException as exc:
+                delay = self.retry_delays[min(attempt, len(self.retry_delays) - 1)]
+                with self._lock:
+                    self._restart_error = str(exc)
+                print(f"code runner: could not restart a worker (attempt {attempt + 1}, next in {delay:g} s): "
+                      f"{exc}", file=sys.stderr)
+                attempt += 1
+                time.sleep(delay)
+                continue
+            self._accept(worker)
             return
+
+    def _discard(self, worker: Worker) -> None:
+        worker.kill()
+        with self._lock:
+            self._live -= 1
+        if not self._closed:  # restart in the background; callers queue meanwhile
+            threading.Thread(target=self._replace, daemon=True).start()
+
+    def health(self) -> tuple[bool, str]:
+        """(healthy, detail): unhealthy while a replacement worker keeps failing to start."""
+        with self._lock:
+            live, error = self._live, self._restart_error
         if self._closed:
-            worker.kill()
-        else:
-            self._idle.put(worker)
+            return False, "the runner pool is shut down"
+        if error is not None:
+            return False, f"{live} of {self.size} sandbox workers running; restarting one fails: {error}"
+        return True, f"{live} of {self.size} warm workers"
+
+    def _take(self, wait: float) -> Worker:
+        deadline = time.monotonic() + wait
+        while True:
+            with self._lock:
+                dead_end = self._live == 0 and self._restart_error is not None
+            if dead_end or self._closed:
+                raise RunnerError("the code runner cannot start its sandbox workers: "
+                                  f"{self._restart_error or 'the pool is shut down'}")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise RunnerError("the code runner is busy or its workers failed to start; try again")
+            try:
+                worker = self._idle.get(timeout=min(remaining, 0.5))
+            except queue.Empty:
+                continue
+            if worker.await_ready():
+                return worker
+            self._discard(worker)  # died between jobs: no job lost, try the next one
 
     def run(self, meta: dict[str, Any], blobs: list[bytes], timeout: float, keep: int, limit: int,
             wait: float = 300.0) -> RawOutcome:
-        try:
-            worker = self._idle.get(timeout=wait)
-        except queue.Empty:
-            raise RunnerError("the code runner is busy or its workers failed to start; try again") from None
+        worker = self._take(wait)
         try:
             return worker.run(meta, blobs, timeout, keep, limit)
         finally:
             if worker.alive and worker.jobs < self.recycle_after and not self._closed:
                 self._idle.put(worker)
             else:
-                if worker.alive:
-                    worker.kill()
-                if not self._closed:  # restart in the background; callers queue meanwhile
-                    threading.Thread(target=self._add_worker, daemon=True).start()
+                self._discard(worker)
 
     def worker_pids(self) -> list[int]:
         return [w.proc.pid for w in list(self._idle.queue)]
 
     def close(self) -> None:
-        self._closed = True
+        with self._lock:
+            self._closed = True
         while True:
             try:
                 self._idle.get_nowait().kill()
