@@ -46,6 +46,7 @@ class RawOutcome:
     timed_out: bool = False
     output_exceeded: bool = False
     worker_lost: bool = False
+    delivered: bool = False  # False when the worker was found dead before it had the job
     duration_ms: float = 0.0
 
 
@@ -77,7 +78,10 @@ class Worker:
     def await_ready(self, timeout: float = 10.0) -> bool:
         """Wait for the worker's `ready` (sent at start and after each job's clean-up). False, and
         the worker killed, when it died or hung instead: then no job was handed to it."""
-        if not self._ready:
+        if self.proc.poll() is not None:
+            self._ready = False
+            self.kill()
+        if not self._ready and self.alive:
             frame = self._next_frame(time.monotonic() + timeout)
             self._ready = frame is not None and frame[0].get("type") == "ready"
             if not self._ready:
@@ -150,6 +154,7 @@ class Worker:
             os.close(out_w)
             try:
                 write_all(self.proc.stdin.fileno(), encode({**meta, "type": "job"}, blobs))
+                outcome.delivered = True
                 self._collect(outcome, out_r, start + timeout, keep, limit)
             finally:
                 _kill_group(child)  # always: daemons, threads and children die with the check
@@ -315,6 +320,8 @@ class WorkerPool:
             try:
                 worker = self._new_worker()
             except BaseException as exc:
+                if self._closed:
+                    return  # shutting down: the launcher thread is gone, so the start failed
                 delay = self.retry_delays[min(attempt, len(self.retry_delays) - 1)]
                 with self._lock:
                     self._restart_error = str(exc)
@@ -364,14 +371,19 @@ class WorkerPool:
 
     def run(self, meta: dict[str, Any], blobs: list[bytes], timeout: float, keep: int, limit: int,
             wait: float = 300.0) -> RawOutcome:
-        worker = self._take(wait)
-        try:
-            return worker.run(meta, blobs, timeout, keep, limit)
-        finally:
-            if worker.alive and worker.jobs < self.recycle_after and not self._closed:
-                self._idle.put(worker)
-            else:
-                self._discard(worker)
+        deadline = time.monotonic() + wait
+        while True:
+            worker = self._take(max(deadline - time.monotonic(), 0.0))
+            try:
+                outcome = worker.run(meta, blobs, timeout, keep, limit)
+            finally:
+                if worker.alive and worker.jobs < self.recycle_after and not self._closed:
+                    self._idle.put(worker)
+                else:
+                    self._discard(worker)
+            if outcome.delivered or not outcome.worker_lost:
+                return outcome
+            # The worker died after its last job, before it had this one: no job lost, retry.
 
     def worker_pids(self) -> list[int]:
         return [w.proc.pid for w in list(self._idle.queue)]
