@@ -9,6 +9,10 @@ Both sides go through the same jail (bwrap as uid 65534, same binds, same limits
 trusted-side verification; the only difference is whether torch is already imported in a warm
 worker that forks per check, or a new python starts for each check. Prints figures, asserts
 nothing (targets: p50 < 25 ms, p95 < 60 ms, >= 50x faster than fresh).
+
+The forbidden-built-in guard (source check + dispatch guard) is measured before/after in the
+same run: each restricted task's reference, submitted alternately to the task as it is and to
+the same task with its `forbidden` block removed; the difference of the p50s is the overhead.
 """
 
 from __future__ import annotations
@@ -81,10 +85,30 @@ def throughput(task, source: str, workers: int, count: int) -> float:
     return count / elapsed
 
 
+def guard_overhead(runner: CodeRunner, count: int) -> None:
+    """p50 per submission with and without each restricted task's guard, interleaved."""
+    print(f"{'forbidden-built-in guard':36}{'off p50':>10}{'on p50':>10}{'delta':>8}{'n':>6}")
+    for question in load_bank():
+        task = question.code
+        if task is None or task.forbidden is None:
+            continue
+        bare = task.model_copy(update={"forbidden": None})
+        on: list[float] = []
+        off: list[float] = []
+        for variant in (task, bare) * 3:  # warm-up: references, first spares
+            timed_checks(runner, variant, task.solution, 1)
+        for _ in range(count):
+            on += timed_checks(runner, task, task.solution, 1)
+            off += timed_checks(runner, bare, task.solution, 1)
+        p_on, p_off = statistics.median(on), statistics.median(off)
+        print(f"{question.id:36}{p_off:10.1f}{p_on:10.1f}{p_on - p_off:8.1f}{count:6}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checks", type=int, default=200)
     parser.add_argument("--fresh", type=int, default=8)
+    parser.add_argument("--guard", type=int, default=30, help="submissions per restricted task and variant")
     args = parser.parse_args()
     question = next(q for q in load_bank() if q.id == QUESTION_ID)
     task, source = question.code, question.code.solution
@@ -106,6 +130,9 @@ def main() -> None:
     for workers in (1, 2):
         rate = throughput(task, source, workers, args.checks)
         print(f"throughput, {workers} worker{'s' if workers > 1 else ''}: {rate:.1f} checks/s")
+    if args.guard:
+        with CodeRunner(workers=1, seed=0) as runner:
+            guard_overhead(runner, args.guard)
 
 
 if __name__ == "__main__":
