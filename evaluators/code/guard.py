@@ -149,7 +149,7 @@ class _FunctionGuard(TorchFunctionMode):
         super().__init__()
         self.guard = guard
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+    def __torch_function__(self, func, types, args=(), kwargs=None):
         name = self.guard.blocked_name(func)
         if name is not None:
             raise self.guard.hit(name)
@@ -161,7 +161,7 @@ class _DispatchGuard(TorchDispatchMode):
         super().__init__()
         self.guard = guard
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = self.guard._aten.get(func._schema.name)
         if name is not None:
             raise self.guard.hit(name)

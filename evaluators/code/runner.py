@@ -20,8 +20,8 @@ from typing import Any
 from evaluators.code import harness
 from evaluators.code.errors import RunnerError
 from evaluators.code.forbidden import find_forbidden
-from evaluators.code.job import build_job, probe_source
 from evaluators.code.jail import Limits
+from evaluators.code.job import build_job, probe_source
 from evaluators.code.pool import RawOutcome, WorkerPool
 from evaluators.code.probes import dumps, loads
 from evaluators.code.results import CheckResult, CodeResult, Status
