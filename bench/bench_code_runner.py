@@ -27,10 +27,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evaluators.code.pool import Worker  # noqa: E402
 from evaluators.code.results import Status  # noqa: E402
 from evaluators.code.runner import CodeRunner  # noqa: E402
 from evaluators.code.sandbox import SandboxConfig  # noqa: E402
+from evaluators.code.worker_handle import Worker  # noqa: E402
 from knowledge.loader import load_bank  # noqa: E402
 
 QUESTION_ID = "relu-autograd-function"

@@ -123,9 +123,37 @@ def attention(q, k, v, mask=None):
     # attention is a restricted task: inspect is refused there before anything runs
     assert_refused(check(runner, "scaled-dot-product-attention", source), "line 1 imports inspect")
     result = runner.check(relu_task(), source, QUESTION_ID)
-    assert "['blobs', 'checks', 'forbidden', 'limits', 'source', 'type']" in result.stdout, result.stdout
+    assert "['blobs', 'checks', 'forbidden', 'limits', 'source']" in result.stdout, result.stdout
     assert "def verify" not in result.stdout and "solution" not in result.stdout
     assert result.status is not Status.PASSED
+
+
+MEMORY_SCAN = r'''import ctypes, re
+pattern = re.compile(rb"PREVIOUS_CANDIDATE_[0-9a-f]{32}")
+found = set()
+for line in open("/proc/self/maps"):
+    fields = line.split()
+    start, end = (int(x, 16) for x in fields[0].split("-"))
+    if not fields[1].startswith("r") or (len(fields) > 5 and fields[5].startswith("[v")):
+        continue
+    try:
+        found |= set(pattern.findall(ctypes.string_at(start, end - start)))
+    except Exception:
+        pass
+print("matches", len(found))
+'''
+
+
+def test_an_earlier_submission_is_not_in_the_next_childs_memory(runner: CodeRunner) -> None:
+    """The worker every child is forked from never holds a job: scanning all of one's own memory
+    finds nothing of the previous candidate's code."""
+    earlier = relu_task().solution + "\n# PREVIOUS_CANDIDATE_" + "5f0c" * 8 + "\n"
+    assert runner.check(relu_task(), earlier, QUESTION_ID).status is Status.PASSED
+    result = runner.check(relu_task(), MEMORY_SCAN, QUESTION_ID)
+    assert "matches 0" in result.stdout, result.stdout
+    assert result.status is not Status.PASSED
+    own = runner.check(relu_task(), "# PREVIOUS_CANDIDATE_" + "ab12" * 8 + "\n" + MEMORY_SCAN, QUESTION_ID)
+    assert "matches 1" in own.stdout, own.stdout  # the scan does find what is in memory
 
 
 # --- forbidden built-ins: the source check (before anything runs) ------------------------------

@@ -118,7 +118,8 @@ class CodeRunner:
     def _judge(self, task: CodeTask, question_id: str, expected: dict[str, Any],
                raw: RawOutcome) -> CodeResult:
         got: dict[str, dict[str, Any]] = {}
-        load_error, resource, exit_info = None, False, None
+        ended = any(meta.get("type") == "end" for meta, _ in raw.frames)
+        load_error, resource, exit_info = None, False, None if ended else raw.exit
         for meta, blobs in raw.frames:
             kind = meta.get("type")
             if kind == "check" and meta.get("name") not in got:
@@ -126,8 +127,8 @@ class CodeRunner:
                 resource |= bool(meta.get("resource"))
             elif kind == "load_error":
                 load_error, resource = _clip(meta.get("error")), bool(meta.get("resource"))
-            elif kind == "exit":
-                exit_info = meta
+            elif kind == "end":
+                break  # anything after the child's own `end` was not written by the harness
         status, reason = _status(raw, load_error, resource, exit_info, self.timeout_s)
         checks = []
         for check in task.checks:

@@ -3,9 +3,10 @@
 argv: SIDE_FD MODE APP_DIR SITE_PACKAGES... (MODE is `jail`, or `host` for the loud opt-in
 unsandboxed mode, where nothing outside our own children may be touched). Started by exec with
 an empty environment.
-fd 0/1 carry frames from/to the trusted parent; SIDE_FD is a unix socket to the parent on
-which only children speak: each new child says hello (the kernel attaches its pid, which the
-parent uses to kill the child's whole process group) and receives its stdout pipe.
+fd 0/1 carry frames from/to the trusted parent (`job`, `done` in; `ready`, `exit` out); SIDE_FD
+is a unix socket to the parent on which only children speak: each new child says hello (the
+kernel attaches its pid, which the parent uses to kill the child's whole process group) and
+receives three pipes: its stdout, the job, and the results, all ending in the parent.
 
 Never runs candidate code itself. A child (always exactly one, pre-forked and locked down
 before the job arrives) runs the submission and the probes and streams one frame per check.
@@ -83,49 +84,33 @@ WARMUP_GUARD = (["torch.gru_cell", "torch.nn.functional.linear", "torch.ops.aten
 
 
 class Child:
-    """The pre-forked child as the worker sees it."""
+    """The pre-forked child as the worker sees it: a pid to watch, never a job or a result.
+
+    The job and the results travel between the parent and the child on pipes the parent hands
+    the child directly; the worker, whose memory every later child inherits, never holds them.
+    """
 
     def __init__(self, side_fd: int) -> None:
-        job_r, self.job_w = os.pipe()
-        self.result_r, result_w = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:
             try:
-                _child_main(side_fd, job_r, result_w)
+                _child_main(side_fd)
             except BaseException:  # a harness failure, not the candidate's: goes to our stderr
                 traceback.print_exc()
             finally:
                 os._exit(70)
-        os.close(job_r)
-        os.close(result_w)
         self.pidfd = os.pidfd_open(self.pid)
 
-    def run(self, job: bytes, send) -> None:
-        """Hand the job over and forward the child's frames until it ends or exits."""
-        try:
-            write_all(self.job_w, job)
-        except OSError:
-            pass  # the child is gone; its exit is reported below
-        decoder = FrameDecoder(MAX_FRAME)
-        while True:
-            ready, _, _ = select.select([self.result_r, self.pidfd], [], [])
-            if self.result_r in ready and (chunk := os.read(self.result_r, 1 << 20)):
-                decoder.feed(chunk)
-                while (frame := decoder.frame()) is not None:
-                    send(encode(*frame))
-                    if frame[0].get("type") == "end":
-                        return
-                continue
-            # The child exited, or closed its result pipe (then we wait for the parent's kill).
-            info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
-            killed = info.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
-            send(encode({"type": "exit", "signal": info.si_status if killed else None,
-                         "code": None if killed else info.si_status}))
-            return
+    def watch(self, send) -> None:
+        """Wait until the child has exited (by itself, or killed by the parent) and report how."""
+        select.select([self.pidfd], [], [])
+        info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
+        killed = info.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
+        send(encode({"type": "exit", "signal": info.si_status if killed else None,
+                     "code": None if killed else info.si_status}))
 
     def reap(self) -> None:
-        for fd in (self.job_w, self.result_r, self.pidfd):
-            os.close(fd)
+        os.close(self.pidfd)
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except OSError:
@@ -143,17 +128,19 @@ def _close_all_but(keep: set[int]) -> None:
     os.closerange(low, 1 << 16)
 
 
-def _child_main(side_fd: int, job_r: int, result_w: int) -> None:
+def _child_main(side_fd: int) -> None:
     os.setpgid(0, 0)
-    _close_all_but({0, 1, 2, side_fd, job_r, result_w})
+    _close_all_but({0, 1, 2, side_fd})
     side = socket.socket(fileno=side_fd)
     side.send(b"hello")  # the parent reads our host pid from the credentials on this message
     jail.lock_down(JAILED)
+    _, fds, _, _ = socket.recv_fds(side, 16, 3)
+    side.close()
+    if len(fds) != 3:
+        return
+    out, job_r, result_w = fds
     meta, blobs = FrameDecoder(MAX_FRAME).read(job_r) or ({}, [])
     os.close(job_r)
-    _, fds, _, _ = socket.recv_fds(side, 16, 1)
-    side.close()
-    out = fds[0]
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(out, 1)
@@ -297,7 +284,7 @@ def main() -> None:
     while (frame := decoder.read(control[0])) is not None:
         meta, blobs = frame
         if meta.get("type") == "job":
-            child.run(encode(meta, blobs), send)
+            child.watch(send)
         elif meta.get("type") == "done":
             # Fork the next child first: the old one's exit (tearing down a torch-sized address
             # space) then overlaps with the fork. The parent has already killed the old group,
