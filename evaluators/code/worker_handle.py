@@ -71,6 +71,9 @@ class Worker:
             pass_fds=[theirs.fileno()], env={}, cwd="/", start_new_session=True, close_fds=True,
         ))
         theirs.close()
+        stdin, stdout, stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
+        assert stdin is not None and stdout is not None and stderr is not None  # all three are pipes
+        self._stdin, self._stdout, self._err = stdin, stdout, stderr
         self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
         self._stderr_reader.start()
         self._decoder = FrameDecoder(MAX_FRAME)
@@ -105,7 +108,7 @@ class Worker:
         return worker_command(config, side_fd)
 
     def _drain_stderr(self) -> None:
-        for line in self.proc.stderr:
+        for line in self._err:
             self._stderr.append(line[:500])
 
     def _startup_failure(self) -> str:
@@ -118,7 +121,7 @@ class Worker:
 
     def _next_frame(self, deadline: float) -> tuple[dict[str, Any], list[bytes]] | None:
         """Next frame from the worker, or None if it died, lied or missed the deadline."""
-        fd = self.proc.stdout.fileno()
+        fd = self._stdout.fileno()
         try:
             while (frame := self._decoder.frame()) is None:
                 remaining = deadline - time.monotonic()
@@ -165,7 +168,7 @@ class Worker:
                     os.close(fd)
             results = _ChildFrames(results_r)
             try:
-                write_all(self.proc.stdin.fileno(), encode({"type": "job"}))  # watch the child's exit
+                write_all(self._stdin.fileno(), encode({"type": "job"}))  # watch the child's exit
                 write_all(job_w, encode(meta, blobs))
                 os.close(job_w)
                 ours.remove(job_w)
@@ -177,7 +180,7 @@ class Worker:
                 # After `end` the child has flushed: its output is already in the pipe.
                 _drain(out_r, outcome, keep, wait=0.0 if _ended_cleanly(outcome) else 0.5)
             if not outcome.worker_lost:
-                write_all(self.proc.stdin.fileno(), encode({"type": "done"}))
+                write_all(self._stdin.fileno(), encode({"type": "done"}))
         except (OSError, ProtocolError):
             outcome.worker_lost = True
         finally:
@@ -204,7 +207,7 @@ class Worker:
 
     def _collect(self, outcome: RawOutcome, results: _ChildFrames, out_r: int, deadline: float, keep: int,
                  limit: int) -> None:
-        fd = self.proc.stdout.fileno()
+        fd = self._stdout.fileno()
         watched = [fd, results.fd, out_r]
         while not _ended(outcome):
             remaining = deadline - time.monotonic()
@@ -237,7 +240,7 @@ class Worker:
             pass
         self.proc.wait()
         self._side.close()
-        for stream in (self.proc.stdin, self.proc.stdout):
+        for stream in (self._stdin, self._stdout):
             stream.close()
 
 
