@@ -11,6 +11,7 @@ threads (the dispatch guard watches one thread) and the runner's own modules.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import sys
 import types
@@ -43,6 +44,9 @@ REFUSED_SYS = {"modules", "meta_path", "path_hooks", "exc_info", "exception", "l
 WHY_REFUSED = "in a task that forbids built-ins, code that could reach them without naming them is refused"
 
 
+BINDINGS = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.NamedExpr)
+
+
 @dataclass(frozen=True)
 class Finding:
     line: int
@@ -57,11 +61,19 @@ def find_forbidden(source: str, rule: Forbidden | None) -> Finding | None:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
-    reader = _Reader(rule, tree)
-    findings = [f for node in ast.walk(tree) if (f := reader.inspect(node)) is not None]
+    nodes = list(ast.walk(tree))  # walked once: ast.walk is slow, and every pass below needs it
+    reader = _Reader(rule, nodes)
+    findings = [f for node in nodes if (f := reader.inspect(node)) is not None]
     return min(findings, key=lambda f: f.line) if findings else None
 
 
+@functools.lru_cache(maxsize=512)
+def _resolved(names: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
+    """Each forbidden name with its object (kept alive here, so ids stay theirs)."""
+    return tuple((name, resolve(name)) for name in names if not name.startswith("torch.ops."))
+
+
+@functools.lru_cache(maxsize=4096)
 def _walk_loaded(name: str) -> Any:
     """The object `name` denotes among modules already imported here. Never imports anything:
     a module's own attributes only, no module `__getattr__` (torch's lazily imports submodules)."""
@@ -82,19 +94,18 @@ def _walk_loaded(name: str) -> Any:
 
 
 class _Reader:
-    def __init__(self, rule: Forbidden, tree: ast.AST) -> None:
+    def __init__(self, rule: Forbidden, nodes: list[ast.AST]) -> None:
         self.rule = rule
         self.aliases: dict[str, str] = {}
-        self._keep = [(name, resolve(name)) for name in rule.names if not name.startswith("torch.ops.")]
-        self.by_id = {id(obj): name for name, obj in self._keep if obj is not None}
+        self.by_id = {id(obj): name for name, obj in _resolved(tuple(rule.names)) if obj is not None}
         self.methods = {name.rsplit(".", 1)[1]: name for name in rule.names if name.startswith("torch.Tensor.")}
-        self.call_targets = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-        self.collect_aliases(tree)
+        self.call_targets = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+        self.collect_aliases([n for n in nodes if isinstance(n, BINDINGS)])
 
-    def collect_aliases(self, tree: ast.AST) -> None:
+    def collect_aliases(self, bindings: list[ast.AST]) -> None:
         """Names bound to modules or built-ins anywhere in the file (flow-insensitive on purpose)."""
         for _ in range(3):  # aliases of aliases
-            for node in ast.walk(tree):
+            for node in bindings:
                 if isinstance(node, ast.Import):
                     for alias in node.names:
                         bound = alias.asname or alias.name.split(".")[0]
@@ -201,6 +212,7 @@ class _Reader:
         return Finding(line, f"line {line} {verb} {what}: {WHY_REFUSED}")
 
 
+@functools.lru_cache(maxsize=4096)
 def _refused_module(qualified: str) -> str | None:
     for module in REFUSED_MODULES:
         if qualified == module or qualified.startswith(module + "."):

@@ -64,7 +64,7 @@ import pyseccomp  # noqa: E402,F401 - loaded once here, used by every child
 import torch  # noqa: E402
 
 from evaluators.code import jail  # noqa: E402
-from evaluators.code.guard import ForbiddenCalls  # noqa: E402
+from evaluators.code.guard import ForbiddenCalls, aten_op_names  # noqa: E402
 from evaluators.code.probes import compile_probe, describe_exception, dumps, exec_submission, loads, run_probe  # noqa: E402
 from evaluators.code.protocol import FrameDecoder, encode, write_all  # noqa: E402
 
@@ -101,9 +101,12 @@ class Child:
                 os._exit(70)
         self.pidfd = os.pidfd_open(self.pid)
 
-    def watch(self, send) -> None:
-        """Wait until the child has exited (by itself, or killed by the parent) and report how."""
-        select.select([self.pidfd], [], [])
+    def watch(self, send, control: int, decoder: FrameDecoder) -> None:
+        """Report how the child ended if it exits before the parent says `done`. After a clean
+        `end` the parent kills it and says `done` at once, without waiting for this report:
+        then the old child's teardown overlaps with forking the next one."""
+        if decoder.buffered() or self.pidfd not in select.select([self.pidfd, control], [], [])[0]:
+            return
         info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
         killed = info.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
         send(encode({"type": "exit", "signal": info.si_status if killed else None,
@@ -176,12 +179,12 @@ def _is_resource_error(exc: BaseException) -> bool:
 
 def _run_job(meta: dict, blobs: list[bytes], result_w: int) -> None:
     forbidden = meta.get("forbidden")
-    guard = ForbiddenCalls(forbidden["names"], forbidden["because"]) if forbidden else None
+    guard = ForbiddenCalls(forbidden["names"], forbidden["because"], keep_kernels=True) if forbidden else None
     try:
         with guard or contextlib.nullcontext():
             namespace = exec_submission(meta["source"])
     except BaseException as exc:  # SyntaxError, SystemExit, a forbidden call, anything at import time
-        message = describe_exception(exc)
+        message = guard.violations[0] if guard and guard.violations else describe_exception(exc)
         _flush()
         write_all(result_w, encode({"type": "load_error", "error": message,
                                     "resource": _is_resource_error(exc)}))
@@ -212,6 +215,7 @@ def _probe_frame(check: dict, namespace: dict, inputs, guard: ForbiddenCalls | N
 
 
 def _warm_up() -> None:
+    aten_op_names()  # once, before any fork
     namespace = exec_submission(WARMUP_SOURCE)
     inputs = loads(dumps({"x": torch.randn(4, 3, dtype=torch.float64)}))
     probe = {"name": "warm-up", "probe": WARMUP_PROBE}
@@ -284,7 +288,7 @@ def main() -> None:
     while (frame := decoder.read(control[0])) is not None:
         meta, blobs = frame
         if meta.get("type") == "job":
-            child.watch(send)
+            child.watch(send, control[0], decoder)
         elif meta.get("type") == "done":
             # Fork the next child first: the old one's exit (tearing down a torch-sized address
             # space) then overlaps with the fork. The parent has already killed the old group,

@@ -89,6 +89,8 @@ class Worker:
             self.kill()
         if not self._ready and self.alive:
             frame = self._next_frame(time.monotonic() + timeout)
+            while frame is not None and frame[0].get("type") == "exit":  # a cleanly ended child's
+                frame = self._next_frame(time.monotonic() + timeout)
             self._ready = frame is not None and frame[0].get("type") == "ready"
             if not self._ready:
                 self.kill()
@@ -192,8 +194,12 @@ class Worker:
         return outcome
 
     def _finish(self, outcome: RawOutcome, results: _ChildFrames) -> None:
-        """After the kill: frames the child wrote before it died still count, and the worker
-        reports how the child ended (it always does, so its next frame is `ready` again)."""
+        """After the kill. A child that said `end` is done: nothing it writes later counts, and
+        how it died does not matter (the worker may still report it; await_ready skips that).
+        Otherwise frames it wrote before it died still count, and the worker's report of how
+        it ended is the reason the remaining checks did not run."""
+        if _ended_cleanly(outcome):
+            return
         deadline = time.monotonic() + GRACE_S
         while not results.closed and time.monotonic() < deadline:
             if select.select([results.fd], [], [], max(deadline - time.monotonic(), 0))[0]:
