@@ -216,6 +216,12 @@ def _probe_frame(check: dict, namespace: dict, inputs, guard: ForbiddenCalls | N
 
 def _warm_up() -> None:
     aten_op_names()  # once, before any fork
+    # An optimizer's first step imports torch._dynamo (~1.7 s): in every fresh child otherwise.
+    param = torch.nn.Parameter(torch.zeros(2))
+    param.grad = torch.ones(2)
+    for optimizer in (torch.optim.SGD([param], lr=0.1, momentum=0.9), torch.optim.Adam([param])):
+        torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
+        optimizer.step()
     namespace = exec_submission(WARMUP_SOURCE)
     inputs = loads(dumps({"x": torch.randn(4, 3, dtype=torch.float64)}))
     probe = {"name": "warm-up", "probe": WARMUP_PROBE}
