@@ -287,6 +287,11 @@ def test_builtin_captured_as_a_class_attribute(runner: CodeRunner) -> None:
     assert_refused(result, "line 5 uses torch.nn.functional.log_softmax")
 
 
+@pytest.mark.parametrize("source", ["import torch\ny = torch" + ".a" * 20000 + "\n", "y = " + "-" * 40000 + "1\n"])
+def test_source_too_deep_to_read_is_refused_not_a_crash(runner: CodeRunner, source: str) -> None:
+    assert_refused(check(runner, "custom-layer", source), "nested too deeply to be read")
+
+
 def test_tensor_method_version(runner: CodeRunner) -> None:
     source = "import torch\n\n\ndef log_softmax(x, dim=-1):\n    return x.log_softmax(dim)\n"
     assert_refused(check(runner, "stable-log-softmax", source), "line 5 calls torch.Tensor.log_softmax")

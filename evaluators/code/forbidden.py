@@ -59,11 +59,13 @@ def find_forbidden(source: str, rule: Forbidden | None) -> Finding | None:
         return None
     try:
         tree = ast.parse(source)
+        nodes = list(ast.walk(tree))  # walked once: ast.walk is slow, and every pass below needs it
+        reader = _Reader(rule, nodes)
+        findings = [f for node in nodes if (f := reader.inspect(node)) is not None]
     except (SyntaxError, ValueError):
         return None
-    nodes = list(ast.walk(tree))  # walked once: ast.walk is slow, and every pass below needs it
-    reader = _Reader(rule, nodes)
-    findings = [f for node in nodes if (f := reader.inspect(node)) is not None]
+    except (RecursionError, MemoryError):  # nesting deep enough to exhaust the reader: refuse, never crash
+        return Finding(1, f"your code is nested too deeply to be read for forbidden built-ins: {WHY_REFUSED}")
     return min(findings, key=lambda f: f.line) if findings else None
 
 
