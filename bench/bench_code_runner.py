@@ -9,11 +9,19 @@ Both sides go through the same jail (bwrap as uid 65534, same binds, same limits
 trusted-side verification; the only difference is whether torch is already imported in a warm
 worker that forks per check, or a new python starts for each check. Prints figures, asserts
 nothing (targets: p50 < 25 ms, p95 < 60 ms, >= 50x faster than fresh).
+
+The forbidden-built-in guard (source check + dispatch guard) is measured before/after in the
+same run: each restricted task's reference, submitted alternately to the task as it is and to
+the same task with its `forbidden` block removed; the difference of the p50s is the overhead.
+Wall clock is blurred by other load on a shared machine, so the same comparison is also made in
+CPU time: the source check in this process, and a forked child (as in the worker) that loads the
+reference and runs every probe with and without the guard.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -21,12 +29,19 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import torch
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evaluators.code.pool import Worker  # noqa: E402
+from evaluators.code.forbidden import find_forbidden  # noqa: E402
+from evaluators.code.guard import ForbiddenCalls, aten_op_names  # noqa: E402
+from evaluators.code.harness import reference_outputs  # noqa: E402
+from evaluators.code.job import probe_source  # noqa: E402
+from evaluators.code.probes import compile_probe, dumps, exec_submission, loads, run_probe  # noqa: E402
 from evaluators.code.results import Status  # noqa: E402
 from evaluators.code.runner import CodeRunner  # noqa: E402
 from evaluators.code.sandbox import SandboxConfig  # noqa: E402
+from evaluators.code.worker_handle import Worker  # noqa: E402
 from knowledge.loader import load_bank  # noqa: E402
 
 QUESTION_ID = "relu-autograd-function"
@@ -81,10 +96,79 @@ def throughput(task, source: str, workers: int, count: int) -> float:
     return count / elapsed
 
 
+def guard_overhead(runner: CodeRunner, count: int) -> None:
+    """p50 per submission with and without each restricted task's guard, interleaved."""
+    print(f"{'forbidden-built-in guard':36}{'off p50':>10}{'on p50':>10}{'delta':>8}{'n':>6}")
+    for question in load_bank():
+        task = question.code
+        if task is None or task.forbidden is None:
+            continue
+        bare = task.model_copy(update={"forbidden": None})
+        on: list[float] = []
+        off: list[float] = []
+        for variant in (task, bare) * 3:  # warm-up: references, first spares
+            timed_checks(runner, variant, task.solution, 1)
+        for _ in range(count):
+            on += timed_checks(runner, task, task.solution, 1)
+            off += timed_checks(runner, bare, task.solution, 1)
+        p_on, p_off = statistics.median(on), statistics.median(off)
+        print(f"{question.id:36}{p_off:10.1f}{p_on:10.1f}{p_on - p_off:8.1f}{count:6}")
+
+
+def _child_cpu_ms(task, solution: str, blobs: list[bytes], probes: list, guarded: bool) -> float:
+    """CPU ms a forked child (as in the worker) spends building the guard, loading the code and
+    running every probe; CPU time, so other load on the machine does not blur the difference."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        start = time.process_time()
+        guard = ForbiddenCalls(list(task.forbidden.names), task.forbidden.because) if guarded else None
+        with guard or contextlib.nullcontext():
+            namespace = exec_submission(solution)
+        for probe, blob in zip(probes, blobs, strict=True):
+            inputs = loads(blob)
+            with guard or contextlib.nullcontext():
+                run_probe(probe, namespace, inputs)
+        os.write(write, f"{(time.process_time() - start) * 1000:.3f}".encode())
+        os._exit(0)
+    os.close(write)
+    spent = float(os.read(read, 64))
+    os.close(read)
+    os.waitpid(pid, 0)
+    return spent
+
+
+def guard_cpu_overhead(count: int) -> None:
+    """Both layers' CPU cost per submission: the source check (trusted side) plus the guard in
+    a forked child, against the same child without it; medians of interleaved runs."""
+    torch.set_num_threads(1)
+    aten_op_names()  # what the worker's warm-up does before it forks
+    with ForbiddenCalls(["torch.gru_cell", "torch.nn.functional.linear", "torch.ops.aten.addmm"], "warm-up"):
+        torch.nn.functional.relu(torch.randn(3, 3) @ torch.randn(3, 3)).sum()
+    print(f"{'guard CPU per submission (ms)':36}{'source':>8}{'off':>8}{'on':>8}{'total':>8}{'n':>6}")
+    for question in load_bank():
+        task = question.code
+        if task is None or task.forbidden is None:
+            continue
+        expected = reference_outputs(task, seed=0)
+        blobs = [dumps(expected[check.name][0]) for check in task.checks]
+        probes = [compile_probe(probe_source(task, check), check.name) for check in task.checks]
+        source_ms, off, on = [], [], []
+        for _ in range(count):
+            start = time.process_time()
+            find_forbidden(task.solution, task.forbidden)
+            source_ms.append((time.process_time() - start) * 1000)
+            off.append(_child_cpu_ms(task, task.solution, blobs, probes, guarded=False))
+            on.append(_child_cpu_ms(task, task.solution, blobs, probes, guarded=True))
+        s, p_off, p_on = statistics.median(source_ms), statistics.median(off), statistics.median(on)
+        print(f"{question.id:36}{s:8.2f}{p_off:8.2f}{p_on:8.2f}{s + p_on - p_off:8.2f}{count:6}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checks", type=int, default=200)
     parser.add_argument("--fresh", type=int, default=8)
+    parser.add_argument("--guard", type=int, default=30, help="submissions per restricted task and variant")
     args = parser.parse_args()
     question = next(q for q in load_bank() if q.id == QUESTION_ID)
     task, source = question.code, question.code.solution
@@ -106,6 +190,10 @@ def main() -> None:
     for workers in (1, 2):
         rate = throughput(task, source, workers, args.checks)
         print(f"throughput, {workers} worker{'s' if workers > 1 else ''}: {rate:.1f} checks/s")
+    if args.guard:
+        with CodeRunner(workers=1, seed=0) as runner:
+            guard_overhead(runner, args.guard)
+        guard_cpu_overhead(args.guard)
 
 
 if __name__ == "__main__":

@@ -130,12 +130,30 @@ class CodeCheck(_Strict):
     verify: str | None = None
 
 
+QualifiedName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")]
+
+
+class Forbidden(_Strict):
+    """Built-ins a task's contract rules out, enforced before and while the code runs.
+
+    `names` are fully qualified (`torch.nn.functional.linear`, `torch.gru_cell`, `torch.nn.GRUCell`,
+    `torch.Tensor.log_softmax`; `torch.ops.aten.X` names an aten op seen at torch's dispatcher).
+    `because` finishes the candidate's message: "line 14 calls torch.gru_cell; <because>".
+    """
+
+    names: list[QualifiedName] = Field(min_length=1)
+    because: str = Field(min_length=10)
+
+
 class CodeTask(_Strict):
     contract: str = Field(min_length=20)
     starter: str
     solution: str
-    setup: str = ""  # shared helper source prepended to every check's functions
+    # Helper source for the checks. Only the definitions a probe uses go into the sandbox with it;
+    # the rest (reference formulas used by `verify`) stays on the trusted side.
+    setup: str = ""
     checks: list[CodeCheck] = Field(min_length=2)
+    forbidden: Forbidden | None = None
 
     @field_validator("checks")
     @classmethod

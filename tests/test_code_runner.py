@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import signal
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -98,3 +103,62 @@ def test_frames_from_the_jail_are_bounded() -> None:
         bogus = FrameDecoder(limit=100)
         bogus.feed(b"\x00\x00\x00\x05notjs")
         bogus.frame()
+
+
+def test_a_worker_killed_mid_job_costs_only_that_job() -> None:
+    with CodeRunner(workers=1, timeout_s=20.0) as code_runner:
+        (jail,) = code_runner.pool.worker_pids()
+        pending = ThreadPoolExecutor(max_workers=1).submit(
+            code_runner.check, relu_task(), "import time\ntime.sleep(15)\n", QUESTION_ID)
+        time.sleep(1.0)  # the job is running in the jail now
+        os.killpg(jail, signal.SIGKILL)
+        lost = pending.result(timeout=30)
+        assert lost.status is Status.ERROR and "sandbox stopped unexpectedly" in lost.checks[0].message
+        for _ in range(3):
+            result = code_runner.check(relu_task(), solution(), QUESTION_ID)
+            assert result.status is Status.PASSED, result.to_json()
+        assert code_runner.pool.worker_pids() != [jail]
+        assert code_runner.pool.health()[0]
+
+
+def _dead(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+def test_a_worker_dead_between_jobs_costs_no_job(runner: CodeRunner) -> None:
+    (jail,) = runner.pool.worker_pids()
+    os.killpg(jail, signal.SIGKILL)
+    while not _dead(jail):
+        time.sleep(0.01)
+    assert runner.check(relu_task(), solution(), QUESTION_ID).status is Status.PASSED
+
+
+def test_a_failing_restart_says_why_retries_and_makes_readyz_unhealthy(tmp_path: Path) -> None:
+    from app.api.health import NotReady, _runner_state
+
+    with CodeRunner(workers=1, timeout_s=5.0) as code_runner:
+        pool = code_runner.pool
+        working = pool.config
+        # From now on a new worker finds no packages: it starts, then dies importing them.
+        pool.config = dataclasses.replace(working, site_packages=(str(tmp_path),))
+        pool.retry_delays = (0.05,)
+        (jail,) = pool.worker_pids()
+        os.killpg(jail, signal.SIGKILL)
+        started = time.monotonic()
+        with pytest.raises(RunnerError, match="cannot start its sandbox workers"):
+            code_runner.check(relu_task(), solution(), QUESTION_ID)
+        assert time.monotonic() - started < 30  # fails fast instead of every check failing silently
+        healthy, detail = pool.health()
+        assert not healthy and "0 of 1" in detail
+        assert "No module named" in detail, detail  # the worker's real stderr, not "no output"
+        with pytest.raises(NotReady, match="cannot keep its workers running"):
+            _runner_state(code_runner)
+        pool.config = working  # the cause goes away: the next retry brings the pool back
+        deadline = time.monotonic() + 60
+        while not pool.health()[0] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert code_runner.check(relu_task(), solution(), QUESTION_ID).status is Status.PASSED

@@ -83,7 +83,7 @@ def test_5_gb_file(runner: CodeRunner) -> None:
 
 def test_writes_outside_tmp_fail_and_tmp_does_not_persist(runner: CodeRunner) -> None:
     source = '''
-for path in ["/app/evaluators/code/worker.py", "/etc/passwd", "/x", "/usr/lib/x", "/root/x", "/dev/x"]:
+for path in ["/sandbox/app/evaluators/code/worker.py", "/etc/passwd", "/x", "/usr/lib/x", "/root/x", "/dev/x"]:
     try:
         open(path, "w").write("pwned")
         print("WROTE", path)

@@ -95,7 +95,12 @@ def _bank_size(store: Any, *, indexing: bool = False) -> str:
 def _runner_state(runner: Any) -> str:
     if runner is None:
         raise NotReady("the code sandbox could not start (is bubblewrap installed?)")
-    pool = getattr(runner, "pool", None)
-    if pool is not None and getattr(pool, "_closed", False):
-        raise NotReady("the runner pool is shut down")
-    return f"{getattr(pool, 'size', 'no')} warm workers"
+    health = getattr(getattr(runner, "pool", None), "health", None)
+    if health is None:  # a runner without a worker pool (a test double) has nothing to report
+        return "ready"
+    healthy, detail = health()
+    if not healthy:
+        # The full reason (the worker's stderr, which may name host paths) is in the server log.
+        log.warning("code runner unhealthy: %s", detail)
+        raise NotReady("the code sandbox cannot keep its workers running: see the server log")
+    return detail

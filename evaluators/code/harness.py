@@ -1,107 +1,42 @@
-"""Turn a code task's hidden checks into callables, and run probes against a namespace.
+"""The trusted side of a code task's hidden checks: inputs, reference outputs and verification.
 
-Two sides use this module. The trusted side builds inputs, runs the reference solution and
-verifies results. The sandbox side (inside the jail) executes the submission and the probes
-and ships raw outputs back. Verdicts are only ever reached on the trusted side.
+Runs outside the sandbox only. The probes themselves run through probes.py, in the jail for
+a submission and here, in-process, for the (trusted) reference solution, with the same probe
+source the jail gets (job.probe_source), so both are probed alike. Verdicts are only ever
+reached here.
 """
 
 from __future__ import annotations
 
-import io
-import linecache
-import traceback
-from dataclasses import dataclass
+import contextlib
 from typing import Any
 
 import torch
 
+from evaluators.code.forbidden import find_forbidden
+from evaluators.code.guard import ForbiddenCall, ForbiddenCalls
+from evaluators.code.job import probe_source
+from evaluators.code.probes import compile_probe, dumps, exec_submission, loads, run_probe
 from knowledge.schema import CodeCheck, CodeTask
-
-SUBMISSION_FILENAME = "<submission>"
-MAX_TRACE_FRAMES = 6
-
-
-@dataclass(frozen=True)
-class ProbeOutcome:
-    """What a probe returned, or the error it raised, in the submission's terms."""
-
-    value: Any = None
-    error: str | None = None  # "ValueError: msg (line 12)"
 
 
 def _default_verify(inputs: Any, got: Any, expected: Any) -> None:
     torch.testing.assert_close(got, expected)
 
 
-def _compile(source: str, filename: str) -> dict[str, Any]:
-    namespace: dict[str, Any] = {"torch": torch, "__name__": "__check__"}
-    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own check source
-    return namespace
-
-
 def check_function(task: CodeTask, check: CodeCheck, field: str) -> Any:
-    """The named function (`inputs`, `probe` or `verify`) of one check, or its default."""
+    """The named trusted-side function (`inputs` or `verify`) of one check, or its default."""
     source = getattr(check, field)
     if source is None:
         return {"inputs": lambda gen: {}, "verify": _default_verify}[field]
-    namespace = _compile(f"{task.setup}\n{source}", f"<check {check.name}.{field}>")
+    namespace: dict[str, Any] = {"torch": torch, "__name__": "__check__"}
+    exec(compile(f"{task.setup}\n{source}", f"<check {check.name}.{field}>", "exec"), namespace)  # noqa: S102
     return namespace[field]
 
 
 def build_inputs(task: CodeTask, check: CodeCheck, seed: int) -> Any:
     generator = torch.Generator().manual_seed(seed)
     return check_function(task, check, "inputs")(generator)
-
-
-def dumps(value: Any) -> bytes:
-    buffer = io.BytesIO()
-    torch.save(value, buffer)
-    return buffer.getvalue()
-
-
-def loads(blob: bytes) -> Any:
-    """Decode untrusted bytes: weights_only refuses anything but tensors and plain data."""
-    return torch.load(io.BytesIO(blob), weights_only=True)
-
-
-def exec_submission(source: str) -> dict[str, Any]:
-    """Run the submission as a module; its lines stay readable for tracebacks."""
-    linecache.cache[SUBMISSION_FILENAME] = (
-        len(source),
-        None,
-        source.splitlines(keepends=True),
-        SUBMISSION_FILENAME,
-    )
-    namespace: dict[str, Any] = {"__name__": "submission"}
-    exec(compile(source, SUBMISSION_FILENAME, "exec"), namespace)  # noqa: S102 - sandboxed
-    return namespace
-
-
-def describe_exception(exc: BaseException) -> str:
-    """Exception type and message with the line in the submission, no harness frames."""
-    frames = [
-        frame
-        for frame in traceback.extract_tb(exc.__traceback__)
-        if frame.filename == SUBMISSION_FILENAME
-    ]
-    text = f"{type(exc).__name__}: {exc}".strip()
-    if isinstance(exc, SyntaxError) and exc.filename == SUBMISSION_FILENAME:
-        return f"SyntaxError: {exc.msg} (line {exc.lineno})"
-    if frames:
-        last = frames[-1]
-        where = f"line {last.lineno}"
-        if last.line:
-            where += f": {last.line.strip()}"
-        return f"{text} ({where})"
-    return text
-
-
-def run_probe(task: CodeTask, check: CodeCheck, namespace: dict[str, Any], inputs: Any) -> ProbeOutcome:
-    try:
-        probe = check_function(task, check, "probe")
-        return ProbeOutcome(value=probe(namespace, inputs))
-    except Exception as exc:  # the submission's failure is data, not our crash
-        return ProbeOutcome(error=describe_exception(exc))
 
 
 def verify(task: CodeTask, check: CodeCheck, inputs: Any, got: Any, expected: Any) -> str | None:
@@ -115,30 +50,49 @@ def verify(task: CodeTask, check: CodeCheck, inputs: Any, got: Any, expected: An
     return None
 
 
+def _probe(task: CodeTask, check: CodeCheck, namespace: dict[str, Any], inputs: Any) -> Any:
+    return run_probe(compile_probe(probe_source(task, check), check.name), namespace, loads(dumps(inputs)))
+
+
 def reference_outputs(task: CodeTask, seed: int) -> dict[str, tuple[Any, Any]]:
     """Inputs and expected value per check, from the (trusted) reference solution."""
     namespace = exec_submission(task.solution)
     results: dict[str, tuple[Any, Any]] = {}
     for check in task.checks:
         inputs = build_inputs(task, check, seed)
-        outcome = run_probe(task, check, namespace, loads(dumps(inputs)))
+        outcome = _probe(task, check, namespace, inputs)
         if outcome.error:
             raise RuntimeError(f"reference solution fails probe {check.name}: {outcome.error}")
         results[check.name] = (inputs, loads(dumps(outcome.value)))
     return results
 
 
+def _guarded(task: CodeTask) -> Any:
+    forbidden = task.forbidden
+    return ForbiddenCalls(list(forbidden.names), forbidden.because) if forbidden else contextlib.nullcontext()
+
+
 def self_check(task: CodeTask, seed: int = 0) -> list[str]:
-    """Run the reference against its own checks in-process (trusted code only); list failures."""
-    failures = []
+    """Run the reference against its own checks in-process (trusted code only), with the task's
+    forbidden built-ins enforced by both layers as for a submission; list failures."""
     try:
         expected = reference_outputs(task, seed)
     except Exception as exc:
         return [str(exc)]
-    namespace = exec_submission(task.solution)
+    finding = find_forbidden(task.solution, task.forbidden)
+    if finding is not None:
+        return [f"the source check refuses the reference: {finding.message}"]
+    failures = []
+    with _guarded(task):
+        try:
+            namespace = exec_submission(task.solution)
+            outcomes = {check.name: _probe(task, check, namespace, expected[check.name][0])
+                        for check in task.checks}
+        except ForbiddenCall as exc:
+            return [f"the dispatch guard refuses the reference: {exc}"]
     for check in task.checks:
         inputs, want = expected[check.name]
-        outcome = run_probe(task, check, namespace, loads(dumps(inputs)))
+        outcome = outcomes[check.name]
         if outcome.error:
             failures.append(f"{check.name}: {outcome.error}")
             continue
@@ -157,7 +111,7 @@ def starter_fails(task: CodeTask, seed: int = 0) -> bool:
         return True
     for check in task.checks:
         inputs, want = expected[check.name]
-        outcome = run_probe(task, check, namespace, loads(dumps(inputs)))
+        outcome = _probe(task, check, namespace, inputs)
         if outcome.error or verify(task, check, inputs, loads(dumps(outcome.value)), want):
             return True
     return False

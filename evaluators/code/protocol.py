@@ -38,6 +38,10 @@ class FrameDecoder:
         if len(self.buffer) > self.limit + MAX_HEADER + _LENGTH.size:
             raise FrameError(f"frame larger than {self.limit} bytes")
 
+    def buffered(self) -> bool:
+        """Bytes already read but not yet taken out as a frame."""
+        return bool(self.buffer)
+
     def frame(self) -> tuple[dict[str, Any], list[bytes]] | None:
         if len(self.buffer) < _LENGTH.size:
             return None

@@ -1,9 +1,10 @@
 """CodeRunner: check a submission against a code task's hidden checks in the warm sandbox pool.
 
 Inputs are built and expected values computed here, on the trusted side, from the reference
-solution (cached per task and seed). The jail only returns raw probe outputs; decoding
-(weights_only) and verification happen here, so nothing printed, patched or faked inside the
-jail can produce a pass.
+solution (cached per task and seed). The jail gets the job built by job.py (never the answer
+key) and only returns raw probe outputs; decoding (weights_only) and verification happen here,
+so nothing printed, patched or faked inside the jail can produce a pass. A task's forbidden
+built-ins are refused here from the source (forbidden.py) and watched in the jail (guard.py).
 """
 
 from __future__ import annotations
@@ -18,8 +19,11 @@ from typing import Any
 
 from evaluators.code import harness
 from evaluators.code.errors import RunnerError
+from evaluators.code.forbidden import find_forbidden
 from evaluators.code.jail import Limits
+from evaluators.code.job import build_job, probe_source
 from evaluators.code.pool import RawOutcome, WorkerPool
+from evaluators.code.probes import dumps, loads
 from evaluators.code.results import CheckResult, CodeResult, Status
 from evaluators.code.sandbox import SandboxConfig
 from knowledge.schema import CodeTask, Question
@@ -42,7 +46,7 @@ class CodeRunner:
         self.stdout_keep, self.output_limit = stdout_keep, output_limit
         self.max_source_chars = max_source_chars
         self.seed = secrets.randbelow(2**31) if seed is None else seed  # inputs nobody can precompute
-        self._expected: dict[str, tuple[dict[str, Any], list[bytes]]] = {}
+        self._expected: dict[str, tuple[dict[str, Any], list[bytes], list[str]]] = {}
         self._lock = threading.Lock()
         self._questions: dict[str, Question] | None = None
         self.pool = WorkerPool(workers, config, recycle_after, unsandboxed=allow_unsandboxed)
@@ -66,9 +70,11 @@ class CodeRunner:
         if len(source) > self.max_source_chars:
             return _all_failed(task, question_id, Status.ERROR,
                                f"the submission is longer than {self.max_source_chars} characters")
-        expected, blobs = self._reference(task)
-        meta = {"task": task.model_dump(mode="json"), "source": source,
-                "checks": [check.name for check in task.checks], "limits": self.limits.__dict__}
+        finding = find_forbidden(source, task.forbidden)
+        if finding is not None:  # refused before anything runs
+            return _all_failed(task, question_id, Status.FAILED, finding.message)
+        expected, inputs, probes = self._reference(task)
+        meta, blobs = build_job(task, source, inputs, dict(self.limits.__dict__), probes)
         raw = self.pool.run(meta, blobs, self.timeout_s, self.stdout_keep, self.output_limit)
         return self._judge(task, question_id, expected, raw)
 
@@ -98,20 +104,22 @@ class CodeRunner:
             raise RunnerError(f"question {question_id!r} is not a code question: nothing to run")
         return question.code
 
-    def _reference(self, task: CodeTask) -> tuple[dict[str, Any], list[bytes]]:
-        """Inputs and expected outputs from the reference solution, computed once per task."""
+    def _reference(self, task: CodeTask) -> tuple[dict[str, Any], list[bytes], list[str]]:
+        """Inputs, expected outputs (from the reference solution) and the jail's probe sources,
+        computed once per task."""
         key = hashlib.sha256(task.model_dump_json().encode()).hexdigest()
         with self._lock:
             if key not in self._expected:
                 expected = harness.reference_outputs(task, self.seed)
-                blobs = [harness.dumps(expected[check.name][0]) for check in task.checks]
-                self._expected[key] = (expected, blobs)
+                blobs = [dumps(expected[check.name][0]) for check in task.checks]
+                self._expected[key] = (expected, blobs, [probe_source(task, check) for check in task.checks])
             return self._expected[key]
 
     def _judge(self, task: CodeTask, question_id: str, expected: dict[str, Any],
                raw: RawOutcome) -> CodeResult:
         got: dict[str, dict[str, Any]] = {}
-        load_error, resource, exit_info = None, False, None
+        ended = any(meta.get("type") == "end" for meta, _ in raw.frames)
+        load_error, resource, exit_info = None, False, None if ended else raw.exit
         for meta, blobs in raw.frames:
             kind = meta.get("type")
             if kind == "check" and meta.get("name") not in got:
@@ -119,8 +127,8 @@ class CodeRunner:
                 resource |= bool(meta.get("resource"))
             elif kind == "load_error":
                 load_error, resource = _clip(meta.get("error")), bool(meta.get("resource"))
-            elif kind == "exit":
-                exit_info = meta
+            elif kind == "end":
+                break  # anything after the child's own `end` was not written by the harness
         status, reason = _status(raw, load_error, resource, exit_info, self.timeout_s)
         checks = []
         for check in task.checks:
@@ -149,7 +157,7 @@ def _verify(task: CodeTask, check: Any, inputs: Any, want: Any, got: dict[str, A
     if got["error"] is not None:
         return result(_clip(got["error"]))
     try:
-        value = harness.loads(got["blob"] or b"")
+        value = loads(got["blob"] or b"")
     except Exception:  # weights_only refuses arbitrary objects: never unpickle their classes
         return result("the value your code produced cannot be checked: return tensors, numbers, "
                       "strings, lists or dicts")

@@ -30,17 +30,22 @@ from pathlib import Path
 from evaluators.code.errors import SandboxUnavailable
 
 SANDBOX_UID = 65534
-APP_DIR = "/app"  # where the project files below appear inside the jail
+# The jail's own layout, the same whatever the host paths are (a clone under /tmp, under a path
+# with spaces, under $HOME): nothing is ever bound under the jail's /tmp, which the worker empties
+# after every job, and the worker is told these paths, never the host's.
+JAIL_ROOT = "/sandbox"
+JAIL_PYTHON = f"{JAIL_ROOT}/python"  # sys.base_prefix
+JAIL_SITE = f"{JAIL_ROOT}/site-packages"  # /0, /1, ...
+APP_DIR = f"{JAIL_ROOT}/app"  # the project files below
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 JAIL_FILES = (
     "evaluators/__init__.py",
     "evaluators/code/__init__.py",
-    "evaluators/code/harness.py",
+    "evaluators/code/guard.py",
+    "evaluators/code/probes.py",
     "evaluators/code/protocol.py",
     "evaluators/code/jail.py",
     "evaluators/code/worker.py",
-    "knowledge/__init__.py",
-    "knowledge/schema.py",
 )
 # Covered by a tmpfs inside the private mount namespace only; must not hold any bind source.
 STAGE_CANDIDATES = ("/mnt", "/srv", "/media", "/opt", "/var/tmp", "/tmp")
@@ -60,8 +65,20 @@ class SandboxConfig:
     )
 
     def sources(self) -> list[str]:
-        """Host directories the jail needs (each is bound, read-only, at the same path)."""
+        """Host directories the jail needs, in the order of `targets`."""
         return [self.prefix, *self.site_packages]
+
+    def targets(self) -> list[str]:
+        """Where each source appears inside the jail."""
+        return [JAIL_PYTHON, *(f"{JAIL_SITE}/{i}" for i in range(len(self.site_packages)))]
+
+    def jail_python(self) -> str:
+        """The interpreter's path inside the jail: it finds its standard library from there."""
+        relative = os.path.relpath(self.python, self.prefix)
+        if relative.startswith(".."):
+            raise SandboxUnavailable(f"the interpreter {self.python} is not under its prefix {self.prefix}; "
+                                     "use a virtualenv made from a regular Python install")
+        return f"{JAIL_PYTHON}/{relative}"
 
 
 def _tool(name: str) -> str:
@@ -76,6 +93,8 @@ def _bwrap_args(config: SandboxConfig, source_of: dict[str, str]) -> list[str]:
         "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
         "--clearenv",
         "--setenv", "OMP_NUM_THREADS", "1", "--setenv", "HOME", "/tmp",
+        # The interpreter may carry an absolute RUNPATH to libpython's host directory (pyenv).
+        "--setenv", "LD_LIBRARY_PATH", f"{JAIL_PYTHON}/lib",
         "--hostname", "sandbox",
         "--ro-bind", "/usr/lib", "/usr/lib", "--ro-bind-try", "/usr/lib64", "/usr/lib64",
         "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
@@ -84,8 +103,8 @@ def _bwrap_args(config: SandboxConfig, source_of: dict[str, str]) -> list[str]:
         "--size", str(config.tmp_bytes), "--tmpfs", "/tmp",
         "--chdir", "/tmp", "--remount-ro", "/dev",  # /dev is an uncapped tmpfs otherwise
     ]
-    for path in config.sources():
-        args += ["--ro-bind", source_of[path], path]
+    for path, target in zip(config.sources(), config.targets(), strict=True):
+        args += ["--ro-bind", source_of[path], target]
     for relative in JAIL_FILES:
         args += ["--ro-bind", f"{source_of[str(PROJECT_ROOT)]}/{relative}", f"{APP_DIR}/{relative}"]
     args += ["--remount-ro", "/"]
@@ -95,8 +114,8 @@ def _bwrap_args(config: SandboxConfig, source_of: dict[str, str]) -> list[str]:
 def worker_command(config: SandboxConfig, side_fd: int) -> list[str]:
     """argv that starts a worker in the jail; start it with an empty environment."""
     bwrap = _tool("bwrap")
-    inner = [config.python, "-I", "-B", f"{APP_DIR}/evaluators/code/worker.py", str(side_fd), "jail", APP_DIR,
-             *config.site_packages]
+    inner = [config.jail_python(), "-I", "-B", f"{APP_DIR}/evaluators/code/worker.py", str(side_fd), "jail",
+             APP_DIR, *config.targets()[1:]]
     sources = [*config.sources(), str(PROJECT_ROOT)]
     if os.geteuid() != 0:
         return [bwrap, *_bwrap_args(config, {s: s for s in sources}), *inner]

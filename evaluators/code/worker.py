@@ -3,18 +3,22 @@
 argv: SIDE_FD MODE APP_DIR SITE_PACKAGES... (MODE is `jail`, or `host` for the loud opt-in
 unsandboxed mode, where nothing outside our own children may be touched). Started by exec with
 an empty environment.
-fd 0/1 carry frames from/to the trusted parent; SIDE_FD is a unix socket to the parent on
-which only children speak: each new child says hello (the kernel attaches its pid, which the
-parent uses to kill the child's whole process group) and receives its stdout pipe.
+fd 0/1 carry frames from/to the trusted parent (`job`, `done` in; `ready`, `exit` out); SIDE_FD
+is a unix socket to the parent on which only children speak: each new child says hello (the
+kernel attaches its pid, which the parent uses to kill the child's whole process group) and
+receives three pipes: its stdout, the job, and the results, all ending in the parent.
 
 Never runs candidate code itself. A child (always exactly one, pre-forked and locked down
 before the job arrives) runs the submission and the probes and streams one frame per check.
 The worker does not reap a finished child until the parent says `done`: the zombie keeps the
-process group id reserved, so the parent's kill can never hit a recycled group id.
+process group id reserved, so the parent's kill can never hit a recycled group id. After `done`
+it forks the next child, empties /tmp and says `ready`; the parent waits for that before it
+sends the next job, so a worker that dies between jobs costs no job.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes.util
 import errno
 import os
@@ -59,76 +63,57 @@ _bootstrap()
 import pyseccomp  # noqa: E402,F401 - loaded once here, used by every child
 import torch  # noqa: E402
 
-from evaluators.code import harness, jail  # noqa: E402
+from evaluators.code import jail  # noqa: E402
+from evaluators.code.guard import ForbiddenCalls, aten_op_names  # noqa: E402
+from evaluators.code.probes import compile_probe, describe_exception, dumps, exec_submission, loads, run_probe  # noqa: E402
 from evaluators.code.protocol import FrameDecoder, encode, write_all  # noqa: E402
-from knowledge.schema import CodeTask  # noqa: E402
 
-WARMUP_TASK = {
-    "contract": "a tiny autograd function used to warm up the worker",
-    "starter": "",
-    "solution": (
-        "import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n"
-        "    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x.clamp(min=0)\n"
-        "    @staticmethod\n    def backward(ctx, g):\n        (x,) = ctx.saved_tensors\n"
-        "        return g * (x > 0).to(g.dtype)\n"
-    ),
-    "checks": [
-        {"name": "a", "description": "forward", "probe": "def probe(ns, inputs):\n"
-         "    return ns['F'].apply(inputs['x']).detach()\n",
-         "inputs": "def inputs(gen):\n    return {'x': torch.randn(4, 3, generator=gen)}\n"},
-        {"name": "b", "description": "gradient", "probe": "def probe(ns, inputs):\n"
-         "    x = inputs['x'].clone().requires_grad_(True)\n"
-         "    (ns['F'].apply(x) * 2).sum().backward()\n    return {'g': x.grad, 'n': 1, 's': 'x'}\n",
-         "inputs": "def inputs(gen):\n"
-         "    return {'x': torch.randn(5, 6, generator=gen, dtype=torch.float64)}\n"},
-    ],
-}
+# Warms the code paths every job takes (autograd, torch.save/load, both dispatch guards). Like
+# everything the worker holds, a child can read it: it answers none of the bank's tasks.
+WARMUP_SOURCE = (
+    "import torch\nclass Square(torch.autograd.Function):\n    @staticmethod\n"
+    "    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x * x\n"
+    "    @staticmethod\n    def backward(ctx, g):\n        (x,) = ctx.saved_tensors\n        return 2 * x * g\n"
+)
+WARMUP_PROBE = (
+    "def probe(ns, inputs):\n    x = inputs['x'].clone().requires_grad_(True)\n"
+    "    y = ns['Square'].apply(x)\n    (y.log_softmax(-1) * 2).sum().backward()\n"
+    "    return {'y': y.detach(), 'g': x.grad, 'n': 1, 's': 'x'}\n"
+)
+WARMUP_GUARD = (["torch.gru_cell", "torch.nn.functional.linear", "torch.ops.aten.addmm"], "warm-up")
 
 
 class Child:
-    """The pre-forked child as the worker sees it."""
+    """The pre-forked child as the worker sees it: a pid to watch, never a job or a result.
+
+    The job and the results travel between the parent and the child on pipes the parent hands
+    the child directly; the worker, whose memory every later child inherits, never holds them.
+    """
 
     def __init__(self, side_fd: int) -> None:
-        job_r, self.job_w = os.pipe()
-        self.result_r, result_w = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:
             try:
-                _child_main(side_fd, job_r, result_w)
+                _child_main(side_fd)
             except BaseException:  # a harness failure, not the candidate's: goes to our stderr
                 traceback.print_exc()
             finally:
                 os._exit(70)
-        os.close(job_r)
-        os.close(result_w)
         self.pidfd = os.pidfd_open(self.pid)
 
-    def run(self, job: bytes, send) -> None:
-        """Hand the job over and forward the child's frames until it ends or exits."""
-        try:
-            write_all(self.job_w, job)
-        except OSError:
-            pass  # the child is gone; its exit is reported below
-        decoder = FrameDecoder(MAX_FRAME)
-        while True:
-            ready, _, _ = select.select([self.result_r, self.pidfd], [], [])
-            if self.result_r in ready and (chunk := os.read(self.result_r, 1 << 20)):
-                decoder.feed(chunk)
-                while (frame := decoder.frame()) is not None:
-                    send(encode(*frame))
-                    if frame[0].get("type") == "end":
-                        return
-                continue
-            # The child exited, or closed its result pipe (then we wait for the parent's kill).
-            info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
-            killed = info.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
-            send(encode({"type": "exit", "signal": info.si_status if killed else None,
-                         "code": None if killed else info.si_status}))
+    def watch(self, send, control: int, decoder: FrameDecoder) -> None:
+        """Report how the child ended if it exits before the parent says `done`. After a clean
+        `end` the parent kills it and says `done` at once, without waiting for this report:
+        then the old child's teardown overlaps with forking the next one."""
+        if decoder.buffered() or self.pidfd not in select.select([self.pidfd, control], [], [])[0]:
             return
+        info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
+        killed = info.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
+        send(encode({"type": "exit", "signal": info.si_status if killed else None,
+                     "code": None if killed else info.si_status}))
 
     def reap(self) -> None:
-        for fd in (self.job_w, self.result_r, self.pidfd):
-            os.close(fd)
+        os.close(self.pidfd)
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except OSError:
@@ -146,17 +131,19 @@ def _close_all_but(keep: set[int]) -> None:
     os.closerange(low, 1 << 16)
 
 
-def _child_main(side_fd: int, job_r: int, result_w: int) -> None:
+def _child_main(side_fd: int) -> None:
     os.setpgid(0, 0)
-    _close_all_but({0, 1, 2, side_fd, job_r, result_w})
+    _close_all_but({0, 1, 2, side_fd})
     side = socket.socket(fileno=side_fd)
     side.send(b"hello")  # the parent reads our host pid from the credentials on this message
     jail.lock_down(JAILED)
+    _, fds, _, _ = socket.recv_fds(side, 16, 3)
+    side.close()
+    if len(fds) != 3:
+        return
+    out, job_r, result_w = fds
     meta, blobs = FrameDecoder(MAX_FRAME).read(job_r) or ({}, [])
     os.close(job_r)
-    _, fds, _, _ = socket.recv_fds(side, 16, 1)
-    side.close()
-    out = fds[0]
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(out, 1)
@@ -191,44 +178,55 @@ def _is_resource_error(exc: BaseException) -> bool:
 
 
 def _run_job(meta: dict, blobs: list[bytes], result_w: int) -> None:
-    task = CodeTask.model_validate(meta["task"])
-    inputs = dict(zip(meta["checks"], blobs, strict=True))
+    forbidden = meta.get("forbidden")
+    guard = ForbiddenCalls(forbidden["names"], forbidden["because"], keep_kernels=True) if forbidden else None
     try:
-        namespace = harness.exec_submission(meta["source"])
-    except BaseException as exc:  # SyntaxError, SystemExit, anything at import time
-        message = harness.describe_exception(exc)
+        with guard or contextlib.nullcontext():
+            namespace = exec_submission(meta["source"])
+    except BaseException as exc:  # SyntaxError, SystemExit, a forbidden call, anything at import time
+        message = guard.violations[0] if guard and guard.violations else describe_exception(exc)
         _flush()
         write_all(result_w, encode({"type": "load_error", "error": message,
                                     "resource": _is_resource_error(exc)}))
         return
-    for check in task.checks:
-        if check.name in inputs:
-            _flush()
-            write_all(result_w, _probe_frame(task, check, namespace, harness.loads(inputs[check.name])))
+    for check, blob in zip(meta["checks"], blobs, strict=True):
+        _flush()
+        write_all(result_w, _probe_frame(check, namespace, loads(blob), guard))
 
 
-def _probe_frame(task, check, namespace, inputs) -> bytes:
+def _probe_frame(check: dict, namespace: dict, inputs, guard: ForbiddenCalls | None) -> bytes:
+    name = check["name"]
+    seen = len(guard.violations) if guard else 0
     try:
-        outcome = harness.run_probe(task, check, namespace, inputs)
+        probe = compile_probe(check["probe"], name)
+        with guard or contextlib.nullcontext():
+            outcome = run_probe(probe, namespace, inputs)
+        if guard and len(guard.violations) > seen:  # caught and hidden by the submission: still counts
+            return encode({"type": "check", "name": name, "error": guard.violations[seen], "forbidden": True})
         if outcome.error:
             resource = outcome.error.startswith(("MemoryError", "BlockingIOError")) or (
                 "can't allocate memory" in outcome.error or "can't start new thread" in outcome.error)
-            return encode({"type": "check", "name": check.name, "error": outcome.error, "resource": resource})
-        return encode({"type": "check", "name": check.name}, [harness.dumps(outcome.value)])
-    except BaseException as exc:  # SystemExit, KeyboardInterrupt or an unpicklable value
-        return encode({"type": "check", "name": check.name, "error": harness.describe_exception(exc),
-                       "resource": _is_resource_error(exc)})
+            return encode({"type": "check", "name": name, "error": outcome.error, "resource": resource})
+        return encode({"type": "check", "name": name}, [dumps(outcome.value)])
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt, a forbidden call or an unpicklable value
+        forbidden = bool(guard and len(guard.violations) > seen)
+        return encode({"type": "check", "name": name, "error": describe_exception(exc),
+                       "resource": _is_resource_error(exc), "forbidden": forbidden})
 
 
 def _warm_up() -> None:
-    task = CodeTask.model_validate(WARMUP_TASK)
-    expected = harness.reference_outputs(task, seed=0)
-    namespace = harness.exec_submission(task.solution)
-    for check in task.checks:
-        inputs, want = expected[check.name]
-        got = harness.loads(harness.dumps(harness.run_probe(task, check, namespace, inputs).value))
-        harness.verify(task, check, inputs, got, want)
-        _probe_frame(task, check, namespace, inputs)
+    aten_op_names()  # once, before any fork
+    # An optimizer's first step imports torch._dynamo (~1.7 s): in every fresh child otherwise.
+    param = torch.nn.Parameter(torch.zeros(2))
+    param.grad = torch.ones(2)
+    for optimizer in (torch.optim.SGD([param], lr=0.1, momentum=0.9), torch.optim.Adam([param])):
+        torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
+        optimizer.step()
+    namespace = exec_submission(WARMUP_SOURCE)
+    inputs = loads(dumps({"x": torch.randn(4, 3, dtype=torch.float64)}))
+    probe = {"name": "warm-up", "probe": WARMUP_PROBE}
+    _probe_frame(probe, namespace, inputs, None)
+    _probe_frame(probe, namespace, inputs, ForbiddenCalls(*WARMUP_GUARD))
 
 
 def _others(keep: int) -> list[int]:
@@ -258,7 +256,13 @@ def _sweep(jailed: bool, keep: int) -> None:
             break
         time.sleep(0.001)
     for entry in os.scandir("/tmp") if jailed else ():
-        _remove(entry.path)
+        try:
+            _remove(entry.path)
+        except OSError as exc:
+            # Never hand the next submission what this one left: stop, and the parent (which
+            # waits for `ready` before it sends a job) starts a clean worker instead.
+            sys.stderr.write(f"worker: could not empty /tmp ({exc}); stopping\n")
+            sys.exit(71)
 
 
 def _remove(path: str) -> None:
@@ -290,7 +294,7 @@ def main() -> None:
     while (frame := decoder.read(control[0])) is not None:
         meta, blobs = frame
         if meta.get("type") == "job":
-            child.run(encode(meta, blobs), send)
+            child.watch(send, control[0], decoder)
         elif meta.get("type") == "done":
             # Fork the next child first: the old one's exit (tearing down a torch-sized address
             # space) then overlaps with the fork. The parent has already killed the old group,
@@ -298,6 +302,7 @@ def main() -> None:
             old, child = child, Child(side_fd)
             old.reap()
             _sweep(JAILED, keep=child.pid)
+            send(encode({"type": "ready", "pid": os.getpid()}))
         else:
             break
 

@@ -1,0 +1,72 @@
+"""The job a sandbox worker receives. It is built here, and only here.
+
+THE RULE: everything in the job is readable by the candidate. The submission runs in the same
+jail, the same process image and the same memory as everything the worker holds, so any field
+added here is a field a submission can find, print, copy or return. A job therefore carries
+only what a candidate could be shown without harm:
+- the submission's own source,
+- each check's probe, with only the setup definitions that probe uses,
+- the inputs (built on the trusted side from a seed the jail never sees),
+- the forbidden names and why, and the resource limits.
+Never the reference solution, the expected values, the `verify` code, or setup that only
+`verify` and `inputs` use (reference formulas such as `ref_attention` stay on the trusted side).
+Verdicts are reached on the trusted side, from what the probes return.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from knowledge.schema import CodeCheck, CodeTask
+
+
+def probe_source(task: CodeTask, check: CodeCheck) -> str:
+    """The check's probe preceded by the setup statements it needs (imports always, definitions
+    only when the probe reaches them, directly or through another shipped definition)."""
+    if not task.setup.strip():
+        return check.probe
+    statements = ast.parse(task.setup).body
+    wanted = _names_used(ast.parse(check.probe))
+    keep: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for index, statement in enumerate(statements):
+            if index in keep:
+                continue
+            if isinstance(statement, (ast.Import, ast.ImportFrom)) or _names_defined(statement) & wanted:
+                keep.add(index)
+                wanted |= _names_used(statement)
+                changed = True
+    shipped = [ast.get_source_segment(task.setup, statements[i]) or "" for i in sorted(keep)]
+    return "\n\n".join([*shipped, check.probe])
+
+
+def build_job(task: CodeTask, source: str, inputs: list[bytes], limits: dict[str, int],
+              probes: list[str] | None = None) -> tuple[dict[str, Any], list[bytes]]:
+    """(header, blobs) for one submission: blob i holds the inputs of check i."""
+    probes = probes if probes is not None else [probe_source(task, check) for check in task.checks]
+    forbidden = task.forbidden
+    meta = {
+        "source": source,
+        "checks": [{"name": check.name, "probe": probe} for check, probe in zip(task.checks, probes, strict=True)],
+        "forbidden": {"names": list(forbidden.names), "because": forbidden.because} if forbidden else None,
+        "limits": limits,
+    }
+    return meta, list(inputs)
+
+
+def _names_defined(statement: ast.stmt) -> set[str]:
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {statement.name}
+    targets: list[ast.expr] = []
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+        targets = [statement.target]
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _names_used(tree: ast.AST) -> set[str]:
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}

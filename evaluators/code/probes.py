@@ -1,0 +1,77 @@
+"""Run a submission and its probes: the part of checking that happens inside the sandbox.
+
+Bound into the jail, so it imports only the standard library and torch. The same functions
+run the reference solution on the trusted side, so both are probed in exactly the same way.
+"""
+
+from __future__ import annotations
+
+import io
+import linecache
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+SUBMISSION_FILENAME = "<submission>"
+
+
+@dataclass(frozen=True)
+class ProbeOutcome:
+    """What a probe returned, or the error it raised, in the submission's terms."""
+
+    value: Any = None
+    error: str | None = None  # "ValueError: msg (line 12)"
+
+
+def compile_probe(source: str, name: str) -> Any:
+    """The `probe(ns, inputs)` function defined by `source` (the probe with the setup it uses)."""
+    namespace: dict[str, Any] = {"torch": torch, "__name__": "__check__"}
+    exec(compile(source, f"<check {name}.probe>", "exec"), namespace)  # noqa: S102 - the bank's own probe
+    return namespace["probe"]
+
+
+def dumps(value: Any) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(value, buffer)
+    return buffer.getvalue()
+
+
+def loads(blob: bytes) -> Any:
+    """Decode untrusted bytes: weights_only refuses anything but tensors and plain data."""
+    return torch.load(io.BytesIO(blob), weights_only=True)
+
+
+def exec_submission(source: str) -> dict[str, Any]:
+    """Run the submission as a module; its lines stay readable for tracebacks."""
+    linecache.cache[SUBMISSION_FILENAME] = (len(source), None, source.splitlines(keepends=True),
+                                            SUBMISSION_FILENAME)
+    namespace: dict[str, Any] = {"__name__": "submission"}
+    exec(compile(source, SUBMISSION_FILENAME, "exec"), namespace)  # noqa: S102 - sandboxed
+    return namespace
+
+
+def describe_exception(exc: BaseException) -> str:
+    """Exception type and message with the line in the submission, no harness frames."""
+    if getattr(exc, "candidate_message", None):
+        return str(exc.candidate_message)  # type: ignore[attr-defined]
+    frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
+              if frame.filename == SUBMISSION_FILENAME]
+    text = f"{type(exc).__name__}: {exc}".strip()
+    if isinstance(exc, SyntaxError) and exc.filename == SUBMISSION_FILENAME:
+        return f"SyntaxError: {exc.msg} (line {exc.lineno})"
+    if frames:
+        last = frames[-1]
+        where = f"line {last.lineno}"
+        if last.line:
+            where += f": {last.line.strip()}"
+        return f"{text} ({where})"
+    return text
+
+
+def run_probe(probe: Any, namespace: dict[str, Any], inputs: Any) -> ProbeOutcome:
+    try:
+        return ProbeOutcome(value=probe(namespace, inputs))
+    except Exception as exc:  # the submission's failure is data, not our crash
+        return ProbeOutcome(error=describe_exception(exc))

@@ -1,0 +1,305 @@
+"""Trusted side of one sandbox worker: start it, run one job at a time with a wall clock and an
+output cap.
+
+The parent never trusts what comes out of the jail: frames are size-bounded, the candidate's
+output is read here (and cut off here), and at the end of every job the parent itself kills
+the child's whole process group, using the host pid the kernel attached to the child's hello
+(SCM_CREDENTIALS cannot be forged without privileges). The worker keeps the child unreaped
+until the parent says `done`, so that group id cannot have been recycled.
+
+The job and the child's results travel on pipes between this parent and the child alone (passed
+to the child over the side socket): the long-lived worker, whose memory every later child
+inherits by fork, never holds a submission, a probe or a probe's output.
+"""
+
+from __future__ import annotations
+
+import array
+import collections
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluators.code.errors import ProtocolError, SandboxUnavailable
+from evaluators.code.protocol import FrameDecoder, FrameError, encode, write_all
+from evaluators.code.sandbox import PROJECT_ROOT, SANDBOX_UID, SandboxConfig, worker_command
+
+MAX_FRAME = 64 << 20
+STARTUP_TIMEOUT_S = 60.0
+GRACE_S = 2.0  # for the worker to report a child we just killed
+CHILD_FRAMES = ("check", "load_error", "end")  # all a child may say; the worker alone reports `exit`
+
+
+@dataclass
+class RawOutcome:
+    """What came back for one job, before any verdict."""
+
+    frames: list[tuple[dict[str, Any], list[bytes]]] = field(default_factory=list)  # the child's
+    exit: dict[str, Any] | None = None  # how the child ended, as the worker saw it
+    stdout: bytes = b""
+    stdout_bytes: int = 0
+    timed_out: bool = False
+    output_exceeded: bool = False
+    worker_lost: bool = False
+    delivered: bool = False  # False when the worker was found dead before it had the job
+    duration_ms: float = 0.0
+
+
+class Worker:
+    """One warm worker process in its own jail."""
+
+    def __init__(self, config: SandboxConfig, unsandboxed: bool = False,
+                 launch: Callable[[Callable[[], subprocess.Popen]], subprocess.Popen] = lambda f: f(),
+                 ) -> None:
+        self.jobs = 0
+        self.alive = True
+        self._stderr: collections.deque[bytes] = collections.deque(maxlen=64)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        self._side = ours
+        command = self._command(config, theirs.fileno(), unsandboxed)
+        self.proc = launch(lambda: subprocess.Popen(  # empty environment: no secrets in /proc/*/environ
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            pass_fds=[theirs.fileno()], env={}, cwd="/", start_new_session=True, close_fds=True,
+        ))
+        theirs.close()
+        stdin, stdout, stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
+        assert stdin is not None and stdout is not None and stderr is not None  # all three are pipes
+        self._stdin, self._stdout, self._err = stdin, stdout, stderr
+        self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_reader.start()
+        self._decoder = FrameDecoder(MAX_FRAME)
+        self._ready = False
+        if not self.await_ready(STARTUP_TIMEOUT_S):
+            raise SandboxUnavailable(self._startup_failure())
+
+    def await_ready(self, timeout: float = 10.0) -> bool:
+        """Wait for the worker's `ready` (sent at start and after each job's clean-up). False, and
+        the worker killed, when it died or hung instead: then no job was handed to it."""
+        if self.proc.poll() is not None:
+            self._ready = False
+            self.kill()
+        if not self._ready and self.alive:
+            frame = self._next_frame(time.monotonic() + timeout)
+            while frame is not None and frame[0].get("type") == "exit":  # a cleanly ended child's
+                frame = self._next_frame(time.monotonic() + timeout)
+            self._ready = frame is not None and frame[0].get("type") == "ready"
+            if not self._ready:
+                self.kill()
+        return self._ready
+
+    def stderr_tail(self) -> str:
+        """The last lines the worker wrote on stderr (read fully once it has exited)."""
+        if self.proc.poll() is not None:
+            self._stderr_reader.join(timeout=2)
+        return b"".join(self._stderr).decode(errors="replace").strip()[-1500:]
+
+    @staticmethod
+    def _command(config: SandboxConfig, side_fd: int, unsandboxed: bool) -> list[str]:
+        if unsandboxed:
+            return [config.python, "-I", "-B", str(PROJECT_ROOT / "evaluators/code/worker.py"),
+                    str(side_fd), "host", str(PROJECT_ROOT), *config.site_packages]
+        return worker_command(config, side_fd)
+
+    def _drain_stderr(self) -> None:
+        for line in self._err:
+            self._stderr.append(line[:500])
+
+    def _startup_failure(self) -> str:
+        tail = self.stderr_tail()
+        hint = ""
+        if "uid map" in tail or "namespace" in tail or "Operation not permitted" in tail:
+            hint = (" Unprivileged user namespaces look disabled: enable them "
+                    "(sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces > 0).")
+        return f"the code sandbox failed to start: {tail or 'no output'}.{hint}"
+
+    def _next_frame(self, deadline: float) -> tuple[dict[str, Any], list[bytes]] | None:
+        """Next frame from the worker, or None if it died, lied or missed the deadline."""
+        fd = self._stdout.fileno()
+        try:
+            while (frame := self._decoder.frame()) is None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                    return None
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    return None
+                self._decoder.feed(chunk)
+        except FrameError:
+            return None
+        return frame
+
+    def _child_pid(self, timeout: float) -> int:
+        """Host pid of the pre-forked child, from the credentials on its hello."""
+        if not select.select([self._side], [], [], timeout)[0]:
+            raise ProtocolError("sandbox child did not say hello")
+        size = socket.CMSG_SPACE(struct.calcsize("3i"))
+        msg, ancillary, _, _ = self._side.recvmsg(16, size)
+        for level, kind, data in ancillary:
+            if (level, kind) == (socket.SOL_SOCKET, socket.SCM_CREDENTIALS) and msg == b"hello":
+                pid, uid, _ = struct.unpack("3i", data[:12])
+                if uid in (SANDBOX_UID, os.getuid()) and os.getpgid(pid) == pid:
+                    return pid
+        raise ProtocolError("sandbox child sent a bad hello")
+
+    def run(self, meta: dict[str, Any], blobs: list[bytes], timeout: float, keep: int,
+            limit: int) -> RawOutcome:
+        outcome, start = RawOutcome(), time.monotonic()
+        self.jobs += 1
+        self._ready = False  # until the worker says so after this job's clean-up
+        ours: list[int] = []
+        try:
+            child = self._child_pid(timeout=10)
+            out_r, out_w = os.pipe()
+            job_r, job_w = os.pipe()
+            results_r, results_w = os.pipe()
+            ours = [out_r, job_w, results_r]
+            theirs = array.array("i", [out_w, job_r, results_w])
+            try:
+                self._side.sendmsg([b"job"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, theirs)])
+            finally:
+                for fd in theirs:
+                    os.close(fd)
+            results = _ChildFrames(results_r)
+            try:
+                write_all(self._stdin.fileno(), encode({"type": "job"}))  # watch the child's exit
+                write_all(job_w, encode(meta, blobs))
+                os.close(job_w)
+                ours.remove(job_w)
+                outcome.delivered = True
+                self._collect(outcome, results, out_r, start + timeout, keep, limit)
+            finally:
+                _kill_group(child)  # always: daemons, threads and children die with the check
+                self._finish(outcome, results)
+                # After `end` the child has flushed: its output is already in the pipe.
+                _drain(out_r, outcome, keep, wait=0.0 if _ended_cleanly(outcome) else 0.5)
+            if not outcome.worker_lost:
+                write_all(self._stdin.fileno(), encode({"type": "done"}))
+        except (OSError, ProtocolError):
+            outcome.worker_lost = True
+        finally:
+            for fd in ours:
+                os.close(fd)
+        if outcome.worker_lost:
+            self.kill()
+        outcome.duration_ms = (time.monotonic() - start) * 1000
+        return outcome
+
+    def _finish(self, outcome: RawOutcome, results: _ChildFrames) -> None:
+        """After the kill. A child that said `end` is done: nothing it writes later counts, and
+        how it died does not matter (the worker may still report it; await_ready skips that).
+        Otherwise frames it wrote before it died still count, and the worker's report of how
+        it ended is the reason the remaining checks did not run."""
+        if _ended_cleanly(outcome):
+            return
+        deadline = time.monotonic() + GRACE_S
+        while not results.closed and time.monotonic() < deadline:
+            if select.select([results.fd], [], [], max(deadline - time.monotonic(), 0))[0]:
+                results.read_into(outcome)
+        while not outcome.worker_lost and outcome.exit is None:
+            frame = self._next_frame(deadline)
+            if frame is None or frame[0].get("type") != "exit":
+                outcome.worker_lost = True
+            else:
+                outcome.exit = frame[0]
+
+    def _collect(self, outcome: RawOutcome, results: _ChildFrames, out_r: int, deadline: float, keep: int,
+                 limit: int) -> None:
+        fd = self._stdout.fileno()
+        watched = [fd, results.fd, out_r]
+        while not _ended(outcome):
+            remaining = deadline - time.monotonic()
+            ready = select.select(watched, [], [], remaining)[0] if remaining > 0 else []
+            if not ready:
+                outcome.timed_out = True
+                return
+            if out_r in ready and not _read_output(out_r, outcome, keep):
+                watched.remove(out_r)  # the child closed its output; frames may still come
+            if outcome.stdout_bytes > limit:
+                outcome.output_exceeded = True
+                return
+            if results.fd in ready and not results.read_into(outcome):
+                watched.remove(results.fd)  # closed (or garbled): the worker reports the exit
+            if fd in ready:
+                frame = self._next_frame(time.monotonic() + GRACE_S)
+                if frame is None or frame[0].get("type") != "exit":
+                    outcome.worker_lost = True
+                    return
+                outcome.exit = frame[0]
+
+    def kill(self) -> None:
+        """Kill the whole jail: bwrap's init dies, and with it every process inside."""
+        if not self.alive:
+            return
+        self.alive = False
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.proc.wait()
+        self._side.close()
+        for stream in (self._stdin, self._stdout):
+            stream.close()
+
+
+class _ChildFrames:
+    """Frames the child writes on its result pipe: untrusted, bounded, only the child's types."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.closed = False
+        self._decoder = FrameDecoder(MAX_FRAME)
+
+    def read_into(self, outcome: RawOutcome) -> bool:
+        """Read what is there; False once the pipe is closed or the child sent garbage."""
+        chunk = os.read(self.fd, 1 << 20)
+        try:
+            self._decoder.feed(chunk)
+            while (frame := self._decoder.frame()) is not None:
+                if frame[0].get("type") in CHILD_FRAMES:
+                    outcome.frames.append(frame)
+        except FrameError:
+            chunk = b""
+        self.closed = not chunk
+        return not self.closed
+
+
+def _ended(outcome: RawOutcome) -> bool:
+    return outcome.exit is not None or _ended_cleanly(outcome)
+
+
+def _read_output(fd: int, outcome: RawOutcome, keep: int) -> bool:
+    chunk = os.read(fd, 1 << 16)
+    outcome.stdout_bytes += len(chunk)
+    if len(outcome.stdout) < keep:
+        outcome.stdout += chunk[: keep - len(outcome.stdout)]
+    return bool(chunk)
+
+
+def _ended_cleanly(outcome: RawOutcome) -> bool:
+    return any(meta.get("type") == "end" for meta, _ in outcome.frames)
+
+
+def _drain(fd: int, outcome: RawOutcome, keep: int, wait: float) -> None:
+    """Output written before the child died; the group is dead, so this ends quickly."""
+    deadline = time.monotonic() + wait
+    while select.select([fd], [], [], max(deadline - time.monotonic(), 0))[0]:
+        if not _read_output(fd, outcome, keep) or outcome.stdout_bytes > 4 * keep + (1 << 20):
+            return
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+

@@ -1,0 +1,402 @@
+"""Forged submissions: reading the answer key, or reaching a forbidden built-in, never passes.
+
+Each attempt asserts "not passed" and the reason the candidate is given. Honest controls (every
+restricted task's reference, and honest code using allowed ops) pass through the same sandbox.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterator
+from functools import cache
+
+import pytest
+
+from evaluators.code.job import build_job
+from evaluators.code.results import CodeResult, Status
+from evaluators.code.runner import CodeRunner
+from knowledge.loader import load_bank
+from knowledge.schema import CodeTask
+from tests.code_fixtures import QUESTION_ID, relu_task
+
+
+@cache
+def task(question_id: str) -> CodeTask:
+    question = next(q for q in load_bank() if q.id == question_id)
+    assert question.code is not None
+    return question.code
+
+
+@pytest.fixture(scope="module")
+def runner() -> Iterator[CodeRunner]:
+    with CodeRunner(workers=1, timeout_s=10.0) as code_runner:
+        yield code_runner
+
+
+def check(runner: CodeRunner, question_id: str, source: str) -> CodeResult:
+    return runner.check(task(question_id), source, question_id)
+
+
+def assert_refused(result: CodeResult, *phrases: str) -> None:
+    assert result.status is not Status.PASSED and result.score == 0, result.to_json()
+    for message in result.failures().values():
+        for phrase in phrases:
+            assert phrase in message, (phrase, message)
+
+
+ISSUE_EXPLOIT = """import sys
+f = sys._getframe()
+while 'meta' not in f.f_locals:
+    f = f.f_back
+exec(f.f_locals['meta']['task']['solution'], globals())
+"""
+
+
+# --- the answer key never enters the jail ------------------------------------------------------
+
+CODE_TASKS = [q.id for q in load_bank() if q.code is not None]
+
+
+# Setup helpers in the bank that compute the right answer; they serve `verify` only.
+REFERENCE_FORMULAS = {"ref_attention", "compare", "focal_reference", "reference_grad", "_true_log_softmax",
+                      "_check_output", "_true_distances", "_check_matrix", "true_activations", "expected_batch",
+                      "formula", "check_table", "builtin_cell", "clipped", "global_norm", "reference_logits",
+                      "expected_multiplier", "check_lrs", "compare_trace", "check_dropped"}
+
+
+@pytest.mark.parametrize("question_id", CODE_TASKS)
+def test_no_job_carries_the_answer_key(question_id: str) -> None:
+    """The job for every bank task: no reference solution, no verify code, no reference formula."""
+    code = task(question_id)
+    meta, _ = build_job(code, "submission", [b""] * len(code.checks), {})
+    text = json.dumps(meta)
+    assert code.solution.strip() not in text and "def verify" not in text and "solution" not in meta
+    shipped = {node.name for check in meta["checks"] for node in ast.parse(check["probe"]).body
+               if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    assert not shipped & REFERENCE_FORMULAS, shipped & REFERENCE_FORMULAS
+
+
+ISSUE_EXPLOIT = """import sys
+f = sys._getframe()
+while 'meta' not in f.f_locals:
+    f = f.f_back
+exec(f.f_locals['meta']['task']['solution'], globals())
+"""
+
+
+def test_the_issue_frame_walk_is_refused_in_a_restricted_task(runner: CodeRunner) -> None:
+    result = check(runner, "gru-cell-from-scratch", ISSUE_EXPLOIT)
+    assert_refused(result, "line 2 uses frame introspection (_getframe)")
+
+
+def test_the_issue_frame_walk_finds_no_answer_key_in_an_open_task(runner: CodeRunner) -> None:
+    result = runner.check(relu_task(), ISSUE_EXPLOIT, QUESTION_ID)
+    assert result.status is Status.ERROR and result.score == 0
+    assert "KeyError: 'task'" in result.checks[0].message
+
+
+HUNT = '''import gc, inspect, os, sys
+FOUND = []
+def look(obj, where):
+    if isinstance(obj, dict):
+        for key in ("task", "solution", "expected", "verify", "reference"):
+            if isinstance(obj.get(key), (str, dict, list)):  # source, or a task's parts
+                FOUND.append((where, key))
+    if isinstance(obj, str) and "grad_output" in obj and "FORGERY" not in obj:
+        FOUND.append((where, obj[:60]))
+for frame_info in inspect.stack():
+    for name, value in list(frame_info.frame.f_locals.items()):
+        look(value, "frame " + name)
+        if isinstance(value, dict):
+            for item in value.values():
+                look(item, "frame " + name + "[...]")
+for obj in gc.get_objects():
+    look(obj, "gc")
+for path in ("/proc/self/cmdline", "/proc/self/environ", "/proc/1/cmdline", "/proc/2/cmdline"):
+    try:
+        text = open(path, "rb").read().decode(errors="replace")
+    except OSError:
+        continue
+    if "solution" in text or "grad_output" in text:
+        FOUND.append((path, text[:60]))
+for root, dirs, files in os.walk("/"):
+    if root.startswith(("/proc", "/sys", "/usr", "/dev", "/sandbox/python", "/sandbox/site-packages")):
+        dirs[:] = []
+        continue
+    for name in files:
+        if name.endswith((".yaml", ".yml", ".json")) or "knowledge" in root:
+            FOUND.append(("file", os.path.join(root, name)))
+print("FOUND", len(FOUND), FOUND[:5])
+for where, what in FOUND:
+    if isinstance(what, str) and "class MyReLU" in what:
+        exec(what, globals())  # FORGERY: copy the reference if it was anywhere
+'''
+
+
+def test_hunting_the_job_through_inspect_gc_proc_and_files_finds_nothing(runner: CodeRunner) -> None:
+    result = runner.check(relu_task(), HUNT, QUESTION_ID)
+    assert "FOUND 0 []" in result.stdout, result.stdout
+    assert result.status is not Status.PASSED and result.score == 0
+    assert "MyReLU" in result.failures()["is-autograd-function"]
+
+
+def test_the_job_holds_no_verify_code_or_verify_only_setup(runner: CodeRunner) -> None:
+    """Print every probe the child was given: reference formulas stay on the trusted side."""
+    source = '''import inspect
+for info in inspect.stack():
+    meta = info.frame.f_locals.get("meta")
+    if isinstance(meta, dict) and "checks" in meta:
+        print(sorted(meta))
+        for c in meta["checks"]:
+            print(c["probe"])
+def attention(q, k, v, mask=None):
+    raise NotImplementedError
+'''
+    # attention is a restricted task: inspect is refused there before anything runs
+    assert_refused(check(runner, "scaled-dot-product-attention", source), "line 1 imports inspect")
+    result = runner.check(relu_task(), source, QUESTION_ID)
+    assert "['blobs', 'checks', 'forbidden', 'limits', 'source']" in result.stdout, result.stdout
+    assert "def verify" not in result.stdout and "solution" not in result.stdout
+    assert result.status is not Status.PASSED
+
+
+MEMORY_SCAN = r'''import ctypes, re
+pattern = re.compile(rb"PREVIOUS_CANDIDATE_[0-9a-f]{32}")
+found = set()
+for line in open("/proc/self/maps"):
+    fields = line.split()
+    start, end = (int(x, 16) for x in fields[0].split("-"))
+    if not fields[1].startswith("r") or (len(fields) > 5 and fields[5].startswith("[v")):
+        continue
+    try:
+        found |= set(pattern.findall(ctypes.string_at(start, end - start)))
+    except Exception:
+        pass
+print("matches", len(found))
+'''
+
+
+def test_an_earlier_submission_is_not_in_the_next_childs_memory(runner: CodeRunner) -> None:
+    """The worker every child is forked from never holds a job: scanning all of one's own memory
+    finds nothing of the previous candidate's code."""
+    earlier = relu_task().solution + "\n# PREVIOUS_CANDIDATE_" + "5f0c" * 8 + "\n"
+    assert runner.check(relu_task(), earlier, QUESTION_ID).status is Status.PASSED
+    result = runner.check(relu_task(), MEMORY_SCAN, QUESTION_ID)
+    assert "matches 0" in result.stdout, result.stdout
+    assert result.status is not Status.PASSED
+    own = runner.check(relu_task(), "# PREVIOUS_CANDIDATE_" + "ab12" * 8 + "\n" + MEMORY_SCAN, QUESTION_ID)
+    assert "matches 1" in own.stdout, own.stdout  # the scan does find what is in memory
+
+
+# --- forbidden built-ins: the source check (before anything runs) ------------------------------
+
+GRU_WITH_BUILTIN = '''import torch
+from torch import nn
+
+
+class MyGRUCell(nn.Module):
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.hidden_size = hidden_size
+        self.weight_ih = nn.Parameter(torch.randn(3 * hidden_size, input_size))
+        self.weight_hh = nn.Parameter(torch.randn(3 * hidden_size, hidden_size))
+        self.bias_ih = nn.Parameter(torch.zeros(3 * hidden_size))
+        self.bias_hh = nn.Parameter(torch.zeros(3 * hidden_size))
+
+    def forward(self, x, h=None):
+        h = x.new_zeros(x.shape[0], self.hidden_size) if h is None else h
+        return torch.gru_cell(x, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+'''
+
+
+def test_gru_cell_calling_torch_gru_cell(runner: CodeRunner) -> None:
+    result = check(runner, "gru-cell-from-scratch", GRU_WITH_BUILTIN)
+    assert_refused(result, "line 16 calls torch.gru_cell; this task asks you to write the cell yourself")
+    assert result.status is Status.FAILED
+
+
+LINEAR_BODY = '''
+
+class CustomLinear(torch.nn.Module):
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.empty(out_features, in_features).uniform_(-0.1, 0.1))
+        self.bias = torch.nn.Parameter(torch.zeros(out_features)) if bias else None
+
+    def forward(self, x):
+        return CALL
+'''
+
+
+@pytest.mark.parametrize(("header", "call", "reason"), [
+    ("from torch.nn.functional import linear as lin", "lin(x, self.weight, self.bias)",
+     "line 2 imports torch.nn.functional.linear; this task asks you to write the layer's arithmetic"),
+    ("import torch.nn.functional as F", "getattr(F, 'lin' + 'ear')(x, self.weight, self.bias)",
+     "line 12 uses getattr with a computed name"),
+    ("import torch.nn.functional as F", "getattr(F, 'linear')(x, self.weight, self.bias)",
+     "line 12 calls torch.nn.functional.linear"),
+    ("", "torch.ops.aten.linear(x, self.weight, self.bias)", "line 12 uses torch.ops"),
+    ("from torch.nn import modules as M", "M.linear.F.linear(x, self.weight, self.bias)",
+     "line 12 calls torch.nn.functional.linear"),
+    ("import importlib", "importlib.import_module('torch.nn.functional').linear(x, self.weight, self.bias)",
+     "line 2 imports importlib"),
+    ("", "__import__('torch.nn.functional').nn.functional.linear(x, self.weight, self.bias)",
+     "line 12 uses __import__"),
+    ("", "torch._C._nn.linear(x, self.weight, self.bias)", "line 12 calls torch.nn.functional.linear"),
+    ("", "torch._C._VariableFunctions.mm(x, self.weight.T)", "line 12 uses torch internals (torch._C"),
+    ("", "torch.addmm(self.bias, x, self.weight.T)", "line 12 calls torch.addmm"),
+    ("import sys", "sys.modules['torch'].nn.functional.linear(x, self.weight, self.bias)",
+     "line 12 uses sys.modules"),
+    ("", "vars(torch.nn.functional)['linear'](x, self.weight, self.bias)", "line 12 uses vars"),
+])
+def test_custom_layer_reaching_linear(runner: CodeRunner, header: str, call: str, reason: str) -> None:
+    source = f"import torch\n{header}\n" + LINEAR_BODY.replace("CALL", call)
+    assert_refused(check(runner, "custom-layer", source), reason)
+
+
+LOG_SOFTMAX_CAPTURED = '''import torch
+
+_saved = torch.log_softmax
+
+
+def log_softmax(x, dim=-1):
+    return _saved(x, dim)
+'''
+
+LOG_SOFTMAX_CLASS_ATTRIBUTE = '''import torch
+
+
+class Hidden:
+    fn = staticmethod(torch.nn.functional.log_softmax)
+
+
+def log_softmax(x, dim=-1):
+    return Hidden.fn(x, dim)
+'''
+
+
+def test_builtin_kept_in_a_module_level_name(runner: CodeRunner) -> None:
+    """The bypass of the old per-task guard: capture the built-in at import time."""
+    result = check(runner, "stable-log-softmax", LOG_SOFTMAX_CAPTURED)
+    assert_refused(result, "line 3 uses torch.log_softmax; this task asks you to build log-softmax")
+
+
+def test_builtin_captured_as_a_class_attribute(runner: CodeRunner) -> None:
+    result = check(runner, "stable-log-softmax", LOG_SOFTMAX_CLASS_ATTRIBUTE)
+    assert_refused(result, "line 5 uses torch.nn.functional.log_softmax")
+
+
+@pytest.mark.parametrize("source", ["import torch\ny = torch" + ".a" * 20000 + "\n", "y = " + "-" * 40000 + "1\n"])
+def test_source_too_deep_to_read_is_refused_not_a_crash(runner: CodeRunner, source: str) -> None:
+    assert_refused(check(runner, "custom-layer", source), "nested too deeply to be read")
+
+
+def test_tensor_method_version(runner: CodeRunner) -> None:
+    source = "import torch\n\n\ndef log_softmax(x, dim=-1):\n    return x.log_softmax(dim)\n"
+    assert_refused(check(runner, "stable-log-softmax", source), "line 5 calls torch.Tensor.log_softmax")
+
+
+# --- forbidden built-ins: the dispatch guard in the jail (not named in the source) -------------
+
+CROSS_ENTROPY = '''import torch
+import torch.nn.functional as F
+
+
+def log_softmax(x, dim=-1):
+    moved = x.movedim(dim, -1)
+    flat = moved.reshape(-1, moved.shape[-1])
+    n = flat.shape[-1]
+    rows = flat.repeat_interleave(n, 0)
+    targets = torch.arange(n).repeat(flat.shape[0])
+    out = -F.cross_entropy(rows, targets, reduction="none")
+    return out.reshape(moved.shape).movedim(-1, dim)
+'''
+
+
+def test_softmax_reached_through_cross_entropy_is_seen_at_the_dispatcher(runner: CodeRunner) -> None:
+    result = check(runner, "stable-log-softmax", CROSS_ENTROPY)
+    assert_refused(result, "line 11 calls torch.ops.aten._log_softmax; this task asks you")
+
+
+def test_softmax_reached_through_distributions_is_seen_by_the_function_guard(runner: CodeRunner) -> None:
+    source = ("import torch\n\n\ndef log_softmax(x, dim=-1):\n"
+              "    return torch.distributions.Categorical(logits=x.movedim(dim, -1)).logits.movedim(-1, dim)\n")
+    assert_refused(check(runner, "stable-log-softmax", source), "line 5 calls torch.Tensor.logsumexp")
+
+
+def test_catching_the_refusal_and_falling_back_still_fails(runner: CodeRunner) -> None:
+    honest = task("stable-log-softmax").solution.replace("def log_softmax(", "def _honest(")
+    source = CROSS_ENTROPY.replace("def log_softmax(", "def _forged(") + honest + '''
+
+def log_softmax(x, dim=-1):
+    try:
+        return _forged(x, dim)
+    except BaseException:
+        return _honest(x, dim)
+'''
+    assert_refused(check(runner, "stable-log-softmax", source), "calls torch.ops.aten._log_softmax")
+
+
+def test_plain_python_builtin_reached_without_naming_it(runner: CodeRunner) -> None:
+    """clip_grad_norm_ is no torch function: the guard sees torch calls made under its code."""
+    honest = task("gradient-clipping").solution
+    source = honest + '''
+
+def clip_grad_norm(parameters, max_norm):
+    import torch.nn as nn
+    utils = nn.utils
+    return utils.clip_grad.clip_grad_norm_(parameters, max_norm)
+'''
+    result = check(runner, "gradient-clipping", source)
+    assert result.status is not Status.PASSED
+    assert "calls torch.nn.utils.clip_grad_norm_; this task asks you to clip the gradients yourself" in \
+        " ".join(result.failures().values())
+
+
+# --- honest controls ----------------------------------------------------------------------------
+
+RESTRICTED = [q.id for q in load_bank() if q.code is not None and q.code.forbidden is not None]
+
+
+@pytest.mark.parametrize("question_id", RESTRICTED)
+def test_every_restricted_reference_passes_in_the_sandbox(runner: CodeRunner, question_id: str) -> None:
+    result = check(runner, question_id, task(question_id).solution)
+    assert result.status is Status.PASSED, result.to_json()
+
+
+def test_honest_attention_with_allowed_ops_passes(runner: CodeRunner) -> None:
+    source = '''import torch
+
+
+def attention(q, k, v, mask=None):
+    scores = torch.matmul(q, k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+    if mask is not None:
+        scores = scores.masked_fill(mask.logical_not(), float("-inf"))
+    scores = scores - scores.amax(dim=-1, keepdim=True)
+    weights = torch.exp(scores)
+    weights = weights / weights.sum(dim=-1, keepdim=True)
+    return weights @ v, weights
+'''
+    assert check(runner, "scaled-dot-product-attention", source).status is Status.PASSED
+
+
+def test_honest_dropout_with_its_own_helpers_passes(runner: CodeRunner) -> None:
+    source = '''import torch
+from torch import nn
+
+
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        if self.p == 1:
+            return torch.zeros_like(x)
+        keep = (torch.rand_like(x) >= self.p).to(x.dtype)
+        return x * keep / (1 - self.p)
+'''
+    assert check(runner, "inverted-dropout", source).status is Status.PASSED
