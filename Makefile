@@ -13,6 +13,7 @@ run: install system-deps
 	bash scripts/run-local.sh
 
 test: install system-deps
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q
 
 test-all: install system-deps

@@ -12,7 +12,7 @@ import os
 import streamlit as st
 
 from ui import history_page, interview_page, report_page, start_page, state
-from ui.client import ApiClient, ApiError
+from ui.client import ApiClient, ApiError, api_url
 from ui.editor import ace_available
 
 st.set_page_config(page_title="PyTorch mock interviewer", page_icon="🎤", layout="wide")
@@ -22,16 +22,6 @@ PAGES = {
     "Report": report_page.render,
     "History": history_page.render,
 }
-
-
-def api_url() -> str:
-    """INTERVIEWER_API_URL, read through the project's settings so a .env file works too."""
-    try:
-        from app.config import get_settings
-
-        return get_settings().api_url
-    except Exception:  # invalid settings elsewhere must not stop the UI from finding the API
-        return os.environ.get("INTERVIEWER_API_URL", "http://127.0.0.1:8000")
 
 
 def sidebar() -> ApiClient:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -10,8 +9,8 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
+from app.cli_output import emit_json, err, open_bank_search, progress
 from app.config import get_settings
 from app.errors import UserFacingError, domain_errors, one_line
 
@@ -22,44 +21,6 @@ app = typer.Typer(
 )
 bank_app = typer.Typer(help="Inspect and validate the question bank.", no_args_is_help=True)
 app.add_typer(bank_app, name="bank")
-err = Console(stderr=True, soft_wrap=True)
-
-
-def progress() -> Progress:
-    """A progress bar on stderr, so stdout stays clean for JSON."""
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TaskProgressColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    )
-
-
-def open_bank_search(settings: Any) -> Any:
-    """The bank search for a command; a missing or empty bank is indexed first (once), with progress
-    on stderr. A Chroma server that cannot be reached is one line naming it (a SearchError)."""
-    import time
-
-    from app.services import index_if_empty, store_for
-    from knowledge.loader import cached_bank
-
-    store = store_for(settings)
-    if store.count():
-        return store
-    total = len(cached_bank(settings.bank_dir))
-    err.print(f"The question bank is not indexed yet: indexing its {total} entries (once, as `interviewer ingest`)...")
-    started = time.perf_counter()
-    with progress() as bar:
-        task = bar.add_task("Indexing the question bank", total=total)
-        index_if_empty(store, settings, on_embedded=lambda done, _: bar.update(task, completed=done))
-    err.print(f"Indexed the question bank in {time.perf_counter() - started:.1f} s.")
-    return store
-
-
-def emit_json(value: object) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
 @app.command()

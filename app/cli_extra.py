@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from app.cli_output import emit_json, err, open_bank_search, progress
 from app.errors import UserFacingError
 
 
@@ -17,7 +18,6 @@ def grade(
     output_path: Annotated[Path, typer.Option("--output", help="JSONL with score, points, feedback added.")],
 ) -> None:
     """Grade every line of a JSONL file; bad lines get an `error` field and the run goes on."""
-    from app.cli import err, open_bank_search, progress
     from app.config import get_settings
     from app.errors import one_line
     from app.grading import BulkGrader, count_lines
@@ -60,7 +60,6 @@ def check(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (the default output).")] = True,
 ) -> None:
     """Run code files against a code task's hidden checks in the sandbox; one JSON object per file."""
-    from app.cli import emit_json
     from app.config import get_settings
     from evaluators.code.runner import CodeRunner
 

@@ -117,7 +117,7 @@ def interview(
     seed: Annotated[int | None, typer.Option(help="Random seed for a reproducible session.")] = None,
 ) -> None:
     """Run a mock interview in the terminal and print the report at the end."""
-    from app.cli import open_bank_search
+    from app.cli_output import open_bank_search
     from app.config import get_settings
     from app.interview.models import SessionConfig
     from app.services import code_runner_for, engine_for, repository_for

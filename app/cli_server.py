@@ -49,7 +49,7 @@ def serve(
             f"refusing to bind {host} with INTERVIEWER_AUTH_DISABLED=true: anyone who can reach it would act "
             "as you. Bind 127.0.0.1, or turn authentication on and create keys with `interviewer keys create`"
         )
-    from app.cli import open_bank_search
+    from app.cli_output import open_bank_search
 
     # Here rather than in each worker: a Chroma server that is down is one line before anything
     # starts, and workers never index a fresh bank at the same time.

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, SecretStr, ValidationError
 
+from evaluators.chat import LLMError
+
 if TYPE_CHECKING:
     from app.config import Settings
 
@@ -22,16 +24,9 @@ T = TypeVar("T", bound=BaseModel)
 StructuredMethod = Literal["json_schema", "function_calling", "json_mode"]
 
 
-class LLMError(Exception):
-    """The model gave no usable reply; `reason` is short enough for a note in a transcript."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
 class ChatModel(ABC):
-    """One chat model; `name` is the model's name as reported in evaluations and transcripts."""
+    """One chat model; `name` is the model's name as reported in evaluations and transcripts. It is
+    the judge's `evaluators.chat.StructuredChatModel`, plus plain text for question wording."""
 
     name: str = "chat-model"
 

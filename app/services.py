@@ -18,7 +18,14 @@ log = logging.getLogger(__name__)
 
 
 def embedder_for(settings: Settings) -> Embedder:
-    return get_embedder(settings.embedder)
+    if settings.embedder != "openai":
+        return get_embedder(settings.embedder)
+    return get_embedder(
+        "openai",
+        openai_model=settings.openai_embedding_model,
+        base_url=settings.llm_base_url,
+        api_key=settings.llm_api_key.get_secret_value(),
+    )
 
 
 def store_for(settings: Settings) -> QuestionStore:

@@ -14,8 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from app.llm import ChatModel, LLMError
 from evaluators.base import DetectedMisconception, Evaluation, Evaluator, GradingTask, PointVerdict, Verdict
+from evaluators.chat import LLMError, StructuredChatModel
 from evaluators.feedback import compose_feedback
 from knowledge.schema import Misconception
 
@@ -99,7 +99,7 @@ class LLMJudge(Evaluator):
     """Grades with a chat model, verifies its quotes, and falls back to an offline evaluator on failure."""
 
     def __init__(
-        self, model: ChatModel, fallback: Evaluator, *, misconception_penalty: float | None = None
+        self, model: StructuredChatModel, fallback: Evaluator, *, misconception_penalty: float | None = None
     ) -> None:
         self._model = model
         self._fallback = fallback

@@ -254,8 +254,11 @@ class OpenAIEmbedder(Embedder):
 
 
 @lru_cache(maxsize=4)
-def get_embedder(kind: str = "minilm") -> Embedder:
-    """One embedder per kind per process: loading the ONNX model costs ~0.5 s."""
+def get_embedder(
+    kind: str = "minilm", *, openai_model: str = "text-embedding-3-small", base_url: str = "", api_key: str = ""
+) -> Embedder:
+    """One embedder per kind per process: loading the ONNX model costs ~0.5 s. The OpenAI endpoint's
+    settings are passed in by the application (knowledge sits below it and reads no settings)."""
     if kind == "minilm":
         return MiniLMEmbedder()
     if kind == "minilm-fp32":
@@ -263,12 +266,5 @@ def get_embedder(kind: str = "minilm") -> Embedder:
     if kind == "hash":
         return HashingEmbedder()
     if kind == "openai":
-        from app.config import get_settings
-
-        settings = get_settings()
-        return OpenAIEmbedder(
-            model=settings.openai_embedding_model,
-            base_url=settings.llm_base_url,
-            api_key=settings.llm_api_key.get_secret_value(),
-        )
+        return OpenAIEmbedder(model=openai_model, base_url=base_url, api_key=api_key)
     raise SearchError(f"unknown embedder {kind!r}: choose minilm, minilm-fp32, hash or openai (INTERVIEWER_EMBEDDER)")

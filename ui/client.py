@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import httpx
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Code answers run hidden checks in the sandbox; give them room before calling the API unresponsive.
 TIMEOUT = httpx.Timeout(60.0, connect=5.0)
@@ -56,3 +58,22 @@ def problem_detail(response: httpx.Response) -> str:
     if isinstance(body, dict) and isinstance(body.get("detail"), str):
         return str(body["detail"])
     return f"the API answered {response.status_code} {response.reason_phrase}"
+
+
+class _FrontEndSettings(BaseSettings):
+    """The one setting the front end reads, from the same INTERVIEWER_* variables and .env file as the
+    API's settings, without importing the application (the front end is only its HTTP client)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="INTERVIEWER_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    api_url: str = "http://127.0.0.1:8000"
+
+
+def api_url() -> str:
+    """INTERVIEWER_API_URL (environment or .env), or the API's default address."""
+    try:
+        return _FrontEndSettings().api_url
+    except Exception:  # an unreadable .env must not stop the UI from finding the API
+        return os.environ.get("INTERVIEWER_API_URL", "http://127.0.0.1:8000")

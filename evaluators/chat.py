@@ -1,0 +1,26 @@
+"""The chat-model seam the LLM judge needs, declared here so that the judge depends on nothing above
+it. `app/llm.py` implements it over OpenAI-compatible endpoints and the application passes it in."""
+
+from __future__ import annotations
+
+from typing import Protocol, TypeVar
+
+from pydantic import BaseModel
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class LLMError(Exception):
+    """The model gave no usable reply; `reason` is short enough for a note in a transcript."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class StructuredChatModel(Protocol):
+    """A chat model that replies as an instance of a pydantic schema, or raises LLMError."""
+
+    name: str
+
+    def complete_structured(self, *, system: str, user: str, schema: type[T]) -> T: ...
