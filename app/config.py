@@ -38,6 +38,12 @@ class Settings(BaseSettings):
     llm_api_key: SecretStr = SecretStr("not-needed")
     llm_timeout_s: float = Field(default=20.0, gt=0, le=300)
     llm_max_retries: int = Field(default=1, ge=0, le=5)
+    # The reply's length limit, and the model's context window (0: as the server reports it, if it
+    # does); the judge's prompt must fit the window less the reply, or the answer is scored offline.
+    llm_max_tokens: int = Field(default=1024, ge=16, le=32_768)
+    llm_context_tokens: int = Field(default=0, ge=0)
+    # How to ask for JSON: "auto" tries json_schema, then json_mode, then function_calling, once.
+    llm_structured_output: Literal["auto", "json_schema", "json_mode", "function_calling"] = "auto"
 
     # API
     auth_disabled: bool = False

@@ -8,6 +8,7 @@ can take over without knowing which SDK raised what.
 from __future__ import annotations
 
 import json
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -15,13 +16,16 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, SecretStr, ValidationError
 
+from app.llm_server import ServerProbe
 from evaluators.chat import LLMError
 
 if TYPE_CHECKING:
     from app.config import Settings
 
 T = TypeVar("T", bound=BaseModel)
-StructuredMethod = Literal["json_schema", "function_calling", "json_mode"]
+StructuredMethod = Literal["json_schema", "json_mode", "function_calling"]
+STRUCTURED_METHODS: tuple[StructuredMethod, ...] = ("json_schema", "json_mode", "function_calling")
+DEFAULT_REPLY_TOKENS = 1024  # kept free for the reply when no max_tokens is set
 
 
 class ChatModel(ABC):
@@ -29,6 +33,11 @@ class ChatModel(ABC):
     the judge's `evaluators.chat.StructuredChatModel`, plus plain text for question wording."""
 
     name: str = "chat-model"
+
+    @property
+    def prompt_budget(self) -> int | None:
+        """Tokens a prompt may take in the model's window; None when unknown (not checked)."""
+        return None
 
     @abstractmethod
     def complete_structured(self, *, system: str, user: str, schema: type[T]) -> T:
@@ -40,7 +49,10 @@ class ChatModel(ABC):
 
 
 class LangChainChatModel(ChatModel):
-    """ChatOpenAI at temperature 0 with bounded timeout and retries; all errors become LLMError."""
+    """ChatOpenAI at temperature 0 with bounded timeout, retries and reply length; all errors become
+    LLMError. Structured output takes the first way the server accepts (`method="auto"`): the JSON
+    schema as `response_format`, else JSON mode with the schema (llama-cpp-python constrains decoding
+    to it), else a forced tool call; found on the first call and kept for every later one."""
 
     def __init__(
         self,
@@ -50,35 +62,73 @@ class LangChainChatModel(ChatModel):
         api_key: SecretStr | str = "not-needed",
         timeout_s: float = 20.0,
         max_retries: int = 1,
-        method: StructuredMethod = "json_schema",
+        method: StructuredMethod | Literal["auto"] = "auto",
+        max_tokens: int | None = None,
+        context_tokens: int | None = None,
     ) -> None:
         from langchain_openai import ChatOpenAI  # imported here: the offline path never pays for it
 
+        key = api_key if isinstance(api_key, SecretStr) else SecretStr(api_key)
         self.name = model
+        self.base_url = base_url
         self.timeout_s = timeout_s
-        # json_schema is ChatOpenAI's own default; function_calling suits servers without it.
-        self.method: StructuredMethod = method
+        self.max_tokens = max_tokens
+        self._allowed: list[StructuredMethod] = list(STRUCTURED_METHODS) if method == "auto" else [method]
+        self.method: StructuredMethod | None = None if method == "auto" else method  # once known
+        self._refused: dict[StructuredMethod, str] = {}
+        self._lock = threading.Lock()
+        self._context_tokens = context_tokens
+        self._server = ServerProbe(
+            base_url=base_url, api_key=key.get_secret_value(), model=model, timeout_s=timeout_s
+        )
         self._llm = ChatOpenAI(
-            base_url=base_url,
-            api_key=api_key if isinstance(api_key, SecretStr) else SecretStr(api_key),
-            model=model,
-            temperature=0,
-            timeout=timeout_s,
+            base_url=base_url, api_key=key, model=model, temperature=0, timeout=timeout_s,
             max_retries=max_retries,
+            # `max_tokens` in the body, not ChatOpenAI's own field: that is sent as max_completion_tokens,
+            # which llama-cpp-python ignores; every server here (and OpenAI's chat models) takes max_tokens.
+            extra_body={"max_tokens": max_tokens} if max_tokens else None,
         )
 
+    @property
+    def prompt_budget(self) -> int | None:
+        """Tokens left for the prompt in the model's window after the reply's; None when unknown."""
+        window = self._context_tokens or self._server.facts().context_tokens
+        return window - (self.max_tokens or DEFAULT_REPLY_TOKENS) if window else None
+
     def complete_structured(self, *, system: str, user: str, schema: type[T]) -> T:
+        self._check_model()
+        for method in self._candidates():
+            try:
+                parsed = self._structured(method, system=system, user=user, schema=schema)
+            except _Unsupported as exc:
+                with self._lock:
+                    self._refused[method] = exc.reason
+                continue
+            except LLMError:
+                self._found(method)  # the server took the request; the reply itself was the problem
+                raise
+            self._found(method)
+            return parsed
+        refused = "; ".join(f"{m}: {r}" for m, r in self._refused.items())
+        raise LLMError(f"structured output not supported by the server ({_clip(refused, 100)})")
+
+    def _candidates(self) -> list[StructuredMethod]:
+        with self._lock:
+            return [self.method] if self.method else [m for m in self._allowed if m not in self._refused]
+
+    def _found(self, method: StructuredMethod) -> None:
+        with self._lock:
+            self.method = self.method or method
+
+    def _structured(self, method: StructuredMethod, *, system: str, user: str, schema: type[T]) -> T:
+        if method == "json_mode":
+            return self._json_mode(system=system, user=user, schema=schema)
         # include_raw keeps the raw message, so a refusal or bad tool-call arguments get a precise
         # reason under either method instead of a bare "no result".
-        runnable = self._llm.with_structured_output(schema, method=self.method, include_raw=True)
-        try:
-            out = runnable.invoke(_messages(system, user))
-        except Exception as exc:  # the SDK stack raises many types; callers need one
-            raise LLMError(describe_failure(exc, timeout_s=self.timeout_s)) from exc
+        runnable = self._llm.with_structured_output(schema, method=method, include_raw=True)
+        out = self._invoke(runnable, system, user)
         raw, parsed, error = out["raw"], out["parsed"], out["parsing_error"]
-        refused = raw.additional_kwargs.get("refusal")
-        if refused:
-            raise LLMError(f"refusal: {_clip(str(refused))}")
+        self._check_reply(raw)
         if error is not None:
             raise LLMError(describe_failure(error))
         if not isinstance(parsed, schema):
@@ -88,18 +138,61 @@ class LangChainChatModel(ChatModel):
             )
         return parsed
 
-    def complete_text(self, *, system: str, user: str) -> str:
+    def _json_mode(self, *, system: str, user: str, schema: type[T]) -> T:
+        shape = schema.model_json_schema()
+        llm = self._llm.bind(response_format={"type": "json_object", "schema": shape})
+        system = f"{system}\nReply with one JSON object that follows this JSON schema:\n{json.dumps(shape)}"
+        message = self._invoke(llm, system, user)
+        self._check_reply(message)
         try:
-            message = self._llm.invoke(_messages(system, user))
-        except Exception as exc:
+            return schema.model_validate_json(message.text)
+        except ValidationError as exc:
+            raise LLMError(describe_failure(exc)) from exc
+
+    def _invoke(self, runnable: Any, system: str, user: str) -> Any:
+        try:
+            return runnable.invoke(_messages(system, user))
+        except Exception as exc:  # the SDK stack raises many types; callers need one
+            if _refuses_format(exc):
+                raise _Unsupported(describe_failure(exc)) from exc
             raise LLMError(describe_failure(exc, timeout_s=self.timeout_s)) from exc
+
+    def _check_reply(self, message: Any) -> None:
         refused = message.additional_kwargs.get("refusal")
         if refused:
             raise LLMError(f"refusal: {_clip(str(refused))}")
+        if message.response_metadata.get("finish_reason") == "length":
+            raise LLMError(f"malformed output: reply cut off at the length limit ({self.max_tokens} tokens)")
+
+    def _check_model(self) -> None:
+        facts = self._server.facts()
+        if not facts.serves(self.name):
+            served = ", ".join(facts.models or ())
+            raise LLMError(f"model {self.name!r} is not served at {self.base_url} (it serves: {_clip(served, 60)})")
+
+    def complete_text(self, *, system: str, user: str) -> str:
+        self._check_model()
+        message = self._invoke(self._llm, system, user)
+        self._check_reply(message)
         text = message.text.strip()
         if not text:
             raise LLMError("malformed output: empty reply")
         return text
+
+
+class _Unsupported(LLMError):
+    """The server refused the request's output format (not the reply): try the next method."""
+
+
+def _refuses_format(exc: BaseException) -> bool:
+    """An HTTP error about response_format or tools: llama-cpp-python answers json_schema with a 500,
+    others with 400/422/501."""
+    import openai
+
+    if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (400, 415, 422, 500, 501):
+        return False
+    text = str(exc).lower()
+    return any(word in text for word in ("response_format", "json_schema", "tool_choice", "tools"))
 
 
 def _messages(system: str, user: str) -> list[Any]:
@@ -115,7 +208,9 @@ def describe_failure(exc: BaseException, *, timeout_s: float | None = None) -> s
     if isinstance(exc, openai.APITimeoutError):
         return f"timeout after {timeout_s:g} s" if timeout_s else "timeout"
     if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code}"
+        # a client error's message says what to fix (unknown model, prompt longer than the window)
+        detail = _server_message(exc) if exc.status_code in (400, 404, 422) else ""
+        return f"HTTP {exc.status_code}" + (f": {_clip(detail)}" if detail else "")
     if isinstance(exc, openai.APIConnectionError):
         return "connection failed"
     if isinstance(exc, openai.LengthFinishReasonError):
@@ -131,6 +226,12 @@ def describe_failure(exc: BaseException, *, timeout_s: float | None = None) -> s
     if isinstance(exc, json.JSONDecodeError | ValueError | KeyError | TypeError):
         return f"malformed output: {_clip(str(exc))}"
     return f"unexpected error: {type(exc).__name__}"
+
+
+def _server_message(exc: Any) -> str:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    message = body.get("message") or (body.get("error") or {}).get("message") if body else None
+    return str(message or exc.message or "")
 
 
 def _clip(text: str, limit: int = 80) -> str:
@@ -151,10 +252,15 @@ class ScriptedChatModel(ChatModel):
 
     replies: Sequence[BaseModel | dict[str, Any] | str | Exception]
     name: str = "scripted"
+    budget: int | None = None  # the prompt budget to report, as a model with a small window would
     calls: list[ScriptedCall] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._queue = list(self.replies)
+
+    @property
+    def prompt_budget(self) -> int | None:
+        return self.budget
 
     def _next(self, *, system: str, user: str, schema: type[BaseModel] | None) -> Any:
         self.calls.append(ScriptedCall(system=system, user=user, schema=schema))
@@ -195,4 +301,7 @@ def chat_model_from_settings(settings: Settings) -> ChatModel | None:
         api_key=settings.llm_api_key,
         timeout_s=settings.llm_timeout_s,
         max_retries=settings.llm_max_retries,
+        method=settings.llm_structured_output,
+        max_tokens=settings.llm_max_tokens,
+        context_tokens=settings.llm_context_tokens or None,
     )
