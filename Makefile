@@ -7,12 +7,22 @@ STAMP := $(VENV)/.installed
 # Debian packages the sandbox and the end-to-end tests need.
 APT_PACKAGES := bubblewrap util-linux postgresql curl chromium fonts-noto-color-emoji
 
-.PHONY: run test test-all system-deps install ingest lint bench clean
+.PHONY: run run-llm llm-local test test-all system-deps install ingest lint bench clean
 
 run: install system-deps
 	bash scripts/run-local.sh
 
-test: install system-deps
+# LLM mode against a real small model served on loopback (see README, "LLM mode").
+run-llm: install system-deps llm-local
+	bash scripts/run-llm.sh
+
+llm-local: install $(VENV)/.llm-local
+
+$(VENV)/.llm-local: scripts/install-llm-local.sh
+	bash scripts/install-llm-local.sh
+	touch $@
+
+test: install system-deps llm-local
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q
 
