@@ -7,6 +7,10 @@ reply; every request body is recorded for assertions (prompt text, temperature, 
 Replies take the shape the request asks for: `response_format` (langchain-openai's default
 `json_schema` structured output) or no format at all get the text in `message.content`; a request
 with `tools` (the `function_calling` method) gets it as the arguments of one tool call.
+
+Two server traits vary the way real servers do: `models` (answered on GET /models, with an optional
+context window as vLLM reports it) and `refuse_json_schema` (a 500 naming response_format for a
+`json_schema` request, as llama-cpp-python answers; such requests are recorded, not scripted).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ class Reply:
     status: int = 200
     refusal: str | None = None
     delay_s: float = 0.0
+    finish_reason: str = "stop"
 
 
 def content(value: Any, *, delay_s: float = 0.0) -> Reply:
@@ -55,6 +60,11 @@ def refusal(message: str = "I'm sorry, I can't help with that.") -> Reply:
     return Reply(refusal=message)
 
 
+def cut_off(text: str = '{"points": [{"point_id": "subclass-static-methods", "verdict": "cov') -> Reply:
+    """A reply that stopped at the request's max_tokens."""
+    return Reply(content=text, finish_reason="length")
+
+
 @dataclass(frozen=True)
 class RecordedRequest:
     path: str
@@ -73,7 +83,12 @@ class RecordedRequest:
 class FakeOpenAI:
     """The server; use as a context manager or through the `fake_openai` fixture."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, *, models: list[str] | None = None, context_tokens: int | None = None, refuse_json_schema: bool = False
+    ) -> None:
+        self.models = models
+        self.context_tokens = context_tokens
+        self.refuse_json_schema = refuse_json_schema
         self.requests: list[RecordedRequest] = []
         self.most_in_flight = 0  # the most requests the server was answering at one moment
         self._in_flight = 0
@@ -133,7 +148,7 @@ class FakeOpenAI:
 
 def _completion(body: dict[str, Any], reply: Reply, number: int) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
-    finish = "stop"
+    finish = reply.finish_reason
     if reply.refusal is not None:
         message.update(content=None, refusal=reply.refusal)
     elif body.get("tools"):
@@ -146,7 +161,7 @@ def _completion(body: dict[str, Any], reply: Reply, number: int) -> dict[str, An
                 "function": {"name": name, "arguments": reply.content},
             }
         ]
-        finish = "tool_calls"
+        finish = "tool_calls" if finish == "stop" else finish
     return {
         "id": f"chatcmpl-fake-{number}",
         "object": "chat.completion",
@@ -166,6 +181,13 @@ def _tool_name(body: dict[str, Any]) -> str:
 
 def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            if self.path.rstrip("/") not in ("/v1/models", "/models") or fake.models is None:
+                self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+                return
+            window = {"max_model_len": fake.context_tokens} if fake.context_tokens else {}
+            self._send(200, {"object": "list", "data": [{"id": m, "object": "model", **window} for m in fake.models]})
+
         def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
             if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
@@ -175,6 +197,12 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 body = json.loads(self.rfile.read(length) or b"{}")
             except json.JSONDecodeError:
                 self._send(400, {"error": {"message": "request body is not JSON", "type": "invalid_request"}})
+                return
+            if fake.refuse_json_schema and (body.get("response_format") or {}).get("type") == "json_schema":
+                with fake._lock:
+                    fake.requests.append(RecordedRequest(path=self.path, body=body))
+                message = "Input should be 'text' or 'json_object' at body.response_format.type"
+                self._send(500, {"error": {"message": message, "type": "internal_server_error"}})
                 return
             reply = fake._next(self.path, body)
             if reply.delay_s:

@@ -1,0 +1,122 @@
+"""How LLM mode copes with the ways real servers differ: which structured-output format they take,
+which models they serve, how long their window is, and replies cut off or in prose. Each failure is
+one clear note on an offline score (the real server's e2e run is tests/e2e/test_llm_local.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from app.llm import LangChainChatModel, LLMError, ScriptedChatModel
+from evaluators.base import GradingTask
+from evaluators.chat import estimate_tokens
+from evaluators.judge import SYSTEM_PROMPT, JudgeReply, LLMJudge, build_prompt
+from evaluators.rubric import RubricScorer
+from knowledge.loader import load_file
+from tests.fake_openai import FakeOpenAI, content, cut_off
+
+BANK_FILE = Path(__file__).resolve().parents[1] / "knowledge" / "bank" / "autograd.yaml"
+ANSWER = "I subclass torch.autograd.Function and write forward and backward as static methods."
+
+
+class Probe(BaseModel):
+    topic: str
+
+
+@pytest.fixture
+def llama_cpp_like() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(models=["smollm2-135m"], refuse_json_schema=True) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def relu():
+    return next(q for q in load_file(BANK_FILE) if q.id == "relu-autograd-function")
+
+
+@pytest.fixture(scope="module")
+def offline(embedder):
+    return RubricScorer(embedder)
+
+
+def model_for(server: FakeOpenAI, **options) -> LangChainChatModel:
+    return LangChainChatModel(
+        base_url=server.base_url, model=options.pop("model", "smollm2-135m"), timeout_s=1.0, max_retries=0, **options
+    )
+
+
+def test_a_server_without_json_schema_gets_json_mode_found_once_and_kept(llama_cpp_like):
+    llama_cpp_like.script([content({"topic": "autograd"}), content({"topic": "tensors"})])
+    model = model_for(llama_cpp_like, max_tokens=300)
+    assert model.complete_structured(system="s", user="u", schema=Probe) == Probe(topic="autograd")
+    assert model.complete_structured(system="s", user="u", schema=Probe) == Probe(topic="tensors")
+    formats = [r.body["response_format"]["type"] for r in llama_cpp_like.requests]
+    assert formats == ["json_schema", "json_object", "json_object"]  # refused once, then remembered
+    assert model.method == "json_mode"
+    sent = llama_cpp_like.requests[1].body
+    assert sent["response_format"]["schema"] == Probe.model_json_schema()  # constrained decoding there
+    assert '"topic"' in sent["messages"][0]["content"] and sent["max_tokens"] == 300
+
+
+def test_a_server_that_takes_json_schema_keeps_it():
+    with FakeOpenAI() as server:
+        server.script([content({"topic": "autograd"})])
+        model = model_for(server)
+        model.complete_structured(system="s", user="u", schema=Probe)
+        assert model.method == "json_schema" and len(server.requests) == 1
+
+
+def test_an_unknown_model_name_is_named_before_any_call():
+    with FakeOpenAI(models=["llama3.2:latest", "qwen2.5"]) as server:
+        with pytest.raises(LLMError) as caught:
+            model_for(server, model="gpt-4o").complete_text(system="s", user="u")
+        assert caught.value.reason.startswith("model 'gpt-4o' is not served at")
+        assert "llama3.2:latest, qwen2.5" in caught.value.reason and server.requests == []
+        server.script([content("Hello.")])
+        assert model_for(server, model="llama3.2").complete_text(system="s", user="u") == "Hello."  # Ollama's bare name
+
+
+def test_the_window_a_server_reports_sets_the_prompt_budget():
+    with FakeOpenAI(models=["m"], context_tokens=2048) as server:
+        assert model_for(server, model="m", max_tokens=512).prompt_budget == 1536
+        assert model_for(server, model="m", max_tokens=512, context_tokens=4096).prompt_budget == 3584  # setting wins
+    with FakeOpenAI() as server:
+        assert model_for(server).prompt_budget is None  # not reported, not set: not checked
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        (cut_off(), "reply cut off at the length limit"),
+        (content("The candidate did well overall; I would give a 4."), "malformed output"),  # prose
+    ],
+    ids=["cut-off", "prose"],
+)
+def test_a_cut_off_or_prose_judge_reply_scores_offline_with_the_reason(llama_cpp_like, offline, relu, reply, reason):
+    llama_cpp_like.script([reply])
+    task = GradingTask.from_question(relu, ANSWER)
+    result = LLMJudge(model_for(llama_cpp_like, max_tokens=64), offline).evaluate(task)
+    assert result.score == offline.evaluate(task).score
+    (note,) = result.notes
+    assert reason in note and note.endswith("offline score used")
+
+
+def test_the_judge_prompt_must_fit_the_window(offline, relu):
+    task = GradingTask.from_question(relu, ANSWER)
+    small = ScriptedChatModel([], budget=200)
+    result = LLMJudge(small, offline).evaluate(task)
+    assert small.calls == [] and result.score == offline.evaluate(task).score
+    assert "does not fit the model's context window (200 tokens left" in result.notes[0]
+
+    reply = JudgeReply(points=[], misconceptions=[], feedback="", score=0)
+    without = estimate_tokens(SYSTEM_PROMPT, build_prompt(task, with_reference=False))
+    tight = ScriptedChatModel([reply], budget=without + 1)
+    result = LLMJudge(tight, offline).evaluate(task)
+    assert "###Reference answer" not in tight.calls[0].user and "###Score rubric" in tight.calls[0].user
+    assert result.notes[0].startswith("LLM judge: reference answer left out of the prompt")
+    roomy = ScriptedChatModel([reply], budget=100_000)
+    LLMJudge(roomy, offline).evaluate(task)
+    assert "###Reference answer" in roomy.calls[0].user
