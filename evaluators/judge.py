@@ -12,7 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from difflib import SequenceMatcher
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, JsonValue, ValidationError, create_model
+from pydantic.json_schema import JsonDict
 
 from evaluators.base import DetectedMisconception, Evaluation, Evaluator, GradingTask, PointVerdict, Verdict
 from evaluators.chat import LLMError, StructuredChatModel, estimate_tokens
@@ -51,6 +52,38 @@ class JudgeReply(BaseModel):
     feedback: str
     score: float = Field(ge=0, le=5)
 
+
+# Bounds sent in the schema only (validation stays as above): a server that decodes to the schema
+# (llama.cpp, vLLM, Ollama) then cannot invent a point id or loop in a string or a list until
+# max_tokens, as SmolLM2-135M did, repeating one made-up misconception until it was cut off.
+QUOTE_CHARS, FEEDBACK_CHARS = 300, 600
+
+
+def reply_schema(task: GradingTask) -> type[JudgeReply]:
+    """JudgeReply whose JSON schema lists this task's point ids and misconception claims and bounds
+    every list and string; it validates exactly as JudgeReply does."""
+    ids: list[JsonValue] = [p.id for p in task.rubric]
+    claims: list[JsonValue] = [m.claim for m in task.misconceptions]
+    text: JsonDict = {"maxLength": QUOTE_CHARS}
+    point = create_model(
+        "JudgedPoint", __base__=JudgedPoint,
+        point_id=(str, Field(description="A rubric point id.", json_schema_extra={"enum": ids})),
+        evidence_quote=(str | None, Field(description=_QUOTE_DESCRIPTION, json_schema_extra=text)),
+    )
+    wrong = create_model(
+        "JudgedMisconception", __base__=JudgedMisconception,
+        claim=(str, Field(description="A known misconception's claim.", json_schema_extra={"enum": claims, **text})),
+        quote=(str, Field(description="The candidate's words that state it.", json_schema_extra=text)),
+    )
+    return create_model(
+        "JudgeReply", __base__=JudgeReply,
+        points=(list[point], Field(json_schema_extra={"minItems": len(ids), "maxItems": len(ids)})),  # type: ignore[valid-type]
+        misconceptions=(list[wrong], Field(json_schema_extra={"maxItems": len(claims)})),  # type: ignore[valid-type]
+        feedback=(str, Field(json_schema_extra={"maxLength": FEEDBACK_CHARS})),
+    )
+
+
+_QUOTE_DESCRIPTION = "An exact, contiguous span copied from the candidate's answer; null when missed."
 
 SYSTEM_PROMPT = (
     "You are a fair and strict interviewer for PyTorch and deep-learning roles. You grade one candidate "
@@ -114,7 +147,7 @@ class LLMJudge(Evaluator):
             return self._fallback.evaluate(task)  # nothing to quote: no call needed
         try:
             prompt, notes = self._fitted_prompt(task)
-            reply = self._model.complete_structured(system=SYSTEM_PROMPT, user=prompt, schema=JudgeReply)
+            reply = self._model.complete_structured(system=SYSTEM_PROMPT, user=prompt, schema=reply_schema(task))
         except (LLMError, ValidationError) as exc:
             reason = exc.reason if isinstance(exc, LLMError) else "malformed output"
             return self._fall_back(task, reason)

@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 
 MODEL_ALIAS = "smollm2-135m"
-# SmolLM2 was trained on 8k tokens; 4k holds the judge's prompt (~1.5k), its schema and a 600-token reply.
+# SmolLM2 was trained on 8k tokens; 4k holds the judge's prompt (~1.5k), its schema and an 800-token reply.
 CONTEXT_TOKENS = 4096
-MAX_TOKENS = 600
+MAX_TOKENS = 800
 
 
 def model_path() -> Path:

@@ -10,7 +10,7 @@ llm_pid=$!
 trap 'kill $llm_pid 2>/dev/null || true' EXIT INT TERM
 export INTERVIEWER_LLM_BASE_URL="http://127.0.0.1:${LLM_PORT}/v1"
 export INTERVIEWER_LLM_MODEL=smollm2-135m
-export INTERVIEWER_LLM_CONTEXT_TOKENS=4096 INTERVIEWER_LLM_MAX_TOKENS=600
+export INTERVIEWER_LLM_CONTEXT_TOKENS=4096 INTERVIEWER_LLM_MAX_TOKENS=800
 # CPU generation: a full grading reply takes tens of seconds; a retry would queue behind the first try.
 export INTERVIEWER_LLM_TIMEOUT_S=${INTERVIEWER_LLM_TIMEOUT_S:-180} INTERVIEWER_LLM_MAX_RETRIES=0
 for _ in $(seq 1 120); do

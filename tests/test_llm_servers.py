@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from app.llm import LangChainChatModel, LLMError, ScriptedChatModel
 from evaluators.base import GradingTask
 from evaluators.chat import estimate_tokens
-from evaluators.judge import SYSTEM_PROMPT, JudgeReply, LLMJudge, build_prompt
+from evaluators.judge import SYSTEM_PROMPT, JudgeReply, LLMJudge, build_prompt, reply_schema
 from evaluators.rubric import RubricScorer
 from knowledge.loader import load_file
 from tests.fake_openai import FakeOpenAI, content, cut_off
@@ -120,3 +120,15 @@ def test_the_judge_prompt_must_fit_the_window(offline, relu):
     roomy = ScriptedChatModel([reply], budget=100_000)
     LLMJudge(roomy, offline).evaluate(task)
     assert "###Reference answer" in roomy.calls[0].user
+
+
+def test_the_reply_schema_names_this_rubric_and_bounds_every_list_but_validates_as_before(relu):
+    schema = reply_schema(GradingTask.from_question(relu, ANSWER))
+    shape = schema.model_json_schema()
+    point = shape["$defs"]["JudgedPoint"]["properties"]
+    assert point["point_id"]["enum"] == [p.id for p in relu.rubric]
+    assert shape["properties"]["points"]["maxItems"] == len(relu.rubric)
+    assert shape["properties"]["misconceptions"]["maxItems"] == len(relu.misconceptions)
+    long_quote = {"point_id": "made-up", "verdict": "covered", "evidence_quote": "x" * 1000}
+    parsed = schema.model_validate({"points": [long_quote], "misconceptions": [], "feedback": "", "score": 1})
+    assert isinstance(parsed, JudgeReply)  # an unknown id or a long quote is the judge's to handle, as before
