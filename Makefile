@@ -50,7 +50,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-bench: install system-deps
+bench: install system-deps llm-local
 	for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
