@@ -4,8 +4,8 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Debian packages the sandbox and the end-to-end tests need.
-APT_PACKAGES := bubblewrap util-linux postgresql curl chromium fonts-noto-color-emoji
+# Debian packages the sandbox and the end-to-end tests need (cmake, g++: the llama-cpp-python build).
+APT_PACKAGES := bubblewrap util-linux postgresql curl chromium fonts-noto-color-emoji cmake g++
 
 .PHONY: run run-llm llm-local test test-all system-deps install ingest lint bench clean
 

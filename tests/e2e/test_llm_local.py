@@ -97,9 +97,13 @@ def test_a_practice_session_in_llm_mode_end_to_end(server, tmp_path, ingested_st
         verify(evaluation, answers=list(answers), question=by_id[QUESTION])
         answers.append(FOLLOW_UP)
     # what the model claimed, against what was kept: every invented quote was dropped and named
+    assert chat.judge_replies, "no grading reply from the real model was usable: nothing was verified"
     for reply, evaluation in zip(chat.judge_replies, [e for e in evaluations if _judged(e)], strict=False):
         kept = {p["point_id"]: p for p in evaluation["points"]}
+        first: dict[str, Any] = {}
         for claimed in reply.points:
+            first.setdefault(claimed.point_id, claimed)  # a repeated id is not read twice
+        for claimed in first.values():
             quote = clean_quote(claimed.evidence_quote or "")
             if claimed.point_id in kept and claimed.verdict != "missed" and not quote_in(quote, answers):
                 assert kept[claimed.point_id]["verdict"] == Verdict.MISSED
