@@ -10,14 +10,13 @@ from __future__ import annotations
 import re
 from concurrent.futures import ThreadPoolExecutor
 from difflib import SequenceMatcher
-from typing import Literal
 
-from pydantic import BaseModel, Field, JsonValue, ValidationError, create_model
-from pydantic.json_schema import JsonDict
+from pydantic import ValidationError
 
 from evaluators.base import DetectedMisconception, Evaluation, Evaluator, GradingTask, PointVerdict, Verdict
 from evaluators.chat import LLMError, StructuredChatModel, estimate_tokens
 from evaluators.feedback import compose_feedback
+from evaluators.judge_reply import JudgedMisconception, JudgedPoint, JudgeReply, reply_schema
 from knowledge.schema import Misconception
 
 CREDIT = {Verdict.COVERED: 1.0, Verdict.PARTIAL: 0.5, Verdict.MISSED: 0.0}
@@ -30,60 +29,6 @@ JUDGE_CALLS_IN_FLIGHT = 4
 # credited (the offline scorer's fitted model weighs a wrong claim about as much).
 MISCONCEPTION_PENALTY = 1.0
 
-
-class JudgedPoint(BaseModel):
-    point_id: str = Field(description="A rubric point id, exactly as listed.")
-    verdict: Literal["covered", "partial", "missed"]
-    evidence_quote: str | None = Field(
-        description="An exact, contiguous span copied from the candidate's answer; null when missed."
-    )
-
-
-class JudgedMisconception(BaseModel):
-    claim: str = Field(description="The misconception's claim, copied from the list of known misconceptions.")
-    quote: str = Field(description="The candidate's words that state it, copied exactly from the answer.")
-
-
-class JudgeReply(BaseModel):
-    """What the model must return; field order puts the evidence before the score."""
-
-    points: list[JudgedPoint]
-    misconceptions: list[JudgedMisconception]
-    feedback: str
-    score: float = Field(ge=0, le=5)
-
-
-# Bounds sent in the schema only (validation stays as above): a server that decodes to the schema
-# (llama.cpp, vLLM, Ollama) then cannot invent a point id or loop in a string or a list until
-# max_tokens, as SmolLM2-135M did, repeating one made-up misconception until it was cut off.
-QUOTE_CHARS, FEEDBACK_CHARS = 300, 600
-
-
-def reply_schema(task: GradingTask) -> type[JudgeReply]:
-    """JudgeReply whose JSON schema lists this task's point ids and misconception claims and bounds
-    every list and string; it validates exactly as JudgeReply does."""
-    ids: list[JsonValue] = [p.id for p in task.rubric]
-    claims: list[JsonValue] = [m.claim for m in task.misconceptions]
-    text: JsonDict = {"maxLength": QUOTE_CHARS}
-    point = create_model(
-        "JudgedPoint", __base__=JudgedPoint,
-        point_id=(str, Field(description="A rubric point id.", json_schema_extra={"enum": ids})),
-        evidence_quote=(str | None, Field(description=_QUOTE_DESCRIPTION, json_schema_extra=text)),
-    )
-    wrong = create_model(
-        "JudgedMisconception", __base__=JudgedMisconception,
-        claim=(str, Field(description="A known misconception's claim.", json_schema_extra={"enum": claims, **text})),
-        quote=(str, Field(description="The candidate's words that state it.", json_schema_extra=text)),
-    )
-    return create_model(
-        "JudgeReply", __base__=JudgeReply,
-        points=(list[point], Field(json_schema_extra={"minItems": len(ids), "maxItems": len(ids)})),  # type: ignore[valid-type]
-        misconceptions=(list[wrong], Field(json_schema_extra={"maxItems": len(claims)})),  # type: ignore[valid-type]
-        feedback=(str, Field(json_schema_extra={"maxLength": FEEDBACK_CHARS})),
-    )
-
-
-_QUOTE_DESCRIPTION = "An exact, contiguous span copied from the candidate's answer; null when missed."
 
 SYSTEM_PROMPT = (
     "You are a fair and strict interviewer for PyTorch and deep-learning roles. You grade one candidate "
