@@ -22,8 +22,8 @@ from app.llm import LangChainChatModel
 from app.reports import build_report, render
 from app.store import open_repository
 from evaluators.base import GradingTask, Verdict
-from evaluators.judge import CREDIT, JudgeReply, LLMJudge, clean_quote, quote_in
-from evaluators.rubric import RubricScorer, Thresholds
+from evaluators.judge import CREDIT, MISCONCEPTION_PENALTY, JudgeReply, LLMJudge, clean_quote, quote_in
+from evaluators.rubric import RubricScorer
 from tests.local_llm import CONTEXT_TOKENS, MAX_TOKENS, MODEL_ALIAS, local_model_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.e2e_llm, pytest.mark.slow]
@@ -135,7 +135,7 @@ def verify(evaluation: dict[str, Any], *, answers: list[str], question: Any) -> 
         assert quote_in(wrong["quote"], answers)
     weights = sum(p["weight"] for p in evaluation["points"])
     earned = 5 * sum(p["weight"] * CREDIT[Verdict(p["verdict"])] for p in evaluation["points"]) / weights
-    penalty = Thresholds.misconception_penalty * len(evaluation["misconceptions"])
+    penalty = MISCONCEPTION_PENALTY * len(evaluation["misconceptions"])
     expected = round(min(5.0, max(0.0, earned - penalty)), 1)
     assert evaluation["score"] == pytest.approx(expected, abs=0.05)
 
