@@ -148,6 +148,9 @@ def test_a_failing_restart_says_why_retries_and_makes_readyz_unhealthy(tmp_path:
         pool.retry_delays = (0.05,)
         (jail,) = pool.worker_pids()
         os.killpg(jail, signal.SIGKILL)
+        # Wait until it is really gone: a job written to a worker still dying counts as delivered and
+        # costs that job (by design), which is not what this test is about. Seen under load in CI.
+        _wait_until_dead(jail)
         started = time.monotonic()
         with pytest.raises(RunnerError, match="cannot start its sandbox workers"):
             code_runner.check(relu_task(), solution(), QUESTION_ID)
@@ -162,3 +165,17 @@ def test_a_failing_restart_says_why_retries_and_makes_readyz_unhealthy(tmp_path:
         while not pool.health()[0] and time.monotonic() < deadline:
             time.sleep(0.1)
         assert code_runner.check(relu_task(), solution(), QUESTION_ID).status is Status.PASSED
+
+
+def _wait_until_dead(pid: int) -> None:
+    """Until the process has exited (a zombie or reaped), and its jail's pipes have had time to close."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            break
+        if state == "Z":
+            break
+        time.sleep(0.01)
+    time.sleep(0.2)
