@@ -50,3 +50,17 @@ def ingested_store(tmp_path_factory: pytest.TempPathFactory, bank, embedder):
     store = open_store(data_dir=str(tmp_path_factory.mktemp("chroma")), embedder=embedder)
     store.upsert(bank)
     return store
+
+
+@pytest.fixture(scope="module")
+def relu(bank):
+    """The custom-autograd ReLU entry, which the judge and LLM-server tests grade against."""
+    return next(q for q in bank if q.id == "relu-autograd-function")
+
+
+@pytest.fixture(scope="module")
+def offline(embedder):
+    """The offline scorer the LLM judge falls back to."""
+    from evaluators.rubric import RubricScorer
+
+    return RubricScorer(embedder)

@@ -80,11 +80,7 @@ def running_server(data_dir: Path, key_name: str, users: Iterable[str]) -> Itera
         wait_ready(base, proc)
         yield base, keys
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        _stop(proc)
 
 
 @pytest.fixture(scope="module")
@@ -181,11 +177,7 @@ def test_serve_on_a_fresh_data_dir_indexes_the_bank_and_is_ready_within_a_minute
             answered = client.post(f"/v1/sessions/{created.json()['id']}/answers", json={"text": "It records ops."})
             assert answered.status_code == 200 and answered.json()["evaluation"]["score"] >= 0
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        _stop(proc)
 
 
 def _readyz(base: str) -> httpx.Response | None:
@@ -193,3 +185,11 @@ def _readyz(base: str) -> httpx.Response | None:
         return httpx.get(f"{base}/readyz", timeout=5)
     except httpx.TransportError:
         return None
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()

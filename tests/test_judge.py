@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -13,10 +12,8 @@ from app.llm import LangChainChatModel, LLMError, ScriptedChatModel, chat_model_
 from evaluators.base import GradingTask, Verdict
 from evaluators.judge import MISCONCEPTION_PENALTY, JudgeReply, LLMJudge, clean_quote, quote_in
 from evaluators.rubric import RubricScorer
-from knowledge.loader import load_file
 from tests.fake_openai import FakeOpenAI, broken_json, content, http_error, refusal, slow
 
-BANK_FILE = Path(__file__).resolve().parents[1] / "knowledge" / "bank" / "autograd.yaml"
 MODEL = "fake-judge-1"
 
 ANSWER = (
@@ -68,16 +65,6 @@ def fake_openai() -> Iterator[FakeOpenAI]:
     """A fresh fake server per test (conftest.py could list tests.fake_openai in pytest_plugins)."""
     with FakeOpenAI() as server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def relu():
-    return next(q for q in load_file(BANK_FILE) if q.id == "relu-autograd-function")
-
-
-@pytest.fixture(scope="module")
-def offline(embedder):
-    return RubricScorer(embedder)
 
 
 def judge_for(

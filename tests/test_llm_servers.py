@@ -5,7 +5,6 @@ one clear note on an offline score (the real server's e2e run is tests/e2e/test_
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
@@ -14,11 +13,8 @@ from app.llm import LangChainChatModel, LLMError, ScriptedChatModel
 from evaluators.base import GradingTask
 from evaluators.chat import estimate_tokens
 from evaluators.judge import SYSTEM_PROMPT, JudgeReply, LLMJudge, build_prompt, reply_schema
-from evaluators.rubric import RubricScorer
-from knowledge.loader import load_file
 from tests.fake_openai import FakeOpenAI, content, cut_off
 
-BANK_FILE = Path(__file__).resolve().parents[1] / "knowledge" / "bank" / "autograd.yaml"
 ANSWER = "I subclass torch.autograd.Function and write forward and backward as static methods."
 
 
@@ -30,16 +26,6 @@ class Probe(BaseModel):
 def llama_cpp_like() -> Iterator[FakeOpenAI]:
     with FakeOpenAI(models=["smollm2-135m"], refuse_json_schema=True) as server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def relu():
-    return next(q for q in load_file(BANK_FILE) if q.id == "relu-autograd-function")
-
-
-@pytest.fixture(scope="module")
-def offline(embedder):
-    return RubricScorer(embedder)
 
 
 def model_for(server: FakeOpenAI, **options) -> LangChainChatModel:
