@@ -172,10 +172,10 @@ def main() -> None:
     except typer.Abort:
         err.print("aborted")
         sys.exit(130)
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
+    except Exception as exc:
+        # A usage error (a missing option, a bad value) shows its own message. Recent typer raises it
+        # from a click it vendors, not from the installed click, so it is recognised by its shape.
+        if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
+            exc.show()  # type: ignore[attr-defined]
+            sys.exit(exc.exit_code)  # type: ignore[attr-defined]
         raise

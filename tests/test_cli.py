@@ -220,3 +220,10 @@ def test_search_on_a_fresh_data_dir_indexes_the_bank_first(cli_env, tmp_path):
     again = run("search", "--json", "why zero grad", env=env)
     assert again.returncode == 0 and "Indexed" not in again.stderr
 
+
+
+def test_a_missing_option_is_a_usage_line_not_a_traceback(cli_env):
+    """typer raises usage errors from the click it vendors, which main() must still recognise."""
+    result = run("grade", env=cli_env)
+    assert result.returncode == 2
+    assert "Missing option '--input'" in result.stderr and "Traceback" not in result.stderr
