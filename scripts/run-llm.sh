@@ -4,6 +4,7 @@
 # falls back to the offline scorer with the reason in the evaluation's notes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/wait-for.sh
 LLM_PORT=${INTERVIEWER_LLM_PORT:-8080}
 .venv/bin/python scripts/local_llm.py --port "$LLM_PORT" &
 llm_pid=$!
@@ -13,10 +14,6 @@ export INTERVIEWER_LLM_MODEL=smollm2-135m
 export INTERVIEWER_LLM_CONTEXT_TOKENS=4096 INTERVIEWER_LLM_MAX_TOKENS=800
 # CPU generation: a full grading reply takes tens of seconds; a retry would queue behind the first try.
 export INTERVIEWER_LLM_TIMEOUT_S=${INTERVIEWER_LLM_TIMEOUT_S:-180} INTERVIEWER_LLM_MAX_RETRIES=0
-for _ in $(seq 1 120); do
-  curl -fsS "$INTERVIEWER_LLM_BASE_URL/models" >/dev/null 2>&1 && break
-  kill -0 $llm_pid 2>/dev/null || { echo "error: the model server did not start (see above)" >&2; exit 1; }
-  sleep 0.5
-done
+wait_for "$INTERVIEWER_LLM_BASE_URL/models" "$llm_pid" "the model server"
 echo "Model server on $INTERVIEWER_LLM_BASE_URL ($INTERVIEWER_LLM_MODEL)"
 bash scripts/run-local.sh
