@@ -47,59 +47,9 @@ def spell_out_code(text: str) -> str:
     return " ".join(text.split())
 
 
-# A line of code pasted without ``` fences: a statement keyword, a comment or decorator, an assignment,
-# or a bare call. Answers typed into a text box often paste code that way; read as prose, a whole
-# class ran together into one "sentence" that matched nothing (a from-scratch GRU cell scored 1.0
-# where the grader gave 4.5).
-_CODE_LINE = re.compile(
-    r"^\s*(?:(?:def|class|return|for|while|if|elif|else|with|try|except|finally|import|from|raise|yield|assert)\b"
-    r"|#|@\w"
-    r"|[A-Za-z_][\w.\[\]]*(?:\s*,\s*[A-Za-z_][\w.\[\]]*)*\s*[-+*/@]?=(?!=)\s*\S"
-    r"|[A-Za-z_][\w.]*\(.*\)\s*;?\s*$)"
-)
-# Inside a run of code: an indented line, a closing bracket, or a line left open by a bracket or comma.
-_CODE_CONTINUATION = re.compile(r"^\s+\S|^\s*[)\]}]|[(\[{,\\]\s*$")
-
-
-def _is_code_line(line: str) -> bool:
-    code = line.split("#", 1)[0] if not line.lstrip().startswith("#") else line
-    return bool(_CODE_LINE.match(line)) and not re.search(r"[.!?]\s*$", code.strip())
-
-
-def fence_bare_code(answer: str) -> str:
-    """Runs of code lines written without fences (two or more code lines, with their indented and
-    continuation lines) get fences, so they are read line by line as code."""
-    out: list[str] = []
-    run: list[str] = []
-
-    def flush() -> None:
-        if sum(_is_code_line(line) for line in run) >= 2:
-            out.extend(["```", *run, "```"])
-        else:
-            out.extend(run)
-        run.clear()
-
-    fenced = False
-    for line in answer.split("\n"):
-        if line.strip().startswith("```"):
-            flush()
-            fenced = not fenced
-            out.append(line)
-        elif fenced:
-            out.append(line)
-        elif _is_code_line(line) or (run and (not line.strip() or _CODE_CONTINUATION.search(line))):
-            run.append(line)
-        else:
-            flush()
-            out.append(line)
-    flush()
-    return "\n".join(out)
-
-
 def split_units(answer: str) -> list[Unit]:
     """Sentences of the prose and meaningful lines of any code; code is read as evidence too."""
     units: list[Unit] = []
-    answer = fence_bare_code(answer)
     for block in _FENCE.findall(answer):
         for line in block.splitlines():
             stripped = line.strip()

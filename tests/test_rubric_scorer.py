@@ -102,24 +102,6 @@ def test_code_in_a_text_answer_counts_as_evidence(scorer, by_id):
     assert {"save-for-backward", "gradient-mask"} <= covered
 
 
-def test_code_pasted_without_fences_is_read_as_code(scorer, by_id):
-    question = by_id["relu-autograd-function"]
-    fenced = grade(scorer, question, f"Like this:\n```python\n{RELU_CODE}```\nThat is the whole function.")
-    bare = grade(scorer, question, f"Like this:\n{RELU_CODE}That is the whole function.")
-    assert bare.score == fenced.score
-    assert [p.verdict for p in bare.points] == [p.verdict for p in fenced.points]
-
-
-def test_only_runs_of_code_lines_get_fences():
-    from evaluators.text import fence_bare_code
-
-    prose = "Call model.eval() before testing.\nThen wrap the loop in torch.no_grad()."
-    assert fence_bare_code(prose) == prose  # sentences that mention calls stay prose
-    pasted = "Keep it simple:\nopt.zero_grad()\nloss = loss_fn(model(x),\n               y)\nloss.backward()\nDone."
-    code = "opt.zero_grad()\nloss = loss_fn(model(x),\n               y)\nloss.backward()"
-    assert fence_bare_code(pasted) == f"Keep it simple:\n```\n{code}\n```\nDone."
-
-
 def test_follow_up_answers_add_evidence(scorer, by_id):
     question = by_id["relu-autograd-function"]
     first = "You subclass torch.autograd.Function and write static forward and backward methods."
