@@ -70,7 +70,7 @@ class RubricScorer(Evaluator):
         unit_lists = [
             [] if is_non_answer(" ".join(t)) else [u for text in t for u in split_units(text)] for t in texts
         ]
-        flat = [u.normalised for units in unit_lists for u in units]
+        flat = [u.text for units in unit_lists for u in units]
         vectors = self._unit_vectors(flat)
         out: list[Reading | None] = []
         start = 0

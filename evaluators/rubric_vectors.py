@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evaluators.base import GradingTask
-from evaluators.text import content_words, is_negated, prose_units, spell_out_code
+from evaluators.text import content_words, is_negated, prose_units
 from knowledge.embeddings import Embedder
 
 
@@ -33,7 +33,7 @@ class RubricVectors:
         m_texts = [[m.claim, *m.cues] for m in task.misconceptions]
         sentences = prose_units(task.reference_answer) + [m.correction for m in task.misconceptions]
         groups = [*point_texts, *m_texts, sentences]
-        vecs = embedder.embed_batch([spell_out_code(t) for group in groups for t in group])
+        vecs = embedder.embed_batch([t for group in groups for t in group])
         split, start = [], 0
         for group in groups:
             split.append(vecs[start : start + len(group)])

@@ -27,24 +27,15 @@ FUNCTION_WORDS = frozenset(
     "and or but if as into from after before during each every all only also does do did has have "
     "had can will would should may might must there theres".split()
 )
+
+
 @dataclass(frozen=True)
 class Unit:
     """One sentence or code line of the answer, with the verbatim text to quote."""
 
-    text: str  # as written, for quoting
-    normalised: str  # code identifiers spelled out, for matching
+    text: str  # as written: what is embedded and quoted
     is_code: bool
     clause: bool = False  # a piece of a longer sentence (its sense may depend on the rest)
-
-
-@lru_cache(maxsize=65536)
-def spell_out_code(text: str) -> str:
-    """`optimizer.zero_grad()` reads as 'optimizer zero grad' so prose evidence can match code."""
-    text = re.sub(r"[`()\[\]{}]", " ", text)
-    text = re.sub(r"(?<=[a-z0-9])\.(?=[a-z_])", " ", text)
-    text = re.sub(r"(?<=[a-zA-Z0-9])_(?=[a-zA-Z0-9])", " ", text)
-    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
-    return " ".join(text.split())
 
 
 def split_units(answer: str) -> list[Unit]:
@@ -54,7 +45,7 @@ def split_units(answer: str) -> list[Unit]:
         for line in block.splitlines():
             stripped = line.strip()
             if len(_WORD.findall(stripped)) >= 2 and not stripped.startswith(("import ", "from ")):
-                units.append(Unit(stripped, spell_out_code(stripped), True))
+                units.append(Unit(stripped, True))
     prose = _FENCE.sub("\n\n", answer)
     for piece in _SENTENCE_END.split(prose):
         sentence = " ".join(piece.split())
@@ -66,12 +57,12 @@ def split_units(answer: str) -> list[Unit]:
 def _clauses(sentence: str) -> list[Unit]:
     """The sentence plus its clauses: a long sentence that makes several points is matched point by
     point, and a clause like ', never by calling forward' cannot flip the polarity of the rest."""
-    whole = Unit(sentence, spell_out_code(sentence), False)
+    whole = Unit(sentence, False)
     units = [whole]
     pieces = [p.strip(" ,;") for p in _CLAUSE_BREAK.split(sentence)]
     pieces = [p for p in pieces if len(_WORD.findall(p)) >= 3]
     if len(pieces) > 1:
-        units.extend(Unit(p, spell_out_code(p), False, clause=True) for p in pieces)
+        units.extend(Unit(p, False, clause=True) for p in pieces)
     return units
 
 
@@ -118,6 +109,6 @@ def prose_units(text: str) -> list[str]:
 @lru_cache(maxsize=65536)
 def content_words(text: str) -> frozenset[str]:
     """Cached: the scorer asks about the same sentences and rubric texts many times per answer."""
-    return frozenset(w for w in words(spell_out_code(text)) if w not in FUNCTION_WORDS and len(w) > 2)
+    return frozenset(w for w in words(text) if w not in FUNCTION_WORDS and len(w) > 2)
 
 

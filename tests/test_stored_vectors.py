@@ -10,7 +10,6 @@ import numpy as np
 
 from evaluators.base import GradingTask
 from evaluators.rubric import RubricScorer
-from evaluators.text import spell_out_code
 from knowledge.embeddings import HashingEmbedder
 from knowledge.loader import bank_index
 from knowledge.stored_vectors import StoredEmbedder
@@ -69,5 +68,5 @@ def test_the_scorer_gives_the_same_evaluation_with_stored_rubric_vectors(tmp_pat
         embedder = CountingEmbedder()
         scorer = RubricScorer(embedder, rubric_embedder=StoredEmbedder(embedder, tmp_path / "v.sqlite3"))
         assert scorer.evaluate(task) == plain
-    rubric_texts = {spell_out_code(t) for p in question.rubric for t in [p.description, *p.evidence]}
+    rubric_texts = {t for p in question.rubric for t in [p.description, *p.evidence]}
     assert embedder.asked and not set(embedder.asked) & rubric_texts  # the rubric's vectors came from the store
