@@ -49,7 +49,7 @@ def split_units(answer: str) -> list[Unit]:
     prose = _FENCE.sub("\n\n", answer)
     for piece in _SENTENCE_END.split(prose):
         sentence = " ".join(piece.split())
-        if _WORD.search(sentence):
+        if re.search(r"[^\W_]", sentence):  # "100" is an answer too
             units.extend(_clauses(sentence))
     return units
 

@@ -226,6 +226,13 @@ def test_a_one_phrase_answer_can_be_complete(scorer):
     assert right.score >= 4.0 and right.score - wrong.score >= 2.0
 
 
+def test_a_number_is_an_answer(scorer):
+    """An answer of digits alone was once read as no answer at all and scored 0 without the model."""
+    question = "How many senators does the US Senate have?"
+    evaluation = scorer.evaluate(adhoc_task(question=question, reference_answer="one hundred (100)", answer="100"))
+    assert evaluation.gate is None and evaluation.score > 0
+
+
 def test_a_wrong_claim_lowers_the_score_without_wiping_out_the_credit(scorer, by_id):
     question = by_id["zero-grad"]
     clean = grade(scorer, question, question.reference_answer)
