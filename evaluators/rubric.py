@@ -19,14 +19,14 @@ from evaluators.feedback import compose_feedback
 from evaluators.misconceptions import detect_misconceptions
 from evaluators.rubric_vectors import RubricVectors
 from evaluators.signals import ScoreModel, fitted_model, lexical_overlap, stems
-from evaluators.text import Unit, content_words, is_non_answer, split_units
+from evaluators.text import Unit, content_words, is_non_answer, split_units, without_question_words
 from knowledge.embeddings import Embedder
 
 UNIT_CACHE_SIZE = 20_000  # ~30 MB of 384-d float32 vectors
 _FENCE_MARK = re.compile(r"```[\w+-]*")
 PROBE_RIDGE = 0.0005  # how far each misconception probe is held from fitting its few phrasings exactly
 
-Reading = tuple[list[Unit], np.ndarray]  # an answer's units and their vectors
+Reading = tuple[list[Unit], np.ndarray, np.ndarray]  # an answer's units, their vectors, its demoted vector
 
 
 class RubricScorer(Evaluator):
@@ -65,17 +65,19 @@ class RubricScorer(Evaluator):
             self._rubric_vectors(task)
 
     def _read(self, tasks: list[GradingTask]) -> list[Reading | None]:
-        """Per answer: its units and their vectors (None for a non-answer)."""
+        """Per answer: its units, their vectors and the vector of the answer without the question's words
+        (None for a non-answer)."""
         texts = [[*task.earlier_answers, task.answer] for task in tasks]
         unit_lists = [
             [] if is_non_answer(" ".join(t)) else [u for text in t for u in split_units(text)] for t in texts
         ]
         flat = [u.text for units in unit_lists for u in units]
-        vectors = self._unit_vectors(flat)
+        demoted = [without_question_words(" ".join(t), task.question) for t, task in zip(texts, tasks, strict=True)]
+        vectors = self._unit_vectors(flat + demoted)
         out: list[Reading | None] = []
         start = 0
-        for units in unit_lists:
-            out.append((units, vectors[start : start + len(units)]) if units else None)
+        for k, units in enumerate(unit_lists):
+            out.append((units, vectors[start : start + len(units)], vectors[len(flat) + k]) if units else None)
             start += len(units)
         return out
 
@@ -104,7 +106,7 @@ class RubricScorer(Evaluator):
         return self._result(task, 5 * self.model.share(values), verdicts, wrong, None)
 
     def _signals(
-        self, task: GradingTask, units: list[Unit], vectors: np.ndarray
+        self, task: GradingTask, units: list[Unit], vectors: np.ndarray, demoted: np.ndarray
     ) -> tuple[dict[str, float], list[PointVerdict], list[DetectedMisconception]]:
         rubric = self._rubric_vectors(task)
         found = detect_misconceptions(task, rubric, units, vectors, self.model.wrong)
@@ -116,17 +118,15 @@ class RubricScorer(Evaluator):
                        else Verdict.PARTIAL if support >= scale.partial else Verdict.MISSED)
             verdicts.append(PointVerdict.judged(point, verdict, round(scale.credit(support), 3), quote))
         answer_terms = content_words(_FENCE_MARK.sub(" ", " ".join([*task.earlier_answers, task.answer])))
-        recall, _ = lexical_overlap(answer_terms, rubric.reference_terms, rubric.question_terms)
-        stem_recall, stem_precision = lexical_overlap(
-            stems(answer_terms), stems(rubric.reference_terms), stems(rubric.question_terms)
-        )
+        recall = lexical_overlap(answer_terms, rubric.reference_terms, rubric.question_terms)
+        stem_recall = lexical_overlap(stems(answer_terms), stems(rubric.reference_terms), stems(rubric.question_terms))
         weights = rubric.weights / rubric.weights.sum()
         values = {
             "coverage": float(weights @ [s for s, _ in supports]),
             "lex_recall": recall,
             "stem_recall": stem_recall,
-            "stem_precision": stem_precision,
             "wrong": float(len(found)),
+            "demoted": float(demoted @ rubric.demoted_reference),
         }
         return values, verdicts, [m for m, _ in found]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evaluators.base import GradingTask
-from evaluators.text import content_words, is_negated, prose_units
+from evaluators.text import content_words, is_negated, prose_units, without_question_words
 from knowledge.embeddings import Embedder
 
 
@@ -19,6 +19,7 @@ class RubricVectors:
     truths: np.ndarray  # every point text, reference sentence and correction: true statements
     truth_negated: np.ndarray  # per truth, whether it is phrased negatively
     reference_terms: frozenset[str]
+    demoted_reference: np.ndarray  # the reference answer without the question's words (text.without_question_words)
     question_terms: frozenset[str]
     misconception_texts: list[list[str]]  # per wrong claim: the claim, then its cues
     misconception_vectors: list[np.ndarray]
@@ -32,7 +33,7 @@ class RubricVectors:
         point_texts = [[p.description, *p.evidence] for p in task.rubric]
         m_texts = [[m.claim, *m.cues] for m in task.misconceptions]
         sentences = prose_units(task.reference_answer) + [m.correction for m in task.misconceptions]
-        groups = [*point_texts, *m_texts, sentences]
+        groups = [*point_texts, *m_texts, sentences, [without_question_words(task.reference_answer, task.question)]]
         vecs = embedder.embed_batch([t for group in groups for t in group])
         split, start = [], 0
         for group in groups:
@@ -40,7 +41,7 @@ class RubricVectors:
             start += len(group)
         n = len(point_texts)
         point_vectors, m_vectors = split[:n], split[n : n + len(m_texts)]
-        truths = np.vstack([*point_vectors, split[-1]])
+        truths = np.vstack([*point_vectors, split[-2]])
         return cls(
             point_texts=point_texts,
             point_vectors=point_vectors,
@@ -48,6 +49,7 @@ class RubricVectors:
             truths=truths,
             truth_negated=np.array([is_negated(t) for group in [*point_texts, sentences] for t in group], dtype=bool),
             reference_terms=content_words(task.reference_answer),
+            demoted_reference=split[-1][0],
             question_terms=content_words(task.question),
             misconception_texts=m_texts,
             misconception_vectors=m_vectors,

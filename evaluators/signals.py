@@ -23,14 +23,19 @@ MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 # reference never lowers a score, a wrong claim never raises it. Candidates the fitted model gave no
 # weight (the best single match, sentence-level recall of the reference, the closest single sentence,
 # the coverage ramp, the whole answer's cosine with the reference and with the question, the mean best
-# match of the answer's sentences) were dropped, and so were length and sentence count: they gained within noise on
-# held-out sources, and a padded answer gained by them.
+# match of the answer's sentences, the share of the answer's words found in the reference once `demoted`
+# came in) were dropped, and so were length and sentence count: they gained within noise on held-out
+# sources, and a padded answer gained by them. Signals were chosen by leave-one-source-out on the train
+# rows: `demoted` raised the mean gain over plain cosine from +0.130 to +0.143, on all three real sources.
 SIGNALS = (
     "coverage",  # weighted mean closeness of each rubric point's best supporting sentence
     "lex_recall",  # share of the reference's content words the answer uses (question's words removed)
     "stem_recall",  # the same on words cut to five letters ("connected" meets "connection")
-    "stem_precision",  # share of the answer's content words (so cut) found in the reference
     "wrong",  # wrong claims stated (bank entries list their known misconceptions)
+    # Cosine of the answer and the reference answer, each with the question's words taken out
+    # ("question demoting", as in the short-answer grading literature): plain cosine credits echoing
+    # the question, which every answer on the topic does.
+    "demoted",
 )
 NEGATIVE = frozenset({"wrong"})
 
@@ -80,12 +85,11 @@ def fitted_model() -> ScoreModel:
     return ScoreModel.from_dict(json.loads(MODEL_PATH.read_text(encoding="utf-8")))
 
 
-def lexical_overlap(answer: frozenset[str], reference: frozenset[str], question: frozenset[str]) -> tuple[float, float]:
-    """(recall, precision) of content words, leaving out the question's own: echoing the question
-    is not evidence of knowing the answer."""
-    ref, ans = reference - question, answer - question
-    shared = len(ref & ans)
-    return (shared / len(ref) if ref else 0.0), (shared / len(ans) if ans else 0.0)
+def lexical_overlap(answer: frozenset[str], reference: frozenset[str], question: frozenset[str]) -> float:
+    """The share of the reference's content words the answer uses, leaving out the question's own:
+    echoing the question is not evidence of knowing the answer."""
+    ref = reference - question
+    return len(ref & answer) / len(ref) if ref else 0.0
 
 
 def stems(terms: frozenset[str]) -> frozenset[str]:

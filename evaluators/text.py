@@ -112,3 +112,13 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in words(text) if w not in FUNCTION_WORDS and len(w) > 2)
 
 
+
+
+_TERM = re.compile(r"[A-Za-z][A-Za-z0-9_']*")
+
+
+def without_question_words(text: str, question: str) -> str:
+    """The text with the question's own content words taken out ("question demoting"): what is left is
+    what the text says beyond echoing the question, so two texts on the same question are compared on that."""
+    asked = content_words(question)
+    return " ".join(w for w in _TERM.findall(text) if w.lower() not in asked) or "."

@@ -57,7 +57,9 @@ def test_every_credit_quotes_the_answer(scorer, by_id):
 
 def test_keyword_stuffing_earns_little(scorer, by_id):
     stuffed = "autograd, Function, ctx, save_for_backward, backward, gradcheck, apply, relu, mask, float64"
-    assert grade(scorer, by_id["relu-autograd-function"], stuffed).score <= 1.0
+    question = by_id["relu-autograd-function"]
+    score = grade(scorer, question, stuffed).score
+    assert score <= 1.5 and score < grade(scorer, question, question.reference_answer).score / 3
 
 
 @pytest.mark.parametrize(
