@@ -34,7 +34,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evaluators.code.forbidden import find_forbidden  # noqa: E402
-from evaluators.code.guard import ForbiddenCalls, aten_op_names  # noqa: E402
+from evaluators.code.guard import ForbiddenCalls, prepare  # noqa: E402
 from evaluators.code.harness import reference_outputs  # noqa: E402
 from evaluators.code.job import probe_source  # noqa: E402
 from evaluators.code.probes import compile_probe, dumps, exec_submission, loads, run_probe  # noqa: E402
@@ -122,7 +122,7 @@ def _child_cpu_ms(task, solution: str, blobs: list[bytes], probes: list, guarded
     pid = os.fork()
     if pid == 0:
         start = time.process_time()
-        guard = ForbiddenCalls(list(task.forbidden.names), task.forbidden.because) if guarded else None
+        guard = ForbiddenCalls(list(task.forbidden.names), task.forbidden.because, keep=True) if guarded else None
         with guard or contextlib.nullcontext():
             namespace = exec_submission(solution)
         for probe, blob in zip(probes, blobs, strict=True):
@@ -142,8 +142,8 @@ def guard_cpu_overhead(count: int) -> None:
     """Both layers' CPU cost per submission: the source check (trusted side) plus the guard in
     a forked child, against the same child without it; medians of interleaved runs."""
     torch.set_num_threads(1)
-    aten_op_names()  # what the worker's warm-up does before it forks
-    with ForbiddenCalls(["torch.gru_cell", "torch.nn.functional.linear", "torch.ops.aten.addmm"], "warm-up"):
+    prepare()  # what the worker's warm-up does before it forks
+    with ForbiddenCalls(["torch.gru_cell", "torch.nn.functional.softmin", "torch.ops.aten.addmm"], "warm-up"):
         torch.nn.functional.relu(torch.randn(3, 3) @ torch.randn(3, 3)).sum()
     print(f"{'guard CPU per submission (ms)':36}{'source':>8}{'off':>8}{'on':>8}{'total':>8}{'n':>6}")
     for question in load_bank():

@@ -315,14 +315,15 @@ def log_softmax(x, dim=-1):
 
 
 def test_softmax_reached_through_cross_entropy_is_seen_at_the_dispatcher(runner: CodeRunner) -> None:
+    """cross_entropy's C++ decomposition calls aten::log_softmax, whose kernel the guard replaced."""
     result = check(runner, "stable-log-softmax", CROSS_ENTROPY)
-    assert_refused(result, "line 11 calls torch.ops.aten._log_softmax; this task asks you")
+    assert_refused(result, "line 11 calls torch.log_softmax; this task asks you")
 
 
-def test_softmax_reached_through_distributions_is_seen_by_the_function_guard(runner: CodeRunner) -> None:
+def test_softmax_reached_through_distributions_is_seen_at_the_dispatcher(runner: CodeRunner) -> None:
     source = ("import torch\n\n\ndef log_softmax(x, dim=-1):\n"
               "    return torch.distributions.Categorical(logits=x.movedim(dim, -1)).logits.movedim(-1, dim)\n")
-    assert_refused(check(runner, "stable-log-softmax", source), "line 5 calls torch.Tensor.logsumexp")
+    assert_refused(check(runner, "stable-log-softmax", source), "line 5 calls torch.logsumexp")
 
 
 def test_catching_the_refusal_and_falling_back_still_fails(runner: CodeRunner) -> None:
@@ -335,11 +336,11 @@ def log_softmax(x, dim=-1):
     except BaseException:
         return _honest(x, dim)
 '''
-    assert_refused(check(runner, "stable-log-softmax", source), "calls torch.ops.aten._log_softmax")
+    assert_refused(check(runner, "stable-log-softmax", source), "calls torch.log_softmax")
 
 
 def test_plain_python_builtin_reached_without_naming_it(runner: CodeRunner) -> None:
-    """clip_grad_norm_ is no torch function: the guard sees torch calls made under its code."""
+    """clip_grad_norm_ is no torch function: the guard swaps its code for a tripwire."""
     honest = task("gradient-clipping").solution
     source = honest + '''
 

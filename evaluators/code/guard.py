@@ -1,16 +1,19 @@
-"""Forbidden built-ins, seen at torch's own dispatch while a submission and its probes run.
+"""Forbidden built-ins, refused wherever a submission reaches them, while it and its probes run.
 
 The second of two layers (the first, forbidden.py, reads the source before anything runs).
-A `TorchFunctionMode` sees every call into torch's Python API however it was reached (a name
-captured at import time, a class attribute, an alias). Forbidden plain-Python functions
-(`clip_grad_norm_`) and modules (`nn.GRUCell`) are not torch functions: a torch call made while
-their code is among the few frames below it counts as theirs. Below torch's Python layer, an aten op a task names
-(`torch.ops.aten._log_softmax`, what composite built-ins such as `cross_entropy` decompose into)
-gets a CPU kernel that raises, registered through `torch.library` only while the guard is
-active: unlike a `TorchDispatchMode`, which runs Python for every aten op (measured +2-4 ms per
-submission in a fresh fork), it costs nothing for the ops that are allowed. Every hit is
-recorded, so a submission that catches the error and falls back to honest code still fails the
-check it was in.
+Nothing here runs per torch call: a forbidden built-in is disarmed at its own definition, so it
+raises however it was reached (a name captured at import time, a class attribute, an alias,
+`torch.ops`, torch's own composite functions calling it):
+- a torch built-in (`torch.gru_cell`, `F.linear`, `Tensor.logsumexp`) is a C function over an
+  aten op of the same name; every overload of that op (and of each `torch.ops.aten.*` name a task
+  lists) gets a kernel that raises, registered through `torch.library` at the key the op's own
+  kernel sits at (its CompositeImplicitAutograd decomposition, else CPU);
+- a plain-Python function (`clip_grad_norm_`, `F.softmin`) and a module's `forward`
+  (`nn.GRUCell`) get their code object swapped for a tripwire that raises.
+Allowed ops cost nothing. A TorchFunctionMode (which runs Python on every torch call: measured
++0.5-4.4 ms per submission even when empty) is entered only for a name neither can disarm (a
+built-in with no aten op of its name, a closure). Every hit is recorded, so a submission that
+catches the error and falls back to honest code still fails the check it was in.
 
 Bound into the jail: standard library and torch only.
 """
@@ -32,7 +35,10 @@ from evaluators.code.probes import SUBMISSION_FILENAME
 
 ATEN_PREFIX = "torch.ops.aten."
 CALLER_DEPTH = 4
-OP_TYPES = (torch._ops.OpOverload, torch._ops.OpOverloadPacket)
+TRIPWIRE = "forbidden built-in"
+_TRIPWIRE_CODE = compile(f"def tripwire(*args, **kwargs):\n    return {TRIPWIRE!r}.trip()\n", "<guard>", "exec")
+_TRIPWIRE_CODE = next(c for c in _TRIPWIRE_CODE.co_consts if isinstance(c, types.CodeType))
+_shared_library: Any = None
 
 
 class ForbiddenCall(BaseException):  # noqa: N818 - a BaseException so `except Exception` cannot hide it
@@ -70,114 +76,129 @@ def _try_import(module: str) -> Any:
 
 
 @functools.cache
-def aten_op_names() -> frozenset[str]:
-    """Every registered aten op (`aten::linear`); computed once in the worker, before it forks."""
-    return frozenset(n for n in torch._C._dispatch_get_all_op_names() if n.startswith("aten::"))
+def aten_overloads() -> dict[str, tuple[str, ...]]:
+    """Every aten op's overloads by the op's name (`addmm`: `addmm`, `addmm.out`, ...)."""
+    table: dict[str, list[str]] = {}
+    for name in torch._C._dispatch_get_all_op_names():
+        if name.startswith("aten::"):
+            table.setdefault(name[6:].split(".")[0], []).append(name[6:])
+    return {op: tuple(overloads) for op, overloads in table.items()}
 
 
-def _op_name(func: Any) -> str | None:
-    """`aten::linear` for an aten op overload or packet, else None."""
-    packet = getattr(func, "_overloadpacket", func)
-    return getattr(packet, "_qualified_op_name", None)
+def prepare() -> None:
+    """What every guard needs, done once in the worker before it forks (a child would redo it
+    per submission): the aten op table, and the library that single-use guards register into."""
+    global _shared_library
+    aten_overloads()
+    if _shared_library is None:
+        _shared_library = torch.library.Library("aten", "IMPL")  # overriding aten kernels is the point
 
 
 class ForbiddenCalls:
     """Context manager: while active, a call to a forbidden built-in raises ForbiddenCall."""
 
-    def __init__(self, names: list[str], because: str, keep_kernels: bool = False) -> None:
-        """`keep_kernels`: register the raising aten kernels once and never restore the originals
-        (in a jailed child, which exists for one submission; about 0.25 ms saved per entry)."""
+    def __init__(self, names: list[str], because: str, keep: bool = False) -> None:
+        """`keep`: disarm once and never re-arm (in a jailed child, which exists for one
+        submission); otherwise everything is restored on exit."""
         self.because = because
-        self.keep_kernels = keep_kernels
+        self.keep = keep
         self.violations: list[str] = []
-        self._by_id: dict[int, str] = {}
-        self._classes: list[tuple[type, str]] = []
-        self._codes: dict[types.CodeType, str] = {}  # forbidden Python code: a torch call under it counts
-        self._aten: dict[str, str] = {}  # aten::name -> the forbidden name to report
-        self._keep: list[Any] = []  # keep resolved objects alive so their ids stay theirs
-        self._pending = list(names)  # resolved at each entry: the submission may import a module
-        self._resolve_pending()
-        self._mode = _FunctionGuard(self)
-        self._kernels = [n for n in names if n.startswith(ATEN_PREFIX) and f"aten::{n[len(ATEN_PREFIX):]}"
-                         in aten_op_names()]
+        self._kernels: dict[str, str] = {}  # aten overload -> the forbidden name to report
+        self._tripwires: dict[types.FunctionType, types.CodeType] = {}  # function -> its tripwire
+        self._watched: dict[int, str] = {}  # what only the TorchFunctionMode can see, by id
+        self._watched_codes: dict[types.CodeType, str] = {}
+        self._keep_alive: list[Any] = []  # so the ids in _watched stay theirs
+        self._pending = [name for name in names if not self._add(name)]
+        self._originals: dict[types.FunctionType, types.CodeType] = {}
         self._library: Any = None
-
-    def _resolve_pending(self) -> None:
-        self._pending = [name for name in self._pending if not self._add(name)]
+        self._registered: set[str] = set()
+        self._mode: _FunctionGuard | None = None
 
     def _add(self, name: str) -> bool:
-        """Start watching `name`; False while its module is not loaded (torchvision, say)."""
+        """Plan how to disarm `name`; False while its module is not loaded (torchvision, say)."""
         if name.startswith(ATEN_PREFIX):
-            self._aten[f"aten::{name[len(ATEN_PREFIX):]}"] = name
+            self._add_op(name[len(ATEN_PREFIX):], name)
             return True
         obj = resolve(name, load=False)
         if obj is None:
             return False
-        self._keep.append(obj)
         if isinstance(obj, type):
-            self._classes.append((obj, name))
             forward = vars(obj).get("forward")
             if isinstance(forward, types.FunctionType):
-                self._codes[forward.__code__] = name
-        else:
-            self._by_id[id(obj)] = name
-            plain = inspect.unwrap(obj) if callable(obj) else None
-            if isinstance(plain, types.FunctionType):
-                self._codes[plain.__code__] = name
-        # The same built-in through torch.ops.aten (torch.ops.aten.gru_cell for torch.gru_cell).
-        op = f"aten::{name.rsplit('.', 1)[1]}"
-        if op in aten_op_names() and op not in self._aten:
-            self._aten[op] = name
+                self._add_function(forward, name)
+            return True
+        plain = inspect.unwrap(obj) if callable(obj) else obj
+        python = isinstance(plain, types.FunctionType)
+        if python:
+            self._add_function(plain, name)
+        # The aten op of the same name: a built-in's own op; for a Python function (F.softmax),
+        # the op it wraps, which Tensor methods and torch's C++ code reach without it.
+        if not self._add_op(name.rsplit(".", 1)[-1], name) and not python:
+            self._keep_alive.append(obj)
+            self._watched.setdefault(id(obj), name)
         return True
 
-    def blocked_name(self, func: Any, caller: types.FrameType | None) -> str | None:
-        """The forbidden name `func` is, or is called under (`caller` made the torch call)."""
-        name = self._by_id.get(id(func))
-        if name is None and self._aten and type(func) in OP_TYPES:
-            name = self._aten.get(_op_name(func) or "")
-        if name is None and self._codes:
-            name = self._under_forbidden_code(caller)
-        return name
+    def _add_op(self, op: str, name: str) -> bool:
+        for overload in aten_overloads().get(op, ()):
+            self._kernels.setdefault(overload, name)
+        return op in aten_overloads()
 
-    def _under_forbidden_code(self, frame: types.FrameType | None) -> str | None:
-        """A forbidden function or module method among the few frames that led to this torch call.
-        Bounded on purpose (this runs on every torch call): the bank lists each built-in's
-        torch-level equivalent too, so the code nearest the call is what matters."""
-        for _ in range(CALLER_DEPTH):
-            if frame is None:
-                return None
-            code = frame.f_code
-            name = self._codes.get(code)
-            if name is not None:
-                return name
-            if code.co_filename == SUBMISSION_FILENAME or code.co_filename.startswith("<check "):
-                return None
-            frame = frame.f_back
-        return None
+    def _add_function(self, function: types.FunctionType, name: str) -> None:
+        if function.__closure__:  # a tripwire cannot take over a closure's cells: watch its calls
+            self._keep_alive.append(function)
+            self._watched_codes.setdefault(function.__code__, name)
+        elif function not in self._tripwires:
+            consts = tuple(_Tripwire(self, name) if c == TRIPWIRE else c for c in _TRIPWIRE_CODE.co_consts)
+            self._tripwires[function] = _TRIPWIRE_CODE.replace(
+                co_consts=consts, co_name=function.__code__.co_name, co_qualname=function.__code__.co_qualname)
 
     def hit(self, name: str) -> ForbiddenCall:
         where = _submission_line()
-        shown = _forbidden_class_on_stack(self._classes) or name
-        message = (f"line {where} calls {shown}; {self.because}" if where
-                   else f"your code calls {shown}; {self.because}")
+        message = f"line {where} calls {name}; {self.because}" if where else f"your code calls {name}; {self.because}"
         self.violations.append(message)
         return ForbiddenCall(message)
 
     def __enter__(self) -> ForbiddenCalls:
-        if self._pending:
-            self._resolve_pending()
-        if self._kernels and self._library is None:
-            self._library = torch.library.Library("aten", "IMPL")  # overriding aten kernels is the point
-            with warnings.catch_warnings():  # "overriding a previously registered kernel"
-                warnings.simplefilter("ignore")
-                for name in self._kernels:
-                    self._library.impl(name[len(ATEN_PREFIX):], self._raiser(name), "CPU")
-        self._mode.__enter__()
+        if self._pending:  # the submission may have imported the module since
+            self._pending = [name for name in self._pending if not self._add(name)]
+        for function, tripwire in self._tripwires.items():
+            if function not in self._originals:
+                self._originals[function] = function.__code__
+                function.__code__ = tripwire
+        self._register_kernels()
+        if self._watched or self._watched_codes:
+            self._mode = self._mode or _FunctionGuard(self)
+            self._mode.__enter__()
         return self
 
+    def _register_kernels(self) -> None:
+        if not self._kernels:
+            return
+        if self._library is None:
+            # A single-use guard registers into the library made before the fork; one that
+            # restores its kernels needs a library of its own to destroy.
+            self._library = _shared_library if self.keep and _shared_library is not None \
+                else torch.library.Library("aten", "IMPL")
+            self._registered = set()
+        has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
+        with warnings.catch_warnings():  # "overriding a previously registered kernel"
+            warnings.simplefilter("ignore")
+            for overload, name in self._kernels.items():
+                if overload not in self._registered:
+                    key = "CompositeImplicitAutograd" if has_kernel(f"aten::{overload}", "CompositeImplicitAutograd") \
+                        else "CPU"
+                    self._library.impl(overload, self._raiser(name), key)
+                    self._registered.add(overload)
+
     def __exit__(self, *exc: object) -> None:
-        self._mode.__exit__(None, None, None)
-        if self._library is not None and not self.keep_kernels:
+        if self._mode is not None:
+            self._mode.__exit__(None, None, None)
+        if self.keep:
+            return
+        for function, original in self._originals.items():
+            function.__code__ = original
+        self._originals.clear()
+        if self._library is not None:
             self._library._destroy()  # the original kernels are back
             self._library = None
 
@@ -187,16 +208,39 @@ class ForbiddenCalls:
         return forbidden_kernel
 
 
+class _Tripwire:
+    """Stands in a disarmed function's code as a constant; the function's body calls `trip`."""
+
+    def __init__(self, guard: ForbiddenCalls, name: str) -> None:
+        self.guard, self.name = guard, name
+
+    def trip(self) -> Any:
+        raise self.guard.hit(self.name)
+
+
 class _FunctionGuard(TorchFunctionMode):
+    """Only for names nothing else can disarm (none in the bank today): sees every torch call."""
+
     def __init__(self, guard: ForbiddenCalls) -> None:
         super().__init__()
         self.guard = guard
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        name = self.guard.blocked_name(func, sys._getframe(1))
+        name = self.guard._watched.get(id(func)) or _under(self.guard._watched_codes, sys._getframe(1))
         if name is not None:
             raise self.guard.hit(name)
         return func(*args) if kwargs is None else func(*args, **kwargs)
+
+
+def _under(codes: dict[types.CodeType, str], frame: types.FrameType | None) -> str | None:
+    """A watched function among the few frames that led to this torch call (bounded on purpose)."""
+    for _ in range(CALLER_DEPTH if codes else 0):
+        if frame is None or frame.f_code.co_filename == SUBMISSION_FILENAME:
+            return None
+        if (name := codes.get(frame.f_code)) is not None:
+            return name
+        frame = frame.f_back
+    return None
 
 
 def _submission_line() -> int | None:
@@ -204,19 +248,5 @@ def _submission_line() -> int | None:
     while frame is not None:
         if frame.f_code.co_filename == SUBMISSION_FILENAME:
             return frame.f_lineno
-        frame = frame.f_back  # type: ignore[assignment]
-    return None
-
-
-def _forbidden_class_on_stack(classes: list[tuple[type, str]]) -> str | None:
-    """`torch.nn.GRUCell` when the forbidden op was reached through a forbidden module's method."""
-    if not classes:
-        return None
-    frame = sys._getframe(2)
-    while frame is not None:
-        owner = frame.f_locals.get("self") if frame.f_code.co_filename != SUBMISSION_FILENAME else None
-        for cls, name in classes:
-            if owner is not None and isinstance(owner, cls):
-                return name
         frame = frame.f_back  # type: ignore[assignment]
     return None

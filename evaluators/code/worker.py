@@ -64,11 +64,11 @@ import pyseccomp  # noqa: E402,F401 - loaded once here, used by every child
 import torch  # noqa: E402
 
 from evaluators.code import jail  # noqa: E402
-from evaluators.code.guard import ForbiddenCalls, aten_op_names  # noqa: E402
+from evaluators.code.guard import ForbiddenCalls, prepare  # noqa: E402
 from evaluators.code.probes import compile_probe, describe_exception, dumps, exec_submission, loads, run_probe  # noqa: E402
 from evaluators.code.protocol import FrameDecoder, encode, write_all  # noqa: E402
 
-# Warms the code paths every job takes (autograd, torch.save/load, both dispatch guards). Like
+# Warms the code paths every job takes (autograd, torch.save/load, the guard's kernels and tripwires). Like
 # everything the worker holds, a child can read it: it answers none of the bank's tasks.
 WARMUP_SOURCE = (
     "import torch\nclass Square(torch.autograd.Function):\n    @staticmethod\n"
@@ -80,7 +80,7 @@ WARMUP_PROBE = (
     "    y = ns['Square'].apply(x)\n    (y.log_softmax(-1) * 2).sum().backward()\n"
     "    return {'y': y.detach(), 'g': x.grad, 'n': 1, 's': 'x'}\n"
 )
-WARMUP_GUARD = (["torch.gru_cell", "torch.nn.functional.linear", "torch.ops.aten.addmm"], "warm-up")
+WARMUP_GUARD = (["torch.gru_cell", "torch.nn.functional.softmin", "torch.ops.aten.addmm"], "warm-up")
 
 
 class Child:
@@ -179,7 +179,7 @@ def _is_resource_error(exc: BaseException) -> bool:
 
 def _run_job(meta: dict, blobs: list[bytes], result_w: int) -> None:
     forbidden = meta.get("forbidden")
-    guard = ForbiddenCalls(forbidden["names"], forbidden["because"], keep_kernels=True) if forbidden else None
+    guard = ForbiddenCalls(forbidden["names"], forbidden["because"], keep=True) if forbidden else None
     try:
         with guard or contextlib.nullcontext():
             namespace = exec_submission(meta["source"])
@@ -215,7 +215,7 @@ def _probe_frame(check: dict, namespace: dict, inputs, guard: ForbiddenCalls | N
 
 
 def _warm_up() -> None:
-    aten_op_names()  # once, before any fork
+    prepare()  # the guard's tables and library: once, before any fork
     # An optimizer's first step imports torch._dynamo (~1.7 s): in every fresh child otherwise.
     param = torch.nn.Parameter(torch.zeros(2))
     param.grad = torch.ones(2)
