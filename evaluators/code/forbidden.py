@@ -45,6 +45,8 @@ WHY_REFUSED = "in a task that forbids built-ins, code that could reach them with
 
 
 BINDINGS = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.NamedExpr)
+INSPECTED = (ast.Call, ast.Import, ast.ImportFrom, ast.Name, ast.Attribute)
+NAMELESS = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 
 
 @dataclass(frozen=True)
@@ -59,14 +61,28 @@ def find_forbidden(source: str, rule: Forbidden | None) -> Finding | None:
         return None
     try:
         tree = ast.parse(source)
-        nodes = list(ast.walk(tree))  # walked once: ast.walk is slow, and every pass below needs it
+        nodes = _nodes(tree)  # walked once: every pass below needs it
         reader = _Reader(rule, nodes)
-        findings = [f for node in nodes if (f := reader.inspect(node)) is not None]
+        findings = [f for node in nodes if isinstance(node, INSPECTED) and (f := reader.inspect(node)) is not None]
     except (SyntaxError, ValueError):
         return None
     except (RecursionError, MemoryError):  # nesting deep enough to exhaust the reader: refuse, never crash
         return Finding(1, f"your code is nested too deeply to be read for forbidden built-ins: {WHY_REFUSED}")
     return min(findings, key=lambda f: f.line) if findings else None
+
+
+def _nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node, like ast.walk but twice as fast (it runs on every submission): no generator
+    per node, and no leaves that carry no names (Load, Store, operators)."""
+    nodes = [tree]
+    for node in nodes:  # grows while it is read: breadth first
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                nodes.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST) and not isinstance(value, NAMELESS):
+                nodes.append(value)
+    return nodes
 
 
 @functools.lru_cache(maxsize=512)

@@ -76,12 +76,17 @@ def _try_import(module: str) -> Any:
 
 
 @functools.cache
-def aten_overloads() -> dict[str, tuple[str, ...]]:
-    """Every aten op's overloads by the op's name (`addmm`: `addmm`, `addmm.out`, ...)."""
-    table: dict[str, list[str]] = {}
+def aten_overloads() -> dict[str, tuple[tuple[str, str], ...]]:
+    """Every aten op's overloads by the op's name (`addmm`: `addmm`, `addmm.out`, ...), each
+    with the key to replace its kernel at: a decomposition (CompositeImplicitAutograd) serves
+    every backend and autograd; other ops are replaced for CPU, where submissions run."""
+    has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
+    runs_on_cpu = torch._C._dispatch_has_computed_kernel_for_dispatch_key
+    table: dict[str, list[tuple[str, str]]] = {}
     for name in torch._C._dispatch_get_all_op_names():
-        if name.startswith("aten::"):
-            table.setdefault(name[6:].split(".")[0], []).append(name[6:])
+        if name.startswith("aten::") and runs_on_cpu(name, "CPU"):  # `addmm.dtype` is CUDA-only
+            key = "CompositeImplicitAutograd" if has_kernel(name, "CompositeImplicitAutograd") else "CPU"
+            table.setdefault(name[6:].split(".")[0], []).append((name[6:], key))
     return {op: tuple(overloads) for op, overloads in table.items()}
 
 
@@ -103,7 +108,7 @@ class ForbiddenCalls:
         self.because = because
         self.keep = keep
         self.violations: list[str] = []
-        self._kernels: dict[str, str] = {}  # aten overload -> the forbidden name to report
+        self._kernels: dict[tuple[str, str], str] = {}  # (aten overload, key) -> the name to report
         self._tripwires: dict[types.FunctionType, types.CodeType] = {}  # function -> its tripwire
         self._watched: dict[int, str] = {}  # what only the TorchFunctionMode can see, by id
         self._watched_codes: dict[types.CodeType, str] = {}
@@ -180,13 +185,10 @@ class ForbiddenCalls:
             self._library = _shared_library if self.keep and _shared_library is not None \
                 else torch.library.Library("aten", "IMPL")
             self._registered = set()
-        has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
         with warnings.catch_warnings():  # "overriding a previously registered kernel"
             warnings.simplefilter("ignore")
-            for overload, name in self._kernels.items():
+            for (overload, key), name in self._kernels.items():
                 if overload not in self._registered:
-                    key = "CompositeImplicitAutograd" if has_kernel(f"aten::{overload}", "CompositeImplicitAutograd") \
-                        else "CPU"
                     self._library.impl(overload, self._raiser(name), key)
                     self._registered.add(overload)
 
