@@ -97,22 +97,30 @@ def throughput(task, source: str, workers: int, count: int) -> float:
 
 
 def guard_overhead(runner: CodeRunner, count: int) -> None:
-    """p50 per submission with and without each restricted task's guard, interleaved."""
-    print(f"{'forbidden-built-in guard':36}{'off p50':>10}{'on p50':>10}{'delta':>8}{'n':>6}")
+    """p50 per submission with and without each restricted task's guard, interleaved (off, on,
+    off again). `paired`: the median of the differences between neighbouring on and off runs,
+    less blurred by load drift. `a/a`: the same delta between the two off runs, which differ in
+    nothing: on a shared machine, a delta within it is noise."""
+    print(f"{'forbidden-built-in guard':36}{'off p50':>10}{'on p50':>10}{'delta':>8}{'paired':>8}"
+          f"{'a/a':>8}{'n':>6}")
     for question in load_bank():
         task = question.code
         if task is None or task.forbidden is None:
             continue
         bare = task.model_copy(update={"forbidden": None})
-        on: list[float] = []
         off: list[float] = []
+        on: list[float] = []
+        again: list[float] = []
         for variant in (task, bare) * 3:  # warm-up: references, first spares
             timed_checks(runner, variant, task.solution, 1)
         for _ in range(count):
-            on += timed_checks(runner, task, task.solution, 1)
             off += timed_checks(runner, bare, task.solution, 1)
+            on += timed_checks(runner, task, task.solution, 1)
+            again += timed_checks(runner, bare, task.solution, 1)
         p_on, p_off = statistics.median(on), statistics.median(off)
-        print(f"{question.id:36}{p_off:10.1f}{p_on:10.1f}{p_on - p_off:8.1f}{count:6}")
+        paired = statistics.median(a - b for a, b in zip(on, off, strict=True))
+        print(f"{question.id:36}{p_off:10.1f}{p_on:10.1f}{p_on - p_off:8.1f}{paired:8.1f}"
+              f"{statistics.median(again) - p_off:8.1f}{count:6}")
 
 
 def _child_cpu_ms(task, solution: str, blobs: list[bytes], probes: list, guarded: bool) -> float:
