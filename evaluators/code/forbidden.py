@@ -5,7 +5,8 @@ It follows imports, from-imports, aliases, assignments, attribute chains and `ge
 literal name. In a task that forbids anything it also refuses code that could reach a built-in
 without naming it: torch internals (`torch._C`, `torch.ops`, `torch.overrides`, ...), computed
 `getattr`, `__import__`/`importlib`/`eval`/`exec`, frame, `gc` and `inspect` introspection,
-threads (the dispatch guard watches one thread) and the runner's own modules.
+threads (a function mode, where the guard needs one, watches one thread) and the runner's own
+modules.
 """
 
 from __future__ import annotations
