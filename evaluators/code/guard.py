@@ -20,12 +20,14 @@ Bound into the jail: standard library and torch only.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import inspect
 import sys
 import types
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -96,7 +98,23 @@ def prepare() -> None:
     global _shared_library
     aten_overloads()
     if _shared_library is None:
-        _shared_library = torch.library.Library("aten", "IMPL")  # overriding aten kernels is the point
+        with _overriding():  # torch warns about it once per process: here, not in each child
+            spent = torch.library.Library("aten", "IMPL")
+            spent.impl("gru_cell", _raise_nothing, "CompositeImplicitAutograd")
+            spent._destroy()
+        _shared_library = torch.library.Library("aten", "IMPL")
+
+
+def _raise_nothing(*args: Any, **kwargs: Any) -> Any:
+    raise NotImplementedError
+
+
+@contextlib.contextmanager
+def _overriding() -> Iterator[None]:
+    """Silence "overriding a previously registered kernel": overriding aten kernels is the point."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
 
 
 class ForbiddenCalls:
@@ -185,11 +203,11 @@ class ForbiddenCalls:
             self._library = _shared_library if self.keep and _shared_library is not None \
                 else torch.library.Library("aten", "IMPL")
             self._registered = set()
-        with warnings.catch_warnings():  # "overriding a previously registered kernel"
-            warnings.simplefilter("ignore")
+        with contextlib.nullcontext() if self._library is _shared_library else _overriding():
+            raisers = {name: self._raiser(name) for name in set(self._kernels.values())}
             for (overload, key), name in self._kernels.items():
                 if overload not in self._registered:
-                    self._library.impl(overload, self._raiser(name), key)
+                    self._library.impl(overload, raisers[name], key)
                     self._registered.add(overload)
 
     def __exit__(self, *exc: object) -> None:
