@@ -12,10 +12,11 @@ nothing (targets: p50 < 25 ms, p95 < 60 ms, >= 50x faster than fresh).
 
 The forbidden-built-in guard (source check + dispatch guard) is measured before/after in the
 same run: each restricted task's reference, submitted alternately to the task as it is and to
-the same task with its `forbidden` block removed; the difference of the p50s is the overhead.
-Wall clock is blurred by other load on a shared machine, so the same comparison is also made in
-CPU time: the source check in this process, and a forked child (as in the worker) that loads the
-reference and runs every probe with and without the guard.
+the same task with its `forbidden` block removed; the difference of the p50s is the overhead
+(beside it, the same difference between two unguarded runs: the noise floor). Wall clock is
+blurred by other load on a shared machine, so the same comparison is also made in CPU time: the
+source check in this process, and a forked child (as in the worker: the guard set up once, kept
+for the child's life) that loads the reference and runs every probe with and without the guard.
 """
 
 from __future__ import annotations
