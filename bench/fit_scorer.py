@@ -1,6 +1,6 @@
 """Fit the offline scorer's model (evaluators/scorer_model.json) on teacher-graded answers.
 
-Run from the repository root:  .venv/bin/python bench/fit_scorer.py [--write] [--cache PATH]
+Run from the repository root:  .venv/bin/python bench/fit_scorer.py [--write] [--cache PATH] [--loso]
 
 Fits on TRAIN splits only: SemEval-2013 Beetle + SciEntsBank `train`, SAF-EN `train` (read from
 ../shared/datasets), and this project's own development answers (calibration `tune`, `fresh-dev`,
@@ -11,7 +11,8 @@ refit; bench/bench_real.py reports the held-out figures.
 Steps: (1) the misconception detector's cut-offs are chosen on the development answers, the only ones
 with known wrong claims: the most misconceived answers caught with no reference answer of the bank
 and none of the other development answers accused; (2) the logistic regression is fitted on
-the signals (evaluators/signals.py) with the target the grade's share of full marks.
+the signals (evaluators/signals.py) with the target the grade's share of full marks. With --loso,
+the check signals are chosen by: fitted on all sources but one, scored on the one left out.
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def choose_wrong_cutoffs(scorer: RubricScorer, bank: dict) -> dict[str, float]:
     return best or {"probe": 1e9, "similarity": 1e9, "margin": 1e9}
 
 
-def fit(sets: list[np.ndarray], y: np.ndarray, sources: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+def fit(sets: list[np.ndarray], y: np.ndarray, sources: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, dict]:
     """Logistic regression with a fractional target (the likelihood of y successes in one trial), an L2
     penalty, and each weight's sign fixed by its signal's meaning (evaluators/signals.py): with
     correlated signals an unconstrained fit trades a large positive weight against a large negative
@@ -139,8 +140,35 @@ def fit(sets: list[np.ndarray], y: np.ndarray, sources: list[str]) -> tuple[np.n
                          bounds=bounds + [(None, None)] * len(names)).x
         weights, bias = theta[:k], float(theta[k:].mean())
         chosen = np.array([s[np.argmax((s - mean) / scale @ weights)] for s in sets])
-    print("  intercepts per source:", {n: round(float(b), 3) for n, b in zip(names, theta[k:], strict=True)})
-    return mean, scale, weights, bias
+    return mean, scale, weights, bias, {n: round(float(b), 3) for n, b in zip(names, theta[k:], strict=True)}
+
+
+def leave_one_source_out(sets: list[np.ndarray], y: np.ndarray, sources: list[str], cosine: np.ndarray) -> None:
+    """How signals are chosen: fit on every source but one, score the one left out, beside plain
+    MiniLM cosine on the same rows. Only train rows are used; the test splits stay unread."""
+    gains = []
+    for held in sorted(set(sources)):
+        out = np.array([s == held for s in sources])
+        mean, scale, weights, bias, _ = fit([s for s, o in zip(sets, out, strict=True) if not o], y[~out],
+                                            [s for s in sources if s != held])
+        logits = [max(((s - mean) / scale) @ weights) + bias for s, o in zip(sets, out, strict=True) if o]
+        ours = np.corrcoef(1 / (1 + np.exp(-np.array(logits))), y[out])[0, 1]
+        plain = np.corrcoef(cosine[out], y[out])[0, 1]
+        gains.append(ours - plain)
+        print(f"  left out {held:<22} n={out.sum():>5} pearson ours {ours:.3f}  minilm-cosine {plain:.3f}")
+    print(f"  mean gain over cosine {np.mean(gains):+.3f}")
+
+
+def plain_cosine(rows: list[dict], scorer: RubricScorer, bank: dict) -> np.ndarray:
+    """Per row, the best cosine of the whole answer with a reference answer it accepts."""
+    tasks = [tasks_for(row, bank) for row in rows]
+    answers = scorer._embedder.embed_batch([row["answer"] for row in rows])
+    references = scorer._embedder.embed_batch([t.reference_answer for ts in tasks for t in ts])
+    out, start = np.zeros(len(rows)), 0
+    for i, ts in enumerate(tasks):
+        out[i] = float((references[start : start + len(ts)] @ answers[i]).max())
+        start += len(ts)
+    return out
 
 
 def source_weights(sources: list[str]) -> np.ndarray:
@@ -154,6 +182,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="write evaluators/scorer_model.json")
     parser.add_argument("--cache", type=Path, help="a vector store for the texts, to re-run quickly")
+    parser.add_argument("--loso", action="store_true", help="also print the leave-one-source-out check")
     args = parser.parse_args()
     started = time.perf_counter()
     bank = bank_index()
@@ -170,7 +199,8 @@ def main() -> None:
     kept = [(row, s) for row, s in zip(rows, sets, strict=True) if len(s)]
     y = np.array([row["target"] for row, _ in kept])
     sources = [row["source"] for row, _ in kept]
-    mean, scale, weights, bias = fit([s for _, s in kept], y, sources)
+    mean, scale, weights, bias, intercepts = fit([s for _, s in kept], y, sources)
+    print("  intercepts per source:", intercepts)
     model = {
         "signals": list(SIGNALS), "mean": mean.round(6).tolist(), "scale": scale.round(6).tolist(),
         "weights": weights.round(6).tolist(), "bias": round(bias, 6),
@@ -184,6 +214,8 @@ def main() -> None:
     for s in sorted(set(sources)):
         mine = np.array([src == s for src in sources])
         print(f"  train fit {s:<22} n={mine.sum():>5} pearson {np.corrcoef(pred[mine], y[mine])[0, 1]:.3f}")
+    if args.loso:
+        leave_one_source_out([s for _, s in kept], y, sources, plain_cosine([row for row, _ in kept], scorer, bank))
     if args.write:
         MODEL_PATH.write_text(json.dumps(model, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {MODEL_PATH.relative_to(ROOT)}")
