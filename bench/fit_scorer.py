@@ -108,7 +108,9 @@ def choose_wrong_cutoffs(scorer: RubricScorer, bank: dict) -> dict[str, float]:
     return best or {"probe": 1e9, "similarity": 1e9, "margin": 1e9}
 
 
-def fit(sets: list[np.ndarray], y: np.ndarray, sources: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, dict]:
+def fit(
+    sets: list[np.ndarray], y: np.ndarray, sources: list[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, dict]:
     """Logistic regression with a fractional target (the likelihood of y successes in one trial), an L2
     penalty, and each weight's sign fixed by its signal's meaning (evaluators/signals.py): with
     correlated signals an unconstrained fit trades a large positive weight against a large negative
