@@ -26,6 +26,7 @@ UNIT_CACHE_SIZE = 20_000  # ~30 MB of 384-d float32 vectors
 _FENCE_MARK = re.compile(r"```[\w+-]*")
 PROBE_RIDGE = 0.0005  # how far each misconception probe is held from fitting its few phrasings exactly
 
+Span = tuple[str, tuple[int, int] | None]  # a text, and the span of it to embed (Unit.reading)
 Reading = tuple[list[Unit], np.ndarray, np.ndarray]  # an answer's units, their vectors, its demoted vector
 
 
@@ -43,7 +44,7 @@ class RubricScorer(Evaluator):
         self._rubric_embedder = rubric_embedder or embedder
         self.model = model or fitted_model()
         self._cache: OrderedDict[str, RubricVectors] = OrderedDict()
-        self._unit_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._unit_cache: OrderedDict[Span, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()  # the API scores from several threads
         self._cache_size = cache_size
 
@@ -71,9 +72,9 @@ class RubricScorer(Evaluator):
         unit_lists = [
             [] if is_non_answer(" ".join(t)) else [u for text in t for u in split_units(text)] for t in texts
         ]
-        flat = [u.text for units in unit_lists for u in units]
+        flat = [u.reading for units in unit_lists for u in units]
         demoted = [without_question_words(" ".join(t), task.question) for t, task in zip(texts, tasks, strict=True)]
-        vectors = self._unit_vectors(flat + demoted)
+        vectors = self._unit_vectors(flat + [(d, None) for d in demoted])
         out: list[Reading | None] = []
         start = 0
         for k, units in enumerate(unit_lists):
@@ -81,21 +82,26 @@ class RubricScorer(Evaluator):
             start += len(units)
         return out
 
-    def _unit_vectors(self, texts: list[str]) -> np.ndarray:
-        """Sentence vectors, cached: follow-up turns re-read earlier answers, which costs nothing twice."""
-        if not texts:
+    def _unit_vectors(self, readings: list[Span]) -> np.ndarray:
+        """Unit vectors, cached: follow-up turns re-read earlier answers, which costs nothing twice.
+        A sentence and its clauses take one pass over the sentence (Embedder.embed_spans)."""
+        if not readings:
             return np.zeros((0, self._embedder.dimensions), dtype=np.float32)
         with self._lock:
-            known = {t: self._unit_cache[t] for t in dict.fromkeys(texts) if t in self._unit_cache}
-        missing = [t for t in dict.fromkeys(texts) if t not in known]
+            known = {r: self._unit_cache[r] for r in dict.fromkeys(readings) if r in self._unit_cache}
+        missing = [r for r in dict.fromkeys(readings) if r not in known]
         if missing:
-            fresh = dict(zip(missing, self._embedder.embed_batch(missing), strict=True))
+            spans: dict[str, list] = {}
+            for text, span in missing:
+                spans.setdefault(text, []).append(span)
+            order = [(text, span) for text, ss in spans.items() for span in ss]
+            fresh = dict(zip(order, self._embedder.embed_spans(list(spans), list(spans.values())), strict=True))
             known.update(fresh)
             with self._lock:
                 self._unit_cache.update(fresh)
                 while len(self._unit_cache) > UNIT_CACHE_SIZE:
                     self._unit_cache.popitem(last=False)
-        return np.stack([known[t] for t in texts])
+        return np.stack([known[r] for r in readings])
 
     def _score(self, task: GradingTask, reading: Reading | None) -> Evaluation:
         if reading is None:

@@ -36,6 +36,14 @@ class Unit:
     text: str  # as written: what is embedded and quoted
     is_code: bool
     clause: bool = False  # a piece of a longer sentence (its sense may depend on the rest)
+    # A clause is embedded as read within its sentence: the sentence, and where the clause sits in it.
+    within: str | None = None
+    span: tuple[int, int] | None = None
+
+    @property
+    def reading(self) -> tuple[str, tuple[int, int] | None]:
+        """What the embedder reads for this unit: a text, and the span of it whose vector is wanted."""
+        return (self.text, None) if self.within is None else (self.within, self.span)
 
 
 def split_units(answer: str) -> list[Unit]:
@@ -62,7 +70,9 @@ def _clauses(sentence: str) -> list[Unit]:
     pieces = [p.strip(" ,;") for p in _CLAUSE_BREAK.split(sentence)]
     pieces = [p for p in pieces if len(_WORD.findall(p)) >= 3]
     if len(pieces) > 1:
-        units.extend(Unit(p, False, clause=True) for p in pieces)
+        for piece in pieces:
+            at = sentence.find(piece)
+            units.append(Unit(piece, False, clause=True, within=sentence, span=(at, at + len(piece))))
     return units
 
 

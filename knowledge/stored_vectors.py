@@ -4,7 +4,7 @@ Every `interviewer grade` run and every server start used to embed the rubric te
 claims of each question it met, and the reference sentences its misconception probes learn from
 (~7,900 texts for the whole bank, ~11 s on 2 cores), before scoring its first answer. They change
 only when the bank does, so they are stored per model, keyed by a hash of the text.
-Candidates' answers never go through here.
+Candidates' answers never go through here (research scripts may pass one to keep their vectors).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from knowledge.embeddings import Embedder
+from knowledge.embeddings import Embedder, Span
 
 log = logging.getLogger(__name__)
 
@@ -39,15 +39,23 @@ class StoredEmbedder(Embedder):
         self._broken = False
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
-        keys = [_key(self._fingerprint, t) for t in texts]
+        return self.embed_spans(texts, [[None]] * len(texts))
+
+    def embed_spans(self, texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> np.ndarray:
+        readings = [(t, s) for t, ss in zip(texts, spans, strict=True) for s in ss]
+        keys = [_key(self._fingerprint, t if s is None else f"{t}\0{s[0]}:{s[1]}") for t, s in readings]
         found = self._read(list(dict.fromkeys(keys)))
-        missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
+        missing: dict[str, dict[str, Span]] = {}  # per text, the keys of its missing spans
+        for key, (text, span) in zip(keys, readings, strict=True):
+            if key not in found:
+                missing.setdefault(text, {})[key] = span
         if missing:
-            fresh = self._inner.embed_batch(list(missing.values()))
+            fresh = self._inner.embed_spans(list(missing), [list(m.values()) for m in missing.values()])
             self.dimensions = fresh.shape[1]
-            found.update(zip(missing, fresh, strict=True))
-            self._write({k: found[k] for k in missing})
-        if not texts:
+            new_keys = [k for m in missing.values() for k in m]
+            found.update(zip(new_keys, fresh, strict=True))
+            self._write({k: found[k] for k in new_keys})
+        if not keys:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         return np.stack([found[k] for k in keys])
 

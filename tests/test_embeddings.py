@@ -92,3 +92,15 @@ def test_integer_products_stay_close_to_the_float32_model():
     assert cosines.min() >= 0.99 and np.median(cosines) >= 0.998, cosines
     assert integer.fingerprint != reference.fingerprint  # stored vectors of one never serve the other
     assert "integer products" in integer.fingerprint
+
+
+def test_a_span_is_read_within_its_text_in_one_pass(embedder):
+    """Clauses are embedded from their sentence's own pass: the whole span is the text's vector,
+    a clause gets a unit vector of its own, and the span's vector does not depend on the batch."""
+    sentence = "Gradients accumulate in .grad, so you must clear them before each step."
+    whole, first, second = embedder.embed_spans([sentence], [[None, (0, 29), (31, len(sentence))]])
+    assert np.allclose(whole, embedder.embed(sentence), atol=1e-6)
+    assert np.allclose([np.linalg.norm(first), np.linalg.norm(second)], 1.0, atol=1e-5)
+    assert float(first @ second) < 0.95 and float(first @ whole) < 0.99
+    batched = embedder.embed_spans(["eval mode", sentence], [[None], [(0, 29)]])
+    assert np.allclose(batched[1], first, atol=1e-5)

@@ -70,3 +70,13 @@ def test_the_scorer_gives_the_same_evaluation_with_stored_rubric_vectors(tmp_pat
         assert scorer.evaluate(task) == plain
     rubric_texts = {t for p in question.rubric for t in [p.description, *p.evidence]}
     assert embedder.asked and not set(embedder.asked) & rubric_texts  # the rubric's vectors came from the store
+
+
+def test_spans_are_stored_apart_from_their_text(tmp_path: Path) -> None:
+    first = CountingEmbedder()
+    text = "backward adds into .grad, so clear it"
+    stored = StoredEmbedder(first, tmp_path / "vectors.sqlite3").embed_spans([text], [[None, (0, 24)]])
+    assert np.array_equal(stored, first.embed_batch([text, text[:24]]))  # by default a span is read alone
+    later = CountingEmbedder()
+    again = StoredEmbedder(later, tmp_path / "vectors.sqlite3").embed_spans([text], [[(0, 24), None]])
+    assert np.array_equal(again, stored[::-1]) and later.asked == []
