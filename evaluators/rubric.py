@@ -20,13 +20,13 @@ from evaluators.misconceptions import detect_misconceptions
 from evaluators.rubric_vectors import RubricVectors
 from evaluators.signals import ScoreModel, fitted_model, lexical_overlap, stems
 from evaluators.text import Unit, content_words, is_non_answer, split_units, without_question_words
-from knowledge.embeddings import Embedder
+from knowledge.embeddings import Embedder, Span
 
 UNIT_CACHE_SIZE = 20_000  # ~30 MB of 384-d float32 vectors
 _FENCE_MARK = re.compile(r"```[\w+-]*")
 PROBE_RIDGE = 0.0005  # how far each misconception probe is held from fitting its few phrasings exactly
 
-Span = tuple[str, tuple[int, int] | None]  # a text, and the span of it to embed (Unit.reading)
+UnitReading = tuple[str, Span]  # a text, and the span of it to embed (Unit.reading)
 Reading = tuple[list[Unit], np.ndarray, np.ndarray]  # an answer's units, their vectors, its demoted vector
 
 
@@ -44,7 +44,7 @@ class RubricScorer(Evaluator):
         self._rubric_embedder = rubric_embedder or embedder
         self.model = model or fitted_model()
         self._cache: OrderedDict[str, RubricVectors] = OrderedDict()
-        self._unit_cache: OrderedDict[Span, np.ndarray] = OrderedDict()
+        self._unit_cache: OrderedDict[UnitReading, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()  # the API scores from several threads
         self._cache_size = cache_size
 
@@ -82,7 +82,7 @@ class RubricScorer(Evaluator):
             start += len(units)
         return out
 
-    def _unit_vectors(self, readings: list[Span]) -> np.ndarray:
+    def _unit_vectors(self, readings: list[UnitReading]) -> np.ndarray:
         """Unit vectors, cached: follow-up turns re-read earlier answers, which costs nothing twice.
         A sentence and its clauses take one pass over the sentence (Embedder.embed_spans)."""
         if not readings:
@@ -91,7 +91,7 @@ class RubricScorer(Evaluator):
             known = {r: self._unit_cache[r] for r in dict.fromkeys(readings) if r in self._unit_cache}
         missing = [r for r in dict.fromkeys(readings) if r not in known]
         if missing:
-            spans: dict[str, list] = {}
+            spans: dict[str, list[Span]] = {}
             for text, span in missing:
                 spans.setdefault(text, []).append(span)
             order = [(text, span) for text, ss in spans.items() for span in ss]
