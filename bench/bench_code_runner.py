@@ -82,8 +82,8 @@ class _OneShot:
     def __init__(self, worker: Worker) -> None:
         self.worker = worker
 
-    def run(self, meta, blobs, timeout, keep, limit, admit=None):
-        return self.worker.run(meta, blobs, timeout, keep, limit, admit)
+    def run(self, meta, blobs, timeout, keep, limit):
+        return self.worker.run(meta, blobs, timeout, keep, limit)
 
 
 def throughput(task, source: str, workers: int, count: int) -> float:

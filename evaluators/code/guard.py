@@ -181,9 +181,7 @@ class ForbiddenCalls:
         self.violations.append(message)
         return ForbiddenCall(message)
 
-    def arm(self) -> None:
-        """Disarm the forbidden built-ins (kernels, tripwires) without entering: a jailed child
-        does this before the parent lets it run the submission, then enters for each step."""
+    def __enter__(self) -> ForbiddenCalls:
         if self._pending:  # the submission may have imported the module since
             self._pending = [name for name in self._pending if not self._add(name)]
         for function, tripwire in self._tripwires.items():
@@ -191,16 +189,13 @@ class ForbiddenCalls:
                 self._originals[function] = function.__code__
                 function.__code__ = tripwire
         self._register_kernels()
-
-    def __enter__(self) -> ForbiddenCalls:
-        self.arm()
         if self._watched or self._watched_codes:
             self._mode = self._mode or _FunctionGuard(self)
             self._mode.__enter__()
         return self
 
     def _register_kernels(self) -> None:
-        if len(self._registered) == len(self._kernels):  # nothing new since the last entry
+        if not self._kernels:
             return
         if self._library is None:
             # A single-use guard registers into the library made before the fork; one that

@@ -7,7 +7,6 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -131,12 +130,12 @@ class WorkerPool:
             self._discard(worker)  # died between jobs: no job lost, try the next one
 
     def run(self, meta: dict[str, Any], blobs: list[bytes], timeout: float, keep: int, limit: int,
-            wait: float = 300.0, admit: Callable[[], bool] | None = None) -> RawOutcome:
+            wait: float = 300.0) -> RawOutcome:
         deadline = time.monotonic() + wait
         while True:
             worker = self._take(max(deadline - time.monotonic(), 0.0))
             try:
-                outcome = worker.run(meta, blobs, timeout, keep, limit, admit)
+                outcome = worker.run(meta, blobs, timeout, keep, limit)
             finally:
                 if worker.alive and worker.jobs < self.recycle_after and not self._closed:
                     self._idle.put(worker)

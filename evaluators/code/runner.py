@@ -4,8 +4,7 @@ Inputs are built and expected values computed here, on the trusted side, from th
 solution (cached per task and seed). The jail gets the job built by job.py (never the answer
 key) and only returns raw probe outputs; decoding (weights_only) and verification happen here,
 so nothing printed, patched or faked inside the jail can produce a pass. A task's forbidden
-built-ins are refused here from the source (forbidden.py), checked while the jailed child sets up
-and before it runs anything, and watched in the jail (guard.py).
+built-ins are refused here from the source (forbidden.py) and watched in the jail (guard.py).
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from typing import Any
 
 from evaluators.code import harness
 from evaluators.code.errors import RunnerError
-from evaluators.code.forbidden import Finding, find_forbidden
+from evaluators.code.forbidden import find_forbidden
 from evaluators.code.jail import Limits
 from evaluators.code.job import build_job, probe_source
 from evaluators.code.pool import RawOutcome, WorkerPool
@@ -71,18 +70,12 @@ class CodeRunner:
         if len(source) > self.max_source_chars:
             return _all_failed(task, question_id, Status.ERROR,
                                f"the submission is longer than {self.max_source_chars} characters")
+        finding = find_forbidden(source, task.forbidden)
+        if finding is not None:  # refused before anything runs
+            return _all_failed(task, question_id, Status.FAILED, finding.message)
         expected, inputs, probes = self._reference(task)
         meta, blobs = build_job(task, source, inputs, dict(self.limits.__dict__), probes)
-        findings: list[Finding | None] = []
-
-        def admit() -> bool:  # while the jailed child sets up; it runs nothing until this says yes
-            findings.append(find_forbidden(source, task.forbidden))
-            return findings[-1] is None
-
-        raw = self.pool.run(meta, blobs, self.timeout_s, self.stdout_keep, self.output_limit,
-                            admit=admit if task.forbidden is not None else None)
-        if findings and findings[-1] is not None:  # refused before any of it ran
-            return _all_failed(task, question_id, Status.FAILED, findings[-1].message)
+        raw = self.pool.run(meta, blobs, self.timeout_s, self.stdout_keep, self.output_limit)
         return self._judge(task, question_id, expected, raw)
 
     def check_files(self, question_id: str, paths: Iterable[str | Path]) -> list[dict[str, Any]]:

@@ -9,9 +9,7 @@ kernel attaches its pid, which the parent uses to kill the child's whole process
 receives three pipes: its stdout, the job, and the results, all ending in the parent.
 
 Never runs candidate code itself. A child (always exactly one, pre-forked and locked down
-before the job arrives) reads the job, arms the task's guard, waits for the parent's `run` on
-the job pipe (sent once the source check passed) and then runs the submission and the probes,
-streaming one frame per check.
+before the job arrives) runs the submission and the probes and streams one frame per check.
 The worker does not reap a finished child until the parent says `done`: the zombie keeps the
 process group id reserved, so the parent's kill can never hit a recycled group id. After `done`
 it forks the next child, empties /tmp and says `ready`; the parent waits for that before it
@@ -137,23 +135,15 @@ def _child_main(side_fd: int) -> None:
     os.setpgid(0, 0)
     _close_all_but({0, 1, 2, side_fd})
     side = socket.socket(fileno=side_fd)
-    tag = os.urandom(8)
-    side.send(b"hello" + tag)  # the parent reads our host pid from the credentials on this message
+    side.send(b"hello")  # the parent reads our host pid from the credentials on this message
     jail.lock_down(JAILED)
-    while True:
-        # Only pipes sent with our tag are ours: a child killed before it took its job's pipes
-        # (a refusal can be that quick) leaves them queued on this shared socket.
-        message, fds, _, _ = socket.recv_fds(side, 16, 3)
-        if message == b"job" + tag or not message:
-            break
-        for fd in fds:
-            os.close(fd)
+    _, fds, _, _ = socket.recv_fds(side, 16, 3)
     side.close()
     if len(fds) != 3:
         return
     out, job_r, result_w = fds
-    decoder = FrameDecoder(MAX_FRAME)
-    meta, blobs = decoder.read(job_r) or ({}, [])
+    meta, blobs = FrameDecoder(MAX_FRAME).read(job_r) or ({}, [])
+    os.close(job_r)
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(out, 1)
@@ -163,17 +153,7 @@ def _child_main(side_fd: int) -> None:
     if not meta:
         return
     jail.apply_limits(jail.Limits.from_dict(meta.get("limits", {})))
-    forbidden = meta.get("forbidden")
-    guard = ForbiddenCalls(forbidden["names"], forbidden["because"], keep=True) if forbidden else None
-    if guard is not None:
-        guard.arm()
-    # Everything above is ours; the submission runs only once the parent has read its source
-    # (the source check runs there meanwhile) and says `run`. Refused, this child is killed here.
-    go = decoder.read(job_r)
-    os.close(job_r)
-    if go is None or go[0].get("type") != "run":
-        return
-    _run_job(meta, blobs, result_w, guard)
+    _run_job(meta, blobs, result_w)
     _flush()
     write_all(result_w, encode({"type": "end"}))
     os._exit(0)
@@ -197,7 +177,9 @@ def _is_resource_error(exc: BaseException) -> bool:
     return "can't allocate memory" in str(exc) or "can't start new thread" in str(exc)
 
 
-def _run_job(meta: dict, blobs: list[bytes], result_w: int, guard: ForbiddenCalls | None) -> None:
+def _run_job(meta: dict, blobs: list[bytes], result_w: int) -> None:
+    forbidden = meta.get("forbidden")
+    guard = ForbiddenCalls(forbidden["names"], forbidden["because"], keep=True) if forbidden else None
     try:
         with guard or contextlib.nullcontext():
             namespace = exec_submission(meta["source"])

@@ -35,7 +35,6 @@ from evaluators.code.sandbox import PROJECT_ROOT, SANDBOX_UID, SandboxConfig, wo
 MAX_FRAME = 64 << 20
 STARTUP_TIMEOUT_S = 60.0
 GRACE_S = 2.0  # for the worker to report a child we just killed
-RUN = encode({"type": "run"})  # the go-ahead on the job pipe, after the job itself
 CHILD_FRAMES = ("check", "load_error", "end")  # all a child may say; the worker alone reports `exit`
 
 
@@ -51,7 +50,6 @@ class RawOutcome:
     output_exceeded: bool = False
     worker_lost: bool = False
     delivered: bool = False  # False when the worker was found dead before it had the job
-    refused: bool = False  # `admit` said no: the child was killed before the submission ran
     duration_ms: float = 0.0
 
 
@@ -139,37 +137,34 @@ class Worker:
             return None
         return frame
 
-    def _child_pid(self, timeout: float) -> tuple[int, bytes]:
-        """Host pid of the pre-forked child, from the credentials on its hello, and its tag."""
+    def _child_pid(self, timeout: float) -> int:
+        """Host pid of the pre-forked child, from the credentials on its hello."""
         if not select.select([self._side], [], [], timeout)[0]:
             raise ProtocolError("sandbox child did not say hello")
         size = socket.CMSG_SPACE(struct.calcsize("3i"))
         msg, ancillary, _, _ = self._side.recvmsg(16, size)
         for level, kind, data in ancillary:
-            if (level, kind) == (socket.SOL_SOCKET, socket.SCM_CREDENTIALS) and msg.startswith(b"hello"):
+            if (level, kind) == (socket.SOL_SOCKET, socket.SCM_CREDENTIALS) and msg == b"hello":
                 pid, uid, _ = struct.unpack("3i", data[:12])
                 if uid in (SANDBOX_UID, os.getuid()) and os.getpgid(pid) == pid:
-                    return pid, msg[5:]
+                    return pid
         raise ProtocolError("sandbox child sent a bad hello")
 
     def run(self, meta: dict[str, Any], blobs: list[bytes], timeout: float, keep: int,
-            limit: int, admit: Callable[[], bool] | None = None) -> RawOutcome:
-        """Run one job. The child gets the job at once but runs the submission only after
-        `admit()` (the trusted side's source check, run here meanwhile) returns True: the
-        child's own set-up (limits, the guard) overlaps with the check instead of following it."""
+            limit: int) -> RawOutcome:
         outcome, start = RawOutcome(), time.monotonic()
         self.jobs += 1
         self._ready = False  # until the worker says so after this job's clean-up
         ours: list[int] = []
         try:
-            child, tag = self._child_pid(timeout=10)
+            child = self._child_pid(timeout=10)
             out_r, out_w = os.pipe()
             job_r, job_w = os.pipe()
             results_r, results_w = os.pipe()
             ours = [out_r, job_w, results_r]
             theirs = array.array("i", [out_w, job_r, results_w])
             try:
-                self._side.sendmsg([b"job" + tag], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, theirs)])
+                self._side.sendmsg([b"job"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, theirs)])
             finally:
                 for fd in theirs:
                     os.close(fd)
@@ -177,19 +172,15 @@ class Worker:
             try:
                 write_all(self._stdin.fileno(), encode({"type": "job"}))  # watch the child's exit
                 write_all(job_w, encode(meta, blobs))
+                os.close(job_w)
+                ours.remove(job_w)
                 outcome.delivered = True
-                outcome.refused = admit is not None and not admit()
-                if not outcome.refused:
-                    write_all(job_w, RUN)
-                    os.close(job_w)
-                    ours.remove(job_w)
-                    self._collect(outcome, results, out_r, start + timeout, keep, limit)
+                self._collect(outcome, results, out_r, start + timeout, keep, limit)
             finally:
                 _kill_group(child)  # always: daemons, threads and children die with the check
-                if not outcome.refused:  # a refused child never ran anything: nothing to read
-                    self._finish(outcome, results)
-                    # After `end` the child has flushed: its output is already in the pipe.
-                    _drain(out_r, outcome, keep, wait=0.0 if _ended_cleanly(outcome) else 0.5)
+                self._finish(outcome, results)
+                # After `end` the child has flushed: its output is already in the pipe.
+                _drain(out_r, outcome, keep, wait=0.0 if _ended_cleanly(outcome) else 0.5)
             if not outcome.worker_lost:
                 write_all(self._stdin.fileno(), encode({"type": "done"}))
         except (OSError, ProtocolError):
