@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import random
 import statistics
 import sys
 import time
@@ -35,7 +36,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evaluators.code.forbidden import find_forbidden  # noqa: E402
-from evaluators.code.guard import ForbiddenCalls, prepare  # noqa: E402
+from evaluators.code.guard import REHEARSAL, ForbiddenCalls, prepare, rehearse  # noqa: E402
 from evaluators.code.harness import reference_outputs  # noqa: E402
 from evaluators.code.job import probe_source  # noqa: E402
 from evaluators.code.probes import compile_probe, dumps, exec_submission, loads, run_probe  # noqa: E402
@@ -100,10 +101,10 @@ def throughput(task, source: str, workers: int, count: int) -> float:
 def guard_overhead(runner: CodeRunner, count: int) -> None:
     """p50 per submission with and without each restricted task's guard, interleaved (off, on,
     off again). `paired`: the median of the differences between neighbouring on and off runs,
-    less blurred by load drift. `a/a`: the same delta between the two off runs, which differ in
-    nothing: on a shared machine, a delta within it is noise."""
+    less blurred by load drift, with its bootstrap interval. `a/a`: the same delta between the
+    two off runs, which differ in nothing: on a shared machine, a delta within it is noise."""
     print(f"{'forbidden-built-in guard':36}{'off p50':>10}{'on p50':>10}{'delta':>8}{'paired':>8}"
-          f"{'a/a':>8}{'n':>6}")
+          f"{'95% interval':>16}{'a/a':>8}{'n':>6}")
     for question in load_bank():
         task = question.code
         if task is None or task.forbidden is None:
@@ -119,9 +120,17 @@ def guard_overhead(runner: CodeRunner, count: int) -> None:
             on += timed_checks(runner, task, task.solution, 1)
             again += timed_checks(runner, bare, task.solution, 1)
         p_on, p_off = statistics.median(on), statistics.median(off)
-        paired = statistics.median(a - b for a, b in zip(on, off, strict=True))
-        print(f"{question.id:36}{p_off:10.1f}{p_on:10.1f}{p_on - p_off:8.1f}{paired:8.1f}"
-              f"{statistics.median(again) - p_off:8.1f}{count:6}")
+        differences = [a - b for a, b in zip(on, off, strict=True)]
+        low, high = bootstrap_interval(differences)
+        print(f"{question.id:36}{p_off:10.1f}{p_on:10.1f}{p_on - p_off:8.1f}{statistics.median(differences):8.1f}"
+              f"{f'{low:.1f}..{high:.1f}':>16}{statistics.median(again) - p_off:8.1f}{count:6}")
+
+
+def bootstrap_interval(values: list[float], rounds: int = 2000) -> tuple[float, float]:
+    """95% percentile-bootstrap interval of the median (seeded: the same data, the same interval)."""
+    draw = random.Random(0).choices
+    medians = sorted(statistics.median(draw(values, k=len(values))) for _ in range(rounds))
+    return medians[int(0.025 * rounds)], medians[int(0.975 * rounds) - 1]
 
 
 def _child_cpu_ms(task, solution: str, blobs: list[bytes], probes: list, guarded: bool) -> float:
@@ -130,6 +139,7 @@ def _child_cpu_ms(task, solution: str, blobs: list[bytes], probes: list, guarded
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
+        rehearse()  # as a pre-forked child does while its job is on its way
         start = time.process_time()
         guard = ForbiddenCalls(list(task.forbidden.names), task.forbidden.because, keep=True) if guarded else None
         with guard or contextlib.nullcontext():
@@ -152,7 +162,7 @@ def guard_cpu_overhead(count: int) -> None:
     a forked child, against the same child without it; medians of interleaved runs."""
     torch.set_num_threads(1)
     prepare()  # what the worker's warm-up does before it forks
-    with ForbiddenCalls(["torch.gru_cell", "torch.nn.functional.softmin", "torch.ops.aten.addmm"], "warm-up"):
+    with ForbiddenCalls(*REHEARSAL):
         torch.nn.functional.relu(torch.randn(3, 3) @ torch.randn(3, 3)).sum()
     print(f"{'guard CPU per submission (ms)':36}{'source':>8}{'off':>8}{'on':>8}{'total':>8}{'n':>6}")
     for question in load_bank():

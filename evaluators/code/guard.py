@@ -41,6 +41,7 @@ TRIPWIRE = "forbidden built-in"
 _TRIPWIRE_CODE = compile(f"def tripwire(*args, **kwargs):\n    return {TRIPWIRE!r}.trip()\n", "<guard>", "exec")
 _TRIPWIRE_CODE = next(c for c in _TRIPWIRE_CODE.co_consts if isinstance(c, types.CodeType))
 _shared_library: Any = None
+REHEARSAL = (["torch.gru_cell", "torch.nn.functional.softmin", "torch.ops.aten.addmm"], "warm-up")
 
 
 class ForbiddenCall(BaseException):  # noqa: N818 - a BaseException so `except Exception` cannot hide it
@@ -103,6 +104,15 @@ def prepare() -> None:
             spent.impl("gru_cell", _raise_nothing, "CompositeImplicitAutograd")
             spent._destroy()
         _shared_library = torch.library.Library("aten", "IMPL")
+
+
+def rehearse() -> None:
+    """Set up and take down a guard, in a fresh child before its job arrives. A child's first
+    guard faults in the pages it writes (copy-on-write after the fork): measured ~0.6 ms of a
+    restricted task's ~1.3 ms guard set-up, paid here instead of after the job arrives.
+    Leaves nothing armed: a guard that is not `keep` restores every kernel and function."""
+    with ForbiddenCalls(*REHEARSAL):
+        pass
 
 
 def _raise_nothing(*args: Any, **kwargs: Any) -> Any:
