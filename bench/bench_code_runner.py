@@ -54,9 +54,13 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
-def timed_checks(runner: CodeRunner, task, source: str, count: int) -> list[float]:
+def timed_checks(runner: CodeRunner, task, source: str, count: int, settle: bool = False) -> list[float]:
+    """`settle`: start each check with every worker ready (the last check's clean-up done), as when
+    submissions come seconds apart; otherwise back to back, so that clean-up is in the timing."""
     latencies = []
     for _ in range(count):
+        for worker in list(runner.pool._idle.queue) if settle else ():
+            worker.await_ready()
         start = time.perf_counter()
         result = runner.check(task, source, QUESTION_ID)
         latencies.append((time.perf_counter() - start) * 1000)
@@ -98,12 +102,16 @@ def throughput(task, source: str, workers: int, count: int) -> float:
     return count / elapsed
 
 
-def guard_overhead(runner: CodeRunner, count: int) -> None:
+def guard_overhead(runner: CodeRunner, count: int, settle: bool) -> None:
     """p50 per submission with and without each restricted task's guard, interleaved (off, on,
     off again). `paired`: the median of the differences between neighbouring on and off runs,
     less blurred by load drift, with its bootstrap interval. `a/a`: the same delta between the
-    two off runs, which differ in nothing: on a shared machine, a delta within it is noise."""
-    print(f"{'forbidden-built-in guard':36}{'off p50':>10}{'on p50':>10}{'delta':>8}{'paired':>8}"
+    two off runs, which differ in nothing: on a shared machine, a delta within it is noise.
+    Settled, each check starts with the worker ready: the cost a submission pays. Back to back,
+    each also waits for the worker to fork its next child and tear down the last one (11-20 ms):
+    what a saturated runner pays."""
+    mode = 'guard, ' + ('settled' if settle else 'back to back')
+    print(f"{mode:36}{'off p50':>10}{'on p50':>10}{'delta':>8}{'paired':>8}"
           f"{'95% interval':>16}{'a/a':>8}{'n':>6}")
     for question in load_bank():
         task = question.code
@@ -116,9 +124,9 @@ def guard_overhead(runner: CodeRunner, count: int) -> None:
         for variant in (task, bare) * 3:  # warm-up: references, first spares
             timed_checks(runner, variant, task.solution, 1)
         for _ in range(count):
-            off += timed_checks(runner, bare, task.solution, 1)
-            on += timed_checks(runner, task, task.solution, 1)
-            again += timed_checks(runner, bare, task.solution, 1)
+            off += timed_checks(runner, bare, task.solution, 1, settle)
+            on += timed_checks(runner, task, task.solution, 1, settle)
+            again += timed_checks(runner, bare, task.solution, 1, settle)
         p_on, p_off = statistics.median(on), statistics.median(off)
         differences = [a - b for a, b in zip(on, off, strict=True)]
         low, high = bootstrap_interval(differences)
@@ -212,7 +220,8 @@ def main() -> None:
         print(f"throughput, {workers} worker{'s' if workers > 1 else ''}: {rate:.1f} checks/s")
     if args.guard:
         with CodeRunner(workers=1, seed=0) as runner:
-            guard_overhead(runner, args.guard)
+            for settle in (True, False):
+                guard_overhead(runner, args.guard, settle)
         guard_cpu_overhead(args.guard)
 
 
