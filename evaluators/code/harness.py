@@ -9,6 +9,7 @@ reached here.
 from __future__ import annotations
 
 import contextlib
+import functools
 from typing import Any
 
 import torch
@@ -29,8 +30,14 @@ def check_function(task: CodeTask, check: CodeCheck, field: str) -> Any:
     source = getattr(check, field)
     if source is None:
         return {"inputs": lambda gen: {}, "verify": _default_verify}[field]
+    return _compiled(task.setup, source, f"<check {check.name}.{field}>", field)
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(setup: str, source: str, filename: str, field: str) -> Any:
+    """Compiled once per check, not per submission (~0.6 ms each, five checks a submission)."""
     namespace: dict[str, Any] = {"torch": torch, "__name__": "__check__"}
-    exec(compile(f"{task.setup}\n{source}", f"<check {check.name}.{field}>", "exec"), namespace)  # noqa: S102
+    exec(compile(f"{setup}\n{source}", filename, "exec"), namespace)  # noqa: S102
     return namespace[field]
 
 
