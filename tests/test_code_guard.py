@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-from evaluators.code.guard import ForbiddenCall, ForbiddenCalls
+from evaluators.code.guard import ForbiddenCall, ForbiddenCalls, rehearse
 
 BECAUSE = "write it yourself"
 
@@ -111,3 +111,14 @@ def test_a_module_imported_after_the_guard_was_made_is_disarmed_at_the_next_entr
             late.double(X)
     finally:
         del sys.modules["guard_late"]
+
+
+def test_a_rehearsal_leaves_nothing_armed() -> None:
+    """A fresh child rehearses a guard on gru_cell, softmin and addmm before its job: a task that
+    allows them must find them working, and a task that forbids them must still be refused."""
+    expected = torch.gru_cell(X, H, W_IH, W_HH)
+    rehearse()
+    assert torch.equal(torch.gru_cell(X, H, W_IH, W_HH), expected)
+    torch.nn.functional.softmin(X, -1)
+    torch.addmm(X, X, torch.eye(3))
+    assert "torch.gru_cell" in refused(lambda: torch.gru_cell(X, H, W_IH, W_HH), "torch.gru_cell")
