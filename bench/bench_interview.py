@@ -40,7 +40,7 @@ def pct(values: list[float], q: float) -> float:
 def build(tmp: Path) -> InterviewEngine:
     # Simulated candidates reuse the same answer texts; real ones do not, so no sentence vector
     # may be reused across answers here (the cache still serves follow-ups in real sessions).
-    rubric_module.UNIT_CACHE_SIZE = 0
+    rubric_module.TEXT_CACHE_SIZE = 0
     embedder = get_embedder("minilm")
     bank = bank_index()
     store = open_store(data_dir=str(tmp), embedder=embedder)

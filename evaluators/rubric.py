@@ -18,16 +18,19 @@ from evaluators.base import DetectedMisconception, Evaluation, Evaluator, Gradin
 from evaluators.feedback import compose_feedback
 from evaluators.misconceptions import detect_misconceptions
 from evaluators.rubric_vectors import RubricVectors
-from evaluators.signals import ScoreModel, fitted_model, lexical_overlap, stems
+from evaluators.signals import ScoreModel, alignment, content_pieces, fitted_model, lexical_overlap, stems
 from evaluators.text import Unit, content_words, is_non_answer, split_units, without_question_words
 from knowledge.embeddings import Embedder, Span
 
-UNIT_CACHE_SIZE = 20_000  # ~30 MB of 384-d float32 vectors
+TEXT_CACHE_SIZE = 5_000  # sentences: ~60 MB with their word pieces (~15 per sentence, float16)
 _FENCE_MARK = re.compile(r"```[\w+-]*")
 PROBE_RIDGE = 0.0005  # how far each misconception probe is held from fitting its few phrasings exactly
 
 UnitReading = tuple[str, Span]  # a text, and the span of it to embed (Unit.reading)
-Reading = tuple[list[Unit], np.ndarray, np.ndarray]  # an answer's units, their vectors, its demoted vector
+TextReading = tuple[dict[Span, np.ndarray], np.ndarray]  # a text's span vectors, its content word pieces
+# An answer's units and their vectors; the word pieces of its sentences and of its words the question
+# does not use (signals.alignment).
+Reading = tuple[list[Unit], np.ndarray, np.ndarray, np.ndarray]
 
 
 class RubricScorer(Evaluator):
@@ -44,7 +47,7 @@ class RubricScorer(Evaluator):
         self._rubric_embedder = rubric_embedder or embedder
         self.model = model or fitted_model()
         self._cache: OrderedDict[str, RubricVectors] = OrderedDict()
-        self._unit_cache: OrderedDict[UnitReading, np.ndarray] = OrderedDict()
+        self._text_cache: OrderedDict[str, TextReading] = OrderedDict()
         self._lock = threading.Lock()  # the API scores from several threads
         self._cache_size = cache_size
 
@@ -66,42 +69,44 @@ class RubricScorer(Evaluator):
             self._rubric_vectors(task)
 
     def _read(self, tasks: list[GradingTask]) -> list[Reading | None]:
-        """Per answer: its units, their vectors and the vector of the answer without the question's words
-        (None for a non-answer)."""
+        """Per answer, what is read from it (None for a non-answer)."""
         texts = [[*task.earlier_answers, task.answer] for task in tasks]
         unit_lists = [
             [] if is_non_answer(" ".join(t)) else [u for text in t for u in split_units(text)] for t in texts
         ]
-        flat = [u.reading for units in unit_lists for u in units]
         demoted = [without_question_words(" ".join(t), task.question) for t, task in zip(texts, tasks, strict=True)]
-        vectors = self._unit_vectors(flat + [(d, None) for d in demoted])
+        read = self._read_texts([u.reading for units in unit_lists for u in units] + [(d, None) for d in demoted])
         out: list[Reading | None] = []
-        start = 0
-        for k, units in enumerate(unit_lists):
-            out.append((units, vectors[start : start + len(units)], vectors[len(flat) + k]) if units else None)
-            start += len(units)
+        for units, bag in zip(unit_lists, demoted, strict=True):
+            if not units:
+                out.append(None)
+                continue
+            vectors = np.stack([read[u.reading[0]][0][u.reading[1]] for u in units])
+            pieces = np.vstack([read[u.text][1] for u in units if u.within is None])
+            out.append((units, vectors, pieces, read[bag][1]))
         return out
 
-    def _unit_vectors(self, readings: list[UnitReading]) -> np.ndarray:
-        """Unit vectors, cached: follow-up turns re-read earlier answers, which costs nothing twice.
-        A sentence and its clauses take one pass over the sentence (Embedder.embed_spans)."""
-        if not readings:
-            return np.zeros((0, self._embedder.dimensions), dtype=np.float32)
+    def _read_texts(self, readings: list[UnitReading]) -> dict[str, TextReading]:
+        """Each text's span vectors and word pieces, cached: follow-up turns re-read earlier answers,
+        which costs nothing twice. A sentence and its clauses take one pass over the sentence."""
+        wanted: dict[str, set[Span]] = {}
+        for text, span in readings:
+            wanted.setdefault(text, set()).add(span)
         with self._lock:
-            known = {r: self._unit_cache[r] for r in dict.fromkeys(readings) if r in self._unit_cache}
-        missing = [r for r in dict.fromkeys(readings) if r not in known]
+            known = {t: self._text_cache[t] for t in wanted if t in self._text_cache}
+        missing = {t: sorted(ss, key=str) for t, ss in wanted.items() if t not in known or ss - known[t][0].keys()}
         if missing:
-            spans: dict[str, list[Span]] = {}
-            for text, span in missing:
-                spans.setdefault(text, []).append(span)
-            order = [(text, span) for text, ss in spans.items() for span in ss]
-            fresh = dict(zip(order, self._embedder.embed_spans(list(spans), list(spans.values())), strict=True))
-            known.update(fresh)
+            vectors, tokens = self._embedder.read(list(missing), list(missing.values()))
+            start = 0
+            for (text, spans), words in zip(missing.items(), tokens, strict=True):
+                found = dict(zip(spans, vectors[start : start + len(spans)], strict=True))
+                known[text] = (found, content_pieces(words).astype(np.float16))
+                start += len(spans)
             with self._lock:
-                self._unit_cache.update(fresh)
-                while len(self._unit_cache) > UNIT_CACHE_SIZE:
-                    self._unit_cache.popitem(last=False)
-        return np.stack([known[r] for r in readings])
+                self._text_cache.update({t: known[t] for t in missing})
+                while len(self._text_cache) > TEXT_CACHE_SIZE:
+                    self._text_cache.popitem(last=False)
+        return known
 
     def _score(self, task: GradingTask, reading: Reading | None) -> Evaluation:
         if reading is None:
@@ -112,7 +117,7 @@ class RubricScorer(Evaluator):
         return self._result(task, 5 * self.model.share(values), verdicts, wrong, None)
 
     def _signals(
-        self, task: GradingTask, units: list[Unit], vectors: np.ndarray, demoted: np.ndarray
+        self, task: GradingTask, units: list[Unit], vectors: np.ndarray, pieces: np.ndarray, demoted: np.ndarray
     ) -> tuple[dict[str, float], list[PointVerdict], list[DetectedMisconception]]:
         rubric = self._rubric_vectors(task)
         found = detect_misconceptions(task, rubric, units, vectors, self.model.wrong)
@@ -124,15 +129,14 @@ class RubricScorer(Evaluator):
                        else Verdict.PARTIAL if support >= scale.partial else Verdict.MISSED)
             verdicts.append(PointVerdict.judged(point, verdict, round(scale.credit(support), 3), quote))
         answer_terms = content_words(_FENCE_MARK.sub(" ", " ".join([*task.earlier_answers, task.answer])))
-        recall = lexical_overlap(answer_terms, rubric.reference_terms, rubric.question_terms)
-        stem_recall = lexical_overlap(stems(answer_terms), stems(rubric.reference_terms), stems(rubric.question_terms))
         weights = rubric.weights / rubric.weights.sum()
+        stem = (stems(answer_terms), stems(rubric.reference_terms), stems(rubric.question_terms))
         values = {
             "coverage": float(weights @ [s for s, _ in supports]),
-            "lex_recall": recall,
-            "stem_recall": stem_recall,
+            "alignment": alignment(rubric.reference_pieces, pieces),
+            "demoted_alignment": alignment(rubric.demoted_pieces, demoted),
+            "stem_recall": lexical_overlap(*stem),
             "wrong": float(len(found)),
-            "demoted": float(demoted @ rubric.demoted_reference),
         }
         return values, verdicts, [m for m, _ in found]
 

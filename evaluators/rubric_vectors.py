@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from evaluators.base import GradingTask
-from evaluators.text import content_words, is_negated, prose_units, without_question_words
+from evaluators.signals import content_pieces
+from evaluators.text import content_words, is_negated, prose_units, split_units, without_question_words
 from knowledge.embeddings import Embedder
 
 
@@ -19,7 +20,8 @@ class RubricVectors:
     truths: np.ndarray  # every point text, reference sentence and correction: true statements
     truth_negated: np.ndarray  # per truth, whether it is phrased negatively
     reference_terms: frozenset[str]
-    demoted_reference: np.ndarray  # the reference answer without the question's words (text.without_question_words)
+    reference_pieces: np.ndarray  # its content word pieces, each read in its sentence (signals.alignment)
+    demoted_pieces: np.ndarray  # the same of its words the question does not use (text.without_question_words)
     question_terms: frozenset[str]
     misconception_texts: list[list[str]]  # per wrong claim: the claim, then its cues
     misconception_vectors: list[np.ndarray]
@@ -33,7 +35,7 @@ class RubricVectors:
         point_texts = [[p.description, *p.evidence] for p in task.rubric]
         m_texts = [[m.claim, *m.cues] for m in task.misconceptions]
         sentences = prose_units(task.reference_answer) + [m.correction for m in task.misconceptions]
-        groups = [*point_texts, *m_texts, sentences, [without_question_words(task.reference_answer, task.question)]]
+        groups = [*point_texts, *m_texts, sentences]
         vecs = embedder.embed_batch([t for group in groups for t in group])
         split, start = [], 0
         for group in groups:
@@ -41,7 +43,12 @@ class RubricVectors:
             start += len(group)
         n = len(point_texts)
         point_vectors, m_vectors = split[:n], split[n : n + len(m_texts)]
-        truths = np.vstack([*point_vectors, split[-2]])
+        truths = np.vstack([*point_vectors, split[-1]])
+        # Word pieces in context come from a pass of their own (the vectors above may come from a store).
+        whole = [u.text for u in split_units(task.reference_answer) if not u.clause]
+        demoted = without_question_words(task.reference_answer, task.question)
+        _, tokens = embedder.read([*whole, demoted], [[None]] * (len(whole) + 1))
+        pieces = [content_pieces(t) for t in tokens]
         return cls(
             point_texts=point_texts,
             point_vectors=point_vectors,
@@ -49,7 +56,8 @@ class RubricVectors:
             truths=truths,
             truth_negated=np.array([is_negated(t) for group in [*point_texts, sentences] for t in group], dtype=bool),
             reference_terms=content_words(task.reference_answer),
-            demoted_reference=split[-1][0],
+            reference_pieces=np.vstack(pieces[:-1]) if whole else pieces[-1][:0],
+            demoted_pieces=pieces[-1],
             question_terms=content_words(task.question),
             misconception_texts=m_texts,
             misconception_vectors=m_vectors,

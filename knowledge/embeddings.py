@@ -11,6 +11,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -22,6 +23,15 @@ from knowledge.errors import SearchError
 
 log = logging.getLogger(__name__)
 Span = tuple[int, int] | None  # characters [start, end) of a text, or None for all of it
+_WORD = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """A text's words (or word pieces) and a unit vector for each, as read in that text."""
+
+    words: list[str]
+    vectors: np.ndarray  # (len(words), dimensions)
 
 
 class Embedder(ABC):
@@ -42,6 +52,16 @@ class Embedder(ABC):
         Here each span is embedded on its own; MiniLM reads them in one pass over their text."""
         pieces = [t if s is None else t[s[0] : s[1]] for t, ss in zip(texts, spans, strict=True) for s in ss]
         return self.embed_batch(pieces)
+
+    def read(self, texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> tuple[np.ndarray, list[Tokens]]:
+        """The span vectors of embed_spans, and each text's words with a vector each (for aligning two
+        texts word by word). Here each word is embedded on its own; MiniLM gives each word piece its
+        vector in context, from the same pass as the spans."""
+        words = [_WORD.findall(t) for t in texts]
+        flat = self.embed_batch([w for ws in words for w in ws]) if any(words) else np.zeros((0, self.dimensions))
+        starts = np.cumsum([0] + [len(ws) for ws in words])
+        tokens = [Tokens(ws, flat[a:b]) for ws, a, b in zip(words, starts[:-1], starts[1:], strict=True)]
+        return self.embed_spans(texts, spans), tokens
 
     @property
     def fingerprint(self) -> str:
@@ -125,16 +145,20 @@ class MiniLMEmbedder(Embedder):
         return self.embed_spans(texts, [[None]] * len(texts))
 
     def embed_spans(self, texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> np.ndarray:
+        return self.read(texts, spans)[0]
+
+    def read(self, texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> tuple[np.ndarray, list[Tokens]]:
         """A span's vector pools its tokens as read in the whole text, so an answer's clauses cost no
-        model pass of their own (they were ~40% of the tokens embedded when graded one by one)."""
+        model pass of their own (they were ~40% of the tokens embedded when graded one by one); the
+        text's word pieces come from the same pass ([CLS], [SEP] and punctuation left out)."""
         if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
+            return np.zeros((0, self.dimensions), dtype=np.float32), []
         # Tokenised once up front, so batches are formed by token count, which is what padding costs.
         encodings = self._tokenizer.encode_batch(list(texts))
         tokens = [[_token_range(e, s) for s in ss] for e, ss in zip(encodings, spans, strict=True)]
         batches = self._batches([len(e.ids) for e in encodings])
 
-        def run(batch: list[int], session: Any) -> np.ndarray:
+        def run(batch: list[int], session: Any) -> tuple[np.ndarray, list[np.ndarray]]:
             return self._run([encodings[i] for i in batch], session, [tokens[i] for i in batch])
 
         if self.cores > 1 and len(batches) >= self.runners_from:
@@ -147,8 +171,16 @@ class MiniLMEmbedder(Embedder):
             parts = [run(batch, threaded) for batch in batches]
         starts = np.cumsum([0] + [len(ss) for ss in spans])
         out = np.empty((starts[-1], self.dimensions), dtype=np.float32)
-        out[[j for batch in batches for i in batch for j in range(starts[i], starts[i + 1])]] = np.concatenate(parts)
-        return out
+        out[[j for batch in batches for i in batch for j in range(starts[i], starts[i + 1])]] = np.concatenate(
+            [pooled for pooled, _ in parts]
+        )
+        states = dict(zip([i for batch in batches for i in batch], [h for _, hs in parts for h in hs], strict=True))
+        words = []
+        for i, encoding in enumerate(encodings):
+            keep = [k for k, (piece, special) in enumerate(zip(encoding.tokens, encoding.special_tokens_mask,
+                                                                 strict=True)) if not special and _WORD.search(piece)]
+            words.append(Tokens([encoding.tokens[k] for k in keep], _normalise(states[i][keep])))
+        return out, words
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         return [len(e.ids) for e in self._tokenizer.encode_batch(list(texts))]
@@ -174,7 +206,9 @@ class MiniLMEmbedder(Embedder):
             batches.append(current)
         return batches
 
-    def _run(self, encodings: Sequence[Any], session: Any, token_ranges: list[list[tuple[int, int]]]) -> np.ndarray:
+    def _run(
+        self, encodings: Sequence[Any], session: Any, token_ranges: list[list[tuple[int, int]]]
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
         longest = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), longest), dtype=np.int64)  # 0 is [PAD]
         mask = np.zeros_like(ids)
@@ -187,7 +221,7 @@ class MiniLMEmbedder(Embedder):
         hidden = session.run(None, feeds)[0]
         # Mean pooling over the span's tokens, then L2: over all real tokens, what sentence-transformers does.
         pooled = [hidden[row, a:b].mean(axis=0) for row, ranges in enumerate(token_ranges) for a, b in ranges]
-        return _normalise(np.stack(pooled))
+        return _normalise(np.stack(pooled)), [hidden[row, : len(e.ids)] for row, e in enumerate(encodings)]
 
 
 def _onnx_session(*, threads: int, integer_matmuls: bool) -> Any:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from knowledge.embeddings import Embedder, Span
+from knowledge.embeddings import Embedder, Span, Tokens
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,10 @@ class StoredEmbedder(Embedder):
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         return self.embed_spans(texts, [[None]] * len(texts))
+
+    def read(self, texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> tuple[np.ndarray, list[Tokens]]:
+        """Words' vectors are not stored: they are wanted only for a question's reference answer."""
+        return self._inner.read(texts, spans)
 
     def embed_spans(self, texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> np.ndarray:
         readings = [(t, s) for t, ss in zip(texts, spans, strict=True) for s in ss]
