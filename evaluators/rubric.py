@@ -56,17 +56,18 @@ class RubricScorer(Evaluator):
 
     def evaluate_many(self, tasks: list[GradingTask]) -> list[Evaluation]:
         """Score many answers with one embedding batch for all their sentences (fast for bulk grading)."""
-        return [self._score(task, reading) for task, reading in zip(tasks, self._read(tasks), strict=True)]
+        rubrics, readings = self._rubrics(tasks), self._read(tasks)
+        return [self._score(*args) for args in zip(tasks, rubrics, readings, strict=True)]
 
     def signals_many(self, tasks: list[GradingTask]) -> list[dict[str, float] | None]:
         """The model's inputs per answer (None for a non-answer): what bench/fit_scorer.py fits on."""
-        return [self._signals(task, *reading)[0] if reading else None
-                for task, reading in zip(tasks, self._read(tasks), strict=True)]
+        rubrics, readings = self._rubrics(tasks), self._read(tasks)
+        return [self._signals(task, rubric, *reading)[0] if reading else None
+                for task, rubric, reading in zip(tasks, rubrics, readings, strict=True)]
 
     def warm(self, tasks: list[GradingTask]) -> None:
         """Embed rubrics ahead of time (a server does this at start-up, off the request path)."""
-        for task in tasks:
-            self._rubric_vectors(task)
+        self._rubrics(tasks)
 
     def _read(self, tasks: list[GradingTask]) -> list[Reading | None]:
         """Per answer, what is read from it (None for a non-answer)."""
@@ -108,18 +109,18 @@ class RubricScorer(Evaluator):
                     self._text_cache.popitem(last=False)
         return known
 
-    def _score(self, task: GradingTask, reading: Reading | None) -> Evaluation:
+    def _score(self, task: GradingTask, rubric: RubricVectors, reading: Reading | None) -> Evaluation:
         if reading is None:
             gate = "empty" if not any(t.strip() for t in [task.answer, *task.earlier_answers]) else "non-answer"
             missed = [PointVerdict.judged(p, Verdict.MISSED, 0.0, None) for p in task.rubric]
             return self._result(task, 0.0, missed, [], gate)
-        values, verdicts, wrong = self._signals(task, *reading)
+        values, verdicts, wrong = self._signals(task, rubric, *reading)
         return self._result(task, 5 * self.model.share(values), verdicts, wrong, None)
 
     def _signals(
-        self, task: GradingTask, units: list[Unit], vectors: np.ndarray, pieces: np.ndarray, demoted: np.ndarray
+        self, task: GradingTask, rubric: RubricVectors, units: list[Unit], vectors: np.ndarray, pieces: np.ndarray,
+        demoted: np.ndarray,
     ) -> tuple[dict[str, float], list[PointVerdict], list[DetectedMisconception]]:
-        rubric = self._rubric_vectors(task)
         found = detect_misconceptions(task, rubric, units, vectors, self.model.wrong)
         supports = _supports(rubric, units, vectors, {i for _, i in found})
         scale = self.model.points
@@ -155,18 +156,20 @@ class RubricScorer(Evaluator):
             gate=gate,
         )
 
-    def _rubric_vectors(self, task: GradingTask) -> RubricVectors:
-        key = _rubric_key(task)
+    def _rubrics(self, tasks: list[GradingTask]) -> list[RubricVectors]:
+        """Each task's rubric vectors, cached; the missing ones built together (one model pass)."""
+        keys = [_rubric_key(task) for task in tasks]
         with self._lock:
-            cached = self._cache.get(key)
-        if cached is not None:
-            return cached
-        value = RubricVectors.build(task, self._rubric_embedder, PROBE_RIDGE)
-        with self._lock:
-            self._cache[key] = value
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        return value
+            known = {k: self._cache[k] for k in keys if k in self._cache}
+        missing = {k: task for k, task in zip(keys, tasks, strict=True) if k not in known}
+        if missing:
+            known.update(zip(missing, RubricVectors.build_many(list(missing.values()), self._rubric_embedder,
+                                                                PROBE_RIDGE), strict=True))
+            with self._lock:
+                self._cache.update({k: known[k] for k in missing})
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        return [known[k] for k in keys]
 
 
 def _supports(

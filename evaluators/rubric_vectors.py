@@ -30,8 +30,19 @@ class RubricVectors:
     misconception_probes: list[np.ndarray]
 
     @classmethod
-    def build(cls, task: GradingTask, embedder: Embedder, ridge: float) -> RubricVectors:
-        """Everything embedded in one batch (a batch of similar texts runs faster than many small ones)."""
+    def build_many(cls, tasks: list[GradingTask], embedder: Embedder, ridge: float) -> list[RubricVectors]:
+        """The reference answers' word pieces in context for every task in one pass (the vectors of
+        build() may come from a store; these are not stored), then each task's rubric."""
+        texts = [[*(u.text for u in split_units(t.reference_answer) if not u.clause),
+                  without_question_words(t.reference_answer, t.question)] for t in tasks]
+        _, tokens = embedder.read([x for ts in texts for x in ts], [[None]] * sum(map(len, texts)))
+        pieces = iter([content_pieces(t) for t in tokens])
+        return [cls.build(t, embedder, ridge, [next(pieces) for _ in ts]) for t, ts in zip(tasks, texts, strict=True)]
+
+    @classmethod
+    def build(cls, task: GradingTask, embedder: Embedder, ridge: float, pieces: list[np.ndarray]) -> RubricVectors:
+        """Everything embedded in one batch (a batch of similar texts runs faster than many small ones);
+        `pieces`: the word pieces of the reference's sentences and of its question-demoted words."""
         point_texts = [[p.description, *p.evidence] for p in task.rubric]
         m_texts = [[m.claim, *m.cues] for m in task.misconceptions]
         sentences = prose_units(task.reference_answer) + [m.correction for m in task.misconceptions]
@@ -44,11 +55,6 @@ class RubricVectors:
         n = len(point_texts)
         point_vectors, m_vectors = split[:n], split[n : n + len(m_texts)]
         truths = np.vstack([*point_vectors, split[-1]])
-        # Word pieces in context come from a pass of their own (the vectors above may come from a store).
-        whole = [u.text for u in split_units(task.reference_answer) if not u.clause]
-        demoted = without_question_words(task.reference_answer, task.question)
-        _, tokens = embedder.read([*whole, demoted], [[None]] * (len(whole) + 1))
-        pieces = [content_pieces(t) for t in tokens]
         return cls(
             point_texts=point_texts,
             point_vectors=point_vectors,
@@ -56,7 +62,7 @@ class RubricVectors:
             truths=truths,
             truth_negated=np.array([is_negated(t) for group in [*point_texts, sentences] for t in group], dtype=bool),
             reference_terms=content_words(task.reference_answer),
-            reference_pieces=np.vstack(pieces[:-1]) if whole else pieces[-1][:0],
+            reference_pieces=np.vstack(pieces[:-1]) if len(pieces) > 1 else pieces[-1][:0],
             demoted_pieces=pieces[-1],
             question_terms=content_words(task.question),
             misconception_texts=m_texts,

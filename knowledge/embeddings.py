@@ -158,7 +158,7 @@ class MiniLMEmbedder(Embedder):
         tokens = [[_token_range(e, s) for s in ss] for e, ss in zip(encodings, spans, strict=True)]
         batches = self._batches([len(e.ids) for e in encodings])
 
-        def run(batch: list[int], session: Any) -> tuple[np.ndarray, list[np.ndarray]]:
+        def run(batch: list[int], session: Any) -> tuple[np.ndarray, list[Tokens]]:
             return self._run([encodings[i] for i in batch], session, [tokens[i] for i in batch])
 
         if self.cores > 1 and len(batches) >= self.runners_from:
@@ -174,13 +174,8 @@ class MiniLMEmbedder(Embedder):
         out[[j for batch in batches for i in batch for j in range(starts[i], starts[i + 1])]] = np.concatenate(
             [pooled for pooled, _ in parts]
         )
-        states = dict(zip([i for batch in batches for i in batch], [h for _, hs in parts for h in hs], strict=True))
-        words = []
-        for i, encoding in enumerate(encodings):
-            keep = [k for k, (piece, special) in enumerate(zip(encoding.tokens, encoding.special_tokens_mask,
-                                                                 strict=True)) if not special and _WORD.search(piece)]
-            words.append(Tokens([encoding.tokens[k] for k in keep], _normalise(states[i][keep])))
-        return out, words
+        words = dict(zip([i for batch in batches for i in batch], [w for _, ws in parts for w in ws], strict=True))
+        return out, [words[i] for i in range(len(texts))]
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         return [len(e.ids) for e in self._tokenizer.encode_batch(list(texts))]
@@ -208,7 +203,7 @@ class MiniLMEmbedder(Embedder):
 
     def _run(
         self, encodings: Sequence[Any], session: Any, token_ranges: list[list[tuple[int, int]]]
-    ) -> tuple[np.ndarray, list[np.ndarray]]:
+    ) -> tuple[np.ndarray, list[Tokens]]:
         longest = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), longest), dtype=np.int64)  # 0 is [PAD]
         mask = np.zeros_like(ids)
@@ -221,7 +216,12 @@ class MiniLMEmbedder(Embedder):
         hidden = session.run(None, feeds)[0]
         # Mean pooling over the span's tokens, then L2: over all real tokens, what sentence-transformers does.
         pooled = [hidden[row, a:b].mean(axis=0) for row, ranges in enumerate(token_ranges) for a, b in ranges]
-        return _normalise(np.stack(pooled)), [hidden[row, : len(e.ids)] for row, e in enumerate(encodings)]
+        words = []
+        for row, encoding in enumerate(encodings):
+            marks = zip(encoding.tokens, encoding.special_tokens_mask, strict=True)
+            keep = [k for k, (piece, special) in enumerate(marks) if not special and _WORD.search(piece)]
+            words.append(Tokens([encoding.tokens[k] for k in keep], _normalise(hidden[row, keep])))
+        return _normalise(np.stack(pooled)), words
 
 
 def _onnx_session(*, threads: int, integer_matmuls: bool) -> Any:
