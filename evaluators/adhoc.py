@@ -21,7 +21,7 @@ def derive_rubric(reference_answer: str) -> list[RubricPoint]:
         claims.append(text)
     if not claims:
         claims = [" ".join(reference_answer.split())]
-    # Whole sentences come before their clauses in split_units; prefer them, longest first.
+    # Of the first fourteen claims, the seven with the most content words.
     claims = sorted(claims[: MAX_POINTS * 2], key=lambda c: -len(content_words(c)))[:MAX_POINTS]
     return [
         RubricPoint(

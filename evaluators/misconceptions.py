@@ -7,9 +7,9 @@ A sentence is read as stating a known misconception only when all of these hold:
 - it is clearly closer to that phrasing than to any true statement of the entry (rubric points,
   reference sentences, corrections) of its own polarity: a sentence that states the point the claim
   contradicts is not accused;
-- it does not name the claim to reject it ("adds into .grad rather than replacing it"), and it is a
-  whole sentence or code line: a clause is never read alone, as the rest of its sentence may deny it
-  ("some think PyTorch clears gradients for you, but it does not").
+- it does not name the claim to reject it ("adds into .grad rather than replacing it"). Sentences are read
+  whole, so the rest of a sentence can deny a clause ("some think PyTorch clears gradients for you, but
+  it does not").
 The cut-offs come from scorer_model.json, chosen on the development answers (bench/fit_scorer.py).
 """
 
@@ -36,7 +36,7 @@ def detect_misconceptions(
         best, best_sim = -1, -1.0
         for i, unit in enumerate(units):
             same = same_polarity(negated[i], texts)
-            if unit.clause or is_contrastive(unit.text) or not same.any():
+            if is_contrastive(unit.text) or not same.any():
                 continue
             sim = float((m_vecs[same] @ vectors[i]).max())
             agreeing = rubric.truth_negated == negated[i]

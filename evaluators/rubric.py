@@ -20,14 +20,14 @@ from evaluators.misconceptions import detect_misconceptions
 from evaluators.rubric_vectors import RubricVectors
 from evaluators.signals import ScoreModel, alignment, content_pieces, fitted_model, lexical_overlap, stems
 from evaluators.text import Unit, content_words, is_non_answer, split_units, without_question_words
-from knowledge.embeddings import Embedder, Span
+from knowledge.embeddings import Embedder
 
+WARM_CHUNK = 8  # questions per model pass when warming
 TEXT_CACHE_SIZE = 5_000  # sentences: ~60 MB with their word pieces (~15 per sentence, float16)
 _FENCE_MARK = re.compile(r"```[\w+-]*")
 PROBE_RIDGE = 0.0005  # how far each misconception probe is held from fitting its few phrasings exactly
 
-UnitReading = tuple[str, Span]  # a text, and the span of it to embed (Unit.reading)
-TextReading = tuple[dict[Span, np.ndarray], np.ndarray]  # a text's span vectors, its content word pieces
+TextReading = tuple[np.ndarray, np.ndarray]  # a text's vector, and its content word pieces
 # An answer's units and their vectors; the word pieces of its sentences and of its words the question
 # does not use (signals.alignment).
 Reading = tuple[list[Unit], np.ndarray, np.ndarray, np.ndarray]
@@ -66,8 +66,10 @@ class RubricScorer(Evaluator):
                 for task, rubric, reading in zip(tasks, rubrics, readings, strict=True)]
 
     def warm(self, tasks: list[GradingTask]) -> None:
-        """Embed rubrics ahead of time (a server does this at start-up, off the request path)."""
-        self._rubrics(tasks)
+        """Embed rubrics ahead of time (a server does this at start-up, off the request path), a few
+        questions per model pass: a request that arrives meanwhile is not queued behind the whole bank."""
+        for start in range(0, len(tasks), WARM_CHUNK):
+            self._rubrics(tasks[start : start + WARM_CHUNK])
 
     def _read(self, tasks: list[GradingTask]) -> list[Reading | None]:
         """Per answer, what is read from it (None for a non-answer)."""
@@ -76,33 +78,26 @@ class RubricScorer(Evaluator):
             [] if is_non_answer(" ".join(t)) else [u for text in t for u in split_units(text)] for t in texts
         ]
         demoted = [without_question_words(" ".join(t), task.question) for t, task in zip(texts, tasks, strict=True)]
-        read = self._read_texts([u.reading for units in unit_lists for u in units] + [(d, None) for d in demoted])
+        read = self._read_texts([u.text for units in unit_lists for u in units] + demoted)
         out: list[Reading | None] = []
         for units, bag in zip(unit_lists, demoted, strict=True):
             if not units:
                 out.append(None)
                 continue
-            vectors = np.stack([read[u.reading[0]][0][u.reading[1]] for u in units])
-            pieces = np.vstack([read[u.text][1] for u in units if u.within is None])
-            out.append((units, vectors, pieces, read[bag][1]))
+            vectors = np.stack([read[u.text][0] for u in units])
+            out.append((units, vectors, np.vstack([read[u.text][1] for u in units]), read[bag][1]))
         return out
 
-    def _read_texts(self, readings: list[UnitReading]) -> dict[str, TextReading]:
-        """Each text's span vectors and word pieces, cached: follow-up turns re-read earlier answers,
-        which costs nothing twice. A sentence and its clauses take one pass over the sentence."""
-        wanted: dict[str, set[Span]] = {}
-        for text, span in readings:
-            wanted.setdefault(text, set()).add(span)
+    def _read_texts(self, texts: list[str]) -> dict[str, TextReading]:
+        """Each text's vector and word pieces, cached: follow-up turns re-read earlier answers, which
+        costs nothing twice."""
         with self._lock:
-            known = {t: self._text_cache[t] for t in wanted if t in self._text_cache}
-        missing = {t: sorted(ss, key=str) for t, ss in wanted.items() if t not in known or ss - known[t][0].keys()}
+            known = {t: self._text_cache[t] for t in texts if t in self._text_cache}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
         if missing:
-            vectors, tokens = self._embedder.read(list(missing), list(missing.values()))
-            start = 0
-            for (text, spans), words in zip(missing.items(), tokens, strict=True):
-                found = dict(zip(spans, vectors[start : start + len(spans)], strict=True))
-                known[text] = (found, content_pieces(words).astype(np.float16))
-                start += len(spans)
+            vectors, tokens = self._embedder.read(missing)
+            pieces = [content_pieces(w).astype(np.float16) for w in tokens]
+            known.update(zip(missing, zip(vectors, pieces, strict=True), strict=True))
             with self._lock:
                 self._text_cache.update({t: known[t] for t in missing})
                 while len(self._text_cache) > TEXT_CACHE_SIZE:

@@ -31,11 +31,10 @@ class RubricVectors:
 
     @classmethod
     def build_many(cls, tasks: list[GradingTask], embedder: Embedder, ridge: float) -> list[RubricVectors]:
-        """The reference answers' word pieces in context for every task in one pass (the vectors of
-        build() may come from a store; these are not stored), then each task's rubric."""
-        texts = [[*(u.text for u in split_units(t.reference_answer) if not u.clause),
+        """The word pieces of every task's reference answer in one model pass, then each task's rubric."""
+        texts = [[*(u.text for u in split_units(t.reference_answer)),
                   without_question_words(t.reference_answer, t.question)] for t in tasks]
-        _, tokens = embedder.read([x for ts in texts for x in ts], [[None]] * sum(map(len, texts)))
+        _, tokens = embedder.read([x for ts in texts for x in ts])
         pieces = iter([content_pieces(t) for t in tokens])
         return [cls.build(t, embedder, ridge, [next(pieces) for _ in ts]) for t, ts in zip(tasks, texts, strict=True)]
 

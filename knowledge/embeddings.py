@@ -22,7 +22,6 @@ import numpy as np
 from knowledge.errors import SearchError
 
 log = logging.getLogger(__name__)
-Span = tuple[int, int] | None  # characters [start, end) of a text, or None for all of it
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -47,21 +46,15 @@ class Embedder(ABC):
     def embed(self, text: str) -> np.ndarray:
         return self.embed_batch([text])[0]
 
-    def embed_spans(self, texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> np.ndarray:
-        """One vector per (start, end) character span of each text, in order (None: the whole text).
-        Here each span is embedded on its own; MiniLM reads them in one pass over their text."""
-        pieces = [t if s is None else t[s[0] : s[1]] for t, ss in zip(texts, spans, strict=True) for s in ss]
-        return self.embed_batch(pieces)
-
-    def read(self, texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> tuple[np.ndarray, list[Tokens]]:
-        """The span vectors of embed_spans, and each text's words with a vector each (for aligning two
-        texts word by word). Here each word is embedded on its own; MiniLM gives each word piece its
-        vector in context, from the same pass as the spans."""
+    def read(self, texts: Sequence[str]) -> tuple[np.ndarray, list[Tokens]]:
+        """The texts' vectors, and each text's words with a vector each (for aligning two texts word by
+        word). Here each word is embedded on its own; MiniLM gives each word piece its vector in
+        context, from the same pass as the text's."""
         words = [_WORD.findall(t) for t in texts]
         flat = self.embed_batch([w for ws in words for w in ws]) if any(words) else np.zeros((0, self.dimensions))
         starts = np.cumsum([0] + [len(ws) for ws in words])
         tokens = [Tokens(ws, flat[a:b]) for ws, a, b in zip(words, starts[:-1], starts[1:], strict=True)]
-        return self.embed_spans(texts, spans), tokens
+        return self.embed_batch(texts), tokens
 
     @property
     def fingerprint(self) -> str:
@@ -142,24 +135,18 @@ class MiniLMEmbedder(Embedder):
             return session
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
-        return self.embed_spans(texts, [[None]] * len(texts))
+        return self.read(texts)[0]
 
-    def embed_spans(self, texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> np.ndarray:
-        return self.read(texts, spans)[0]
-
-    def read(self, texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> tuple[np.ndarray, list[Tokens]]:
-        """A span's vector pools its tokens as read in the whole text, so an answer's clauses cost no
-        model pass of their own (they were ~40% of the tokens embedded when graded one by one); the
-        text's word pieces come from the same pass ([CLS], [SEP] and punctuation left out)."""
+    def read(self, texts: Sequence[str]) -> tuple[np.ndarray, list[Tokens]]:
+        """Each text's vector, and its word pieces from the same pass ([CLS], [SEP] and punctuation left out)."""
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32), []
         # Tokenised once up front, so batches are formed by token count, which is what padding costs.
         encodings = self._tokenizer.encode_batch(list(texts))
-        tokens = [[_token_range(e, s) for s in ss] for e, ss in zip(encodings, spans, strict=True)]
         batches = self._batches([len(e.ids) for e in encodings])
 
         def run(batch: list[int], session: Any) -> tuple[np.ndarray, list[Tokens]]:
-            return self._run([encodings[i] for i in batch], session, [tokens[i] for i in batch])
+            return self._run([encodings[i] for i in batch], session)
 
         if self.cores > 1 and len(batches) >= self.runners_from:
             single = self._session(threads=1)
@@ -169,11 +156,8 @@ class MiniLMEmbedder(Embedder):
         else:
             threaded = self._session(threads=self.cores)
             parts = [run(batch, threaded) for batch in batches]
-        starts = np.cumsum([0] + [len(ss) for ss in spans])
-        out = np.empty((starts[-1], self.dimensions), dtype=np.float32)
-        out[[j for batch in batches for i in batch for j in range(starts[i], starts[i + 1])]] = np.concatenate(
-            [pooled for pooled, _ in parts]
-        )
+        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        out[[i for batch in batches for i in batch]] = np.concatenate([pooled for pooled, _ in parts])
         words = dict(zip([i for batch in batches for i in batch], [w for _, ws in parts for w in ws], strict=True))
         return out, [words[i] for i in range(len(texts))]
 
@@ -202,7 +186,7 @@ class MiniLMEmbedder(Embedder):
         return batches
 
     def _run(
-        self, encodings: Sequence[Any], session: Any, token_ranges: list[list[tuple[int, int]]]
+        self, encodings: Sequence[Any], session: Any
     ) -> tuple[np.ndarray, list[Tokens]]:
         longest = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), longest), dtype=np.int64)  # 0 is [PAD]
@@ -214,8 +198,8 @@ class MiniLMEmbedder(Embedder):
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
         hidden = session.run(None, feeds)[0]
-        # Mean pooling over the span's tokens, then L2: over all real tokens, what sentence-transformers does.
-        pooled = [hidden[row, a:b].mean(axis=0) for row, ranges in enumerate(token_ranges) for a, b in ranges]
+        # Mean pooling over all real tokens, then L2: what sentence-transformers does.
+        pooled = [hidden[row, : len(e.ids)].mean(axis=0) for row, e in enumerate(encodings)]
         words = []
         for row, encoding in enumerate(encodings):
             marks = zip(encoding.tokens, encoding.special_tokens_mask, strict=True)
@@ -249,17 +233,6 @@ def _model_bytes(integer_matmuls: bool) -> tuple[bytes, bool]:
         except Exception as exc:  # a future package whose graph we do not recognise: slower, not broken
             log.warning("MiniLM integer rewrite failed (%s); running the float32 graph", exc)
     return path.read_bytes(), False
-
-
-def _token_range(encoding: Any, span: Span) -> tuple[int, int]:
-    """The tokens [first, last) inside a character span, or every token ([CLS] and [SEP] included) for
-    None; a span the truncated text no longer reaches falls back to the whole text."""
-    if span is not None:
-        marks = zip(encoding.offsets, encoding.special_tokens_mask, strict=True)
-        inside = [k for k, ((a, b), special) in enumerate(marks) if not special and a >= span[0] and b <= span[1]]
-        if inside:
-            return inside[0], inside[-1] + 1
-    return 0, len(encoding.ids)
 
 
 def _halves(batch: list[int], encodings: Sequence[Any]) -> list[list[int]]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from knowledge.embeddings import Embedder, Span, Tokens
+from knowledge.embeddings import Embedder, Tokens
 
 log = logging.getLogger(__name__)
 
@@ -39,46 +39,31 @@ class StoredEmbedder(Embedder):
         self._broken = False
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
-        return self.embed_spans(texts, [[None]] * len(texts))
-
-    def read(self, texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> tuple[np.ndarray, list[Tokens]]:
-        """Span vectors and each text's word pieces, both stored (a reference answer's pieces cost a model
-        pass of ~35 tokens per sentence: ~4 s for the bank's 110 questions on 2 cores)."""
-        keys = [_key(self._fingerprint, f"{t}\0pieces") for t in texts]
-        found = self._read_pieces(list(dict.fromkeys(keys)))
+        keys = [_key(self._fingerprint, t) for t in texts]
+        found = self._read(list(dict.fromkeys(keys)))
         missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
         if missing:
-            _, fresh = self._inner.read(list(missing.values()), [[None]] * len(missing))
+            fresh = self._inner.embed_batch(list(missing.values()))
             found.update(zip(missing, fresh, strict=True))
-            self._write_pieces({k: found[k] for k in missing})
-        return self.embed_spans(texts, spans), [found[k] for k in keys]
-
-    def _read_pieces(self, keys: list[str]) -> dict[str, Tokens]:
-        rows = self._query("SELECT key, words, vectors FROM pieces WHERE key IN ({})", keys)
-        return {k: Tokens(w.split(" ") if w else [], np.frombuffer(v, dtype=np.float32).reshape(-1, self.dimensions))
-                for k, w, v in rows}
-
-    def _write_pieces(self, pieces: dict[str, Tokens]) -> None:
-        self._execute("INSERT OR REPLACE INTO pieces (key, words, vectors) VALUES (?, ?, ?)",
-                      [(k, " ".join(t.words), np.asarray(t.vectors, np.float32).tobytes()) for k, t in pieces.items()])
-
-    def embed_spans(self, texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> np.ndarray:
-        readings = [(t, s) for t, ss in zip(texts, spans, strict=True) for s in ss]
-        keys = [_key(self._fingerprint, t if s is None else f"{t}\0{s[0]}:{s[1]}") for t, s in readings]
-        found = self._read(list(dict.fromkeys(keys)))
-        missing: dict[str, dict[str, Span]] = {}  # per text, the keys of its missing spans
-        for key, (text, span) in zip(keys, readings, strict=True):
-            if key not in found:
-                missing.setdefault(text, {})[key] = span
-        if missing:
-            fresh = self._inner.embed_spans(list(missing), [list(m.values()) for m in missing.values()])
-            self.dimensions = fresh.shape[1]
-            new_keys = [k for m in missing.values() for k in m]
-            found.update(zip(new_keys, fresh, strict=True))
-            self._write({k: found[k] for k in new_keys})
+            self._write({k: found[k] for k in missing})
         if not keys:
             return np.zeros((0, self.dimensions), dtype=np.float32)
+        self.dimensions = len(found[keys[0]])
         return np.stack([found[k] for k in keys])
+
+    def read(self, texts: Sequence[str]) -> tuple[np.ndarray, list[Tokens]]:
+        """Vectors and each text's word pieces, both stored (a reference answer's pieces cost a model
+        pass of ~35 tokens per sentence: ~4 s for the bank's 110 questions on 2 cores)."""
+        vectors = self.embed_batch(texts)
+        keys = [_key(self._fingerprint, f"{t}\0pieces") for t in texts]
+        found = {k: Tokens(w.split(" ") if w else [], np.frombuffer(v, dtype=np.float32).reshape(-1, self.dimensions))
+                 for k, w, v in self._query("SELECT key, words, vectors FROM pieces WHERE key IN ({})", keys)}
+        missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
+        if missing:
+            found.update(zip(missing, self._inner.read(list(missing.values()))[1], strict=True))
+            rows = [(k, " ".join(found[k].words), found[k].vectors.astype(np.float32).tobytes()) for k in missing]
+            self._execute("INSERT OR REPLACE INTO pieces (key, words, vectors) VALUES (?, ?, ?)", rows)
+        return vectors, [found[k] for k in keys]
 
     def _connect(self) -> sqlite3.Connection | None:
         if self._db is None and not self._broken:

@@ -94,13 +94,14 @@ def test_integer_products_stay_close_to_the_float32_model():
     assert "integer products" in integer.fingerprint
 
 
-def test_a_span_is_read_within_its_text_in_one_pass(embedder):
-    """Clauses are embedded from their sentence's own pass: the whole span is the text's vector,
-    a clause gets a unit vector of its own, and the span's vector does not depend on the batch."""
-    sentence = "Gradients accumulate in .grad, so you must clear them before each step."
-    whole, first, second = embedder.embed_spans([sentence], [[None, (0, 29), (31, len(sentence))]])
-    assert np.allclose(whole, embedder.embed(sentence), atol=1e-6)
-    assert np.allclose([np.linalg.norm(first), np.linalg.norm(second)], 1.0, atol=1e-5)
-    assert float(first @ second) < 0.95 and float(first @ whole) < 0.99
-    batched = embedder.embed_spans(["eval mode", sentence], [[None], [(0, 29)]])
-    assert np.allclose(batched[1], first, atol=1e-5)
+def test_word_pieces_are_read_in_context_from_the_same_pass(embedder):
+    """signals.alignment matches word pieces as read in their sentence: the text's vector is unchanged,
+    [CLS], [SEP] and punctuation are left out, each piece is a unit vector, and the same word reads
+    differently in another sentence."""
+    texts = ["She sat on the river bank.", "The bank approved the loan."]
+    vectors, pieces = embedder.read(texts)
+    assert np.allclose(vectors, embedder.embed_batch(texts), atol=1e-6)
+    assert pieces[0].words == ["she", "sat", "on", "the", "river", "bank"]
+    assert np.allclose(np.linalg.norm(pieces[1].vectors, axis=1), 1.0, atol=1e-5)
+    river_bank, money_bank = pieces[0].vectors[5], pieces[1].vectors[1]
+    assert float(river_bank @ money_bank) < 0.9

@@ -138,17 +138,6 @@ def test_strong_answer_outscores_weak_on_the_same_question(scorer, by_id):
     assert strong - weak >= 2.5
 
 
-def test_a_spaced_dash_starts_a_clause_but_a_hyphen_does_not():
-    from evaluators.text import split_units
-
-    texts = [u.text for u in split_units("The optimizer sees it twice - effectively doubling the learning rate.")]
-    assert "effectively doubling the learning rate." in texts
-    assert [u.text for u in split_units("Use a well-known pre-trained model for this task.")] == [
-        "Use a well-known pre-trained model for this task."
-    ]
-
-
-
 def test_an_example_after_e_g_stays_in_its_sentence():
     from evaluators.text import split_units
 

@@ -72,11 +72,14 @@ def test_the_scorer_gives_the_same_evaluation_with_stored_rubric_vectors(tmp_pat
     assert embedder.asked and not set(embedder.asked) & rubric_texts  # the rubric's vectors came from the store
 
 
-def test_spans_are_stored_apart_from_their_text(tmp_path: Path) -> None:
+def test_word_pieces_are_stored_beside_the_vectors(tmp_path: Path) -> None:
     first = CountingEmbedder()
-    text = "backward adds into .grad, so clear it"
-    stored = StoredEmbedder(first, tmp_path / "vectors.sqlite3").embed_spans([text], [[None, (0, 24)]])
-    assert np.array_equal(stored, first.embed_batch([text, text[:24]]))  # by default a span is read alone
+    texts = ["backward adds into .grad, so clear it", "eval mode"]
+    vectors, pieces = StoredEmbedder(first, tmp_path / "vectors.sqlite3").read(texts)
+    assert [p.words for p in pieces] == [["backward", "adds", "into", "grad", "so", "clear", "it"], ["eval", "mode"]]
     later = CountingEmbedder()
-    again = StoredEmbedder(later, tmp_path / "vectors.sqlite3").embed_spans([text], [[(0, 24), None]])
-    assert np.array_equal(again, stored[::-1]) and later.asked == []
+    again, read_back = StoredEmbedder(later, tmp_path / "vectors.sqlite3").read(texts[::-1])
+    assert later.asked == []  # neither the texts nor their words were embedded again
+    assert np.array_equal(again, vectors[::-1])
+    assert [p.words for p in read_back] == [p.words for p in pieces[::-1]]
+    assert all(np.array_equal(a.vectors, b.vectors) for a, b in zip(read_back, pieces[::-1], strict=True))
