@@ -202,9 +202,10 @@ class MiniLMEmbedder(Embedder):
         pooled = [hidden[row, : len(e.ids)].mean(axis=0) for row, e in enumerate(encodings)]
         words = []
         for row, encoding in enumerate(encodings):
-            marks = zip(encoding.tokens, encoding.special_tokens_mask, strict=True)
-            keep = [k for k, (piece, special) in enumerate(marks) if not special and _WORD.search(piece)]
-            words.append(Tokens([encoding.tokens[k] for k in keep], _normalise(hidden[row, keep])))
+            pieces = encoding.tokens  # a fresh list on every access
+            keep = [k for k, (piece, special) in enumerate(zip(pieces, encoding.special_tokens_mask, strict=True))
+                    if not special and _WORD.search(piece)]
+            words.append(Tokens([pieces[k] for k in keep], _normalise(hidden[row, keep])))
         return _normalise(np.stack(pooled)), words
 
 

@@ -93,23 +93,24 @@ def _command_name(pid: int) -> str:
         return ""
 
 
-def wait_until_clean(runner: CodeRunner, timeout: float = 10.0) -> list[int]:
-    """Every worker idle with exactly its 3 processes, and nothing else as the sandbox uid."""
+def wait_until_clean(runner: CodeRunner, timeout: float = 10.0) -> tuple[list[int], set[int]]:
+    """Wait until every worker is idle with exactly its 3 processes and nothing else runs as the sandbox
+    uid. Returns the last observation (process counts per jail, stray pids), both taken at one
+    instant: a worker being started runs as the sandbox uid for a moment before it is below bwrap, so
+    two separate looks can disagree (a CI run once failed on that)."""
     deadline = time.monotonic() + timeout
-    counts: list[int] = []
-    while time.monotonic() < deadline:
-        counts = jail_process_counts(runner)
-        if len(counts) == runner.pool.size and all(c == 3 for c in counts) \
-                and not stray_sandbox_processes(runner):
-            return counts
+    while True:
+        counts, strays = jail_process_counts(runner), stray_sandbox_processes(runner)
+        clean = len(counts) == runner.pool.size and all(c == 3 for c in counts) and not strays
+        if clean or time.monotonic() >= deadline:
+            return counts, strays
         time.sleep(0.05)
-    return counts
 
 
 def assert_pool_healthy(runner: CodeRunner) -> None:
     """The pool still grades a correct answer, and no process outlived the previous check."""
     result = runner.check(relu_task(), solution(), QUESTION_ID)
     assert result.status is Status.PASSED, result.to_json()
-    counts = wait_until_clean(runner)
+    counts, strays = wait_until_clean(runner)
     assert counts == [3] * runner.pool.size, f"leftover processes in the jails: {counts}"
-    assert not stray_sandbox_processes(runner)
+    assert not strays, f"processes of the sandbox uid outside every jail: {strays}"
