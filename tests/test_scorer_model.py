@@ -24,3 +24,19 @@ def test_real_sets_load_with_their_official_splits():
     assert ("semeval-scientsbank", "test_unseen_domains") in splits and ("saf-en", "test_unseen_questions") in splits
     assert all(0.0 <= r["target"] <= 1.0 and r["references"] and r["answer"] is not None for r in rows)
     assert len(SIGNALS) <= 8  # few parameters: the point of the design
+
+
+def test_alignment_credits_words_by_their_reading_and_an_empty_reference_leaves_nothing_to_miss():
+    from evaluators.signals import alignment, content_pieces
+    from knowledge.embeddings import get_embedder
+
+    embedder = get_embedder("minilm")
+    reference, paraphrase, unrelated = (content_pieces(t) for t in embedder.read([
+        "Dropout randomly zeroes activations during training.",
+        "While training, it switches off random neurons.",
+        "The learning rate sets the step size.",
+    ])[1])
+    assert alignment(reference, paraphrase) > alignment(reference, unrelated) + 0.05
+    assert alignment(reference, reference) == pytest.approx(1.0, abs=1e-5)
+    assert alignment(reference[:0], unrelated) == 1.0  # every reference word was in the question
+    assert alignment(reference, unrelated[:0]) == 0.0
