@@ -167,8 +167,6 @@ def test_a_probe_scores_its_claims_phrasings_above_the_truth():
     assert np.median(wrong_scores) > 0.5 > -0.5 > np.median(true_scores)
 
 
-
-
 ZERO_GRAD_RIGHT = (
     "Because calling backward adds the new derivatives onto whatever is already stored on the weights, "
     "you have to clear the stored derivatives at the start of every step"
