@@ -31,21 +31,32 @@ class RubricVectors:
 
     @classmethod
     def build_many(cls, tasks: list[GradingTask], embedder: Embedder, ridge: float) -> list[RubricVectors]:
-        """The word pieces of every task's reference answer in one model pass, then each task's rubric."""
-        texts = [[*(u.text for u in split_units(t.reference_answer)),
-                  without_question_words(t.reference_answer, t.question)] for t in tasks]
-        _, tokens = embedder.read([x for ts in texts for x in ts])
-        pieces = iter([content_pieces(t) for t in tokens])
-        return [cls.build(t, embedder, ridge, [next(pieces) for _ in ts]) for t, ts in zip(tasks, texts, strict=True)]
+        """Every task's reference answer read in one model pass (its sentences' vectors and word pieces,
+        and the pieces of its question-demoted words), then each task's rubric."""
+        units = [split_units(t.reference_answer) for t in tasks]
+        texts = [[u.text for u in us] + [without_question_words(t.reference_answer, t.question)]
+                 for t, us in zip(tasks, units, strict=True)]
+        vectors, tokens = embedder.read([x for ts in texts for x in ts])
+        out, start = [], 0
+        for task, us, ts in zip(tasks, units, texts, strict=True):
+            prose = vectors[start : start + len(us)][[not u.is_code for u in us]]
+            pieces = [content_pieces(t) for t in tokens[start : start + len(ts)]]
+            out.append(cls.build(task, embedder, ridge, prose, pieces))
+            start += len(ts)
+        return out
 
     @classmethod
-    def build(cls, task: GradingTask, embedder: Embedder, ridge: float, pieces: list[np.ndarray]) -> RubricVectors:
-        """Everything embedded in one batch (a batch of similar texts runs faster than many small ones);
-        `pieces`: the word pieces of the reference's sentences and of its question-demoted words."""
+    def build(
+        cls, task: GradingTask, embedder: Embedder, ridge: float, prose: np.ndarray, pieces: list[np.ndarray]
+    ) -> RubricVectors:
+        """The rest embedded in one batch (a batch of similar texts runs faster than many small ones).
+        `prose`: the vectors of the reference's sentences outside code; `pieces`: the word pieces of each
+        of its sentences and code lines, then of its question-demoted words."""
         point_texts = [[p.description, *p.evidence] for p in task.rubric]
         m_texts = [[m.claim, *m.cues] for m in task.misconceptions]
-        sentences = prose_units(task.reference_answer) + [m.correction for m in task.misconceptions]
-        groups = [*point_texts, *m_texts, sentences]
+        corrections = [m.correction for m in task.misconceptions]
+        sentences = prose_units(task.reference_answer) + corrections
+        groups = [*point_texts, *m_texts, corrections]
         vecs = embedder.embed_batch([t for group in groups for t in group])
         split, start = [], 0
         for group in groups:
@@ -53,7 +64,7 @@ class RubricVectors:
             start += len(group)
         n = len(point_texts)
         point_vectors, m_vectors = split[:n], split[n : n + len(m_texts)]
-        truths = np.vstack([*point_vectors, split[-1]])
+        truths = np.vstack([*point_vectors, prose.reshape(-1, vecs.shape[1]), split[-1]])
         return cls(
             point_texts=point_texts,
             point_vectors=point_vectors,

@@ -185,9 +185,7 @@ class MiniLMEmbedder(Embedder):
             batches.append(current)
         return batches
 
-    def _run(
-        self, encodings: Sequence[Any], session: Any
-    ) -> tuple[np.ndarray, list[Tokens]]:
+    def _run(self, encodings: Sequence[Any], session: Any) -> tuple[np.ndarray, list[Tokens]]:
         longest = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), longest), dtype=np.int64)  # 0 is [PAD]
         mask = np.zeros_like(ids)

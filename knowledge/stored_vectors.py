@@ -53,17 +53,29 @@ class StoredEmbedder(Embedder):
 
     def read(self, texts: Sequence[str]) -> tuple[np.ndarray, list[Tokens]]:
         """Vectors and each text's word pieces, both stored (a reference answer's pieces cost a model
-        pass of ~35 tokens per sentence: ~4 s for the bank's 110 questions on 2 cores)."""
-        vectors = self.embed_batch(texts)
-        keys = [_key(self._fingerprint, f"{t}\0pieces") for t in texts]
-        found = {k: Tokens(w.split(" ") if w else [], np.frombuffer(v, dtype=np.float32).reshape(-1, self.dimensions))
-                 for k, w, v in self._query("SELECT key, words, vectors FROM pieces WHERE key IN ({})", keys)}
-        missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
+        pass of ~35 tokens per sentence: ~4 s for the bank's 110 questions on 2 cores); a text missing
+        either is read again in one pass that gives both."""
+        keys = [_key(self._fingerprint, t) for t in texts]
+        piece_keys = [_key(self._fingerprint, f"{t}\0pieces") for t in texts]
+        vectors = self._read(list(dict.fromkeys(keys)))
+        if vectors:
+            self.dimensions = len(next(iter(vectors.values())))
+        pieces = {k: _tokens(w, v, self.dimensions)
+                  for k, w, v in self._query("SELECT key, words, vectors FROM pieces WHERE key IN ({})", piece_keys)}
+        missing = {t: (k, pk) for t, k, pk in zip(texts, keys, piece_keys, strict=True)
+                   if k not in vectors or pk not in pieces}
         if missing:
-            found.update(zip(missing, self._inner.read(list(missing.values()))[1], strict=True))
-            rows = [(k, " ".join(found[k].words), found[k].vectors.astype(np.float32).tobytes()) for k in missing]
+            fresh, fresh_pieces = self._inner.read(list(missing))
+            self.dimensions = fresh.shape[1]
+            vectors.update((k, v) for (k, _), v in zip(missing.values(), fresh, strict=True))
+            pieces.update((pk, t) for (_, pk), t in zip(missing.values(), fresh_pieces, strict=True))
+            self._write({k: vectors[k] for k, _ in missing.values()})
+            rows = [(pk, " ".join(pieces[pk].words), pieces[pk].vectors.astype(np.float32).tobytes())
+                    for _, pk in missing.values()]
             self._execute("INSERT OR REPLACE INTO pieces (key, words, vectors) VALUES (?, ?, ?)", rows)
-        return vectors, [found[k] for k in keys]
+        if not keys:
+            return np.zeros((0, self.dimensions), dtype=np.float32), []
+        return np.stack([vectors[k] for k in keys]), [pieces[k] for k in piece_keys]
 
     def _connect(self) -> sqlite3.Connection | None:
         if self._db is None and not self._broken:
@@ -116,6 +128,12 @@ class StoredEmbedder(Embedder):
             log.warning("stored rubric vectors unavailable at %s (%s); embedding them each run", self._path, exc)
         self._broken = True
         self._db = None
+
+
+def _tokens(words: str, blob: bytes, dimensions: int) -> Tokens:
+    names = words.split(" ") if words else []
+    vectors = np.frombuffer(blob, dtype=np.float32)
+    return Tokens(names, vectors.reshape(len(names), -1) if names else np.zeros((0, dimensions), np.float32))
 
 
 def _key(fingerprint: str, text: str) -> str:
