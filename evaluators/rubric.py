@@ -11,6 +11,7 @@ import hashlib
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -19,7 +20,7 @@ from evaluators.base import DetectedMisconception, Evaluation, Evaluator, Gradin
 from evaluators.feedback import compose_feedback
 from evaluators.misconceptions import detect_misconceptions
 from evaluators.rubric_vectors import RubricVectors
-from evaluators.signals import ScoreModel, alignment, content_pieces, fitted_model, lexical_overlap, stems
+from evaluators.signals import ScoreModel, alignment, content_pieces, fitted_model, stem_recall
 from evaluators.text import Unit, content_words, is_non_answer, split_units, without_question_words
 from knowledge.embeddings import Embedder
 
@@ -96,26 +97,27 @@ class RubricScorer(Evaluator):
     def _read_texts(self, texts: list[str]) -> dict[str, TextReading]:
         """Each text's vector and word pieces, cached: follow-up turns re-read earlier answers, which
         costs nothing twice."""
-        with self._lock:
-            known = {t: self._text_cache[t] for t in texts if t in self._text_cache}
-        missing = [t for t in dict.fromkeys(texts) if t not in known]
-        if missing:
+
+        def read(missing: list[str]) -> list[TextReading]:
             vectors, tokens = self._embedder.read(missing)
-            pieces = [content_pieces(w).astype(np.float16) for w in tokens]
-            known.update(zip(missing, zip(vectors, pieces, strict=True), strict=True))
-            with self._lock:
-                self._text_cache.update({t: known[t] for t in missing})
-                while len(self._text_cache) > TEXT_CACHE_SIZE:
-                    self._text_cache.popitem(last=False)
-        return known
+            return list(zip(vectors, [content_pieces(w).astype(np.float16) for w in tokens], strict=True))
+
+        return dict(zip(texts, self._cached(self._text_cache, TEXT_CACHE_SIZE, texts, read), strict=True))
 
     def _score(self, task: GradingTask, rubric: RubricVectors, reading: Reading | None) -> Evaluation:
         if reading is None:
-            gate = "empty" if not any(t.strip() for t in [task.answer, *task.earlier_answers]) else "non-answer"
-            missed = [PointVerdict.judged(p, Verdict.MISSED, 0.0, None) for p in task.rubric]
-            return self._result(task, 0.0, missed, [], gate)
-        values, verdicts, wrong = self._signals(task, rubric, *reading)
-        return self._result(task, 5 * self.model.share(values), verdicts, wrong, None)
+            said = any(t.strip() for t in [task.answer, *task.earlier_answers])
+            gate: str | None = "non-answer" if said else "empty"
+            wrong: list[DetectedMisconception] = []
+            verdicts, score = [PointVerdict.judged(p, Verdict.MISSED, 0.0, None) for p in task.rubric], 0.0
+        else:
+            values, verdicts, wrong = self._signals(task, rubric, *reading)
+            gate, score = None, 5 * self.model.share(values)
+        return Evaluation(
+            question_id=task.question_id, score=round(min(5.0, max(0.0, score)), 1), points=verdicts,
+            misconceptions=wrong, feedback=compose_feedback(verdicts, wrong, gate), model_answer=task.reference_answer,
+            evaluator=self.name, gate=gate,
+        )
 
     def _signals(
         self, task: GradingTask, rubric: RubricVectors, units: list[Unit], vectors: np.ndarray, pieces: np.ndarray,
@@ -131,44 +133,36 @@ class RubricScorer(Evaluator):
             verdicts.append(PointVerdict.judged(point, verdict, round(scale.credit(support), 3), quote))
         answer_terms = content_words(_FENCE_MARK.sub(" ", " ".join([*task.earlier_answers, task.answer])))
         weights = rubric.weights / rubric.weights.sum()
-        stem = (stems(answer_terms), stems(rubric.reference_terms), stems(rubric.question_terms))
         values = {
             "coverage": float(weights @ [s for s, _ in supports]),
             "alignment": alignment(rubric.reference_pieces, pieces),
             "demoted_alignment": alignment(rubric.demoted_pieces, demoted),
-            "stem_recall": lexical_overlap(*stem),
+            "stem_recall": stem_recall(answer_terms, rubric.reference_terms, rubric.question_terms),
             "wrong": float(len(found)),
         }
         return values, verdicts, [m for m, _ in found]
 
-    def _result(
-        self, task: GradingTask, score: float, verdicts: list[PointVerdict], wrong: list[DetectedMisconception],
-        gate: str | None,
-    ) -> Evaluation:
-        return Evaluation(
-            question_id=task.question_id,
-            score=round(min(5.0, max(0.0, score)), 1),
-            points=verdicts,
-            misconceptions=wrong,
-            feedback=compose_feedback(verdicts, wrong, gate),
-            model_answer=task.reference_answer,
-            evaluator=self.name,
-            gate=gate,
-        )
-
     def _rubrics(self, tasks: list[GradingTask]) -> list[RubricVectors]:
         """Each task's rubric vectors, cached; the missing ones built together (one model pass)."""
-        keys = [_rubric_key(task) for task in tasks]
+        by_key = {_rubric_key(task): task for task in tasks}
+
+        def build(missing: list[str]) -> list[RubricVectors]:
+            return RubricVectors.build_many([by_key[k] for k in missing], self._rubric_embedder, PROBE_RIDGE)
+
+        return self._cached(self._cache, self._cache_size, [_rubric_key(task) for task in tasks], build)
+
+    def _cached(self, cache: OrderedDict, size: int, keys: list[str], build: Callable[[list[str]], list]) -> list:
+        """Each key's value from the cache, the missing ones built in one call outside the lock (a model
+        pass must not hold up other threads' cache hits); the oldest dropped beyond `size`."""
         with self._lock:
-            known = {k: self._cache[k] for k in keys if k in self._cache}
-        missing = {k: task for k, task in zip(keys, tasks, strict=True) if k not in known}
+            known = {k: cache[k] for k in keys if k in cache}
+        missing = [k for k in dict.fromkeys(keys) if k not in known]
         if missing:
-            known.update(zip(missing, RubricVectors.build_many(list(missing.values()), self._rubric_embedder,
-                                                                PROBE_RIDGE), strict=True))
+            known.update(zip(missing, build(missing), strict=True))
             with self._lock:
-                self._cache.update({k: known[k] for k in missing})
-                while len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
+                cache.update({k: known[k] for k in missing})
+                while len(cache) > size:
+                    cache.popitem(last=False)
         return [known[k] for k in keys]
 
 
@@ -180,13 +174,11 @@ def _supports(
     sentence on in-place ops is no evidence for a point on out-of-place ops); a sentence that states a
     wrong claim supports nothing."""
     sims = np.stack([(vectors @ pv.T).max(axis=1) for pv in rubric.point_vectors], axis=1)
-    owner = sims.argmax(axis=1)
-    out: list[tuple[float, str | None]] = []
-    for p in range(sims.shape[1]):
-        mine = [i for i in range(len(units)) if owner[i] == p and i not in wrong_units]
-        best = max(mine, key=lambda i: sims[i, p], default=None)
-        out.append((0.0, None) if best is None else (float(sims[best, p]), units[best].text))
-    return out
+    owned = sims.argmax(axis=1)[:, None] == np.arange(sims.shape[1])
+    owned[list(wrong_units)] = False
+    held = np.where(owned, sims, -np.inf)
+    best = held.argmax(axis=0)
+    return [(float(held[i, p]), units[i].text) if owned[i, p] else (0.0, None) for p, i in enumerate(best)]
 
 
 def _rubric_key(task: GradingTask) -> str:

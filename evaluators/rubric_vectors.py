@@ -8,7 +8,7 @@ import numpy as np
 
 from evaluators.base import GradingTask
 from evaluators.signals import content_pieces
-from evaluators.text import content_words, is_negated, prose_units, split_units, without_question_words
+from evaluators.text import content_words, is_negated, split_units, without_question_words
 from knowledge.embeddings import Embedder
 
 
@@ -32,7 +32,8 @@ class RubricVectors:
     @classmethod
     def build_many(cls, tasks: list[GradingTask], embedder: Embedder, ridge: float) -> list[RubricVectors]:
         """Every task's reference answer read in one model pass (its sentences' vectors and word pieces,
-        and the pieces of its question-demoted words), then each task's rubric."""
+        and the pieces of its question-demoted words), then the rest of each task's texts in one batch
+        (a batch of similar texts runs faster than many small ones)."""
         units = [split_units(t.reference_answer) for t in tasks]
         texts = [[u.text for u in us] + [without_question_words(t.reference_answer, t.question)]
                  for t, us in zip(tasks, units, strict=True)]
@@ -41,45 +42,31 @@ class RubricVectors:
         for task, us, ts in zip(tasks, units, texts, strict=True):
             prose = vectors[start : start + len(us)][[not u.is_code for u in us]]
             pieces = [content_pieces(t) for t in tokens[start : start + len(ts)]]
-            out.append(cls.build(task, embedder, ridge, prose, pieces))
             start += len(ts)
+            point_texts = [[p.description, *p.evidence] for p in task.rubric]
+            m_texts = [[m.claim, *m.cues] for m in task.misconceptions]
+            corrections = [m.correction for m in task.misconceptions]
+            groups = [*point_texts, *m_texts, corrections]
+            vecs = embedder.embed_batch([t for group in groups for t in group])
+            split = np.split(vecs, np.cumsum([len(group) for group in groups])[:-1])
+            point_vectors, m_vectors = split[: len(point_texts)], split[len(point_texts) : -1]
+            truths = np.vstack([*point_vectors, prose.reshape(-1, vecs.shape[1]), split[-1]])
+            sentences = [u.text for u in us if not u.is_code] + corrections
+            out.append(cls(
+                point_texts=point_texts,
+                point_vectors=point_vectors,
+                weights=np.array([p.weight for p in task.rubric]),
+                truths=truths,
+                truth_negated=np.array([is_negated(t) for g in [*point_texts, sentences] for t in g], dtype=bool),
+                reference_terms=content_words(task.reference_answer),
+                reference_pieces=np.vstack(pieces[:-1]) if len(pieces) > 1 else pieces[-1][:0],
+                demoted_pieces=pieces[-1],
+                question_terms=content_words(task.question),
+                misconception_texts=m_texts,
+                misconception_vectors=m_vectors,
+                misconception_probes=misconception_probes(m_vectors, truths, ridge),
+            ))
         return out
-
-    @classmethod
-    def build(
-        cls, task: GradingTask, embedder: Embedder, ridge: float, prose: np.ndarray, pieces: list[np.ndarray]
-    ) -> RubricVectors:
-        """The rest embedded in one batch (a batch of similar texts runs faster than many small ones).
-        `prose`: the vectors of the reference's sentences outside code; `pieces`: the word pieces of each
-        of its sentences and code lines, then of its question-demoted words."""
-        point_texts = [[p.description, *p.evidence] for p in task.rubric]
-        m_texts = [[m.claim, *m.cues] for m in task.misconceptions]
-        corrections = [m.correction for m in task.misconceptions]
-        sentences = prose_units(task.reference_answer) + corrections
-        groups = [*point_texts, *m_texts, corrections]
-        vecs = embedder.embed_batch([t for group in groups for t in group])
-        split, start = [], 0
-        for group in groups:
-            split.append(vecs[start : start + len(group)])
-            start += len(group)
-        n = len(point_texts)
-        point_vectors, m_vectors = split[:n], split[n : n + len(m_texts)]
-        truths = np.vstack([*point_vectors, prose.reshape(-1, vecs.shape[1]), split[-1]])
-        return cls(
-            point_texts=point_texts,
-            point_vectors=point_vectors,
-            weights=np.array([p.weight for p in task.rubric]),
-            truths=truths,
-            truth_negated=np.array([is_negated(t) for group in [*point_texts, sentences] for t in group], dtype=bool),
-            reference_terms=content_words(task.reference_answer),
-            reference_pieces=np.vstack(pieces[:-1]) if len(pieces) > 1 else pieces[-1][:0],
-            demoted_pieces=pieces[-1],
-            question_terms=content_words(task.question),
-            misconception_texts=m_texts,
-            misconception_vectors=m_vectors,
-            misconception_probes=misconception_probes(m_vectors, truths, ridge),
-        )
-
 
 def same_polarity(negated: bool, texts: list[str]) -> np.ndarray:
     """Per text: whether it is negated exactly when the sentence is ("X does Y" vs "X does not Y")."""

@@ -109,13 +109,10 @@ def alignment(reference: np.ndarray, answer: np.ndarray) -> float:
     return float((reference.astype(np.float32) @ answer.astype(np.float32).T).max(axis=1).mean())
 
 
-def lexical_overlap(answer: frozenset[str], reference: frozenset[str], question: frozenset[str]) -> float:
-    """The share of the reference's content words the answer uses, leaving out the question's own:
-    echoing the question is not evidence of knowing the answer."""
-    ref = reference - question
-    return len(ref & answer) / len(ref) if ref else 0.0
-
-
-def stems(terms: frozenset[str]) -> frozenset[str]:
-    """Words cut to their first five letters: 'connected' meets 'connection', 'scatters' meets 'scattering'."""
-    return frozenset(w[:5] for w in terms)
+def stem_recall(answer: frozenset[str], reference: frozenset[str], question: frozenset[str]) -> float:
+    """The share of the reference's content words the answer uses, each cut to its first five letters
+    ('connected' meets 'connection'), leaving out the question's own: echoing the question is not evidence
+    of knowing the answer."""
+    said, ref, asked = ({w[:5] for w in terms} for terms in (answer, reference, question))
+    ref -= asked
+    return len(ref & said) / len(ref) if ref else 0.0

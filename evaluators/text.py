@@ -68,7 +68,6 @@ def is_negated(text: str) -> bool:
 _CONTRAST = re.compile(r"\b(unlike|rather than|instead of|whereas|as opposed to|in contrast to)\b", re.I)
 
 
-@lru_cache(maxsize=65536)
 def is_contrastive(text: str) -> bool:
     return bool(_CONTRAST.search(text))
 
@@ -85,11 +84,6 @@ _NON_ANSWER = re.compile(
 def is_non_answer(answer: str) -> bool:
     """Empty, or only explicit non-answers ("I don't know", "pass", "no idea, sorry")."""
     return not re.search(r"[^\W_]", _NON_ANSWER.sub(" ", answer))
-
-
-def prose_units(text: str) -> list[str]:
-    """The sentences of a text outside its code."""
-    return [u.text for u in split_units(text) if not u.is_code]
 
 
 @lru_cache(maxsize=65536)
