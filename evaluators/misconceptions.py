@@ -28,7 +28,7 @@ def detect_misconceptions(
     """Each wrong claim the answer states, with the index of the unit that states it most clearly."""
     found = []
     negated = [is_negated(u.text) for u in units]
-    truth_sims = vectors @ rubric.truths.T if len(units) else np.zeros((0, len(rubric.truths)))
+    truth_sims = vectors @ rubric.truths.T  # the scorer reads at least one unit
     for m, texts, m_vecs, probe in zip(
         task.misconceptions, rubric.misconception_texts, rubric.misconception_vectors,
         rubric.misconception_probes, strict=True,

@@ -7,7 +7,6 @@ scored 0 without the model: short, vague or off-topic answers are scored on thei
 
 from __future__ import annotations
 
-import hashlib
 import re
 import threading
 from collections import OrderedDict
@@ -85,14 +84,11 @@ class RubricScorer(Evaluator):
         ]
         demoted = [without_question_words(" ".join(t), task.question) for t, task in zip(texts, tasks, strict=True)]
         read = self._read_texts([u.text for units in unit_lists for u in units] + demoted)
-        out: list[Reading | None] = []
-        for units, bag in zip(unit_lists, demoted, strict=True):
-            if not units:
-                out.append(None)
-                continue
-            vectors = np.stack([read[u.text][0] for u in units])
-            out.append((units, vectors, np.vstack([read[u.text][1] for u in units]), read[bag][1]))
-        return out
+        return [
+            (units, np.stack([read[u.text][0] for u in units]), np.vstack([read[u.text][1] for u in units]),
+             read[bag][1]) if units else None
+            for units, bag in zip(unit_lists, demoted, strict=True)
+        ]
 
     def _read_texts(self, texts: list[str]) -> dict[str, TextReading]:
         """Each text's vector and word pieces, cached: follow-up turns re-read earlier answers, which
@@ -181,9 +177,7 @@ def _supports(
     return [(float(held[i, p]), units[i].text) if owned[i, p] else (0.0, None) for p, i in enumerate(best)]
 
 
+
 def _rubric_key(task: GradingTask) -> str:
-    blob = repr((
-        task.question, task.reference_answer, [p.model_dump() for p in task.rubric],
-        [m.model_dump() for m in task.misconceptions],
-    ))
-    return hashlib.sha1(blob.encode()).hexdigest()
+    """What a rubric is built from: the answers are left out."""
+    return task.model_dump_json(include={"question", "reference_answer", "rubric", "misconceptions"})

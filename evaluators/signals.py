@@ -79,11 +79,9 @@ class ScoreModel:
 
     @classmethod
     def from_dict(cls, data: dict) -> ScoreModel:
-        return cls(
-            signals=tuple(data["signals"]), mean=np.array(data["mean"]), scale=np.array(data["scale"]),
-            weights=np.array(data["weights"]), bias=float(data["bias"]), points=PointScale(**data["points"]),
-            wrong=dict(data["wrong"]),
-        )
+        arrays = {name: np.array(data[name]) for name in ("mean", "scale", "weights")}
+        return cls(signals=tuple(data["signals"]), bias=float(data["bias"]), points=PointScale(**data["points"]),
+                   wrong=dict(data["wrong"]), **arrays)
 
 
 @cache
