@@ -267,3 +267,35 @@ def test_the_fitted_model_reads_every_signal_the_scorer_gives(scorer, by_id):
     # Signs fixed by meaning: likeness to the reference never lowers a score, a wrong claim never raises it.
     for name, weight in zip(model.signals, model.weights, strict=True):
         assert weight <= 0 if name == "wrong" else weight >= 0
+
+
+
+def test_rubrics_and_answer_sentences_are_read_once_and_the_rubric_cache_is_bounded(bank):
+    """A repeated answer (a follow-up turn re-reads the earlier one) and its rubric cost no second model
+    pass. Beyond its size the rubric cache drops the oldest entry, which is built again when asked for."""
+    from evaluators.text import split_units
+    from knowledge.embeddings import HashingEmbedder
+
+    class Counting(HashingEmbedder):
+        def __init__(self) -> None:
+            self.texts: list[str] = []
+
+        def embed_batch(self, texts):
+            self.texts.extend(texts)
+            return super().embed_batch(texts)
+
+    embedder = Counting()
+    scorer = RubricScorer(embedder, cache_size=2)
+    first, second, third = bank[:3]
+    answer = "Gradients add up across calls. You clear them before each step."
+    before = grade(scorer, first, answer)
+    assert embedder.texts  # the rubric and the answer were read
+    embedder.texts.clear()
+    assert grade(scorer, first, answer) == before
+    assert embedder.texts == []  # all of it came from the caches
+    grade(scorer, second, answer)
+    grade(scorer, third, answer)
+    assert len(scorer._cache) == 2
+    embedder.texts.clear()
+    grade(scorer, first, answer)
+    assert split_units(first.reference_answer)[0].text in embedder.texts  # dropped, so built again
