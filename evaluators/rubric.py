@@ -177,7 +177,6 @@ def _supports(
     return [(float(held[i, p]), units[i].text) if owned[i, p] else (0.0, None) for p, i in enumerate(best)]
 
 
-
 def _rubric_key(task: GradingTask) -> str:
     """What a rubric is built from: the answers are left out."""
     return task.model_dump_json(include={"question", "reference_answer", "rubric", "misconceptions"})
