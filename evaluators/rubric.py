@@ -140,12 +140,13 @@ class RubricScorer(Evaluator):
 
     def _rubrics(self, tasks: list[GradingTask]) -> list[RubricVectors]:
         """Each task's rubric vectors, cached; the missing ones built together (one model pass)."""
-        by_key = {_rubric_key(task): task for task in tasks}
+        keys = [_rubric_key(task) for task in tasks]
+        by_key = dict(zip(keys, tasks, strict=True))
 
         def build(missing: list[str]) -> list[RubricVectors]:
             return RubricVectors.build_many([by_key[k] for k in missing], self._rubric_embedder, PROBE_RIDGE)
 
-        return self._cached(self._cache, self._cache_size, [_rubric_key(task) for task in tasks], build)
+        return self._cached(self._cache, self._cache_size, keys, build)
 
     def _cached(self, cache: OrderedDict, size: int, keys: list[str], build: Callable[[list[str]], list]) -> list:
         """Each key's value from the cache, the missing ones built in one call outside the lock (a model

@@ -269,7 +269,6 @@ def test_the_fitted_model_reads_every_signal_the_scorer_gives(scorer, by_id):
         assert weight <= 0 if name == "wrong" else weight >= 0
 
 
-
 def test_rubrics_and_answer_sentences_are_read_once_and_the_rubric_cache_is_bounded(bank):
     """A repeated answer (a follow-up turn re-reads the earlier one) and its rubric cost no second model
     pass. Beyond its size the rubric cache drops the oldest entry, which is built again when asked for."""
