@@ -7,7 +7,6 @@ scored 0 without the model: short, vague or off-topic answers are scored on thei
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -25,7 +24,6 @@ from knowledge.embeddings import Embedder
 
 WARM_CHUNK = 8  # questions per model pass when warming
 TEXT_CACHE_SIZE = 5_000  # sentences: ~60 MB with their word pieces (~15 per sentence, float16)
-_FENCE_MARK = re.compile(r"```[\w+-]*")
 PROBE_RIDGE = 0.0005  # how far each misconception probe is held from fitting its few phrasings exactly
 
 TextReading = tuple[np.ndarray, np.ndarray]  # a text's vector, and its content word pieces
@@ -127,7 +125,7 @@ class RubricScorer(Evaluator):
             verdict = (Verdict.COVERED if support >= scale.covered
                        else Verdict.PARTIAL if support >= scale.partial else Verdict.MISSED)
             verdicts.append(PointVerdict.judged(point, verdict, round(scale.credit(support), 3), quote))
-        answer_terms = content_words(_FENCE_MARK.sub(" ", " ".join([*task.earlier_answers, task.answer])))
+        answer_terms = content_words(" ".join(u.text for u in units))  # fence marks and imports left out
         weights = rubric.weights / rubric.weights.sum()
         values = {
             "coverage": float(weights @ [s for s, _ in supports]),
