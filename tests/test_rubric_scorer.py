@@ -298,3 +298,14 @@ def test_rubrics_and_answer_sentences_are_read_once_and_the_rubric_cache_is_boun
     embedder.texts.clear()
     grade(scorer, first, answer)
     assert split_units(first.reference_answer)[0].text in embedder.texts  # dropped, so built again
+
+
+def test_a_code_fences_language_tag_is_not_a_word_of_the_answer(scorer):
+    """Words are read from the answer's units: "```python" is markup, not a claim about Python."""
+    reference = "Python lists hold objects of any type, while a tensor holds numbers of one dtype."
+    tagged, plain = scorer.signals_many([
+        adhoc_task(question="How does a tensor differ from a list?", reference_answer=reference,
+                   answer=f"```{tag}\nx = torch.zeros(3, dtype=torch.float32)\n```")
+        for tag in ("python", "")
+    ])
+    assert tagged["stem_recall"] == plain["stem_recall"] > 0  # "torch", "float32" read; "python" not
