@@ -30,26 +30,12 @@ sys.path.insert(0, str(ROOT))
 
 from bench.fit_scorer import calibration_rows, embedder, tasks_for  # noqa: E402
 from bench.grading_data import real_sets  # noqa: E402
-from bench.scorer_metrics import ADVERSARIAL, BLIND  # noqa: E402
+from bench.scorer_metrics import ADVERSARIAL, BLIND, macro_f1, pearson, question_bootstrap  # noqa: E402
 from evaluators.rubric import RubricScorer  # noqa: E402
 from evaluators.text import content_words  # noqa: E402
 from knowledge.loader import bank_index  # noqa: E402
 
 SEMEVAL_SPLITS = {"test_unseen_answers": "UA", "test_unseen_questions": "UQ", "test_unseen_domains": "UD"}
-
-
-def pearson(a: np.ndarray, b: np.ndarray) -> float:
-    return float(np.corrcoef(a, b)[0, 1]) if a.std() and b.std() else float("nan")
-
-
-def macro_f1(truth: list[str], guess: list[str]) -> float:
-    scores = []
-    for label in sorted(set(truth)):
-        tp = sum(t == g == label for t, g in zip(truth, guess, strict=True))
-        fp = sum(g == label != t for t, g in zip(truth, guess, strict=True))
-        fn = sum(t == label != g for t, g in zip(truth, guess, strict=True))
-        scores.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
-    return float(np.mean(scores))
 
 
 def tfidf_cosine(rows: list[dict]) -> np.ndarray:
@@ -99,6 +85,23 @@ class Scored:
     def correlation_line(self) -> str:
         return "  ".join(f"{name} {pearson(values, self.grade):.3f}" for name, values in self.methods().items())
 
+    def target_line(self) -> str:
+        """Issue 17's two bars for every held-out set, each with a 95% interval from resampling whole
+        questions (answers to one question stand or fall together): a gain over plain cosine of at least
+        0.05, and at least 1.2 times TF-IDF's Pearson."""
+
+        def bar(baseline: np.ndarray, compare, form: str) -> str:
+            def statistic(_: list, picked: list[int]) -> float:
+                grade = self.grade[picked]
+                return compare(pearson(self.ours[picked], grade), pearson(baseline[picked], grade))
+
+            everything = list(range(len(self.rows)))
+            low, high = question_bootstrap(self.rows, everything, statistic)
+            return f"{statistic([], everything):{form}} [{low:{form}}, {high:{form}}]"
+
+        return (f"ours - minilm-cosine {bar(self.cosine, lambda a, b: a - b, '+.3f')} (target >= +0.05);  "
+                f"ours / tfidf-cosine {bar(self.tfidf, lambda a, b: a / b, '.2f')} (target >= 1.2)")
+
     def zero_line(self) -> str:
         full = self.grade >= 1.0
         return (f"scored 0: ours {np.mean(self.ours == 0):.1%} vs human {np.mean(self.grade == 0):.1%};  "
@@ -135,6 +138,7 @@ def semeval_report(rows: list[dict], scorer: RubricScorer, bank: dict) -> None:
                 acc3 = np.mean([a == b for a, b in zip(two, truth3, strict=True)])
                 print(f"      {name:<16} 2-way acc {acc2:.3f} macro-F1 {macro_f1(truth2, two):.3f}   "
                       f"3-way acc {acc3:.3f} macro-F1 {macro_f1(truth3, two):.3f}")
+            print(f"      {scored.target_line()}")
             print(f"      {scored.zero_line()}")
 
 
@@ -145,6 +149,7 @@ def pearson_report(title: str, groups: dict[str, list[dict]], scorer: RubricScor
             continue
         scored = Scored(rows, scorer, bank)
         print(f"  {name:<22} n={len(rows):>4}  pearson: {scored.correlation_line()}")
+        print(f"      {scored.target_line()}")
         print(f"      {scored.zero_line()}")
         kinds = [r.get("kind") for r in rows]
         if any(k in ADVERSARIAL for k in kinds):

@@ -16,8 +16,8 @@ FRESH = Path(__file__).resolve().parent / "data" / "calibration_fresh.jsonl"
 # per question: "fresh2-dev" may be read, "fresh2-test" is only ever scored.
 FRESH2 = Path(__file__).resolve().parent / "data" / "calibration_fresh2.jsonl"
 ADVERSARIAL = ("misconceived", "stuffed", "evasive")
-# "tune" and the "-dev" splits may drive a choice (bench/tune_scorer.py --on); "heldout" and the "-test"
-# splits are only ever scored.
+# "tune" and the "-dev" splits may drive a choice (bench/fit_scorer.py fits on them); "heldout" and the
+# "-test" splits are only ever scored.
 SPLITS = ("tune", "heldout", "fresh-dev", "fresh-test", "fresh2-dev", "fresh2-test")
 BLIND = ("heldout", "fresh-test", "fresh2-test")
 
@@ -112,18 +112,6 @@ def question_bootstrap(
     return float(low), float(high)
 
 
-def paired_win_share(
-    rows: Sequence[dict], new: Sequence[float], old: Sequence[float], statistic, *, rounds: int = 2000, seed: int = 0
-) -> float:
-    """How often the new scores beat the old on the same resampled questions: near 50% is noise, and a
-    gain of one answer in four hundred reads as a gain without this."""
-    wins = 0
-    for picked in _question_resamples(rows, rounds, seed):
-        subset = [rows[i] for i in picked]
-        wins += statistic(subset, [new[i] for i in picked]) > statistic(subset, [old[i] for i in picked])
-    return wins / rounds
-
-
 def adversarial_share(rows: Sequence[dict], predicted: Sequence[float]) -> float:
     """Share of misconceived, stuffed and evasive answers scored at most 1.5 (nan if there are none)."""
     scores = [p for r, p in zip(rows, predicted, strict=True) if r["kind"] in ADVERSARIAL]
@@ -132,8 +120,3 @@ def adversarial_share(rows: Sequence[dict], predicted: Sequence[float]) -> float
 
 def grade_pearson(rows: Sequence[dict], predicted: Sequence[float]) -> float:
     return pearson([r["grade"] for r in rows], predicted)
-
-
-def development_objective(rows: Sequence[dict], predicted: Sequence[float]) -> float:
-    """What the tuner maximises: Pearson plus half the adversarial share scored <= 1.5."""
-    return grade_pearson(rows, predicted) + 0.5 * adversarial_share(rows, predicted)

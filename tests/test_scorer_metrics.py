@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.scorer_metrics import adversarial_share, grade_pearson, paired_win_share, pearson, question_bootstrap
+from bench.scorer_metrics import adversarial_share, grade_pearson, pearson, question_bootstrap
 
 
 def _answers(questions: int, noise: float, seed: int = 1) -> tuple[list[dict], list[float]]:
@@ -45,16 +45,3 @@ def test_adversarial_share_counts_only_adversarial_answers():
     rows = [{"kind": "misconceived"}, {"kind": "stuffed"}, {"kind": "strong"}, {"kind": "evasive"}]
     assert adversarial_share(rows, [1.5, 2.0, 5.0, 0.0]) == pytest.approx(2 / 3)
     assert np.isnan(adversarial_share(rows[2:3], [5.0]))
-
-
-def test_a_broad_gain_wins_almost_every_resample_and_one_answer_cannot():
-    rows, old = _answers(30, noise=1.0)
-    better = [r["grade"] + 0.5 * (p - r["grade"]) for r, p in zip(rows, old, strict=True)]  # half the error
-    assert paired_win_share(rows, better, old, grade_pearson) > 0.95
-    # One answer put right: it helps only in the resamples that draw its question (about 64% of them
-    # with 30 questions), so it cannot look like a sure gain however much it moved.
-    worst = int(np.argmax([abs(p - r["grade"]) for r, p in zip(rows, old, strict=True)]))
-    one_answer = list(old)
-    one_answer[worst] = rows[worst]["grade"]
-    assert grade_pearson(rows, one_answer) > grade_pearson(rows, old)
-    assert 0.4 < paired_win_share(rows, one_answer, old, grade_pearson) < 0.8
