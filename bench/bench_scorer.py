@@ -87,6 +87,7 @@ def main() -> None:
         lo, hi = question_bootstrap([rows[i] for i in idx], [predicted[i] for i in idx], adversarial_share)
         print(f"  {name:<17} scorer {low:>3}/{len(adv):<3} = {low / max(len(adv), 1):>6.1%} [{lo:.0%}, {hi:.0%}]"
               f"   human grades {human_low:>3}/{len(adv):<3} = {human_low / max(len(adv), 1):.1%}")
+    refuting_answers(scorer)
     bank = bank_index()
     scorer = RubricScorer(get_embedder("minilm"))  # fresh: no answer sentence is cached yet
     scorer.warm([GradingTask.from_question(q, "") for q in bank.values()])  # rubrics: at start-up
@@ -102,6 +103,37 @@ def main() -> None:
           "(target p50 <= 25 ms)")
     bulk_throughput(rows)
     command_throughput(rows)
+
+
+# Ways of naming a wrong claim in order to reject it; {claim} and {correction} are a bank entry's own.
+REFUTING_FRAMES = (
+    "A common mistake is to think that {claim}. In fact, {correction}.",
+    "{Correction}. It is not true that {claim}.",
+    "Some people believe {claim}, but that is wrong: {correction}.",
+    "It is a misconception that {claim}; {correction}.",
+    "People often assume {claim}. That's not the case. {Correction}.",
+    "{Correction}. So no, {claim}... that's a myth.",
+)
+
+
+def refuting_answers(scorer: RubricScorer) -> None:
+    """Answers that name each of the bank's wrong claims to refute it: none should be accused of it."""
+    def clause(text: str) -> str:  # "A GRU has..." -> "a GRU has" (kept as written where a frame opens with it)
+        return text[0].lower() + text[1:].strip().rstrip(".")
+
+    tasks, frames = [], []
+    for question in bank_index().values():
+        for m in question.misconceptions:
+            for k, frame in enumerate(REFUTING_FRAMES):
+                answer = frame.format(claim=clause(m.claim), correction=clause(m.correction),
+                                      Correction=m.correction.strip().rstrip("."))
+                tasks.append(GradingTask.from_question(question, answer))
+                frames.append(k)
+    accused = [bool(e.misconceptions) for e in scorer.evaluate_many(tasks)]
+    per_frame = ", ".join(f"{sum(a for a, f in zip(accused, frames, strict=True) if f == k)}"
+                          for k in range(len(REFUTING_FRAMES)))
+    print(f"\nanswers naming a wrong claim of the bank to refute it, accused of it: {sum(accused)}/{len(tasks)} "
+          f"(target 0; per frame: {per_frame})")
 
 
 def bulk_throughput(rows: list[dict]) -> None:

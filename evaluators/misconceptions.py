@@ -9,7 +9,12 @@ A sentence is read as stating a known misconception only when all of these hold:
   contradicts is not accused;
 - it does not name the claim to reject it ("adds into .grad rather than replacing it"). Sentences are read
   whole, so the rest of a sentence can deny a clause ("some think PyTorch clears gradients for you, but
-  it does not").
+  it does not");
+- no sentence of the answer states the claim's correction (clearly closer to it than to the claim, by the
+  same cut-offs): an answer that states the truth names the claim only to reject it ("A common mistake is
+  to think X. In fact, Y."). Measured with bench_scorer.py's refuting answers (the bank's own claims in
+  six refuting frames): 432 of 1,488 were accused without this check, 12 with it; the misconceived
+  development answers caught and every calibration score are unchanged.
 The cut-offs come from scorer_model.json, chosen on the development answers (bench/fit_scorer.py).
 """
 
@@ -29,10 +34,17 @@ def detect_misconceptions(
     found = []
     negated = [is_negated(u.text) for u in units]
     truth_sims = vectors @ rubric.truths.T  # the scorer reads at least one unit
-    for m, texts, m_vecs, probe in zip(
+    corrections = truth_sims[:, len(rubric.truths) - len(task.misconceptions) :].T  # the truths end with them
+    for m, texts, m_vecs, probe, correction in zip(
         task.misconceptions, rubric.misconception_texts, rubric.misconception_vectors,
-        rubric.misconception_probes, strict=True,
+        rubric.misconception_probes, corrections, strict=True,
     ):
+        # Either polarity: requiring the correction's own cost more refuting answers (42 of the 1,488
+        # in bench_scorer.py accused, vs 12) and caught no more misconceived development answers.
+        stated = (correction >= cutoffs["similarity"]) & (
+            correction - (vectors @ m_vecs.T).max(axis=1) >= cutoffs["margin"])
+        if stated.any():
+            continue
         best, best_sim = -1, -1.0
         for i, unit in enumerate(units):
             same = same_polarity(negated[i], texts)

@@ -17,7 +17,7 @@ class RubricVectors:
     point_texts: list[list[str]]  # per rubric point: its description, then its evidence phrasings
     point_vectors: list[np.ndarray]
     weights: np.ndarray
-    truths: np.ndarray  # every point text, reference sentence and correction: true statements
+    truths: np.ndarray  # every point text, reference sentence and correction, in that order: true statements
     truth_negated: np.ndarray  # per truth, whether it is phrased negatively
     reference_terms: frozenset[str]
     reference_pieces: np.ndarray  # its content word pieces, each read in its sentence (signals.alignment)

@@ -241,6 +241,18 @@ def test_naming_a_wrong_claim_to_reject_it_is_not_accused(scorer, by_id):
         assert not grade(scorer, by_id["zero-grad"], answer).misconceptions, answer
 
 
+@pytest.mark.parametrize("question_id", ["cnn-image-classifier", "resnet-block", "rnn-lstm-gru"])
+def test_an_answer_that_states_the_correction_is_not_accused_of_the_claim_it_names(scorer, by_id, question_id):
+    """The claim's sentence alone reads as the claim; beside a sentence stating the correction it is named
+    to be rejected. Each of these was accused before the detector looked for the correction."""
+    question = by_id[question_id]
+    for m in question.misconceptions:
+        claim = m.claim[0].lower() + m.claim[1:]
+        assert grade(scorer, question, m.claim).misconceptions, m.claim
+        refuting = f"A common mistake is to think that {claim} In fact, {m.correction}"
+        assert not grade(scorer, question, refuting).misconceptions, refuting
+
+
 def test_a_credited_quote_is_about_its_point(scorer, by_id):
     """A sentence supports only the point it states best: the in-place sentence is not evidence that
     out-of-place ops return a new tensor."""
