@@ -118,9 +118,13 @@ def fit(
     strictness, its questions' difficulty), so the weights are learned from differences within a
     source; the model's level is the mean of those intercepts. Measured and not kept: an intercept per
     question (weights learned within a question: leave-one-source-out mean 0.530-0.538 vs 0.539) and a
-    slope per source (+0.002). Bank questions get no level or slope of their own: our development answers
-    call for a logit 1.7x steeper, but the same answers scored as ad-hoc questions call for 1.9x, so the
-    steepness is our answers' (real sources: 0.7-1.0), not the bank rubrics'. A row with several
+    slope per source (+0.002); a new source's level averaged over the fitted ones (the random-intercept
+    marginal, sigmoid((z + b) / sqrt(1 + pi tau^2 / 8)), tau the intercepts' spread: +0.003, all on Beetle,
+    whose answers a level fitted elsewhere puts on the sigmoid's flat top). Flatter links gain more (the
+    logit itself: 0.554) only by squeezing every score toward the middle. Bank questions get no level or
+    slope of their own: our development answers call for a logit 1.7x steeper, but the same answers scored
+    as ad-hoc questions call for 1.9x, so the steepness is our answers' (real sources: 0.7-1.0), not the
+    bank rubrics'. A row with several
     accepted reference answers is read against the one it matches best: first by rubric coverage, then
     by the fitted model's own prediction (refitted once)."""
     from scipy.optimize import minimize
