@@ -124,9 +124,8 @@ def fit(
     logit itself: 0.554) only by squeezing every score toward the middle. Bank questions get no level or
     slope of their own: our development answers call for a logit 1.7x steeper, but the same answers scored
     as ad-hoc questions call for 1.9x, so the steepness is our answers' (real sources: 0.7-1.0), not the
-    bank rubrics'. A row with several
-    accepted reference answers is read against the one it matches best: first by rubric coverage, then
-    by the fitted model's own prediction (refitted once)."""
+    bank rubrics'. A row with several accepted reference answers is read against the one it matches best:
+    first by rubric coverage, then by the fitted model's own prediction (refitted once)."""
     from scipy.optimize import minimize
 
     names = sorted(set(sources))
