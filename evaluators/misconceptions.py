@@ -7,14 +7,14 @@ A sentence is read as stating a known misconception only when all of these hold:
 - it is clearly closer to that phrasing than to any true statement of the entry (rubric points,
   reference sentences, corrections) of its own polarity: a sentence that states the point the claim
   contradicts is not accused;
-- it does not name the claim to reject it ("adds into .grad rather than replacing it"). Sentences are read
-  whole, so the rest of a sentence can deny a clause ("some think PyTorch clears gradients for you, but
-  it does not");
 - no sentence of the answer states the claim's correction (clearly closer to it than to the claim, by the
   same cut-offs): an answer that states the truth names the claim only to reject it ("A common mistake is
-  to think X. In fact, Y."). Measured with bench_scorer.py's refuting answers (the bank's own claims in
-  six refuting frames): 432 of 1,488 were accused without this check, 12 with it; the misconceived
-  development answers caught and every calibration score are unchanged.
+  to think X. In fact, Y."). Sentences are read whole, so the rest of a sentence can deny a clause ("some
+  think PyTorch clears gradients for you, but it does not"). Measured with bench_scorer.py's refuting
+  answers (the bank's own claims in six refuting frames): 432 of 1,488 were accused without this check,
+  12 with it; the misconceived development answers caught and every calibration score are unchanged. It
+  replaced a list of contrast markers ("rather than", "unlike", "instead of"...) that, beside it, changed
+  none of those figures.
 The cut-offs come from scorer_model.json, chosen on the development answers (bench/fit_scorer.py).
 """
 
@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from evaluators.base import DetectedMisconception, GradingTask
-from evaluators.rubric_vectors import RubricVectors, same_polarity
-from evaluators.text import Unit, is_contrastive, is_negated
+from evaluators.rubric_vectors import RubricVectors
+from evaluators.text import Unit, is_negated
 
 
 def detect_misconceptions(
@@ -46,12 +46,12 @@ def detect_misconceptions(
         if stated.any():
             continue
         best, best_sim = -1, -1.0
-        for i, unit in enumerate(units):
-            same = same_polarity(negated[i], texts)
-            if is_contrastive(unit.text) or not same.any():
+        for i, negative in enumerate(negated):
+            same = np.array([is_negated(t) == negative for t in texts])  # "X does not Y" never states "X does Y"
+            if not same.any():
                 continue
             sim = float((m_vecs[same] @ vectors[i]).max())
-            agreeing = rubric.truth_negated == negated[i]
+            agreeing = rubric.truth_negated == negative
             truth = float(truth_sims[i, agreeing].max()) if agreeing.any() else -1.0
             belief = float(vectors[i] @ probe[:-1] + probe[-1])
             clear = belief >= cutoffs["probe"] and sim >= cutoffs["similarity"] and sim - truth >= cutoffs["margin"]

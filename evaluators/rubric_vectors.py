@@ -68,11 +68,6 @@ class RubricVectors:
             ))
         return out
 
-def same_polarity(negated: bool, texts: list[str]) -> np.ndarray:
-    """Per text: whether it is negated exactly when the sentence is ("X does Y" vs "X does not Y")."""
-    return np.array([is_negated(t) == negated for t in texts], dtype=bool)
-
-
 def misconception_probes(wrong: list[np.ndarray], truths: np.ndarray, ridge: float) -> list[np.ndarray]:
     """For each wrong claim, weights w (with a bias last) so that [v, 1] @ w is near +1 for its phrasings
     and near -1 for the entry's true statements: ridge regression, both sides weighted equally.

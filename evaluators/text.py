@@ -63,15 +63,6 @@ def is_negated(text: str) -> bool:
     return any(w in NEGATIONS or w.endswith("nt") and w[:-2] + "n't" in NEGATIONS for w in words(text))
 
 
-# "adds into .grad rather than replacing it", "unlike minimising log(1 - D)": what follows the marker
-# is named in order to be rejected.
-_CONTRAST = re.compile(r"\b(unlike|rather than|instead of|whereas|as opposed to|in contrast to)\b", re.I)
-
-
-def is_contrastive(text: str) -> bool:
-    return bool(_CONTRAST.search(text))
-
-
 # Explicit non-answers: the only answers scored 0 without the model. Anything else, however short or
 # vague ("fine", "yes", "George Washington"), is scored by the model.
 _NON_ANSWER = re.compile(
