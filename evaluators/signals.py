@@ -58,7 +58,13 @@ NEGATIVE = frozenset({"wrong"})
 
 @dataclass(frozen=True)
 class PointScale:
-    """How a point's best supporting sentence becomes credit and a verdict (cosine similarity)."""
+    """How a point's best supporting sentence becomes credit and a verdict (cosine similarity). Chosen on
+    this team's answers; the score does not read them (coverage is the raw closeness). Checked against
+    teachers' labels where a reference is one point (SemEval train, its answer's label as the point's
+    verdict), cut-offs of 0.55 / 0.35 fit better (held-out Beetle UA 3-class macro-F1 0.537 vs 0.479, UQ
+    0.464 vs 0.466; SciEntsBank correct-or-not 0.640 / 0.669 / 0.683 vs 0.591 / 0.675 / 0.641) but call 62%
+    of Beetle UA answers covered where teachers called 40% correct, and a bank point is read against
+    several phrasings, so its closeness runs higher: not adopted."""
 
     floor: float  # below this a sentence earns nothing
     full: float  # at or above this it earns the whole point
