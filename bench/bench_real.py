@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from bench.fit_scorer import calibration_rows, embedder, tasks_for  # noqa: E402
 from bench.grading_data import real_sets  # noqa: E402
 from bench.scorer_metrics import ADVERSARIAL, BLIND, macro_f1, pearson, question_bootstrap  # noqa: E402
+from evaluators.base import Verdict  # noqa: E402
 from evaluators.rubric import RubricScorer  # noqa: E402
 from evaluators.text import content_words  # noqa: E402
 from knowledge.loader import bank_index  # noqa: E402
@@ -68,8 +69,13 @@ class Scored:
         embed = scorer._embedder.embed_batch
         answers = embed([t.answer for t in tasks])
         references = embed([t.reference_answer for t in tasks])
+        # Per row, whether the reading that scores best credits none of its points (feedback that says
+        # everything is missing beside a good score, or a full-mark answer).
+        self.uncredited = np.zeros(len(rows), dtype=bool)
         for k, (i, task, evaluation) in enumerate(zip(owner, tasks, evaluations, strict=True)):
-            self.ours[i] = max(self.ours[i], evaluation.score)
+            if evaluation.score >= self.ours[i]:
+                self.ours[i] = evaluation.score
+                self.uncredited[i] = all(p.verdict is Verdict.MISSED for p in evaluation.points)
             self.cosine[i] = max(self.cosine[i], float(answers[k] @ references[k]))
             ref = content_words(task.reference_answer)
             self.overlap[i] = max(self.overlap[i], len(ref & content_words(task.answer)) / max(1, len(ref)))
@@ -105,7 +111,8 @@ class Scored:
     def zero_line(self) -> str:
         full = self.grade >= 1.0
         return (f"scored 0: ours {np.mean(self.ours == 0):.1%} vs human {np.mean(self.grade == 0):.1%};  "
-                f"full-mark answers scored <= 1.5: {np.mean(self.ours[full] <= 1.5):.1%} of {full.sum()}")
+                f"full-mark answers scored <= 1.5: {np.mean(self.ours[full] <= 1.5):.1%} of {full.sum()}, "
+                f"told every point is missing: {np.mean(self.uncredited[full]):.1%}")
 
 
 def best_cut(values: np.ndarray, correct: np.ndarray) -> float:

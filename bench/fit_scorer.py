@@ -10,8 +10,10 @@ refit; bench/bench_real.py reports the held-out figures.
 
 Steps: (1) the misconception detector's cut-offs are chosen on the development answers, the only ones
 with known wrong claims: the most misconceived answers caught with no reference answer of the bank
-and none of the other development answers accused; (2) the logistic regression is fitted on
-the signals (evaluators/signals.py) with the target the grade's share of full marks. With --loso,
+and none of the other development answers accused; (2) the per-point verdicts' offset for points with
+one phrasing, on SemEval train labels (choose_single_phrasing_offset; it moves no score); (3) the
+logistic regression is fitted on the signals (evaluators/signals.py) with the target the grade's share
+of full marks. With --loso,
 the check signals are chosen by: fitted on all sources but one, scored on the one left out.
 """
 
@@ -31,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.grading_data import real_sets  # noqa: E402
-from bench.scorer_metrics import load_calibration  # noqa: E402
+from bench.scorer_metrics import load_calibration, macro_f1  # noqa: E402
 from evaluators.adhoc import adhoc_task  # noqa: E402
 from evaluators.base import GradingTask  # noqa: E402
 from evaluators.rubric import RubricScorer  # noqa: E402
@@ -42,6 +44,7 @@ from knowledge.loader import bank_index  # noqa: E402
 DEV_SPLITS = ("tune", "fresh-dev", "fresh2-dev")
 ACCUSED_AT_MOST = 0.0  # share of non-misconceived development answers the detector may accuse
 WRONG_GRID = {"probe": (0.3, 0.5, 0.7), "similarity": (0.6, 0.65, 0.7, 0.75), "margin": (0.0, 0.03, 0.06, 0.1)}
+OFFSET_GRID = np.round(np.arange(0.0, 0.31, 0.01), 2)  # choose_single_phrasing_offset
 L2 = 1.0  # inverse strength of the L2 penalty on the (standardised) weights
 
 
@@ -106,6 +109,48 @@ def choose_wrong_cutoffs(scorer: RubricScorer, bank: dict) -> dict[str, float]:
     print(f"misconception cut-offs {best}: {best_key[0]:.1%} of misconceived development answers caught, "
           f"{-best_key[1]:.1%} of the others accused, no reference answer accused")
     return best or {"probe": 1e9, "similarity": 1e9, "margin": 1e9}
+
+
+def choose_single_phrasing_offset(scorer: RubricScorer, rows: list[dict]) -> float:
+    """The verdicts' offset for a point with one phrasing (signals.PointScale), on SemEval train answers
+    to reference answers that make one claim: the answer's label is read as that claim's verdict (Beetle:
+    correct / partially correct / other; SciEntsBank: correct or not, it has no partial label), and the
+    offset with the best mean macro-F1 of the two is kept. Each row is read against the reference it
+    matches best."""
+    best: dict[str, dict[int, float]] = {}
+    labels: dict[str, dict[int, str]] = {}
+    for source in ("semeval-beetle", "semeval-scientsbank"):
+        mine = [r for r in rows if r["source"] == source]
+        tasks, owner = [], []
+        for i, row in enumerate(mine):
+            for task in tasks_for(row, {}):
+                if len(task.rubric) == 1:
+                    tasks.append(task)
+                    owner.append(i)
+        best[source], labels[source] = {}, {}
+        for i, supports in zip(owner, scorer.point_supports(tasks), strict=True):
+            best[source][i] = max(best[source].get(i, -1.0), supports[0] if supports else -1.0)
+            target = mine[i]["target"]
+            labels[source][i] = "covered" if target >= 1 else "partial" if target >= 0.5 else "missed"
+    if not all(best.values()):
+        return fitted_model().points.single_phrasing_offset
+    scale = fitted_model().points
+
+    def agreement(offset: float) -> float:
+        f1 = []
+        for source, supports in best.items():
+            truth = [labels[source][i] for i in supports]
+            said = ["covered" if s + offset >= scale.covered else "partial" if s + offset >= scale.partial
+                    else "missed" for s in supports.values()]
+            if source == "semeval-scientsbank":  # correct or not
+                truth, said = [t == "covered" for t in truth], [v == "covered" for v in said]
+            f1.append(macro_f1([str(t) for t in truth], [str(v) for v in said]))
+        return float(np.mean(f1))
+
+    chosen = max(OFFSET_GRID, key=agreement)
+    print(f"single-phrasing offset {chosen:.2f}: verdicts' mean macro-F1 against the labels "
+          f"{agreement(chosen):.3f} (no offset: {agreement(0.0):.3f})")
+    return float(chosen)
 
 
 def fit(
@@ -202,6 +247,7 @@ def main() -> None:
     cutoffs = choose_wrong_cutoffs(scorer, bank)
     scorer.model = replace(scorer.model, wrong=cutoffs)
     rows = [r for r in real_sets() if r["split"] == "train"] + calibration_rows(DEV_SPLITS)
+    offset = choose_single_phrasing_offset(scorer, rows)
     if not any(r["source"] != "calibration" for r in rows):
         print("note: ../shared/datasets is absent; fitting on the development answers alone")
     sets = signal_sets(rows, scorer, bank)
@@ -213,7 +259,7 @@ def main() -> None:
     model = {
         "signals": list(SIGNALS), "mean": mean.round(6).tolist(), "scale": scale.round(6).tolist(),
         "weights": weights.round(6).tolist(), "bias": round(bias, 6),
-        "points": vars(fitted_model().points), "wrong": cutoffs,
+        "points": {**vars(fitted_model().points), "single_phrasing_offset": offset}, "wrong": cutoffs,
         "fitted_on": {s: int(sources.count(s)) for s in sorted(set(sources))},
     }
     fitted = ScoreModel.from_dict(model)

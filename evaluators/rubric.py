@@ -68,6 +68,13 @@ class RubricScorer(Evaluator):
         return [self._signals(task, rubric, *reading)[0] if reading else None
                 for task, rubric, reading in zip(tasks, rubrics, readings, strict=True)]
 
+    def point_supports(self, tasks: list[GradingTask]) -> list[list[float] | None]:
+        """Per answer, each rubric point's closeness to its best supporting sentence (None for a
+        non-answer): what bench/fit_scorer.py fits the verdicts' offset on."""
+        rubrics, readings = self._rubrics(tasks), self._read(tasks)
+        return [[s for s, _ in _supports(rubric, reading[0], reading[1], set())] if reading else None
+                for rubric, reading in zip(rubrics, readings, strict=True)]
+
     def warm(self, tasks: list[GradingTask]) -> None:
         """Embed rubrics ahead of time (a server does this at start-up, off the request path), a few
         questions per model pass: a request that arrives meanwhile is not queued behind the whole bank."""
@@ -122,6 +129,8 @@ class RubricScorer(Evaluator):
         scale = self.model.points
         verdicts = []
         for point, (support, quote) in zip(task.rubric, supports, strict=True):
+            if len(point.evidence) == 1:  # one phrasing to match (signals.PointScale)
+                support += scale.single_phrasing_offset
             verdict = (Verdict.COVERED if support >= scale.covered
                        else Verdict.PARTIAL if support >= scale.partial else Verdict.MISSED)
             verdicts.append(PointVerdict.judged(point, verdict, round(scale.credit(support), 3), quote))

@@ -58,18 +58,18 @@ NEGATIVE = frozenset({"wrong"})
 
 @dataclass(frozen=True)
 class PointScale:
-    """How a point's best supporting sentence becomes credit and a verdict (cosine similarity). Chosen on
-    this team's answers; the score does not read them (coverage is the raw closeness). Checked against
-    teachers' labels where a reference is one point (SemEval train, its answer's label as the point's
-    verdict), cut-offs of 0.55 / 0.35 fit better (held-out Beetle UA 3-class macro-F1 0.537 vs 0.479, UQ
-    0.464 vs 0.466; SciEntsBank correct-or-not 0.640 / 0.669 / 0.683 vs 0.591 / 0.675 / 0.641) but call 62%
-    of Beetle UA answers covered where teachers called 40% correct, and a bank point is read against
-    several phrasings, so its closeness runs higher: not adopted."""
+    """How a point's best supporting sentence becomes credit and a verdict (cosine similarity). The score
+    does not read them: coverage is the raw closeness. The cut-offs were chosen on this team's answers to
+    bank points, each read against its description and several phrasings (its closeness is the best of
+    them). A point with one phrasing, as an ad-hoc reference's claims are, meets fewer chances to match:
+    before the cut-offs its closeness is raised by `single_phrasing_offset`, fitted on teachers' labels
+    of answers to one-claim references (bench/fit_scorer.py)."""
 
     floor: float  # below this a sentence earns nothing
     full: float  # at or above this it earns the whole point
     covered: float
     partial: float
+    single_phrasing_offset: float
 
     def credit(self, support: float) -> float:
         return float(np.clip((support - self.floor) / (self.full - self.floor), 0.0, 1.0))

@@ -321,3 +321,34 @@ def test_a_code_fences_language_tag_is_not_a_word_of_the_answer(scorer):
         for tag in ("python", "")
     ])
     assert tagged["stem_recall"] == plain["stem_recall"] > 0  # "torch", "float32" read; "python" not
+
+
+def test_a_well_scored_answer_to_a_one_claim_reference_is_not_told_it_missed_the_claim(scorer):
+    """A point with one phrasing (an ad-hoc reference's claim) meets fewer chances to match than a bank
+    point: its closeness is raised before the verdict cut-offs. Without that, this answer scored 3.1 with
+    the feedback 'Missing: <the reference>'."""
+    evaluation = scorer.evaluate(adhoc_task(
+        question="What does dropout do?",
+        reference_answer="Dropout randomly zeroes activations during training to reduce overfitting; it is "
+                         "disabled at eval time.",
+        answer="It randomly turns off neurons in training so the net does not overfit.",
+    ))
+    assert evaluation.score >= 2.5
+    assert [p.verdict for p in evaluation.points] != [Verdict.MISSED]
+    assert not evaluation.feedback.startswith("Missing")
+
+
+def test_the_single_phrasing_offset_moves_verdicts_of_one_phrasing_points_only(embedder, by_id):
+    """Bank points carry several phrasings: their verdicts, credits and every score stay as they were."""
+    from dataclasses import replace
+
+    plain = RubricScorer(embedder)
+    raised = RubricScorer(embedder, model=replace(
+        plain.model, points=replace(plain.model.points, single_phrasing_offset=1.0)))
+    bank_task = GradingTask.from_question(by_id["dropout"], "It randomly zeroes some activations while training.")
+    assert raised.evaluate(bank_task) == plain.evaluate(bank_task)
+    adhoc = adhoc_task(question="Who was the first president of the United States?",
+                       reference_answer="George Washington", answer="Abraham Lincoln")
+    before, after = plain.evaluate(adhoc), raised.evaluate(adhoc)
+    assert after.score == before.score
+    assert before.points[0].verdict is not Verdict.COVERED and after.points[0].verdict is Verdict.COVERED
