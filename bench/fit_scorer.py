@@ -13,8 +13,8 @@ with known wrong claims: the most misconceived answers caught with no reference 
 and none of the other development answers accused; (2) the per-point verdicts' offset for points with
 one phrasing, on SemEval train labels (choose_single_phrasing_offset; it moves no score); (3) the
 logistic regression is fitted on the signals (evaluators/signals.py) with the target the grade's share
-of full marks. With --loso,
-the check signals are chosen by: fitted on all sources but one, scored on the one left out.
+of full marks. With --loso, the check signals are chosen by: fitted on all sources but one, scored on
+the one left out.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from bench.grading_data import real_sets  # noqa: E402
 from bench.scorer_metrics import load_calibration, macro_f1  # noqa: E402
 from evaluators.adhoc import adhoc_task  # noqa: E402
-from evaluators.base import GradingTask  # noqa: E402
+from evaluators.base import GradingTask, Verdict  # noqa: E402
 from evaluators.rubric import RubricScorer  # noqa: E402
 from evaluators.signals import MODEL_PATH, NEGATIVE, SIGNALS, ScoreModel, fitted_model  # noqa: E402
 from knowledge.embeddings import Embedder, get_embedder  # noqa: E402
@@ -118,7 +118,7 @@ def choose_single_phrasing_offset(scorer: RubricScorer, rows: list[dict]) -> flo
     offset with the best mean macro-F1 of the two is kept. Each row is read against the reference it
     matches best."""
     best: dict[str, dict[int, float]] = {}
-    labels: dict[str, dict[int, str]] = {}
+    labels: dict[str, dict[int, Verdict]] = {}
     for source in ("semeval-beetle", "semeval-scientsbank"):
         mine = [r for r in rows if r["source"] == source]
         tasks, owner = [], []
@@ -131,19 +131,18 @@ def choose_single_phrasing_offset(scorer: RubricScorer, rows: list[dict]) -> flo
         for i, supports in zip(owner, scorer.point_supports(tasks), strict=True):
             best[source][i] = max(best[source].get(i, -1.0), supports[0] if supports else -1.0)
             target = mine[i]["target"]
-            labels[source][i] = "covered" if target >= 1 else "partial" if target >= 0.5 else "missed"
+            labels[source][i] = Verdict.COVERED if target >= 1 else Verdict.PARTIAL if target >= 0.5 else Verdict.MISSED
     if not all(best.values()):
         return fitted_model().points.single_phrasing_offset
-    scale = fitted_model().points
 
     def agreement(offset: float) -> float:
+        scale = replace(fitted_model().points, single_phrasing_offset=offset)
         f1 = []
         for source, supports in best.items():
             truth = [labels[source][i] for i in supports]
-            said = ["covered" if s + offset >= scale.covered else "partial" if s + offset >= scale.partial
-                    else "missed" for s in supports.values()]
+            said = [scale.read(s, 1)[0] for s in supports.values()]
             if source == "semeval-scientsbank":  # correct or not
-                truth, said = [t == "covered" for t in truth], [v == "covered" for v in said]
+                truth, said = [t is Verdict.COVERED for t in truth], [v is Verdict.COVERED for v in said]
             f1.append(macro_f1([str(t) for t in truth], [str(v) for v in said]))
         return float(np.mean(f1))
 

@@ -41,8 +41,8 @@ def detect_misconceptions(
     ):
         # Either polarity: requiring the correction's own cost more refuting answers (42 of the 1,488
         # in bench_scorer.py accused, vs 12) and caught no more misconceived development answers.
-        stated = (correction >= cutoffs["similarity"]) & (
-            correction - (vectors @ m_vecs.T).max(axis=1) >= cutoffs["margin"])
+        claim_sims = vectors @ m_vecs.T  # each unit against each phrasing of the claim
+        stated = (correction >= cutoffs["similarity"]) & (correction - claim_sims.max(axis=1) >= cutoffs["margin"])
         if stated.any():
             continue
         best, best_sim = -1, -1.0
@@ -50,7 +50,7 @@ def detect_misconceptions(
             same = np.array([is_negated(t) == negative for t in texts])  # "X does not Y" never states "X does Y"
             if not same.any():
                 continue
-            sim = float((m_vecs[same] @ vectors[i]).max())
+            sim = float(claim_sims[i, same].max())
             agreeing = rubric.truth_negated == negative
             truth = float(truth_sims[i, agreeing].max()) if agreeing.any() else -1.0
             belief = float(vectors[i] @ probe[:-1] + probe[-1])

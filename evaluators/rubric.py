@@ -126,14 +126,10 @@ class RubricScorer(Evaluator):
     ) -> tuple[dict[str, float], list[PointVerdict], list[DetectedMisconception]]:
         found = detect_misconceptions(task, rubric, units, vectors, self.model.wrong)
         supports = _supports(rubric, units, vectors, {i for _, i in found})
-        scale = self.model.points
         verdicts = []
         for point, (support, quote) in zip(task.rubric, supports, strict=True):
-            if len(point.evidence) == 1:  # one phrasing to match (signals.PointScale)
-                support += scale.single_phrasing_offset
-            verdict = (Verdict.COVERED if support >= scale.covered
-                       else Verdict.PARTIAL if support >= scale.partial else Verdict.MISSED)
-            verdicts.append(PointVerdict.judged(point, verdict, round(scale.credit(support), 3), quote))
+            verdict, credit = self.model.points.read(support, len(point.evidence))
+            verdicts.append(PointVerdict.judged(point, verdict, round(credit, 3), quote))
         answer_terms = content_words(" ".join(u.text for u in units))  # fence marks and imports left out
         weights = rubric.weights / rubric.weights.sum()
         values = {

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from evaluators.base import Verdict
 from evaluators.text import FUNCTION_WORDS
 from knowledge.embeddings import Tokens
 
@@ -71,8 +72,13 @@ class PointScale:
     partial: float
     single_phrasing_offset: float
 
-    def credit(self, support: float) -> float:
-        return float(np.clip((support - self.floor) / (self.full - self.floor), 0.0, 1.0))
+    def read(self, support: float, phrasings: int) -> tuple[Verdict, float]:
+        """A point's verdict and credit (0-1) from its best sentence's closeness."""
+        if phrasings == 1:
+            support += self.single_phrasing_offset
+        verdict = (Verdict.COVERED if support >= self.covered
+                   else Verdict.PARTIAL if support >= self.partial else Verdict.MISSED)
+        return verdict, float(np.clip((support - self.floor) / (self.full - self.floor), 0.0, 1.0))
 
 
 @dataclass(frozen=True)
