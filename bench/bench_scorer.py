@@ -119,7 +119,8 @@ REFUTING_FRAMES = (
 def refuting_answers(scorer: RubricScorer) -> None:
     """Answers that name each of the bank's wrong claims to refute it: none should be accused of it."""
     def clause(text: str) -> str:  # "A GRU has..." -> "a GRU has" (kept as written where a frame opens with it)
-        return text[0].lower() + text[1:].strip().rstrip(".")
+        text = text.strip().rstrip(".")  # stripped first: "A model" must not become "amodel"
+        return text[0].lower() + text[1:]
 
     tasks, frames = [], []
     for question in bank_index().values():

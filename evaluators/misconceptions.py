@@ -9,16 +9,21 @@ A sentence is read as stating a known misconception only when all of these hold:
   contradicts is not accused;
 - no sentence of the answer states the claim's correction (clearly closer to it than to the claim, by the
   same cut-offs): an answer that states the truth names the claim only to reject it ("A common mistake is
-  to think X. In fact, Y."). Sentences are read whole, so the rest of a sentence can deny a clause ("some
-  think PyTorch clears gradients for you, but it does not"). Measured with bench_scorer.py's refuting
-  answers (the bank's own claims in six refuting frames): 432 of 1,488 were accused without this check,
-  12 with it; the misconceived development answers caught and every calibration score are unchanged. It
-  replaced a list of contrast markers ("rather than", "unlike", "instead of"...) that, beside it, changed
-  none of those figures.
+  to think X. In fact, Y."). Nor does the accused sentence itself, read either side of a clause break
+  (";", ":", ", but"): "Some believe X, but that is wrong: Y" reads as X whole.
+  Measured with bench_scorer.py's refuting answers (the bank's own claims in six refuting frames): 459
+  of 1,488 were accused with neither check, 11 with the first, 3 with both (all three on one entry
+  whose claim and correction swap the same words: "BatchNorm normalises each sample across its own
+  features" and "... each feature across the samples", cosine 0.967 in MiniLM). Neither check changed
+  the misconceived development answers caught or any calibration score. The first replaced a list of
+  contrast markers ("rather than", "unlike", "instead of"...) that, beside it, changed none of those.
 The cut-offs come from scorer_model.json, chosen on the development answers (bench/fit_scorer.py).
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Callable
 
 import numpy as np
 
@@ -28,35 +33,53 @@ from evaluators.text import Unit, is_negated
 
 
 def detect_misconceptions(
-    task: GradingTask, rubric: RubricVectors, units: list[Unit], vectors: np.ndarray, cutoffs: dict[str, float]
+    task: GradingTask, rubric: RubricVectors, units: list[Unit], vectors: np.ndarray, cutoffs: dict[str, float],
+    embed: Callable[[list[str]], np.ndarray],
 ) -> list[tuple[DetectedMisconception, int]]:
     """Each wrong claim the answer states, with the index of the unit that states it most clearly."""
     found = []
-    negated = [is_negated(u.text) for u in units]
-    truth_sims = vectors @ rubric.truths.T  # the scorer reads at least one unit
-    corrections = truth_sims[:, len(rubric.truths) - len(task.misconceptions) :].T  # the truths end with them
+    negated = np.array([is_negated(u.text) for u in units])
+    truth_sims = (vectors @ rubric.truths.T).astype(np.float64)
+    # Per unit, its closeness to the truths of its own polarity ("X does not Y" never states "X does Y").
+    truth = np.where(rubric.truth_negated == negated[:, None], truth_sims, -1.0).max(axis=1)
+    corrections = rubric.truths[len(rubric.truths) - len(task.misconceptions) :]  # the truths end with them
     for m, texts, m_vecs, probe, correction in zip(
         task.misconceptions, rubric.misconception_texts, rubric.misconception_vectors,
         rubric.misconception_probes, corrections, strict=True,
     ):
         # Either polarity: requiring the correction's own cost more refuting answers (42 of the 1,488
-        # in bench_scorer.py accused, vs 12) and caught no more misconceived development answers.
-        claim_sims = vectors @ m_vecs.T  # each unit against each phrasing of the claim
-        stated = (correction >= cutoffs["similarity"]) & (correction - claim_sims.max(axis=1) >= cutoffs["margin"])
-        if stated.any():
+        # in bench_scorer.py accused, vs 12, before the clause check) and caught no more misconceived
+        # development answers.
+        claim_sims = (vectors @ m_vecs.T).astype(np.float64)  # each unit against each phrasing of the claim
+        if _states(vectors @ correction, claim_sims, cutoffs):
             continue
-        best, best_sim = -1, -1.0
-        for i, negative in enumerate(negated):
-            same = np.array([is_negated(t) == negative for t in texts])  # "X does not Y" never states "X does Y"
-            if not same.any():
-                continue
-            sim = float(claim_sims[i, same].max())
-            agreeing = rubric.truth_negated == negative
-            truth = float(truth_sims[i, agreeing].max()) if agreeing.any() else -1.0
-            belief = float(vectors[i] @ probe[:-1] + probe[-1])
-            clear = belief >= cutoffs["probe"] and sim >= cutoffs["similarity"] and sim - truth >= cutoffs["margin"]
-            if clear and sim > best_sim:
-                best, best_sim = i, sim
-        if best >= 0:
+        same = np.array([is_negated(t) for t in texts]) == negated[:, None]
+        sim = np.where(same, claim_sims, -np.inf).max(axis=1)
+        clear = ((vectors @ probe[:-1] + probe[-1] >= cutoffs["probe"]) & (sim >= cutoffs["similarity"])
+                 & (sim - truth >= cutoffs["margin"]))
+        best = int(np.where(clear, sim, -np.inf).argmax())
+        if clear.any() and not _corrected_within(units[best].text, correction, m_vecs, cutoffs, embed):
             found.append((DetectedMisconception(claim=m.claim, correction=m.correction, quote=units[best].text), best))
     return found
+
+
+def _states(to_correction: np.ndarray, to_claim: np.ndarray, cutoffs: dict[str, float]) -> bool:
+    """Whether any of the texts states the correction: close to it, and clearly closer to it than to any
+    phrasing of the claim."""
+    return bool(((to_correction >= cutoffs["similarity"])
+                 & (to_correction - to_claim.max(axis=1) >= cutoffs["margin"])).any())
+
+
+_CLAUSE_BREAK = re.compile(r"\s*[;:]\s+|,\s+(?=but\b)")
+
+
+def _corrected_within(
+    sentence: str, correction: np.ndarray, claim: np.ndarray, cutoffs: dict[str, float],
+    embed: Callable[[list[str]], np.ndarray],
+) -> bool:
+    """Whether the text before or after a clause break of the sentence states the correction: a
+    correction can share the accused sentence with the claim it rejects ("Some believe X, but that is
+    wrong: Y"). Read only for a sentence about to be accused, so it costs nothing otherwise."""
+    clauses = _CLAUSE_BREAK.split(sentence)
+    pieces = [piece for k in range(1, len(clauses)) for piece in (" ".join(clauses[:k]), " ".join(clauses[k:]))]
+    return bool(pieces) and _states((vectors := embed(pieces)) @ correction, vectors @ claim.T, cutoffs)

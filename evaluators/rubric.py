@@ -124,7 +124,7 @@ class RubricScorer(Evaluator):
         self, task: GradingTask, rubric: RubricVectors, units: list[Unit], vectors: np.ndarray, pieces: np.ndarray,
         demoted: np.ndarray,
     ) -> tuple[dict[str, float], list[PointVerdict], list[DetectedMisconception]]:
-        found = detect_misconceptions(task, rubric, units, vectors, self.model.wrong)
+        found = detect_misconceptions(task, rubric, units, vectors, self.model.wrong, self._embedder.embed_batch)
         supports = _supports(rubric, units, vectors, {i for _, i in found})
         verdicts = []
         for point, (support, quote) in zip(task.rubric, supports, strict=True):

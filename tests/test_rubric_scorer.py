@@ -253,6 +253,20 @@ def test_an_answer_that_states_the_correction_is_not_accused_of_the_claim_it_nam
         assert not grade(scorer, question, refuting).misconceptions, refuting
 
 
+@pytest.mark.parametrize(("question_id", "claim_opens"), [
+    ("dataset-and-dataloader", "num_workers"), ("sequential-vs-module", "Sequential"), ("cuda-out-of-memory", "GPU"),
+])
+def test_a_correction_in_the_same_sentence_as_the_claim_clears_it(scorer, by_id, question_id, claim_opens):
+    """The whole sentence reads as the claim; the clause after the break states the correction. Each of
+    these was accused before the detector read the text either side of a sentence's clause breaks."""
+    question = by_id[question_id]
+    m = next(m for m in question.misconceptions if m.claim.startswith(claim_opens))
+    claim, correction = (t[0].lower() + t[1:].rstrip(".") for t in (m.claim, m.correction))
+    assert grade(scorer, question, m.claim).misconceptions, m.claim
+    refuting = f"Some people believe {claim}, but that is wrong: {correction}."
+    assert not grade(scorer, question, refuting).misconceptions, refuting
+
+
 def test_a_credited_quote_is_about_its_point(scorer, by_id):
     """A sentence supports only the point it states best: the in-place sentence is not evidence that
     out-of-place ops return a new tensor."""
