@@ -81,9 +81,9 @@ def signal_sets(rows: list[dict], scorer: RubricScorer, bank: dict) -> list[np.n
             tasks.append(task)
             owner.append(i)
     sets: list[list[list[float]]] = [[] for _ in rows]
-    for i, values in zip(owner, scorer.signals_many(tasks), strict=True):
-        if values is not None:
-            sets[i].append([values[s] for s in SIGNALS])
+    for i, read in zip(owner, scorer.signals_many(tasks), strict=True):
+        if read is not None:
+            sets[i].append([read[0][s] for s in SIGNALS])
     return [np.array(s).reshape(-1, len(SIGNALS)) for s in sets]
 
 
@@ -128,8 +128,8 @@ def choose_single_phrasing_offset(scorer: RubricScorer, rows: list[dict]) -> flo
                     tasks.append(task)
                     owner.append(i)
         best[source], labels[source] = {}, {}
-        for i, supports in zip(owner, scorer.point_supports(tasks), strict=True):
-            best[source][i] = max(best[source].get(i, -1.0), supports[0] if supports else -1.0)
+        for i, read in zip(owner, scorer.signals_many(tasks), strict=True):
+            best[source][i] = max(best[source].get(i, -1.0), read[1][0] if read else -1.0)
             target = mine[i]["target"]
             labels[source][i] = Verdict.COVERED if target >= 1 else Verdict.PARTIAL if target >= 0.5 else Verdict.MISSED
     if not all(best.values()):

@@ -62,18 +62,13 @@ class RubricScorer(Evaluator):
         rubrics, readings = self._rubrics(tasks), self._read(tasks)
         return [self._score(*args) for args in zip(tasks, rubrics, readings, strict=True)]
 
-    def signals_many(self, tasks: list[GradingTask]) -> list[dict[str, float] | None]:
-        """The model's inputs per answer (None for a non-answer): what bench/fit_scorer.py fits on."""
+    def signals_many(self, tasks: list[GradingTask]) -> list[tuple[dict[str, float], list[float]] | None]:
+        """Per answer (None for a non-answer), the model's inputs and each rubric point's closeness to its
+        best supporting sentence: what bench/fit_scorer.py fits the score and the verdicts' offset on."""
         rubrics, readings = self._rubrics(tasks), self._read(tasks)
-        return [self._signals(task, rubric, *reading)[0] if reading else None
+        read = [self._signals(task, rubric, *reading) if reading else None
                 for task, rubric, reading in zip(tasks, rubrics, readings, strict=True)]
-
-    def point_supports(self, tasks: list[GradingTask]) -> list[list[float] | None]:
-        """Per answer, each rubric point's closeness to its best supporting sentence (None for a
-        non-answer): what bench/fit_scorer.py fits the verdicts' offset on."""
-        rubrics, readings = self._rubrics(tasks), self._read(tasks)
-        return [[s for s, _ in _supports(rubric, reading[0], reading[1], set())] if reading else None
-                for rubric, reading in zip(rubrics, readings, strict=True)]
+        return [(r[0], [support for support, _ in r[1]]) if r else None for r in read]
 
     def warm(self, tasks: list[GradingTask]) -> None:
         """Embed rubrics ahead of time (a server does this at start-up, off the request path), a few
@@ -112,7 +107,9 @@ class RubricScorer(Evaluator):
             wrong: list[DetectedMisconception] = []
             verdicts, score = [PointVerdict.judged(p, Verdict.MISSED, 0.0, None) for p in task.rubric], 0.0
         else:
-            values, verdicts, wrong = self._signals(task, rubric, *reading)
+            values, supports, wrong = self._signals(task, rubric, *reading)
+            verdicts = [PointVerdict.judged(point, *self.model.points.read(support, len(point.evidence)), quote)
+                        for point, (support, quote) in zip(task.rubric, supports, strict=True)]
             gate, score = None, 5 * self.model.share(values)
         return Evaluation(
             question_id=task.question_id, score=round(min(5.0, max(0.0, score)), 1), points=verdicts,
@@ -123,23 +120,19 @@ class RubricScorer(Evaluator):
     def _signals(
         self, task: GradingTask, rubric: RubricVectors, units: list[Unit], vectors: np.ndarray, pieces: np.ndarray,
         demoted: np.ndarray,
-    ) -> tuple[dict[str, float], list[PointVerdict], list[DetectedMisconception]]:
+    ) -> tuple[dict[str, float], list[tuple[float, str | None]], list[DetectedMisconception]]:
         found = detect_misconceptions(task, rubric, units, vectors, self.model.wrong, self._embedder.embed_batch)
         supports = _supports(rubric, units, vectors, {i for _, i in found})
-        verdicts = []
-        for point, (support, quote) in zip(task.rubric, supports, strict=True):
-            verdict, credit = self.model.points.read(support, len(point.evidence))
-            verdicts.append(PointVerdict.judged(point, verdict, round(credit, 3), quote))
         answer_terms = content_words(" ".join(u.text for u in units))  # fence marks and imports left out
-        weights = rubric.weights / rubric.weights.sum()
+        weights = np.array([p.weight for p in task.rubric]) / sum(p.weight for p in task.rubric)
         values = {
             "coverage": float(weights @ [s for s, _ in supports]),
             "alignment": alignment(rubric.reference_pieces, pieces),
             "demoted_alignment": alignment(rubric.demoted_pieces, demoted),
-            "stem_recall": stem_recall(answer_terms, rubric.reference_terms, rubric.question_terms),
+            "stem_recall": stem_recall(answer_terms, task.reference_answer, task.question),
             "wrong": float(len(found)),
         }
-        return values, verdicts, [m for m, _ in found]
+        return values, supports, [m for m, _ in found]
 
     def _rubrics(self, tasks: list[GradingTask]) -> list[RubricVectors]:
         """Each task's rubric vectors, cached; the missing ones built together (one model pass)."""

@@ -8,21 +8,17 @@ import numpy as np
 
 from evaluators.base import GradingTask
 from evaluators.signals import content_pieces
-from evaluators.text import content_words, is_negated, split_units, without_question_words
+from evaluators.text import is_negated, split_units, without_question_words
 from knowledge.embeddings import Embedder
 
 
 @dataclass(frozen=True)
 class RubricVectors:
-    point_texts: list[list[str]]  # per rubric point: its description, then its evidence phrasings
-    point_vectors: list[np.ndarray]
-    weights: np.ndarray
+    point_vectors: list[np.ndarray]  # per rubric point: its description, then its evidence phrasings
     truths: np.ndarray  # every point text, reference sentence and correction, in that order: true statements
     truth_negated: np.ndarray  # per truth, whether it is phrased negatively
-    reference_terms: frozenset[str]
     reference_pieces: np.ndarray  # its content word pieces, each read in its sentence (signals.alignment)
     demoted_pieces: np.ndarray  # the same of its words the question does not use (text.without_question_words)
-    question_terms: frozenset[str]
     misconception_texts: list[list[str]]  # per wrong claim: the claim, then its cues
     misconception_vectors: list[np.ndarray]
     # Per wrong claim, a linear probe (384 weights and a bias) fitted to tell its phrasings from the
@@ -53,15 +49,11 @@ class RubricVectors:
             truths = np.vstack([*point_vectors, prose.reshape(-1, vecs.shape[1]), split[-1]])
             sentences = [u.text for u in us if not u.is_code] + corrections
             out.append(cls(
-                point_texts=point_texts,
                 point_vectors=point_vectors,
-                weights=np.array([p.weight for p in task.rubric]),
                 truths=truths,
                 truth_negated=np.array([is_negated(t) for g in [*point_texts, sentences] for t in g], dtype=bool),
-                reference_terms=content_words(task.reference_answer),
                 reference_pieces=np.vstack(pieces[:-1]) if len(pieces) > 1 else pieces[-1][:0],
                 demoted_pieces=pieces[-1],
-                question_terms=content_words(task.question),
                 misconception_texts=m_texts,
                 misconception_vectors=m_vectors,
                 misconception_probes=misconception_probes(m_vectors, truths, ridge),

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from evaluators.base import Verdict
-from evaluators.text import FUNCTION_WORDS
+from evaluators.text import FUNCTION_WORDS, content_words
 from knowledge.embeddings import Tokens
 
 MODEL_PATH = Path(__file__).with_name("scorer_model.json")
@@ -78,7 +78,7 @@ class PointScale:
             support += self.single_phrasing_offset
         verdict = (Verdict.COVERED if support >= self.covered
                    else Verdict.PARTIAL if support >= self.partial else Verdict.MISSED)
-        return verdict, float(np.clip((support - self.floor) / (self.full - self.floor), 0.0, 1.0))
+        return verdict, round(float(np.clip((support - self.floor) / (self.full - self.floor), 0.0, 1.0)), 3)
 
 
 @dataclass(frozen=True)
@@ -129,10 +129,10 @@ def alignment(reference: np.ndarray, answer: np.ndarray) -> float:
     return float((reference.astype(np.float32) @ answer.astype(np.float32).T).max(axis=1).mean())
 
 
-def stem_recall(answer: frozenset[str], reference: frozenset[str], question: frozenset[str]) -> float:
+def stem_recall(answer: frozenset[str], reference: str, question: str) -> float:
     """The share of the reference's content words the answer uses, each cut to its first five letters
     ('connected' meets 'connection'), leaving out the question's own: echoing the question is not evidence
     of knowing the answer."""
-    said, ref, asked = ({w[:5] for w in terms} for terms in (answer, reference, question))
+    said, ref, asked = ({w[:5] for w in terms} for terms in (answer, content_words(reference), content_words(question)))
     ref -= asked
     return len(ref & said) / len(ref) if ref else 0.0

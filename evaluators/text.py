@@ -53,9 +53,8 @@ def split_units(answer: str) -> list[Unit]:
 
 
 def words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text.replace("'", ""))] + [
-        w.lower() for w in re.findall(r"\b\w+n't\b", text)
-    ]
+    """Its words, lower-cased, apostrophes dropped ("dont"); negated verbs also as written ("don't")."""
+    return [w.lower() for w in [*_WORD.findall(text.replace("'", "")), *re.findall(r"\b\w+n't\b", text)]]
 
 
 @lru_cache(maxsize=65536)

@@ -288,7 +288,7 @@ def test_the_fitted_model_reads_every_signal_the_scorer_gives(scorer, by_id):
 
     model = fitted_model()
     assert model.signals == SIGNALS and len(model.weights) == len(SIGNALS)
-    (values,) = scorer.signals_many([GradingTask.from_question(by_id["dropout"], RELU_REWORDED)])
+    ((values, _),) = scorer.signals_many([GradingTask.from_question(by_id["dropout"], RELU_REWORDED)])
     assert set(values) == set(SIGNALS)
     # Signs fixed by meaning: likeness to the reference never lowers a score, a wrong claim never raises it.
     for name, weight in zip(model.signals, model.weights, strict=True):
@@ -329,7 +329,7 @@ def test_rubrics_and_answer_sentences_are_read_once_and_the_rubric_cache_is_boun
 def test_a_code_fences_language_tag_is_not_a_word_of_the_answer(scorer):
     """Words are read from the answer's units: "```python" is markup, not a claim about Python."""
     reference = "Python lists hold objects of any type, while a tensor holds numbers of one dtype."
-    tagged, plain = scorer.signals_many([
+    (tagged, _), (plain, _) = scorer.signals_many([
         adhoc_task(question="How does a tensor differ from a list?", reference_answer=reference,
                    answer=f"```{tag}\nx = torch.zeros(3, dtype=torch.float32)\n```")
         for tag in ("python", "")
