@@ -42,6 +42,10 @@ MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 # beside it: within 0.002). Weighting the reference's words by their rarity in general English (IDF from
 # the wordfreq package), as BERTScore's idf option does, in the alignments or in stem recall: mean gain
 # over cosine +0.153-0.155 vs +0.155; offered beside the unweighted signals, the fit gave it weight 0-0.05.
+# Also offered and not kept: the weighted share of points whose quote disagrees with the point in negation
+# ("not in a closed path" for "in a closed path"; weight -0.09, LOSO +0.152), and the cosine of the answer
+# and of the reference each read after the question, so a terse answer is read in its context ("Nothing
+# will happen"; weight 0.000, LOSO +0.151).
 SIGNALS = (
     "coverage",  # weighted mean closeness of each rubric point's best supporting sentence
     # Word-by-word alignment (BERTScore's recall): each content word piece of the reference, as read in
