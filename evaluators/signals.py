@@ -45,7 +45,8 @@ MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 # Also offered and not kept: the weighted share of points whose quote disagrees with the point in negation
 # ("not in a closed path" for "in a closed path"; weight -0.09, LOSO +0.152), and the cosine of the answer
 # and of the reference each read after the question, so a terse answer is read in its context ("Nothing
-# will happen"; weight 0.000, LOSO +0.151).
+# will happen"; weight 0.000, LOSO +0.151), and how much closer the answer sits to its reference than to
+# the bank's other reference answers on average, to tell a generic or evasive answer (weight 0.000).
 SIGNALS = (
     "coverage",  # weighted mean closeness of each rubric point's best supporting sentence
     # Word-by-word alignment (BERTScore's recall): each content word piece of the reference, as read in
