@@ -90,3 +90,8 @@ class Evaluator(ABC):
 
     def evaluate_many(self, tasks: list[GradingTask]) -> list[Evaluation]:
         return [self.evaluate(task) for task in tasks]
+
+    def corrected_claims(self, task: GradingTask) -> set[str]:
+        """The listed wrong claims whose correction the answer states (it names them only to reject
+        them); an evaluator that cannot tell returns none."""
+        return set()

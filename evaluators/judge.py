@@ -138,10 +138,16 @@ class LLMJudge(Evaluator):
         wrong, wrong_dropped, unlisted = _verified_misconceptions(
             task.misconceptions, reply.misconceptions, texts
         )
+        # An answer that states a claim's correction names the claim only to reject it ("A common
+        # mistake is to think X. In fact, Y."): a model that quotes the first sentence is not believed.
+        corrected = self._fallback.corrected_claims(task) if wrong else set()
+        refuted = sum(m.claim in corrected for m in wrong)
+        wrong = [m for m in wrong if m.claim not in corrected]
         total = sum(p.weight for p in verdicts) or 1.0
         earned = 5 * sum(p.weight * p.credit for p in verdicts) / total
         score = round(min(5.0, max(0.0, earned - self._penalty * len(wrong))), 1)
-        notes = _notes(dropped=dropped, wrong_dropped=wrong_dropped, unknown=unknown, unlisted=unlisted)
+        notes = _notes(dropped=dropped, wrong_dropped=wrong_dropped, unknown=unknown, unlisted=unlisted,
+                       refuted=refuted)
         if abs(reply.score - score) >= 0.05:
             notes.append(
                 f"LLM judge's own score {reply.score:.1f} replaced by {score:.1f}, "
@@ -149,7 +155,7 @@ class LLMJudge(Evaluator):
             )
         feedback = compose_feedback(verdicts, wrong, None)
         # The model's prose may praise what we just dropped; keep it only when every claim checked out.
-        if not dropped and not wrong_dropped and reply.feedback.strip():
+        if not dropped and not wrong_dropped and not refuted and reply.feedback.strip():
             feedback = f"{feedback}\nInterviewer's comments: {reply.feedback.strip()}".strip()
         return Evaluation(
             question_id=task.question_id,
@@ -220,7 +226,9 @@ def _match_claim(claim: str, listed: list[Misconception]) -> Misconception | Non
     return best if best_ratio >= CLAIM_MATCH else None
 
 
-def _notes(*, dropped: list[str], wrong_dropped: int, unknown: int, unlisted: int) -> list[str]:
+def _notes(
+    *, dropped: list[str], wrong_dropped: int, unknown: int, unlisted: int, refuted: int
+) -> list[str]:
     notes = []
     if dropped:
         notes.append(
@@ -229,6 +237,8 @@ def _notes(*, dropped: list[str], wrong_dropped: int, unknown: int, unlisted: in
         )
     if wrong_dropped:
         notes.append(f"LLM judge: {wrong_dropped} misconception(s) ignored, quote not found in the answer")
+    if refuted:
+        notes.append(f"LLM judge: {refuted} misconception(s) ignored, the answer states the correction")
     if unknown:
         notes.append(f"LLM judge: {unknown} verdict(s) for unknown rubric point ids ignored")
     if unlisted:

@@ -45,29 +45,35 @@ def detect_misconceptions(
 ) -> list[tuple[DetectedMisconception, int]]:
     """Each wrong claim the answer states, with the index of the unit that states it most clearly."""
     found = []
+    corrected = corrected_claims(task, rubric, vectors, cutoffs)
     negated = np.array([is_negated(u.text) for u in units])
     truth_sims = (vectors @ rubric.truths.T).astype(np.float64)
     # Per unit, its closeness to the truths of its own polarity ("X does not Y" never states "X does Y").
     truth = np.where(rubric.truth_negated == negated[:, None], truth_sims, -1.0).max(axis=1)
-    corrections = rubric.truths[len(rubric.truths) - len(task.misconceptions) :]  # the truths end with them
     for m, texts, m_vecs, probe, correction in zip(
         task.misconceptions, rubric.misconception_texts, rubric.misconception_vectors,
-        rubric.misconception_probes, corrections, strict=True,
+        rubric.misconception_probes, rubric.corrections, strict=True,
     ):
-        # Either polarity: requiring the correction's own cost more refuting answers (42 of the 1,488
-        # in bench_scorer.py accused, vs 12, before the clause check) and caught no more misconceived
-        # development answers.
-        claim_sims = (vectors @ m_vecs.T).astype(np.float64)  # each unit against each phrasing of the claim
-        if _states(vectors @ correction, claim_sims, cutoffs):
+        if m.claim in corrected:
             continue
         same = np.array([is_negated(t) for t in texts]) == negated[:, None]
-        sim = np.where(same, claim_sims, -np.inf).max(axis=1)
+        sim = np.where(same, (vectors @ m_vecs.T).astype(np.float64), -np.inf).max(axis=1)
         clear = ((vectors @ probe[:-1] + probe[-1] >= cutoffs["probe"]) & (sim >= cutoffs["similarity"])
                  & (sim - truth >= cutoffs["margin"]))
         best = int(np.where(clear, sim, -np.inf).argmax())
         if clear.any() and not _corrected_within(units[best].text, correction, m_vecs, cutoffs, embed):
             found.append((DetectedMisconception(claim=m.claim, correction=m.correction, quote=units[best].text), best))
     return found
+
+
+def corrected_claims(
+        task: GradingTask, rubric: RubricVectors, vectors: np.ndarray, cutoffs: dict[str, float]) -> set[str]:
+    """The wrong claims whose correction some unit of the answer states. Either polarity: requiring the
+    correction's own cost more refuting answers (42 of the 1,488 in bench_scorer.py accused, vs 12,
+    before the clause check) and caught no more misconceived development answers."""
+    return {m.claim for m, m_vecs, correction in zip(
+        task.misconceptions, rubric.misconception_vectors, rubric.corrections, strict=True,
+    ) if _states(vectors @ correction, vectors @ m_vecs.T, cutoffs)}
 
 
 def _states(to_correction: np.ndarray, to_claim: np.ndarray, cutoffs: dict[str, float]) -> bool:
@@ -80,10 +86,8 @@ def _states(to_correction: np.ndarray, to_claim: np.ndarray, cutoffs: dict[str, 
 _CLAUSE_BREAK = re.compile(r"\s*[;:]\s+|,\s+(?=but\b)")
 
 
-def _corrected_within(
-    sentence: str, correction: np.ndarray, claim: np.ndarray, cutoffs: dict[str, float],
-    embed: Callable[[list[str]], np.ndarray],
-) -> bool:
+def _corrected_within(sentence: str, correction: np.ndarray, claim: np.ndarray, cutoffs: dict[str, float],
+                      embed: Callable[[list[str]], np.ndarray]) -> bool:
     """Whether the text before or after a clause break of the sentence states the correction: a
     correction can share the accused sentence with the claim it rejects ("Some believe X, but that is
     wrong: Y"). Read only for a sentence about to be accused, so it costs nothing otherwise."""

@@ -16,7 +16,7 @@ from threadpoolctl import threadpool_limits
 
 from evaluators.base import DetectedMisconception, Evaluation, Evaluator, GradingTask, PointVerdict, Verdict
 from evaluators.feedback import compose_feedback
-from evaluators.misconceptions import detect_misconceptions
+from evaluators.misconceptions import corrected_claims, detect_misconceptions
 from evaluators.rubric_vectors import RubricVectors
 from evaluators.signals import ScoreModel, alignment, content_pieces, fitted_model, stem_recall
 from evaluators.text import Unit, content_words, is_non_answer, split_units, without_question_words
@@ -37,10 +37,8 @@ class RubricScorer(Evaluator):
 
     name = "offline-rubric"
 
-    def __init__(
-        self, embedder: Embedder, model: ScoreModel | None = None, cache_size: int = 512,
-        rubric_embedder: Embedder | None = None,
-    ) -> None:
+    def __init__(self, embedder: Embedder, model: ScoreModel | None = None, cache_size: int = 512,
+                 rubric_embedder: Embedder | None = None) -> None:
         # numpy's BLAS on one thread, process-wide: the scorer's products are small, and OpenBLAS's idle
         # threads spin for a while after each one, taking the cores from the embedding runners that come
         # next (measured on 2 cores: one answer scored at p50 20.9 ms with two BLAS threads, 12.3 with one).
@@ -70,6 +68,10 @@ class RubricScorer(Evaluator):
                 for task, rubric, reading in zip(tasks, rubrics, readings, strict=True)]
         return [(r[0], [support for support, _ in r[1]]) if r else None for r in read]
 
+    def corrected_claims(self, task: GradingTask) -> set[str]:
+        (rubric,), (reading,) = self._rubrics([task]), self._read([task])
+        return corrected_claims(task, rubric, reading[1], self.model.wrong) if reading else set()
+
     def warm(self, tasks: list[GradingTask]) -> None:
         """Embed rubrics ahead of time (a server does this at start-up, off the request path), a few
         questions per model pass: a request that arrives meanwhile is not queued behind the whole bank."""
@@ -79,9 +81,7 @@ class RubricScorer(Evaluator):
     def _read(self, tasks: list[GradingTask]) -> list[Reading | None]:
         """Per answer, what is read from it (None for a non-answer)."""
         texts = [[*task.earlier_answers, task.answer] for task in tasks]
-        unit_lists = [
-            [] if is_non_answer(" ".join(t)) else [u for text in t for u in split_units(text)] for t in texts
-        ]
+        unit_lists = [[] if is_non_answer(" ".join(t)) else [u for text in t for u in split_units(text)] for t in texts]
         demoted = [without_question_words(" ".join(t), task.question) for t, task in zip(texts, tasks, strict=True)]
         read = self._read_texts([u.text for units in unit_lists for u in units] + demoted)
         return [
@@ -112,7 +112,7 @@ class RubricScorer(Evaluator):
                         for point, (support, quote) in zip(task.rubric, supports, strict=True)]
             gate, score = None, 5 * self.model.share(values)
         return Evaluation(
-            question_id=task.question_id, score=round(min(5.0, max(0.0, score)), 1), points=verdicts,
+            question_id=task.question_id, score=round(score, 1), points=verdicts,  # the model's share is 0-1
             misconceptions=wrong, feedback=compose_feedback(verdicts, wrong, gate), model_answer=task.reference_answer,
             evaluator=self.name, gate=gate,
         )

@@ -16,6 +16,7 @@ from knowledge.embeddings import Embedder
 class RubricVectors:
     point_vectors: list[np.ndarray]  # per rubric point: its description, then its evidence phrasings
     truths: np.ndarray  # every point text, reference sentence and correction, in that order: true statements
+    corrections: np.ndarray  # per wrong claim, its correction's vector (the last of the truths)
     truth_negated: np.ndarray  # per truth, whether it is phrased negatively
     reference_pieces: np.ndarray  # its content word pieces, each read in its sentence (signals.alignment)
     demoted_pieces: np.ndarray  # the same of its words the question does not use (text.without_question_words)
@@ -51,6 +52,7 @@ class RubricVectors:
             out.append(cls(
                 point_vectors=point_vectors,
                 truths=truths,
+                corrections=split[-1],
                 truth_negated=np.array([is_negated(t) for g in [*point_texts, sentences] for t in g], dtype=bool),
                 reference_pieces=np.vstack(pieces[:-1]) if len(pieces) > 1 else pieces[-1][:0],
                 demoted_pieces=pieces[-1],
@@ -69,19 +71,13 @@ def misconception_probes(wrong: list[np.ndarray], truths: np.ndarray, ridge: flo
     on graded answers) leans on the dimensions that separate the two sides."""
     # Solved in the dual, (n x n) for the n texts rather than (385 x 385): the same weights, since
     # (X'SX + rI)^-1 X'S y = X'S^1/2 (S^1/2 XX' S^1/2 + rI)^-1 S^1/2 y, at about a tenth of the cost.
-    truths = _with_bias(truths)
-    truth_gram = truths @ truths.T  # shared by every claim of the entry
+    truths = np.hstack([truths, np.ones((len(truths), 1))]).astype(np.float64)  # a bias column
     probes = []
     for claim_vectors in wrong:
-        claims = _with_bias(claim_vectors)
-        x = np.vstack([claims, truths])
-        gram = np.block([[claims @ claims.T, claims @ truths.T], [truths @ claims.T, truth_gram]])
-        y = np.r_[np.ones(len(claims)), -np.ones(len(truths))]
-        root = np.sqrt(np.r_[np.full(len(claims), 0.5 / len(claims)), np.full(len(truths), 0.5 / len(truths))])
-        dual = np.linalg.solve(root[:, None] * gram * root[None, :] + ridge * np.eye(len(x)), root * y)
+        x = np.vstack([np.hstack([claim_vectors, np.ones((len(claim_vectors), 1))]), truths])
+        n = len(claim_vectors)
+        y = np.r_[np.ones(n), -np.ones(len(truths))]
+        root = np.sqrt(np.r_[np.full(n, 0.5 / n), np.full(len(truths), 0.5 / len(truths))])
+        dual = np.linalg.solve(root[:, None] * (x @ x.T) * root[None, :] + ridge * np.eye(len(x)), root * y)
         probes.append((x.T @ (root * dual)).astype(np.float32))
     return probes
-
-
-def _with_bias(vectors: np.ndarray) -> np.ndarray:
-    return np.hstack([vectors, np.ones((len(vectors), 1))]).astype(np.float64)
