@@ -50,6 +50,8 @@ MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 # Numbers read as words (so "16" does not match a reference "8" in stem recall and the demoted bag, which
 # read letters-first words only): SciEntsBank left out 0.480 vs 0.467, SAF-EN 0.341 vs 0.363, mean gain
 # over cosine +0.152 vs +0.155. A numeric answer is still matched by closeness alone ("16" for "8": 4.4).
+# The share of the reference's words the answer uses exactly, the question's words kept (the lexical-overlap
+# baseline that bench_real.py prints, 0.615 on Beetle unseen answers): weight +0.12, LOSO +0.155.
 SIGNALS = (
     "coverage",  # weighted mean closeness of each rubric point's best supporting sentence
     # Word-by-word alignment (BERTScore's recall): each content word piece of the reference, as read in
