@@ -92,6 +92,6 @@ class Evaluator(ABC):
         return [self.evaluate(task) for task in tasks]
 
     def corrected_claims(self, task: GradingTask) -> set[str]:
-        """The listed wrong claims whose correction the answer states (it names them only to reject
-        them); an evaluator that cannot tell returns none."""
+        """The listed wrong claims whose correction the answer states, so it names them only to reject
+        them (the LLM judge does not charge those); an evaluator that cannot tell returns none."""
         return set()

@@ -7,16 +7,18 @@ A sentence is read as stating a known misconception only when all of these hold:
 - it is clearly closer to that phrasing than to any true statement of the entry (rubric points,
   reference sentences, corrections) of its own polarity: a sentence that states the point the claim
   contradicts is not accused;
-- no sentence of the answer states the claim's correction (clearly closer to it than to the claim, by the
-  same cut-offs): an answer that states the truth names the claim only to reject it ("A common mistake is
-  to think X. In fact, Y."). Nor does the accused sentence itself, read either side of a clause break
-  (";", ":", ", but"): "Some believe X, but that is wrong: Y" reads as X whole.
+- the answer does not state the claim's correction (corrected_claims): no sentence of it, nor the text
+  either side of a clause break in one (";", ":", ", but"), is close to the correction and clearly
+  closer to it than to the claim, by the same cut-offs. An answer that states the truth names the claim
+  only to reject it ("A common mistake is to think X. In fact, Y."; "Some believe X, but that is
+  wrong: Y", which read whole states X).
   Measured with bench_scorer.py's refuting answers (the bank's own claims in six refuting frames): 459
-  of 1,488 were accused with neither check, 11 with the first, 3 with both (all three on one entry
-  whose claim and correction swap the same words: "BatchNorm normalises each sample across its own
-  features" and "... each feature across the samples", cosine 0.967 in MiniLM). Neither check changed
-  the misconceived development answers caught or any calibration score. The first replaced a list of
-  contrast markers ("rather than", "unlike", "instead of"...) that, beside it, changed none of those.
+  of 1,488 were accused with no correction check, 11 with whole sentences only, 3 with clauses too (all
+  three on one entry whose claim and correction swap the same words: "BatchNorm normalises each sample
+  across its own features" and "... each feature across the samples", cosine 0.967 in MiniLM). Neither
+  step changed the misconceived development answers caught or any calibration score. The check
+  replaced a list of contrast markers ("rather than", "unlike", "instead of"...) that, beside it,
+  changed none of those. The LLM judge clears the claims its model reports by the same check.
 The cut-offs come from scorer_model.json, chosen on the development answers (bench/fit_scorer.py).
 Tried and not kept: accusing clauses as well as whole sentences (split at commas, ";", ":", and before
 "so / because / while / whereas / but"), so a wrong claim inside a long sentence is read on its own
@@ -45,35 +47,41 @@ def detect_misconceptions(
 ) -> list[tuple[DetectedMisconception, int]]:
     """Each wrong claim the answer states, with the index of the unit that states it most clearly."""
     found = []
-    corrected = corrected_claims(task, rubric, vectors, cutoffs)
-    negated = np.array([is_negated(u.text) for u in units])
+    negated = np.array([is_negated(u.text) for u in units])  # the scorer reads at least one unit
     truth_sims = (vectors @ rubric.truths.T).astype(np.float64)
     # Per unit, its closeness to the truths of its own polarity ("X does not Y" never states "X does Y").
     truth = np.where(rubric.truth_negated == negated[:, None], truth_sims, -1.0).max(axis=1)
-    for m, texts, m_vecs, probe, correction in zip(
-        task.misconceptions, rubric.misconception_texts, rubric.misconception_vectors,
-        rubric.misconception_probes, rubric.corrections, strict=True,
-    ):
-        if m.claim in corrected:
-            continue
+    for m, texts, m_vecs, probe in zip(task.misconceptions, rubric.misconception_texts,
+                                       rubric.misconception_vectors, rubric.misconception_probes, strict=True):
         same = np.array([is_negated(t) for t in texts]) == negated[:, None]
         sim = np.where(same, (vectors @ m_vecs.T).astype(np.float64), -np.inf).max(axis=1)
-        clear = ((vectors @ probe[:-1] + probe[-1] >= cutoffs["probe"]) & (sim >= cutoffs["similarity"])
-                 & (sim - truth >= cutoffs["margin"]))
-        best = int(np.where(clear, sim, -np.inf).argmax())
-        if clear.any() and not _corrected_within(units[best].text, correction, m_vecs, cutoffs, embed):
+        belief = (vectors @ probe[:-1] + probe[-1]).astype(np.float64)
+        clear = (belief >= cutoffs["probe"]) & (sim >= cutoffs["similarity"]) & (sim - truth >= cutoffs["margin"])
+        if clear.any():
+            best = int(np.where(clear, sim, -np.inf).argmax())
             found.append((DetectedMisconception(claim=m.claim, correction=m.correction, quote=units[best].text), best))
-    return found
+    cleared = corrected_claims(task, rubric, units, vectors, cutoffs, embed, {m.claim for m, _ in found})
+    return [(m, i) for m, i in found if m.claim not in cleared]
 
 
 def corrected_claims(
-        task: GradingTask, rubric: RubricVectors, vectors: np.ndarray, cutoffs: dict[str, float]) -> set[str]:
-    """The wrong claims whose correction some unit of the answer states. Either polarity: requiring the
-    correction's own cost more refuting answers (42 of the 1,488 in bench_scorer.py accused, vs 12,
-    before the clause check) and caught no more misconceived development answers."""
-    return {m.claim for m, m_vecs, correction in zip(
-        task.misconceptions, rubric.misconception_vectors, rubric.corrections, strict=True,
-    ) if _states(vectors @ correction, vectors @ m_vecs.T, cutoffs)}
+    task: GradingTask, rubric: RubricVectors, units: list[Unit], vectors: np.ndarray, cutoffs: dict[str, float],
+    embed: Callable[[list[str]], np.ndarray], claims: set[str],
+) -> set[str]:
+    """Of these wrong claims, those whose correction the answer states: a sentence of it, or the text
+    either side of a clause break in one, is close to the correction and clearly closer to it than to
+    any phrasing of the claim (the detector's own cut-offs). The clause pieces are embedded only when
+    a whole sentence does not settle it, so an answer accused of nothing costs nothing more. Either
+    polarity: requiring the correction's own left more refuting answers accused (42 of the 1,488 vs 12,
+    whole sentences only, counted before the frames' fix) and caught no more misconceived answers."""
+    asked = [(m.claim, m_vecs, c) for m, m_vecs, c in zip(
+        task.misconceptions, rubric.misconception_vectors, rubric.corrections, strict=True) if m.claim in claims]
+    done = {claim for claim, m_vecs, c in asked if _states(vectors @ c, vectors @ m_vecs.T, cutoffs)}
+    pieces = list(dict.fromkeys(p for u in units for p in _clause_pieces(u.text))) if len(done) < len(asked) else []
+    if pieces:
+        piece_vectors = embed(pieces)
+        done |= {claim for claim, m_vecs, c in asked if _states(piece_vectors @ c, piece_vectors @ m_vecs.T, cutoffs)}
+    return done
 
 
 def _states(to_correction: np.ndarray, to_claim: np.ndarray, cutoffs: dict[str, float]) -> bool:
@@ -86,11 +94,7 @@ def _states(to_correction: np.ndarray, to_claim: np.ndarray, cutoffs: dict[str, 
 _CLAUSE_BREAK = re.compile(r"\s*[;:]\s+|,\s+(?=but\b)")
 
 
-def _corrected_within(sentence: str, correction: np.ndarray, claim: np.ndarray, cutoffs: dict[str, float],
-                      embed: Callable[[list[str]], np.ndarray]) -> bool:
-    """Whether the text before or after a clause break of the sentence states the correction: a
-    correction can share the accused sentence with the claim it rejects ("Some believe X, but that is
-    wrong: Y"). Read only for a sentence about to be accused, so it costs nothing otherwise."""
-    clauses = _CLAUSE_BREAK.split(sentence)
-    pieces = [piece for k in range(1, len(clauses)) for piece in (" ".join(clauses[:k]), " ".join(clauses[k:]))]
-    return bool(pieces) and _states((vectors := embed(pieces)) @ correction, vectors @ claim.T, cutoffs)
+def _clause_pieces(sentence: str) -> list[str]:
+    """The text before and after each clause break ("Some believe X, but that is wrong: Y")."""
+    clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip()]
+    return [piece for k in range(1, len(clauses)) for piece in (" ".join(clauses[:k]), " ".join(clauses[k:]))]

@@ -62,7 +62,8 @@ class RubricScorer(Evaluator):
 
     def signals_many(self, tasks: list[GradingTask]) -> list[tuple[dict[str, float], list[float]] | None]:
         """Per answer (None for a non-answer), the model's inputs and each rubric point's closeness to its
-        best supporting sentence: what bench/fit_scorer.py fits the score and the verdicts' offset on."""
+        best supporting sentence (one stating a wrong claim supports nothing): what bench/fit_scorer.py
+        fits the score and the verdicts' offset on."""
         rubrics, readings = self._rubrics(tasks), self._read(tasks)
         read = [self._signals(task, rubric, *reading) if reading else None
                 for task, rubric, reading in zip(tasks, rubrics, readings, strict=True)]
@@ -70,7 +71,8 @@ class RubricScorer(Evaluator):
 
     def corrected_claims(self, task: GradingTask) -> set[str]:
         (rubric,), (reading,) = self._rubrics([task]), self._read([task])
-        return corrected_claims(task, rubric, reading[1], self.model.wrong) if reading else set()
+        return corrected_claims(task, rubric, *reading[:2], self.model.wrong, self._embedder.embed_batch,
+                                {m.claim for m in task.misconceptions}) if reading else set()
 
     def warm(self, tasks: list[GradingTask]) -> None:
         """Embed rubrics ahead of time (a server does this at start-up, off the request path), a few

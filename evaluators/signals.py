@@ -83,7 +83,7 @@ class PointScale:
     single_phrasing_offset: float
 
     def read(self, support: float, phrasings: int) -> tuple[Verdict, float]:
-        """A point's verdict and credit (0-1) from its best sentence's closeness."""
+        """A point's verdict and credit (0-1, to three places) from its best sentence's closeness."""
         if phrasings == 1:
             support += self.single_phrasing_offset
         verdict = (Verdict.COVERED if support >= self.covered
@@ -140,7 +140,8 @@ def alignment(reference: np.ndarray, answer: np.ndarray) -> float:
 
 
 def stem_recall(answer: frozenset[str], reference: str, question: str) -> float:
-    """The share of the reference's content words the answer uses, each cut to its first five letters
+    """The share of the reference's content words (`answer`: the answer's, already read from its units)
+    the answer uses, each cut to its first five letters
     ('connected' meets 'connection'), leaving out the question's own: echoing the question is not evidence
     of knowing the answer."""
     said, ref, asked = ({w[:5] for w in terms} for terms in (answer, content_words(reference), content_words(question)))

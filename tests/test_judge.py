@@ -163,22 +163,24 @@ def test_misconceptions_are_verified_matched_and_penalised(fake_openai, offline,
     assert any("not among the known misconceptions" in n for n in result.notes)
 
 
-def test_a_misconception_the_answer_names_to_correct_is_not_charged(fake_openai, offline, relu):
-    """The model quotes the sentence that names the claim; the next sentence states its correction, so
+@pytest.mark.parametrize("frame", ["A common mistake is to think that {claim}. In fact, {correction}",
+                                   "Some people believe {claim}, but that is wrong: {correction}"])
+def test_a_misconception_the_answer_names_to_correct_is_not_charged(fake_openai, offline, relu, frame):
+    """The model quotes the words that name the claim; the answer states its correction beside them, so
     the claim is not held against the candidate (and the model's prose, which scolds it, goes too)."""
     m = relu.misconceptions[0]
-    naming = f"A common mistake is to think that {m.claim[0].lower()}{m.claim[1:]}"
-    answer = f"{ANSWER}\n{naming} In fact, {m.correction}"
-    wrong = [{"claim": m.claim, "quote": naming}]
+    claim = f"{m.claim[0].lower()}{m.claim[1:].rstrip('.')}"
+    answer = f"{ANSWER}\n{frame.format(claim=claim, correction=m.correction)}"
+    wrong = [{"claim": m.claim, "quote": claim}]
     fake_openai.script([content(reply(misconceptions=wrong, feedback="Careful: wrong claim."))])
     result = judge_for(fake_openai, offline).evaluate(GradingTask.from_question(relu, answer))
 
     assert result.misconceptions == []
     assert any("1 misconception(s) ignored, the answer states the correction" in n for n in result.notes)
     assert "Careful" not in result.feedback
-    # The same sentence without its correction is charged.
+    # The claim without its correction is charged.
     fake_openai.script([content(reply(misconceptions=wrong))])
-    bare = judge_for(fake_openai, offline).evaluate(GradingTask.from_question(relu, f"{ANSWER}\n{naming}"))
+    bare = judge_for(fake_openai, offline).evaluate(GradingTask.from_question(relu, f"{ANSWER}\n{m.claim}"))
     assert [w.claim for w in bare.misconceptions] == [m.claim]
 
 
