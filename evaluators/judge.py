@@ -7,6 +7,7 @@ failure (timeout, HTTP error, malformed output, refusal) hands the answer to the
 
 from __future__ import annotations
 
+import logging
 import re
 from concurrent.futures import ThreadPoolExecutor
 from difflib import SequenceMatcher
@@ -18,6 +19,8 @@ from evaluators.chat import LLMError, StructuredChatModel, estimate_tokens
 from evaluators.feedback import compose_feedback
 from evaluators.judge_reply import JudgedMisconception, JudgedPoint, JudgeReply, reply_schema
 from knowledge.schema import Misconception
+
+log = logging.getLogger(__name__)
 
 CREDIT = {Verdict.COVERED: 1.0, Verdict.PARTIAL: 0.5, Verdict.MISSED: 0.0}
 MIN_QUOTE_CHARS = 4  # "x" occurs in most answers; a quote must say something
@@ -140,7 +143,12 @@ class LLMJudge(Evaluator):
         )
         # An answer that states a claim's correction names the claim only to reject it ("A common
         # mistake is to think X. In fact, Y."): a model that quotes the first sentence is not believed.
-        corrected = self._fallback.corrected_claims(task) if wrong else set()
+        unchecked = False
+        try:
+            corrected = self._fallback.corrected_claims(task) if wrong else set()
+        except Exception:  # the check embeds the answer: a failing (remote) embedder must not cost the grade
+            log.warning("correction check failed; the model's wrong claims are kept", exc_info=True)
+            corrected, unchecked = set(), True
         refuted = sum(m.claim in corrected for m in wrong)
         wrong = [m for m in wrong if m.claim not in corrected]
         total = sum(p.weight for p in verdicts) or 1.0
@@ -148,6 +156,8 @@ class LLMJudge(Evaluator):
         score = round(min(5.0, max(0.0, earned - self._penalty * len(wrong))), 1)
         notes = _notes(dropped=dropped, wrong_dropped=wrong_dropped, unknown=unknown, unlisted=unlisted,
                        refuted=refuted)
+        if unchecked:
+            notes.append("LLM judge: could not check whether the answer corrects the wrong claims reported")
         if abs(reply.score - score) >= 0.05:
             notes.append(
                 f"LLM judge's own score {reply.score:.1f} replaced by {score:.1f}, "

@@ -184,6 +184,18 @@ def test_a_misconception_the_answer_names_to_correct_is_not_charged(fake_openai,
     assert [w.claim for w in bare.misconceptions] == [m.claim]
 
 
+def test_a_failing_correction_check_keeps_the_models_claims_and_says_so(fake_openai, offline, relu, monkeypatch):
+    def broken(task):
+        raise RuntimeError("embedder unreachable")
+
+    monkeypatch.setattr(offline, "corrected_claims", broken)
+    m = relu.misconceptions[0]
+    fake_openai.script([content(reply(misconceptions=[{"claim": m.claim, "quote": m.claim}]))])
+    result = judge_for(fake_openai, offline).evaluate(GradingTask.from_question(relu, f"{ANSWER}\n{m.claim}"))
+    assert [w.claim for w in result.misconceptions] == [m.claim]
+    assert any("could not check whether the answer corrects" in n for n in result.notes)
+
+
 def test_unknown_point_ids_are_ignored_and_missing_points_count_as_missed(fake_openai, offline, relu):
     points = [
         *reply()["points"][:2],
