@@ -82,8 +82,10 @@ class BulkGrader:
             if entry is None:
                 raise LineError(f"unknown question_id {record['question_id']!r}")
             return GradingTask.from_question(entry, answer)
-        if not isinstance(question, str) or not question.strip():
+        if not isinstance(question, str):
             raise LineError("missing field 'question' (a string)")
+        if not question.strip():
+            raise LineError("field 'question' is empty: give the question's text")
         if isinstance(record.get("reference_answer"), str):
             try:
                 return adhoc_task(question=question, reference_answer=record["reference_answer"], answer=answer)

@@ -51,6 +51,13 @@ def test_grade_client_mistakes(alice, body, status):
     assert_problem(alice.post("/v1/grade", json=body), status)
 
 
+@pytest.mark.parametrize(("question", "said"), [(None, "missing field 'question'"), ("  ", "'question' is empty")])
+def test_a_missing_and_a_blank_question_are_told_apart(alice, question, said):
+    body = {"question": question, "reference_answer": "Air scatters blue light more.", "answer": "Scattering."}
+    reply = alice.post("/v1/grade", json=body)
+    assert reply.status_code == 422 and said in reply.json()["detail"]
+
+
 def test_grade_batch_grades_each_item_in_order_and_reports_bad_ones(alice, bank):
     entry = next(q for q in bank if q.id == "zero-grad")
     items = [
