@@ -169,7 +169,10 @@ def fit(
     slope of their own: our development answers call for a logit 1.7x steeper, but the same answers scored
     as ad-hoc questions call for 1.9x, so the steepness is our answers' (real sources: 0.7-1.0), not the
     bank rubrics'. A row with several accepted reference answers is read against the one it matches best:
-    first by rubric coverage, then by the fitted model's own prediction (refitted once)."""
+    first by rubric coverage, then by the fitted model's own prediction (refitted once). Also measured and
+    not kept: each question weighing alike within its source, or by 1/sqrt of its answers (leave-one-
+    source-out gain over cosine +0.1556 / +0.1552 vs +0.1548), and the L2 strength from 0.1 to 10
+    (within 0.0003)."""
     from scipy.optimize import minimize
 
     names = sorted(set(sources))
