@@ -29,7 +29,7 @@ CLAIM_MATCH = 0.6  # how close a returned claim must be to a listed misconceptio
 # (Ollama, llama.cpp) that queues requests anyway.
 JUDGE_CALLS_IN_FLIGHT = 4
 # Score points (of 5) lost per verified wrong claim: it lowers the score without wiping out what was
-# credited, as in the offline scorer (the zero-grad reference answer: 4.9, or 3.7 with a wrong claim added).
+# credited, as in the offline scorer (the zero-grad reference answer: 4.8, or 3.6 with its first wrong claim added).
 MISCONCEPTION_PENALTY = 1.0
 
 
