@@ -67,7 +67,8 @@ MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 # Word pieces joined into whole words before aligning ("scatter" + "##s": their mean vector, or the first
 # piece's): LOSO +0.156 / +0.156 vs +0.155, SAF-EN left out 0.358 / 0.356 vs 0.363.
 # Re-checked once every answer weighed the same in the fit (LOSO +0.162): numbers missed (weight 0.000,
-# SAF-EN 0.363 vs 0.373), joined word pieces (+0.162, SAF-EN 0.366), exact lexical overlap (+0.162).
+# SAF-EN 0.363 vs 0.373), joined word pieces (+0.162, SAF-EN 0.366), exact lexical overlap (+0.162),
+# negation disagreement between a point and its quote (+0.156).
 SIGNALS = (
     "coverage",  # weighted mean closeness of each rubric point's best supporting sentence
     # Word-by-word alignment (BERTScore's recall): each content word piece of the reference, as read in
