@@ -16,7 +16,9 @@ A sentence is read as stating a known misconception only when all of these hold:
   of 1,488 were accused with no correction check, 11 with whole sentences only, 3 with clauses too (all
   three on one entry whose claim and correction swap the same words: "BatchNorm normalises each sample
   across its own features" and "... each feature across the samples", cosine 0.967 in MiniLM). Neither
-  step changed the misconceived development answers caught or any calibration score. The check
+  step changed the misconceived development answers caught or any calibration score. The corrections'
+  clauses read as truths too (rubric_vectors.py) leave 1 of the 1,488: a negated sentence ("It is not
+  true that ...") meets the one negated cue of that entry, and no negated truth. The check
   replaced a list of contrast markers ("rather than", "unlike", "instead of"...) that, beside it,
   changed none of those. The LLM judge clears the claims its model reports by the same check.
 The cut-offs come from scorer_model.json, chosen on the development answers (bench/fit_scorer.py).
@@ -31,14 +33,13 @@ blind Pearson fell 0.832 -> 0.826. A false accusation is the costlier error.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import numpy as np
 
 from evaluators.base import DetectedMisconception, GradingTask
 from evaluators.rubric_vectors import RubricVectors
-from evaluators.text import Unit, is_negated
+from evaluators.text import Unit, clause_pieces, is_negated
 
 
 def detect_misconceptions(
@@ -77,7 +78,7 @@ def corrected_claims(
     asked = [(m.claim, m_vecs, c) for m, m_vecs, c in zip(
         task.misconceptions, rubric.misconception_vectors, rubric.corrections, strict=True) if m.claim in claims]
     done = {claim for claim, m_vecs, c in asked if _states(vectors @ c, vectors @ m_vecs.T, cutoffs)}
-    pieces = list(dict.fromkeys(p for u in units for p in _clause_pieces(u.text))) if len(done) < len(asked) else []
+    pieces = list(dict.fromkeys(p for u in units for p in clause_pieces(u.text))) if len(done) < len(asked) else []
     if pieces:
         piece_vectors = embed(pieces)
         done |= {claim for claim, m_vecs, c in asked if _states(piece_vectors @ c, piece_vectors @ m_vecs.T, cutoffs)}
@@ -89,12 +90,3 @@ def _states(to_correction: np.ndarray, to_claim: np.ndarray, cutoffs: dict[str, 
     phrasing of the claim."""
     return bool(((to_correction >= cutoffs["similarity"])
                  & (to_correction - to_claim.max(axis=1) >= cutoffs["margin"])).any())
-
-
-_CLAUSE_BREAK = re.compile(r"\s*[;:]\s+|,\s+(?=but\b)")
-
-
-def _clause_pieces(sentence: str) -> list[str]:
-    """The text before and after each clause break ("Some believe X, but that is wrong: Y")."""
-    clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip()]
-    return [piece for k in range(1, len(clauses)) for piece in (" ".join(clauses[:k]), " ".join(clauses[k:]))]

@@ -8,14 +8,15 @@ import numpy as np
 
 from evaluators.base import GradingTask
 from evaluators.signals import content_pieces
-from evaluators.text import is_negated, split_units, without_question_words
+from evaluators.text import clause_pieces, is_negated, split_units, without_question_words
 from knowledge.embeddings import Embedder
 
 
 @dataclass(frozen=True)
 class RubricVectors:
     point_vectors: list[np.ndarray]  # per rubric point: its description, then its evidence phrasings
-    truths: np.ndarray  # every point text, reference sentence and correction, in that order: true statements
+    # Every point text, reference sentence, correction and correction clause, in that order: true statements.
+    truths: np.ndarray
     corrections: np.ndarray  # per wrong claim, its correction's vector (the last of the truths)
     truth_negated: np.ndarray  # per truth, whether it is phrased negatively
     reference_pieces: np.ndarray  # its content word pieces, each read in its sentence (signals.alignment)
@@ -43,16 +44,19 @@ class RubricVectors:
             point_texts = [[p.description, *p.evidence] for p in task.rubric]
             m_texts = [[m.claim, *m.cues] for m in task.misconceptions]
             corrections = [m.correction for m in task.misconceptions]
-            groups = [*point_texts, *m_texts, corrections]
+            # A correction is read whole and by its clauses, as an answer's sentences are when clearing a
+            # claim ("That is LayerNorm; BatchNorm normalises each feature..." states the second clause).
+            correction_clauses = [p for c in corrections for p in clause_pieces(c)]
+            groups = [*point_texts, *m_texts, corrections, correction_clauses]
             vecs = embedder.embed_batch([t for group in groups for t in group])
             split = np.split(vecs, np.cumsum([len(group) for group in groups])[:-1])
-            point_vectors, m_vectors = split[: len(point_texts)], split[len(point_texts) : -1]
-            truths = np.vstack([*point_vectors, prose.reshape(-1, vecs.shape[1]), split[-1]])
-            sentences = [u.text for u in us if not u.is_code] + corrections
+            point_vectors, m_vectors = split[: len(point_texts)], split[len(point_texts) : -2]
+            truths = np.vstack([*point_vectors, prose.reshape(-1, vecs.shape[1]), split[-2], split[-1]])
+            sentences = [u.text for u in us if not u.is_code] + corrections + correction_clauses
             out.append(cls(
                 point_vectors=point_vectors,
                 truths=truths,
-                corrections=split[-1],
+                corrections=split[-2],
                 truth_negated=np.array([is_negated(t) for g in [*point_texts, sentences] for t in g], dtype=bool),
                 reference_pieces=np.vstack(pieces[:-1]) if len(pieces) > 1 else pieces[-1][:0],
                 demoted_pieces=pieces[-1],

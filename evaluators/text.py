@@ -52,6 +52,15 @@ def split_units(answer: str) -> list[Unit]:
     return units
 
 
+_CLAUSE_BREAK = re.compile(r"\s*[;:]\s+|,\s+(?=but\b)")
+
+
+def clause_pieces(sentence: str) -> list[str]:
+    """The text before and after each clause break ("Some believe X, but that is wrong: Y")."""
+    clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip()]
+    return [piece for k in range(1, len(clauses)) for piece in (" ".join(clauses[:k]), " ".join(clauses[k:]))]
+
+
 def words(text: str) -> list[str]:
     """Its words, lower-cased, apostrophes dropped ("dont"); negated verbs also as written ("don't")."""
     return [w.lower() for w in [*_WORD.findall(text.replace("'", "")), *re.findall(r"\b\w+n't\b", text)]]
