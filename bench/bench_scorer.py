@@ -3,7 +3,8 @@
 Run from the repository root:  .venv/bin/python bench/bench_scorer.py
 Prints Pearson/Spearman/QWK/MAE per split and per answer kind, the share of adversarial answers
 (misconceived, stuffed, evasive) scored <= 1.5 beside the share the human grades themselves put
-there, per-answer latency, and bulk throughput (in process, and `interviewer grade` as a command).
+there, the per-point verdicts beside the graders' own, per-answer latency, and bulk throughput (in
+process, and `interviewer grade` as a command).
 No asserts. A split has 10-31 questions, so Pearson and the adversarial share come with a 95%
 interval from resampling its questions: a one-answer change on a 45-answer split is well inside it.
 """
@@ -28,7 +29,9 @@ from bench.scorer_metrics import (  # noqa: E402
     SPLITS,
     adversarial_share,
     grade_pearson,
+    graders_verdicts,
     load_calibration,
+    macro_f1,
     mae,
     pearson,
     quadratic_kappa,
@@ -87,6 +90,7 @@ def main() -> None:
         lo, hi = question_bootstrap([rows[i] for i in idx], [predicted[i] for i in idx], adversarial_share)
         print(f"  {name:<17} scorer {low:>3}/{len(adv):<3} = {low / max(len(adv), 1):>6.1%} [{lo:.0%}, {hi:.0%}]"
               f"   human grades {human_low:>3}/{len(adv):<3} = {human_low / max(len(adv), 1):.1%}")
+    point_verdicts(rows, scorer)
     refuting_answers(scorer)
     bank = bank_index()
     scorer = RubricScorer(get_embedder("minilm"))  # fresh: no answer sentence is cached yet
@@ -103,6 +107,27 @@ def main() -> None:
           "(target p50 <= 25 ms)")
     bulk_throughput(rows)
     command_throughput(rows)
+
+
+def point_verdicts(rows: list[dict], scorer: RubricScorer) -> None:
+    """Each rubric point's verdict (the feedback a candidate reads) beside the graders' own, where the
+    rationale grades point by point (the later sets): macro-F1 over covered / partial / missed, and over
+    credited or not; and how many points the graders found stated that the feedback calls missed."""
+    bank = bank_index()
+    graded = [r for r in rows if graders_verdicts(r)]
+    evaluations = scorer.evaluate_many([GradingTask.from_question(bank[r["question_id"]], r["answer"]) for r in graded])
+    print("\nper-point verdicts beside the graders' (the later sets' rationales):")
+    for name, blind in (("-dev splits", False), ("-test splits", True)):
+        pairs = [(truth, said[point]) for r, e in zip(graded, evaluations, strict=True)
+                 if r["split"].endswith("-test") == blind
+                 for said in [{p.point_id: p.verdict.value for p in e.points}]
+                 for point, truth in graders_verdicts(r).items()]
+        truth, said = [t for t, _ in pairs], [s for _, s in pairs]
+        credited = [str(t != "missed") for t in truth], [str(s != "missed") for s in said]
+        stated = [s for t, s in pairs if t == "covered"]
+        print(f"  {name:<13} {len(pairs)} points  macro-F1 {macro_f1(truth, said):.3f} (3-way), "
+              f"{macro_f1(*credited):.3f} (credited or not);  fully stated but called missed: "
+              f"{stated.count('missed')}/{len(stated)}")
 
 
 # Ways of naming a wrong claim in order to reject it; {claim} and {correction} are a bank entry's own.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,6 +21,17 @@ ADVERSARIAL = ("misconceived", "stuffed", "evasive")
 # "-test" splits are only ever scored.
 SPLITS = ("tune", "heldout", "fresh-dev", "fresh-test", "fresh2-dev", "fresh2-test")
 BLIND = ("heldout", "fresh-test", "fresh2-test")
+
+
+# The later sets' rationales grade each rubric point: "node-graph (3) half = 1.5; engine-traversal-vjp (3) missed".
+_GRADED_POINT = re.compile(r"([a-z0-9][a-z0-9-]*) \((\d+)\) (full|half|missed)\b")
+_VERDICT_WORDS = {"full": "covered", "half": "partial", "missed": "missed"}
+
+
+def graders_verdicts(row: dict) -> dict[str, str]:
+    """Per rubric point, the graders' verdict (covered / partial / missed) from a row's rationale; empty
+    where the rationale does not grade point by point (the first set's)."""
+    return {point: _VERDICT_WORDS[word] for point, _, word in _GRADED_POINT.findall(row["rationale"])}
 
 
 def load_calibration(path: Path = CALIBRATION, *, fresh: bool = False) -> list[dict]:

@@ -8,14 +8,15 @@ from collections import defaultdict
 
 import pytest
 
-from bench.scorer_metrics import CALIBRATION, FRESH, FRESH2, SPLITS
+from bench.scorer_metrics import CALIBRATION, FRESH, FRESH2, SPLITS, graders_verdicts
 
 KINDS = {"strong", "paraphrase", "partial", "misconceived", "stuffed", "evasive", "off-topic", "padded", "code"}
 
 
 @pytest.mark.parametrize("path", [CALIBRATION, FRESH, FRESH2], ids=lambda p: p.name)
 def test_calibration_lines_are_well_formed(path, bank):
-    ids = {q.id for q in bank}
+    by_id = {q.id: q for q in bank}
+    ids = set(by_id)
     splits_of = defaultdict(set)
     seen = set()
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -28,6 +29,8 @@ def test_calibration_lines_are_well_formed(path, bank):
         assert 0 <= row["grade"] <= 5 and row["grade"] * 2 == int(row["grade"] * 2), n
         assert row["split"] in SPLITS, n
         assert row["answer"].strip() and row["rationale"].strip(), n
+        # A rationale that grades point by point names the question's own points (bench_scorer.py reads them).
+        assert set(graders_verdicts(row)) <= {p.id for p in by_id[row["question_id"]].rubric}, n
         splits_of[row["question_id"]].add(row["split"])
     assert all(len(s) == 1 for s in splits_of.values())
 
