@@ -87,25 +87,25 @@ NEGATIVE = frozenset({"wrong"})
 @dataclass(frozen=True)
 class PointScale:
     """How a point's best supporting sentence becomes credit and a verdict (cosine similarity). The score
-    does not read them: coverage is the raw closeness. The cut-offs were chosen on this team's answers to
-    bank points, each read against its description and several phrasings (its closeness is the best of
-    them). A point with one phrasing, as an ad-hoc reference's claims are, meets fewer chances to match:
-    before the cut-offs its closeness is raised by `single_phrasing_offset`, fitted on teachers' labels
-    of answers to one-claim references (bench/fit_scorer.py)."""
+    does not read them: coverage is the raw closeness. A sentence above `floor` earns part of the point
+    (verdict partial), at or above `covered` the point is covered, and its credit grows to the whole point
+    at `full`. `covered` is fitted on the graders' per-point verdicts of the development answers
+    (bench/fit_scorer.py, choose_covered_cutoff); `floor` and `full` frame the credit shown. A point with one
+    phrasing, as an ad-hoc reference's claims are, meets fewer chances to match: before the cut-offs its
+    closeness is raised by `single_phrasing_offset`, fitted on teachers' labels of answers to one-claim
+    references."""
 
     floor: float  # below this a sentence earns nothing
     full: float  # at or above this it earns the whole point
     covered: float
-    partial: float
     single_phrasing_offset: float
 
     def read(self, support: float, phrasings: int) -> tuple[Verdict, float]:
         """A point's verdict and credit (0-1, to three places) from its best sentence's closeness."""
         if phrasings == 1:
             support += self.single_phrasing_offset
-        verdict = (Verdict.COVERED if support >= self.covered
-                   else Verdict.PARTIAL if support >= self.partial else Verdict.MISSED)
-        return verdict, round(float(np.clip((support - self.floor) / (self.full - self.floor), 0.0, 1.0)), 3)
+        credit = round(float(np.clip((support - self.floor) / (self.full - self.floor), 0.0, 1.0)), 3)
+        return (Verdict.COVERED if support >= self.covered else Verdict.PARTIAL if credit else Verdict.MISSED), credit
 
 
 @dataclass(frozen=True)

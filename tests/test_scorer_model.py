@@ -40,3 +40,20 @@ def test_alignment_credits_words_by_their_reading_and_an_empty_reference_leaves_
     assert alignment(reference, reference) == pytest.approx(1.0, abs=1e-5)
     assert alignment(reference[:0], unrelated) == 1.0  # every reference word was in the question
     assert alignment(reference, unrelated[:0]) == 0.0
+
+
+def test_a_point_earns_credit_exactly_when_it_is_not_missed():
+    """The verdict and the credit come from one closeness: a point called missed carries no credit, and a
+    partial or covered one carries some (the fitted scale's cut-offs, with and without the one-phrasing
+    offset)."""
+    import numpy as np
+
+    from evaluators.base import Verdict
+    from evaluators.signals import fitted_model
+
+    points = fitted_model().points
+    assert points.floor < points.covered < points.full
+    for support in np.arange(0.0, 1.0, 0.005):
+        for phrasings in (1, 3):
+            verdict, credit = points.read(float(support), phrasings)
+            assert (credit > 0) == (verdict is not Verdict.MISSED), (support, phrasings, verdict, credit)
