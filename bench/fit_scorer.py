@@ -10,12 +10,11 @@ refit; bench/bench_real.py reports the held-out figures.
 
 Steps: (1) the misconception detector's cut-offs are chosen on the development answers, the only ones
 with known wrong claims: the most misconceived answers caught with no reference answer of the bank
-and none of the other development answers accused; (2) the closeness at which a bank point is covered,
-on the graders' per-point verdicts of the development answers (choose_covered_cutoff), and the per-point
-verdicts' offset for points with one phrasing, on SemEval train labels (choose_single_phrasing_offset);
-neither moves a score; (3) the logistic regression is fitted on the signals (evaluators/signals.py) with
-the target the grade's share of full marks. With --loso, the check signals are chosen by: fitted on all
-sources but one, scored on the one left out.
+and none of the other development answers accused; (2) the per-point verdicts' offset for points with
+one phrasing, on SemEval train labels (choose_single_phrasing_offset; it moves no score); (3) the
+logistic regression is fitted on the signals (evaluators/signals.py) with the target the grade's share
+of full marks. With --loso, the check signals are chosen by: fitted on all sources but one, scored on
+the one left out.
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.grading_data import real_sets  # noqa: E402
-from bench.scorer_metrics import graders_verdicts, load_calibration, macro_f1  # noqa: E402
+from bench.scorer_metrics import load_calibration, macro_f1  # noqa: E402
 from evaluators.adhoc import adhoc_task  # noqa: E402
 from evaluators.base import GradingTask, Verdict  # noqa: E402
 from evaluators.rubric import RubricScorer  # noqa: E402
@@ -46,7 +45,6 @@ DEV_SPLITS = ("tune", "fresh-dev", "fresh2-dev")
 ACCUSED_AT_MOST = 0.0  # share of non-misconceived development answers the detector may accuse
 WRONG_GRID = {"probe": (0.3, 0.5, 0.7), "similarity": (0.6, 0.65, 0.7, 0.75), "margin": (0.0, 0.03, 0.06, 0.1)}
 OFFSET_GRID = np.round(np.arange(0.0, 0.31, 0.01), 2)  # choose_single_phrasing_offset
-COVERED_GRID = np.round(np.arange(0.5, 0.81, 0.01), 2)  # choose_covered_cutoff
 L2 = 1.0  # inverse strength of the L2 penalty on the (standardised) weights
 
 
@@ -111,32 +109,6 @@ def choose_wrong_cutoffs(scorer: RubricScorer, bank: dict) -> dict[str, float]:
     print(f"misconception cut-offs {best}: {best_key[0]:.1%} of misconceived development answers caught, "
           f"{-best_key[1]:.1%} of the others accused, no reference answer accused")
     return best or {"probe": 1e9, "similarity": 1e9, "margin": 1e9}
-
-
-def choose_covered_cutoff(scorer: RubricScorer, bank: dict) -> float:
-    """The closeness at which a bank point is covered, on the graders' per-point verdicts of the
-    development answers (the later sets' rationales grade each point): the cut-off with the best macro-F1
-    over covered / partial / missed. A sentence below it but at the floor or above earns part of the point."""
-    dev = [r for r in calibration_rows(DEV_SPLITS) if graders_verdicts(r)]
-    points = scorer.model.points
-    if not dev:
-        return points.covered
-    reads = scorer.signals_many([GradingTask.from_question(bank[r["question_id"]], r["answer"]) for r in dev])
-    graded = []  # (the graders' verdict, the point's closeness, its phrasings), as the scorer reads them
-    for r, read in zip(dev, reads, strict=True):
-        supports = read[1] if read else [0.0] * len(bank[r["question_id"]].rubric)  # a non-answer states nothing
-        graded += [(graders_verdicts(r)[p.id], support, len(p.evidence))
-                   for p, support in zip(bank[r["question_id"]].rubric, supports, strict=True)
-                   if p.id in graders_verdicts(r)]
-
-    def agreement(covered: float) -> float:
-        scale = replace(points, covered=covered)
-        return macro_f1([t for t, _, _ in graded], [scale.read(s, n)[0].value for _, s, n in graded])
-
-    chosen = float(max(COVERED_GRID, key=agreement))
-    print(f"covered cut-off {chosen:.2f}: verdicts' macro-F1 against the graders' on {len(graded)} development "
-          f"points {agreement(chosen):.3f} (at {points.covered:.2f}: {agreement(points.covered):.3f})")
-    return chosen
 
 
 def choose_single_phrasing_offset(scorer: RubricScorer, rows: list[dict]) -> float:
@@ -277,8 +249,6 @@ def main() -> None:
     scorer = RubricScorer(embedder(args.cache), blank)
     cutoffs = choose_wrong_cutoffs(scorer, bank)
     scorer.model = replace(scorer.model, wrong=cutoffs)
-    covered = choose_covered_cutoff(scorer, bank)
-    scorer.model = replace(scorer.model, points=replace(scorer.model.points, covered=covered))
     rows = [r for r in real_sets() if r["split"] == "train"] + calibration_rows(DEV_SPLITS)
     offset = choose_single_phrasing_offset(scorer, rows)
     if not any(r["source"] != "calibration" for r in rows):
