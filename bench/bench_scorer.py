@@ -114,14 +114,15 @@ def point_verdicts(rows: list[dict], scorer: RubricScorer) -> None:
     rationale grades point by point (the later sets): macro-F1 over covered / partial / missed, and over
     credited or not; and how many points the graders found stated that the feedback calls missed."""
     bank = bank_index()
-    graded = [r for r in rows if graders_verdicts(r)]
-    evaluations = scorer.evaluate_many([GradingTask.from_question(bank[r["question_id"]], r["answer"]) for r in graded])
+    graded = [(r, g) for r in rows if (g := graders_verdicts(r, [p.id for p in bank[r["question_id"]].rubric]))]
+    tasks = [GradingTask.from_question(bank[r["question_id"]], r["answer"]) for r, _ in graded]
+    evaluations = scorer.evaluate_many(tasks)
     print("\nper-point verdicts beside the graders' (the later sets' rationales):")
-    for name, blind in (("-dev splits", False), ("-test splits", True)):
-        pairs = [(truth, said[point]) for r, e in zip(graded, evaluations, strict=True)
-                 if r["split"].endswith("-test") == blind
+    for name, blind in (("dev splits", False), ("blind splits", True)):
+        pairs = [(truth, said[point]) for (r, g), e in zip(graded, evaluations, strict=True)
+                 if (r["split"] in BLIND) == blind
                  for said in [{p.point_id: p.verdict.value for p in e.points}]
-                 for point, truth in graders_verdicts(r).items()]
+                 for point, truth in g.items()]
         truth, said = [t for t, _ in pairs], [s for _, s in pairs]
         credited = [str(t != "missed") for t in truth], [str(s != "missed") for s in said]
         stated = [s for t, s in pairs if t == "covered"]

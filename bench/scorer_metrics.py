@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -23,15 +23,24 @@ SPLITS = ("tune", "heldout", "fresh-dev", "fresh-test", "fresh2-dev", "fresh2-te
 BLIND = ("heldout", "fresh-test", "fresh2-test")
 
 
-# The later sets' rationales grade each rubric point: "node-graph (3) half = 1.5; engine-traversal-vjp (3) missed".
-_GRADED_POINT = re.compile(r"([a-z0-9][a-z0-9-]*) \((\d+)\) (full|half|missed)\b")
-_VERDICT_WORDS = {"full": "covered", "half": "partial", "missed": "missed"}
+# The later sets' rationales grade each rubric point: "node-graph (3) half = 1.5; engine-traversal-vjp (3)
+# missed"; in-between grades come in words ("mostly", "a third", "2 of 3", "named only").
+_GRADED_POINT = re.compile(
+    r"([a-z0-9][a-z0-9-]*) \([\d.]+\) (full|missed|missing|half|mostly|partly|barely|named only|"
+    r"(?:about )?(?:a |one |two )?thirds?|(?:three )?quarters?|[\d.]+ of [\d.]+)\b"
+)
 
 
-def graders_verdicts(row: dict) -> dict[str, str]:
-    """Per rubric point, the graders' verdict (covered / partial / missed) from a row's rationale; empty
-    where the rationale does not grade point by point (the first set's)."""
-    return {point: _VERDICT_WORDS[word] for point, _, word in _GRADED_POINT.findall(row["rationale"])}
+def graders_verdicts(row: dict, points: Iterable[str]) -> dict[str, str]:
+    """Per rubric point of the row's question (`points`, their ids), the graders' verdict from its
+    rationale: covered (full), missed, or partial (any grade in between). Empty where the rationale does
+    not grade point by point (the first set's); other words before a "(weight)" are prose, not points."""
+    wanted, verdicts = set(points), {}
+    for point, grade in _GRADED_POINT.findall(row["rationale"]):
+        if point in wanted:
+            verdict = "covered" if grade == "full" else "missed" if grade.startswith("miss") else "partial"
+            verdicts.setdefault(point, verdict)
+    return verdicts
 
 
 def load_calibration(path: Path = CALIBRATION, *, fresh: bool = False) -> list[dict]:

@@ -5,8 +5,8 @@ A sentence is read as stating a known misconception only when all of these hold:
   statements) puts it on the claim's side;
 - it is close to one of the claim's phrasings of the same polarity ("X does not Y" never states "X does Y");
 - it is clearly closer to that phrasing than to any true statement of the entry (rubric points,
-  reference sentences, corrections) of its own polarity: a sentence that states the point the claim
-  contradicts is not accused;
+  reference sentences, corrections and the text after a clause break in one) of its own polarity: a
+  sentence that states the point the claim contradicts is not accused;
 - the answer does not state the claim's correction (corrected_claims): no sentence of it, nor the text
   either side of a clause break in one (";", ":", ", but"), is close to the correction and clearly
   closer to it than to the claim, by the same cut-offs. An answer that states the truth names the claim
@@ -17,8 +17,11 @@ A sentence is read as stating a known misconception only when all of these hold:
   three on one entry whose claim and correction swap the same words: "BatchNorm normalises each sample
   across its own features" and "... each feature across the samples", cosine 0.967 in MiniLM). Neither
   step changed the misconceived development answers caught or any calibration score. The corrections'
-  clauses read as truths too (rubric_vectors.py) leave 1 of the 1,488: a negated sentence ("It is not
-  true that ...") meets the one negated cue of that entry, and no negated truth. The check
+  closing clauses read as truths too (rubric_vectors.py) leave 1 of the 1,488: a negated sentence ("It is
+  not true that ...") meets the one negated cue of that entry, and no negated truth. The cut-off search
+  chose the same cut-offs (25.6% of misconceived development answers caught); of the bank's 2,028 claim
+  and cue phrasings, the one word-swapped claim itself is no longer accused; on the blind splits one
+  misconceived answer is no longer caught (its probe moved with the added truths). The check
   replaced a list of contrast markers ("rather than", "unlike", "instead of"...) that, beside it,
   changed none of those. The LLM judge clears the claims its model reports by the same check.
 The cut-offs come from scorer_model.json, chosen on the development answers (bench/fit_scorer.py).

@@ -168,8 +168,8 @@ def _supports(
     supports only the point it states best, so a quote credited to a point is about that point (a
     sentence on in-place ops is no evidence for a point on out-of-place ops); a sentence that states a
     wrong claim supports nothing. Beside the graders' per-point verdicts (bench_scorer.py, the blind
-    -test splits), credited-or-not macro-F1 is 0.799 so, 0.645 with every sentence supporting every point
-    (128 missed points credited, vs 31) and 0.750 with each supporting its two best; the price is a
+    splits), credited-or-not macro-F1 is 0.790 so, 0.644 with every sentence supporting every point
+    (128 missed points credited, vs 31) and 0.745 with each supporting its two best; the price is a
     sentence that states two points: most fully stated points called missed share their sentence."""
     sims = np.stack([(vectors @ pv.T).max(axis=1) for pv in rubric.point_vectors], axis=1)
     owned = sims.argmax(axis=1)[:, None] == np.arange(sims.shape[1])

@@ -15,9 +15,10 @@ from knowledge.embeddings import Embedder
 @dataclass(frozen=True)
 class RubricVectors:
     point_vectors: list[np.ndarray]  # per rubric point: its description, then its evidence phrasings
-    # Every point text, reference sentence, correction and correction clause, in that order: true statements.
+    # Every point text, reference sentence, correction and correction's closing clauses, in that order:
+    # the entry's true statements.
     truths: np.ndarray
-    corrections: np.ndarray  # per wrong claim, its correction's vector (the last of the truths)
+    corrections: np.ndarray  # per wrong claim, its correction's vector (the truths before the clauses)
     truth_negated: np.ndarray  # per truth, whether it is phrased negatively
     reference_pieces: np.ndarray  # its content word pieces, each read in its sentence (signals.alignment)
     demoted_pieces: np.ndarray  # the same of its words the question does not use (text.without_question_words)
@@ -44,9 +45,10 @@ class RubricVectors:
             point_texts = [[p.description, *p.evidence] for p in task.rubric]
             m_texts = [[m.claim, *m.cues] for m in task.misconceptions]
             corrections = [m.correction for m in task.misconceptions]
-            # A correction is read whole and by its clauses, as an answer's sentences are when clearing a
-            # claim ("That is LayerNorm; BatchNorm normalises each feature..." states the second clause).
-            correction_clauses = [p for c in corrections for p in clause_pieces(c)]
+            # A correction is read whole and from each clause break on ("That is LayerNorm; BatchNorm
+            # normalises each feature..." states the second clause). The text before a break is left out:
+            # it can concede ("That works, but ..."). Measured with both sides: the same counts below.
+            correction_clauses = [p for c in corrections for p in clause_pieces(c)[1::2]]
             groups = [*point_texts, *m_texts, corrections, correction_clauses]
             vecs = embedder.embed_batch([t for group in groups for t in group])
             split = np.split(vecs, np.cumsum([len(group) for group in groups])[:-1])
