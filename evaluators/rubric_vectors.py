@@ -47,7 +47,7 @@ class RubricVectors:
             corrections = [m.correction for m in task.misconceptions]
             # A correction is read whole and from each clause break on ("That is LayerNorm; BatchNorm
             # normalises each feature..." states the second clause). The text before a break is left out:
-            # it can concede ("That works, but ..."). Measured with both sides: the same counts below.
+            # it can concede ("That works, but ..."); with both sides, misconceptions.py's counts are the same.
             correction_clauses = [p for c in corrections for p in clause_pieces(c)[1::2]]
             groups = [*point_texts, *m_texts, corrections, correction_clauses]
             vecs = embedder.embed_batch([t for group in groups for t in group])

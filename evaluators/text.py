@@ -40,10 +40,10 @@ def split_units(answer: str) -> list[Unit]:
     the team's blind PyTorch splits 0.846 / 0.798 / 0.795 with, 0.860 / 0.835 / 0.808 without). For the
     per-point verdicts alone, clauses (split at ";", ", and / but / so / which", "because") agree with the
     graders' a little more (blind credited-or-not macro-F1 0.799 vs 0.790, development 0.788 vs 0.772),
-    within noise of the sentences: not worth a second reading of every answer. A semicolon
-    ending a sentence whatever follows it (now only before a capital, a digit or a quote): real sets
-    unchanged (LOSO +0.163 vs +0.162), verdicts within noise (blind credited-or-not 0.796 vs 0.790), blind
-    PyTorch Pearson lower (fresh-test 0.811 vs 0.818, fresh2-test 0.805 vs 0.814)."""
+    within noise of the sentences: not worth a second reading of every answer. A semicolon ending a
+    sentence whatever follows it (now only before a capital, a digit or a quote): real sets unchanged
+    (LOSO +0.163 vs +0.162), verdicts within noise (blind credited-or-not 0.796 vs 0.790), blind PyTorch
+    Pearson lower (fresh-test 0.811 vs 0.818, fresh2-test 0.805 vs 0.814)."""
     units: list[Unit] = []
     for block in _FENCE.findall(answer):
         for line in block.splitlines():
