@@ -95,7 +95,7 @@ class PointScale:
     at `full`. The cut-offs were chosen on this team's answers to bank points, each read against its
     description and several phrasings (its closeness is the best of them). Beside the graders' per-point
     verdicts of the later development answers (bench_scorer.py), `covered` anywhere from 0.54 to 0.70
-    agrees within noise (3-way macro-F1 0.527-0.556), and so does the floor from 0.30 to 0.48 (credited or
+    agrees within noise (3-way macro-F1 0.530-0.556), and so does the floor from 0.30 to 0.48 (credited or
     not 0.768-0.776); a separate partial cut-off above the floor (0.57) called more stated points missed
     (blind credited-or-not macro-F1 0.742 vs 0.790). A point with one phrasing, as an ad-hoc reference's
     claims are, meets fewer chances to match: before the cut-offs its closeness is raised by
