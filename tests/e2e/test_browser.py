@@ -211,14 +211,40 @@ def _answer_until_done(page: Any, api_url: str) -> set[str]:
                 page.locator(".st-key-task-panel").screenshot(path=str(SHOTS / "3-code-task-panel.png"))
         else:
             kinds.add("concept")
-        page.get_by_label("Your answer").fill(ANSWER)
         turns = len(detail["transcript"])
-        page.get_by_role("button", name="Submit answer").click()
-        _wait_for(lambda: _session(api_url)["transcript"][turns - 1]["action"] is not None)  # noqa: B023
+        _submit(page, lambda: _session(api_url)["transcript"][turns - 1]["action"] is not None)  # noqa: B023
         if step == 0:
             expect(page.get_by_text("Model answer").first).to_be_visible(timeout=120_000)
             shot(page, "4-feedback")
     raise AssertionError("the session did not complete")
+
+
+def _submit(page: Any, recorded: Any) -> None:
+    """Type the answer and submit it once the app is idle. A click that lands while Streamlit is still
+    rerunning the page can be dropped with the text typed before it (seen once in CI on a slow VM: the
+    box empty, nothing sent), so an answer the API has not recorded after a while is typed and sent again;
+    the API records one action per turn whichever click it gets."""
+    from playwright.sync_api import expect
+
+    box = page.get_by_label("Your answer")
+    for attempt in range(2):
+        _wait_idle(page)
+        box.fill(ANSWER)
+        expect(box).to_have_value(ANSWER)
+        page.get_by_role("button", name="Submit answer").click()
+        try:
+            _wait_for(recorded, timeout=60.0 if attempt == 0 else 150.0)
+            return
+        except AssertionError:
+            if attempt or box.count() != 1 or box.input_value() not in ("", ANSWER):
+                raise
+
+
+def _wait_idle(page: Any) -> None:
+    """Until Streamlit is not running the script (its status widget shows a running icon meanwhile)."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidgetRunningIcon\"]')", timeout=60_000
+    )
 
 
 def _wait_for(condition: Any, timeout: float = 150.0) -> None:
