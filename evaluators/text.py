@@ -62,7 +62,8 @@ _CLAUSE_BREAK = re.compile(r"\s*[;:]\s+|,\s+(?=but\b)")
 
 
 def clause_pieces(sentence: str) -> list[str]:
-    """The text before and after each clause break ("Some believe X, but that is wrong: Y")."""
+    """The text before and after each clause break ("Some believe X, but that is wrong: Y"), in that
+    order per break: the pieces after a break are every second one, from the second."""
     clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip()]
     return [piece for k in range(1, len(clauses)) for piece in (" ".join(clauses[:k]), " ".join(clauses[k:]))]
 
