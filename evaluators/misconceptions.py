@@ -4,6 +4,13 @@ A sentence is read as stating a known misconception only when all of these hold:
 - the claim's probe (fitted on the bank's own texts to tell the claim's phrasings from the entry's true
   statements) puts it on the claim's side;
 - it is close to one of the claim's phrasings of the same polarity ("X does not Y" never states "X does Y");
+- it is no closer to a phrasing of the other polarity: "It is not true that X" is nearer X itself than any
+  negated cue, and denies it. This left 0 of bench_scorer.py's 1,488 refuting answers accused (vs 1, below)
+  and changed no blind answer's accusation. The cost is where a negation word is incidental: one
+  misconceived development answer is no longer caught ("Adam is adaptive so it doesn't really need
+  [warmup]" is nearest the claim "Warmup is only needed when training from scratch with SGD"; 24.4%
+  caught vs 25.6%, same cut-offs), and one other loses one of its two accusations ("there's no
+  difference, model(x) is just syntactic sugar ..."). Real held-out Pearson moved by at most 0.001;
 - it is clearly closer to that phrasing than to any true statement of the entry (rubric points,
   reference sentences, corrections and the text after a clause break in one) of its own polarity: a
   sentence that states the point the claim contradicts is not accused;
@@ -58,9 +65,13 @@ def detect_misconceptions(
     for m, texts, m_vecs, probe in zip(task.misconceptions, rubric.misconception_texts,
                                        rubric.misconception_vectors, rubric.misconception_probes, strict=True):
         same = np.array([is_negated(t) for t in texts]) == negated[:, None]
-        sim = np.where(same, (vectors @ m_vecs.T).astype(np.float64), -np.inf).max(axis=1)
+        sims = (vectors @ m_vecs.T).astype(np.float64)
+        sim = np.where(same, sims, -np.inf).max(axis=1)
+        # A sentence nearer a phrasing of the other polarity denies the claim ("It is not true that X").
+        denial = np.where(same, -np.inf, sims).max(axis=1)
         belief = (vectors @ probe[:-1] + probe[-1]).astype(np.float64)
-        clear = (belief >= cutoffs["probe"]) & (sim >= cutoffs["similarity"]) & (sim - truth >= cutoffs["margin"])
+        clear = ((belief >= cutoffs["probe"]) & (sim >= cutoffs["similarity"]) & (sim - truth >= cutoffs["margin"])
+                 & (sim >= denial))
         if clear.any():
             best = int(np.where(clear, sim, -np.inf).argmax())
             found.append((DetectedMisconception(claim=m.claim, correction=m.correction, quote=units[best].text), best))

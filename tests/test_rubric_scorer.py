@@ -370,3 +370,15 @@ def test_the_single_phrasing_offset_moves_verdicts_of_one_phrasing_points_only(e
     before, after = plain.evaluate(adhoc), raised.evaluate(adhoc)
     assert after.score == before.score
     assert before.points[0].verdict is not Verdict.COVERED and after.points[0].verdict is Verdict.COVERED
+
+
+def test_a_sentence_denying_the_claim_is_not_accused_of_it(scorer, by_id):
+    """"It is not true that X" reads as negated, so it is compared only with the entry's negated cues; one
+    of them ("... batch size doesn't matter ...") sat close enough to accuse it until the detector asked
+    whether the sentence is nearer a phrasing of the other polarity, the claim itself."""
+    question = by_id["batch-normalization"]
+    m = next(m for m in question.misconceptions if "each sample across its own features" in m.claim)
+    stated = "BatchNorm works fine with a batch of one, because it takes the mean and variance over each sample's own features."
+    assert grade(scorer, question, stated).misconceptions, stated
+    denial = "It is not true that batchNorm normalises each sample across its own features."
+    assert not grade(scorer, question, denial).misconceptions, denial
