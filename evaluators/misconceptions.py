@@ -65,13 +65,11 @@ def detect_misconceptions(
     for m, texts, m_vecs, probe in zip(task.misconceptions, rubric.misconception_texts,
                                        rubric.misconception_vectors, rubric.misconception_probes, strict=True):
         same = np.array([is_negated(t) for t in texts]) == negated[:, None]
-        sims = (vectors @ m_vecs.T).astype(np.float64)
-        sim = np.where(same, sims, -np.inf).max(axis=1)
-        # A sentence nearer a phrasing of the other polarity denies the claim ("It is not true that X").
-        denial = np.where(same, -np.inf, sims).max(axis=1)
+        # Nearest phrasing of each polarity: a sentence nearer one of the other denies the claim.
+        sim, denial = (np.where(s, vectors @ m_vecs.T, -np.inf).max(axis=1).astype(np.float64) for s in (same, ~same))
         belief = (vectors @ probe[:-1] + probe[-1]).astype(np.float64)
-        clear = ((belief >= cutoffs["probe"]) & (sim >= cutoffs["similarity"]) & (sim - truth >= cutoffs["margin"])
-                 & (sim >= denial))
+        clear = ((belief >= cutoffs["probe"]) & (sim >= np.maximum(cutoffs["similarity"], denial))
+                 & (sim - truth >= cutoffs["margin"]))
         if clear.any():
             best = int(np.where(clear, sim, -np.inf).argmax())
             found.append((DetectedMisconception(claim=m.claim, correction=m.correction, quote=units[best].text), best))
