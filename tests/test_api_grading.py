@@ -37,12 +37,35 @@ def test_grade_against_an_own_reference_and_by_matching(alice):
     assert not_in_bank.status_code == 422 and "closely enough" in not_in_bank.json()["detail"]
 
 
+def test_grade_against_several_acceptable_references_takes_the_best(alice):
+    """Any one of them is a full answer, so the answer is graded against each and the best grade counts."""
+    question = "Why did the bulb stay off?"
+    references = ["The switch was open, so no current could flow.", "The bulb was not connected to the battery."]
+    answer = "Because the bulb wasn't connected to the battery at all."
+    alone = [alice.post("/v1/grade", json={"question": question, "reference_answer": r, "answer": answer}).json()
+             for r in references]
+    assert alone[1]["score"] > alone[0]["score"]  # the second reference is the one this answer gives
+    both = alice.post("/v1/grade", json={"question": question, "reference_answer": references, "answer": answer})
+    assert both.status_code == 200 and both.json() == alone[1]
+    batch = alice.post("/v1/grade/batch", json={"items": [
+        {"question": question, "reference_answer": references[::-1], "answer": answer},
+        {"question": question, "reference_answer": [references[0], "x" * 20_001], "answer": answer},
+    ]}).json()["results"]
+    assert batch[0]["result"] == alone[1]
+    assert "reference_answer is 20001 characters" in batch[1]["error"]
+
+
 @pytest.mark.parametrize(
     ("body", "status"),
     [
         ({"question_id": "no-such-id", "answer": "x"}, 404),
         ({"answer": "no question at all"}, 422),
         ({"question": "Why?", "reference_answer": "   ", "answer": "x"}, 422),
+        ({"question": "Why?", "reference_answer": ["Air scatters blue light.", "  "], "answer": "x"}, 422),
+        ({"question": "Why?", "reference_answer": [], "answer": "x"}, 422),
+        ({"question": "Why?", "reference_answer": ["a reference"] * 11, "answer": "x"}, 422),
+        ({"question": "Why?", "reference_answer": ["a reference", 3], "answer": "x"}, 422),
+        ({"question": "Why?", "reference_answer": ["a reference", "x" * 20_001], "answer": "x"}, 413),
         ({"question_id": "zero-grad"}, 422),
         ({"question_id": "zero-grad", "answer": "x" * 20_001}, 413),
     ],

@@ -114,18 +114,23 @@ def test_grade_contract_continues_past_bad_lines(cli_env, tmp_path):
         json.dumps({"question": "Why is the sky blue?", "reference_answer": "Air scatters blue light more.",
                     "answer": "Blue light scatters more in air."}),
         json.dumps({"question_id": "dropout", "question": "q", "answer": "x" * 1_000_000}),
+        json.dumps({"question": "Why is the sky blue?", "answer": "Blue light scatters more in air.",
+                    "reference_answer": ["The sea reflects it.", "Air scatters blue light more."]}),
+        json.dumps({"question": "Why is the sky blue?", "reference_answer": 3, "answer": "Scattering."}),
     ]
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_bytes(("\n".join(lines) + "\n").encode() + b'{"answer": "\xff"}\n')
     out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in target.read_text().splitlines()]
-    assert len(rows) == 6
+    assert len(rows) == 8
     assert {"score", "points", "misconceptions", "feedback", "evaluator"} <= set(rows[0])
     assert "error" in rows[1] and rows[1]["line"] == 2
     assert rows[2]["matched_id"] == "zero-grad"
     assert 0 <= rows[3]["score"] <= 5
-    assert "limit" in rows[4]["error"] and "UTF-8" in rows[5]["error"]
+    assert "limit" in rows[4]["error"] and "UTF-8" in rows[7]["error"]
+    assert rows[5]["score"] == rows[3]["score"]  # the best of its two references is row 3's own
+    assert "must be a string or a list" in rows[6]["error"]
 
 
 def test_grade_indexes_a_never_ingested_bank_to_match_free_questions(cli_env, tmp_path):

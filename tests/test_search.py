@@ -157,4 +157,4 @@ def test_grading_match_says_how_sure_it_is(ingested_store, bank):
     line = grader.resolve({"question": "How to implement a custom autograd function?", "answer": "x"})
     assert line.matched_id == "relu-autograd-function" and line.match_confidence >= MATCH_THRESHOLD
     refused = grader.resolve({"question": "What is a VAE's reparameterization trick?", "answer": "x"})
-    assert refused.task is None and "confidence" in refused.error and refused.matched_id is None
+    assert not refused.tasks and "confidence" in refused.error and refused.matched_id is None

@@ -12,7 +12,7 @@ from app.api.deps import BankDep, EvaluatorDep, SettingsDep, StoreDep, UserDep, 
 from app.api.problems import problem_responses
 from app.api.schemas import EvaluationOut
 from app.errors import NotFoundError
-from app.grading import BulkGrader, GradeLine, evaluation_fields
+from app.grading import MAX_REFERENCES, BulkGrader, GradeLine, best_evaluations, evaluation_fields
 
 router = APIRouter(prefix="/v1", tags=["grading"], responses=problem_responses(401, 422))
 # Items per batch request: ~1 s of scoring on 2 cores for interview-length answers, and well inside
@@ -29,7 +29,14 @@ class GradeIn(BaseModel):
     answer: str
     question_id: str | None = None
     question: str | None = None
-    reference_answer: str | None = None
+    reference_answer: str | Annotated[list[str], Field(min_length=1, max_length=MAX_REFERENCES)] | None = Field(
+        default=None,
+        description="The answer you expect, or a list of acceptable answers (any one of them a full answer): "
+        "the answer is graded against each and the best grade counts",
+    )
+
+    def references(self) -> list[str]:
+        return [self.reference_answer] if isinstance(self.reference_answer, str) else self.reference_answer or []
 
 
 class GradeOut(EvaluationOut):
@@ -91,17 +98,19 @@ def grade(
     """Score one answer 0-5 with a verdict per key point, without starting a session."""
     require_size(body.answer, settings.max_answer_chars, "answer")
     require_size(body.question, settings.max_answer_chars, "question")
-    require_size(body.reference_answer, settings.max_answer_chars, "reference_answer")
+    for reference in body.references():
+        require_size(reference, settings.max_answer_chars, "reference_answer")
     if body.question_id is not None and body.question_id not in bank:
         raise NotFoundError(f"no question {body.question_id!r}; list them with GET /v1/questions")
     line = BulkGrader(evaluator=evaluator, bank=bank, store=store).resolve(body.model_dump(exclude_none=True))
-    if line.task is None:
+    (evaluation,) = best_evaluations(evaluator, [line])
+    if evaluation is None:
         raise HTTPException(422, line.error or "this answer cannot be graded")
-    fields: dict[str, Any] = evaluation_fields(evaluator.evaluate(line.task))
+    fields: dict[str, Any] = evaluation_fields(evaluation)
     return GradeOut.model_validate(
         {
             **fields,
-            "question_id": line.task.question_id,
+            "question_id": evaluation.question_id,
             "matched_id": line.matched_id,
             "match_confidence": line.match_confidence,
         }
@@ -123,13 +132,12 @@ def grade_batch(
     so a batch costs far less than as many single requests."""
     grader = BulkGrader(evaluator=evaluator, bank=bank, store=store, max_answer_chars=settings.max_answer_chars)
     lines = [_resolve(grader, item, settings.max_answer_chars) for item in body.items]
-    evaluations = iter(evaluator.evaluate_many([line.task for line in lines if line.task is not None]))
     results = []
-    for index, line in enumerate(lines):
-        if line.task is None:
+    for index, (line, evaluation) in enumerate(zip(lines, best_evaluations(evaluator, lines), strict=True)):
+        if evaluation is None:
             results.append(GradeItemOut(index=index, error=line.error or "this answer cannot be graded"))
             continue
-        fields = {**evaluation_fields(next(evaluations)), "question_id": line.task.question_id}
+        fields = {**evaluation_fields(evaluation), "question_id": evaluation.question_id}
         result = GradeOut.model_validate(
             {**fields, "matched_id": line.matched_id, "match_confidence": line.match_confidence}
         )
@@ -139,8 +147,7 @@ def grade_batch(
 
 def _resolve(grader: BulkGrader, item: GradeIn, limit: int) -> GradeLine:
     """The grader checks the answer's length; the question texts an API client sends are held to the same limit."""
-    for name in ("question", "reference_answer"):
-        value = getattr(item, name)
-        if value is not None and len(value) > limit:
+    for name, value in [("question", item.question or ""), *(("reference_answer", r) for r in item.references())]:
+        if len(value) > limit:
             return GradeLine(record={}, error=f"{name} is {len(value)} characters; the limit is {limit}")
     return grader.resolve(item.model_dump(exclude_none=True))
