@@ -45,7 +45,7 @@ class GradeLine:
 def best_evaluations(evaluator: Evaluator, lines: list[GradeLine]) -> list[Evaluation | None]:
     """Per line, its evaluation (None for a line with an error), all lines' answers scored in one batch.
     A line with several acceptable reference answers gets the reading that credits it most: measured on
-    Beetle's unseen questions (4.8 references each, bench/bench_real.py's rows), Pearson with the 2-way
+    Beetle's unseen questions (4.8 references each; bench/bench_real.py prints it), Pearson with the 2-way
     grade is 0.487 so, 0.284 against the first reference alone and 0.368 against all of them joined."""
     evaluations = iter(evaluator.evaluate_many([task for line in lines for task in line.tasks]))
     read = [[next(evaluations) for _ in line.tasks] for line in lines]

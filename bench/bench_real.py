@@ -13,7 +13,9 @@ Beside every figure, on the same rows in the same run: plain MiniLM cosine (whol
 reference answer) and TF-IDF cosine (fitted on that split's answers and references), each taking
 the best of a row's reference answers; for SemEval also the lexical-overlap baseline (share of the
 reference's words the answer uses), cut the same way. Also: the share scored 0 beside the human share,
-and the share of full-mark answers scored <= 1.5. Prints figures only; no asserts.
+and the share of full-mark answers scored <= 1.5; where a split's rows give several reference answers
+(Beetle), the best grade among them beside the first reference alone and all of them joined into one.
+Prints figures only; no asserts.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from bench.fit_scorer import calibration_rows, embedder, tasks_for  # noqa: E402
 from bench.grading_data import real_sets  # noqa: E402
 from bench.scorer_metrics import ADVERSARIAL, BLIND, macro_f1, pearson, question_bootstrap  # noqa: E402
+from evaluators.adhoc import adhoc_task  # noqa: E402
 from evaluators.base import Verdict  # noqa: E402
 from evaluators.rubric import RubricScorer  # noqa: E402
 from evaluators.text import content_words  # noqa: E402
@@ -64,6 +67,7 @@ class Scored:
                 owner.append(i)
         evaluations = scorer.evaluate_many(tasks)
         self.ours = np.zeros(len(rows))
+        self.first = np.full(len(rows), -1.0)  # the grade against a row's first reference answer alone
         self.cosine = np.full(len(rows), -1.0)
         self.overlap = np.zeros(len(rows))
         embed = scorer._embedder.embed_batch
@@ -73,6 +77,8 @@ class Scored:
         # everything is missing beside a good score, or a full-mark answer).
         self.uncredited = np.zeros(len(rows), dtype=bool)
         for k, (i, task, evaluation) in enumerate(zip(owner, tasks, evaluations, strict=True)):
+            if self.first[i] < 0:
+                self.first[i] = evaluation.score
             if evaluation.score >= self.ours[i]:
                 self.ours[i] = evaluation.score
                 self.uncredited[i] = all(p.verdict is Verdict.MISSED for p in evaluation.points)
@@ -83,6 +89,18 @@ class Scored:
                      for r in rows]
         self.tfidf = tfidf_cosine(with_refs)
         self.grade = np.array([r["grade"] / r.get("grade_max", 5.0) for r in rows])
+
+    def references_line(self, scorer: RubricScorer) -> str | None:
+        """Where rows give several acceptable reference answers: the best grade among them (what `grade`
+        and the API do with a list) beside the first reference alone and all of them joined into one."""
+        counts = [len(r["references"] or ()) for r in self.rows]
+        if max(counts) < 2:
+            return None
+        joined = scorer.evaluate_many([adhoc_task(question=r["question"], reference_answer=" ".join(r["references"]),
+                                                  answer=r["answer"]) for r in self.rows])
+        best, first, one = (pearson(self.grade, v) for v in (self.ours, self.first, [e.score for e in joined]))
+        return (f"{np.mean(counts):.1f} references per answer; pearson: the best of them {best:.3f}, the first "
+                f"alone {first:.3f}, all joined into one {one:.3f}")
 
     def methods(self) -> dict[str, np.ndarray]:
         return {"ours": self.ours, "minilm-cosine": self.cosine, "tfidf-cosine": self.tfidf,
@@ -147,6 +165,8 @@ def semeval_report(rows: list[dict], scorer: RubricScorer, bank: dict) -> None:
                       f"3-way acc {acc3:.3f} macro-F1 {macro_f1(truth3, two):.3f}")
             print(f"      {scored.target_line()}")
             print(f"      {scored.zero_line()}")
+            if several := scored.references_line(scorer):
+                print(f"      {several}")
 
 
 def pearson_report(title: str, groups: dict[str, list[dict]], scorer: RubricScorer, bank: dict) -> None:
