@@ -75,7 +75,9 @@ MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 # An antonym clash, for contradictory answers that MiniLM reads as close ("connected to the positive
 # terminal" for "... the negative terminal"): whether the answer uses a WordNet antonym (Debian's
 # wordnet-base) of a reference word, neither word being in the other text. Weight -0.045, LOSO +0.159 vs
-# +0.162; held-out SAF-EN unseen questions 0.584 vs 0.591, the SemEval splits within 0.002.
+# +0.162; held-out SAF-EN unseen questions 0.584 vs 0.591, the SemEval splits within 0.002. The reference's
+# size as a level of its own (log of its claims or of its content words, either sign): LOSO +0.157-0.162,
+# SAF-EN unseen questions 0.552-0.591.
 SIGNALS = (
     "coverage",  # weighted mean closeness of each rubric point's best supporting sentence
     # Word-by-word alignment (BERTScore's recall): each content word piece of the reference, as read in
