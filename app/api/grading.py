@@ -83,6 +83,15 @@ GRADE_EXAMPLES = {
             "answer": "Dropout is disabled and batchnorm uses running stats.",
         },
     },
+    "alternatives": {
+        "summary": "Several acceptable answers (the best grade counts)",
+        "value": {
+            "question": "Why does the bulb stay off?",
+            "reference_answer": ["The switch is open, so the circuit has a gap.",
+                                 "The bulb is not in a closed path with the battery."],
+            "answer": "There is no closed loop through the bulb and the battery.",
+        },
+    },
 }
 
 
