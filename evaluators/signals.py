@@ -77,7 +77,9 @@ MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 # wordnet-base) of a reference word, neither word being in the other text. Weight -0.045, LOSO +0.159 vs
 # +0.162; held-out SAF-EN unseen questions 0.584 vs 0.591, the SemEval splits within 0.002. The reference's
 # size as a level of its own (log of its claims or of its content words, either sign): LOSO +0.157-0.162,
-# SAF-EN unseen questions 0.552-0.591.
+# SAF-EN unseen questions 0.552-0.591. The answer's sentence precision, to tell padding (each sentence's
+# closeness to its nearest rubric point: their mean, their minimum, or the share above the credit floor):
+# weight 0.000 each.
 SIGNALS = (
     "coverage",  # weighted mean closeness of each rubric point's best supporting sentence
     # Word-by-word alignment (BERTScore's recall): each content word piece of the reference, as read in
