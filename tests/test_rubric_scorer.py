@@ -196,7 +196,8 @@ def test_correct_short_answers_are_scored_on_merit_and_never_accused(scorer, by_
     assert evaluation.score > grade(scorer, by_id[question_id], "It is a thing in PyTorch.").score
 
 
-@pytest.mark.parametrize("answer", ["", "  ", "I don't know", "idk", "pass", "No idea, sorry."])
+@pytest.mark.parametrize("answer", ["", "  ", "I don't know", "idk", "pass", "No idea, sorry.",
+                                    "I don\u2019t know", "I give up.", "dunno", "I don't understand", "Just tell me."])
 def test_only_empty_and_explicit_non_answers_score_zero_without_the_model(scorer, by_id, answer):
     evaluation = grade(scorer, by_id["dropout"], answer)
     assert evaluation.score == 0 and evaluation.gate in {"empty", "non-answer"}
@@ -382,3 +383,11 @@ def test_a_sentence_denying_the_claim_is_not_accused_of_it(scorer, by_id):
     assert [w.claim for w in grade(scorer, question, stated).misconceptions] == [m.claim], stated
     denial = "It is not true that batchNorm normalises each sample across its own features."
     assert not grade(scorer, question, denial).misconceptions, denial
+
+
+def test_typographic_apostrophes_read_as_plain_ones():
+    """Phones and word processors type "don\u2019t": the same words, the same polarity."""
+    from evaluators.text import content_words, is_negated
+
+    assert is_negated("It doesn\u2019t copy the data.") and not is_negated("It copies the data.")
+    assert content_words("It doesn\u2019t copy") == content_words("It doesn't copy")
