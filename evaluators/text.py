@@ -51,7 +51,7 @@ def split_units(answer: str) -> list[Unit]:
     within noise either way (SAF-EN UA 0.408 vs 0.403, UQ 0.590 vs 0.593; SciEntsBank UQ / UD -0.002), and
     SemEval one-claim verdicts mixed (Beetle UA 0.534 vs 0.537, SciEntsBank UQ 0.675 vs 0.669, UD 0.677 vs
     0.683); only the team's own answers gained (blind Pearson 0.850 / 0.824 / 0.814 vs 0.846 / 0.818 /
-    0.813; per-point credited-or-not macro-F1 0.809 vs 0.790, stated points called missed 36 vs 47 of
+    0.813; per-point credited-or-not macro-F1 0.807 vs 0.790, stated points called missed 37 vs 47 of
     258). Not kept: the real answers do not show it."""
     units: list[Unit] = []
     for block in _FENCE.findall(answer):
