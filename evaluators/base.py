@@ -84,12 +84,14 @@ class GradingTask(BaseModel):
 class Evaluator(ABC):
     name: str = "evaluator"
 
-    @abstractmethod
     def evaluate(self, task: GradingTask) -> Evaluation:
         """Score one answer against its rubric."""
+        return self.evaluate_many([task])[0]
 
+    @abstractmethod
     def evaluate_many(self, tasks: list[GradingTask]) -> list[Evaluation]:
-        return [self.evaluate(task) for task in tasks]
+        """Score several answers; an evaluator that batches its work (one embedding pass, several
+        model calls in flight) does it here."""
 
     def corrected_claims(self, task: GradingTask) -> set[str]:
         """The listed wrong claims whose correction the answer states, so it names them only to reject

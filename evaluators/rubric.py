@@ -52,9 +52,6 @@ class RubricScorer(Evaluator):
         self._lock = threading.Lock()  # the API scores from several threads
         self._cache_size = cache_size
 
-    def evaluate(self, task: GradingTask) -> Evaluation:
-        return self.evaluate_many([task])[0]
-
     def evaluate_many(self, tasks: list[GradingTask]) -> list[Evaluation]:
         """Score many answers with one embedding batch for all their sentences (fast for bulk grading)."""
         rubrics, readings = self._rubrics(tasks), self._read(tasks)
@@ -64,9 +61,8 @@ class RubricScorer(Evaluator):
         """Per answer (None for a non-answer), the model's inputs and each rubric point's closeness to its
         best supporting sentence (one stating a wrong claim supports nothing): what bench/fit_scorer.py
         fits the score and the verdicts' offset on."""
-        rubrics, readings = self._rubrics(tasks), self._read(tasks)
         read = [self._signals(task, rubric, *reading) if reading else None
-                for task, rubric, reading in zip(tasks, rubrics, readings, strict=True)]
+                for task, rubric, reading in zip(tasks, self._rubrics(tasks), self._read(tasks), strict=True)]
         return [(r[0], [support for support, _ in r[1]]) if r else None for r in read]
 
     def corrected_claims(self, task: GradingTask) -> set[str]:
