@@ -79,7 +79,12 @@ MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 # size as a level of its own (log of its claims or of its content words, either sign): LOSO +0.157-0.162,
 # SAF-EN unseen questions 0.552-0.591. The answer's sentence precision, to tell padding (each sentence's
 # closeness to its nearest rubric point: their mean, their minimum, or the share above the credit floor):
-# weight 0.000 each.
+# weight 0.000 each. What contradictions cost: SemEval's own "contradictory" label offered as if it were
+# a detected wrong claim (an oracle no grader has) lifts Beetle left out 0.512 -> 0.885 and SciEntsBank
+# 0.472 -> 0.537, so a contradiction detector is where the next gain lies; a logistic head learned on
+# the other SemEval source's labels (differences of aligned word pieces, negation disagreement, cosine;
+# contradictory vs correct AUC 0.69 / 0.80 against cosine's 0.62 / 0.76) took weight -0.11 to -0.14 and
+# moved LOSO within noise (Beetle left out 0.516 vs 0.512, mean +0.002): the alignments already carry it.
 SIGNALS = (
     "coverage",  # weighted mean closeness of each rubric point's best supporting sentence
     # Word-by-word alignment (BERTScore's recall): each content word piece of the reference, as read in
