@@ -12,9 +12,12 @@ import typer
 from app.cli_output import emit_json, err, open_bank_search, progress
 from app.errors import UserFacingError
 
+INPUT_HELP = ("JSONL lines: answer, and question_id or question; reference_answer (a text, or a list of acceptable "
+              "ones) grades against it instead of the bank.")
+
 
 def grade(
-    input_path: Annotated[Path, typer.Option("--input", help="JSONL lines: answer, question, optional ids.")],
+    input_path: Annotated[Path, typer.Option("--input", help=INPUT_HELP)],
     output_path: Annotated[Path, typer.Option("--output", help="JSONL with score, points, feedback added.")],
 ) -> None:
     """Grade every line of a JSONL file; bad lines get an `error` field and the run goes on."""
