@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,22 +15,26 @@ from app.errors import UserFacingError
 
 INPUT_HELP = ("JSONL lines: answer, and question_id or question; reference_answer (a text, or a list of acceptable "
               "ones) grades against it instead of the bank.")
+EXAMPLES_HELP = ("JSONL of answers you graded yourself, as --input's lines plus grade (and grade_max, 5 if not given): "
+                 "each question with examples is graded at your standard.")
 
 
 def grade(
     input_path: Annotated[Path, typer.Option("--input", help=INPUT_HELP)],
     output_path: Annotated[Path, typer.Option("--output", help="JSONL with score, points, feedback added.")],
+    examples_path: Annotated[Path | None, typer.Option("--examples", help=EXAMPLES_HELP)] = None,
 ) -> None:
     """Grade every line of a JSONL file; bad lines get an `error` field and the run goes on."""
     from app.config import get_settings
     from app.errors import one_line
-    from app.grading import BulkGrader, count_lines
+    from app.grading import BulkGrader, ExampleError, count_lines
     from app.services import rubric_scorer_for
     from knowledge.loader import bank_index
 
     settings = get_settings()
-    if not input_path.is_file():
-        raise UserFacingError(f"input file {input_path} does not exist")
+    for path in (input_path, examples_path):
+        if path is not None and not path.is_file():
+            raise UserFacingError(f"{'examples' if path is examples_path else 'input'} file {path} does not exist")
     bank = bank_index(settings.bank_dir)
 
     def open_store() -> Any:
@@ -43,6 +48,12 @@ def grade(
             return None
 
     grader = BulkGrader(evaluator=rubric_scorer_for(settings), bank=bank, store=None, open_store=open_store)
+    if examples_path is not None:
+        try:
+            questions = grader.learn_standards(_json_lines(examples_path))
+        except ExampleError as exc:
+            raise UserFacingError(f"{examples_path}: {exc}") from None
+        err.print(f"Grading at your standard on {questions} question(s), from {examples_path}.")
     graded = failed = 0
     tmp = output_path.with_name(output_path.name + ".tmp")
     with input_path.open("rb") as source, tmp.open("w", encoding="utf-8") as sink, progress() as bar:
@@ -55,6 +66,20 @@ def grade(
     err.print(f"Graded {graded - failed} of {graded} lines; {failed} with errors. Output: {output_path}")
     if graded and failed == graded:
         sys.exit(1)
+
+
+def _json_lines(path: Path) -> Iterator[Any]:
+    """The file's non-blank lines as JSON values; a bad one is an ExampleError."""
+    from app.grading import ExampleError
+
+    with path.open("rb") as lines:
+        for index, raw in enumerate(raw for raw in lines if raw.strip()):
+            try:
+                yield json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise ExampleError(index, "line is not valid UTF-8") from None
+            except json.JSONDecodeError as exc:
+                raise ExampleError(index, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
 
 
 def check(

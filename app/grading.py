@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+import math
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeGuard
 
 from evaluators.adhoc import adhoc_task
 from evaluators.base import Evaluation, Evaluator, GradingTask
+from evaluators.standard import apply_shift, learn_shift
 from knowledge.schema import Question
 
 if TYPE_CHECKING:  # importing Chroma and LangChain costs ~0.7 s; grade runs that never search skip it
@@ -32,6 +34,14 @@ class LineError(ValueError):
     """This line cannot be graded; the message goes into the line's `error` field."""
 
 
+class ExampleError(LineError):
+    """A graded example that cannot be used (`index` counts from 0): nothing is graded without it."""
+
+    def __init__(self, index: int, why: str) -> None:
+        super().__init__(f"example {index + 1}: {why}")
+        self.index, self.why = index, why
+
+
 @dataclass
 class GradeLine:
     record: dict[str, Any]
@@ -40,6 +50,37 @@ class GradeLine:
     matched_id: str | None = None
     match_confidence: float | None = None  # how sure the bank match is, 0-1 (None: no match was needed)
     error: str | None = None
+
+    @property
+    def question_key(self) -> str | None:
+        """Which question the line answers, to pair it with graded examples: its question_id, else its
+        question text (case and spacing aside)."""
+        if self.record.get("question_id") is not None:
+            return f"id:{self.record['question_id']}"
+        question = self.record.get("question")
+        return "text:" + " ".join(question.lower().split()) if isinstance(question, str) else None
+
+
+@dataclass(frozen=True)
+class Standard:
+    """A question's grading standard, learned from the grader's own examples (evaluators/standard.py)."""
+
+    shift: float  # logits
+    examples: int
+
+
+def example_share(record: dict[str, Any]) -> float:
+    """A graded example's grade as a share of full marks: `grade` out of `grade_max` (5 if not given)."""
+
+    def number(value: Any) -> TypeGuard[int | float]:
+        return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+    grade, top = record.get("grade"), record.get("grade_max", 5)
+    if not number(top) or top <= 0:
+        raise LineError("field 'grade_max' must be a number above 0")
+    if not number(grade) or not 0 <= grade <= top:
+        raise LineError(f"field 'grade' must be a number from 0 to {top:g} (grade_max)")
+    return float(grade / top)
 
 
 def best_evaluations(evaluator: Evaluator, lines: list[GradeLine]) -> list[Evaluation | None]:
@@ -75,6 +116,44 @@ class BulkGrader:
         # Opening Chroma costs ~1 s; a file whose lines all name a question_id or bring a reference
         # answer never needs it, so the CLI opens it at the first line that does.
         self._open_store = open_store
+        self._standards: dict[str | None, Standard] = {}
+
+    def learn_standards(self, records: Iterable[Any]) -> int:
+        """Learn each question's standard from graded examples (lines as the input's, plus `grade` and
+        `grade_max`); returns how many questions have one. A bad example stops it with an ExampleError: a
+        wrong standard would shift every grade of its question. Non-answers teach nothing (they
+        score 0 whatever the standard) and are left out."""
+        lines, shares = [], []
+        for index, record in enumerate(records):
+            try:
+                if not isinstance(record, dict):
+                    raise LineError("each example must be a JSON object")
+                shares.append(example_share(record))
+                lines.append(self.resolve(record))
+                if lines[-1].error:
+                    raise LineError(lines[-1].error)
+            except LineError as exc:
+                raise ExampleError(index, str(exc)) from None
+        found: dict[str | None, tuple[list[float], list[float]]] = {}
+        for start in range(0, len(lines), BATCH):
+            chunk = lines[start : start + BATCH]
+            evaluations = best_evaluations(self._evaluator, chunk)
+            for line, share, evaluation in zip(chunk, shares[start : start + BATCH], evaluations, strict=True):
+                if evaluation is not None and evaluation.gate is None:
+                    scores, grades = found.setdefault(line.question_key, ([], []))
+                    scores.append(evaluation.score)
+                    grades.append(share)
+        self._standards = {key: Standard(learn_shift(s, g), len(s)) for key, (s, g) in found.items()}
+        return len(self._standards)
+
+    def standard_fields(self, line: GradeLine, evaluation: Evaluation) -> dict[str, Any]:
+        """Where the grader gave examples of this line's question: the score at their standard, beside
+        the score without it."""
+        standard = self._standards.get(line.question_key)
+        if standard is None or evaluation.gate is not None:
+            return {}
+        return {"score": apply_shift(evaluation.score, standard.shift), "score_without_examples": evaluation.score,
+                "examples_used": standard.examples}
 
     def resolve(self, record: dict[str, Any]) -> GradeLine:
         line = GradeLine(record=record)
@@ -166,6 +245,7 @@ class BulkGrader:
             out = dict(line.record)
             if evaluation is not None:
                 out.update(evaluation_fields(evaluation))
+                out.update(self.standard_fields(line, evaluation))
                 if line.matched_id:
                     out["matched_id"] = line.matched_id
                     out["match_confidence"] = line.match_confidence

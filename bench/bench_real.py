@@ -15,6 +15,9 @@ the best of a row's reference answers; for SemEval also the lexical-overlap base
 reference's words the answer uses), cut the same way. Also: the share scored 0 beside the human share,
 and the share of full-mark answers scored <= 1.5; where a split's rows give several reference answers
 (Beetle), the best grade among them beside the first reference alone and all of them joined into one.
+Last, the unseen-answers splits graded at their teachers' own standard (app/grading.py's graded
+examples), learned from a few of the teachers' graded train answers to each question, beside the
+scorer alone and beside predicting each question's mean example grade.
 Prints figures only; no asserts.
 """
 
@@ -30,6 +33,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from app.grading import MAX_REFERENCES, BulkGrader, best_evaluations  # noqa: E402
 from bench.fit_scorer import calibration_rows, embedder, tasks_for  # noqa: E402
 from bench.grading_data import real_sets  # noqa: E402
 from bench.scorer_metrics import ADVERSARIAL, BLIND, macro_f1, pearson, question_bootstrap  # noqa: E402
@@ -186,6 +190,50 @@ def pearson_report(title: str, groups: dict[str, list[dict]], scorer: RubricScor
                   f" of {adversarial.sum()}")
 
 
+def examples_report(rows: list[dict], scorer: RubricScorer, per_question: int = 5, draws: int = 5) -> None:
+    """The unseen-answers splits through the same path as `interviewer grade --examples`: for each
+    question, `per_question` of its train answers with their teachers' grades are the examples (drawn
+    `draws` times). Rows bring at most MAX_REFERENCES reference answers, as the command takes."""
+    print(f"\nunseen answers at the teachers' own standard, learned from {per_question} of their graded train answers "
+          f"per question ({draws} draws; mean [min, max]): pearson")
+    for source in ("semeval-beetle", "semeval-scientsbank", "saf-en"):
+        test = [r for r in rows if r["source"] == source and r["split"] == "test_unseen_answers"]
+        train = [r for r in rows if r["source"] == source and r["split"] == "train"]
+        if not test or not train:
+            continue
+
+        def record(row: dict) -> dict:
+            return {"question": row["question"], "reference_answer": row["references"][:MAX_REFERENCES],
+                    "answer": row["answer"]}
+
+        grade = np.array([r["grade"] / r["grade_max"] for r in test])
+        alone, taught, means = [], [], []
+        for draw in range(draws):
+            rng = np.random.default_rng(draw)
+            examples = []
+            for question in sorted({r["question"] for r in test}):
+                theirs = [r for r in train if r["question"] == question]
+                picked = rng.choice(len(theirs), min(per_question, len(theirs)), replace=False)
+                examples += [{**record(theirs[i]), "grade": theirs[i]["grade"], "grade_max": theirs[i]["grade_max"]}
+                             for i in picked]
+            grader = BulkGrader(evaluator=scorer, bank={}, store=None)
+            grader.learn_standards(examples)
+            lines = [grader.resolve(record(r)) for r in test]
+            evaluations = [e for e in best_evaluations(scorer, lines) if e is not None]
+            alone.append(pearson([e.score for e in evaluations], grade))
+            taught.append(pearson([grader.standard_fields(line, e).get("score", e.score)
+                                   for line, e in zip(lines, evaluations, strict=True)], grade))
+            mean_grade = {q: np.mean([x["grade"] / x["grade_max"] for x in examples if x["question"] == q])
+                          for q in {x["question"] for x in examples}}
+            means.append(pearson([mean_grade[r["question"]] for r in test], grade))
+
+        def spread(values: list[float]) -> str:
+            return f"{np.mean(values):.3f} [{min(values):.3f}, {max(values):.3f}]"
+
+        print(f"  {source:<22} n={len(test):>4}  ours alone {alone[0]:.3f}  with the examples {spread(taught)}  "
+              f"the examples' mean grade per question {spread(means)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, help="a vector store for the texts, to re-run quickly")
@@ -204,6 +252,7 @@ def main() -> None:
     }, scorer, bank)
     pearson_report("PyTorch calibration answers (this team's; blind splits)",
                    {split: calibration_rows((split,)) for split in BLIND}, scorer, bank)
+    examples_report(rows, scorer)
     print(f"\ndone in {time.perf_counter() - started:.0f} s")
 
 

@@ -1,6 +1,6 @@
 """Fit the offline scorer's model (evaluators/scorer_model.json) on teacher-graded answers.
 
-Run from the repository root:  .venv/bin/python bench/fit_scorer.py [--write] [--cache PATH] [--loso]
+Run from the repository root:  .venv/bin/python bench/fit_scorer.py [--write] [--cache PATH] [--loso] [--prior-sd]
 
 Fits on TRAIN splits only: SemEval-2013 Beetle + SciEntsBank `train`, SAF-EN `train` (read from
 ../shared/datasets), and this project's own development answers (calibration `tune`, `fresh-dev`,
@@ -14,7 +14,8 @@ and none of the other development answers accused; (2) the per-point verdicts' o
 one phrasing, on SemEval train labels (choose_single_phrasing_offset; it moves no score); (3) the
 logistic regression is fitted on the signals (evaluators/signals.py) with the target the grade's share
 of full marks. With --loso, the check signals are chosen by: fitted on all sources but one, scored on
-the one left out.
+the one left out. With --prior-sd, how far a grader's own graded examples may move a question's level
+(evaluators/standard.py), chosen on the real train rows.
 """
 
 from __future__ import annotations
@@ -240,11 +241,50 @@ def plain_cosine(rows: list[dict], scorer: RubricScorer, bank: dict) -> np.ndarr
     return out
 
 
+def choose_prior_sd(rows: list[dict], scorer: RubricScorer, per_question: int = 5, draws: int = 3) -> None:
+    """How far a grader's examples may move a question's level (evaluators/standard.py's PRIOR_SD), on
+    the real train rows: per source and draw, `per_question` graded answers of each question with twice
+    as many are the examples, and the question's other answers are scored with the shift they give.
+    Prints each prior's mean Pearson gain over the scorer alone on those other answers."""
+    from evaluators.standard import apply_shift, learn_shift
+
+    by_source = {}
+    for source in ("semeval-beetle", "semeval-scientsbank", "saf-en"):
+        mine = [r for r in rows if r["source"] == source]
+        tasks = [tasks_for(r, {}) for r in mine]
+        read = iter(scorer.evaluate_many([t for ts in tasks for t in ts]))
+        evaluations = [max((next(read) for _ in ts), key=lambda e: e.score) for ts in tasks]
+        by_source[source] = [(r, e) for r, e in zip(mine, evaluations, strict=True) if e.gate is None]
+    print(f"prior sd of a question's shift, {per_question} examples per question: "
+          "mean Pearson gain on its other answers")
+    for prior_sd in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0):
+        gains = []
+        for scored in by_source.values():
+            questions = sorted({r["question_id"] for r, _ in scored})
+            for draw in range(draws):
+                rng = np.random.default_rng(draw)
+                shifted, plain, truth = [], [], []
+                for question in questions:
+                    theirs = [(r, e) for r, e in scored if r["question_id"] == question]
+                    if len(theirs) < 2 * per_question:
+                        continue
+                    picked = set(rng.choice(len(theirs), per_question, replace=False).tolist())
+                    shift = learn_shift([theirs[i][1].score for i in picked], [theirs[i][0]["target"] for i in picked],
+                                        prior_sd)
+                    rest = [x for i, x in enumerate(theirs) if i not in picked]
+                    shifted += [apply_shift(e.score, shift) for _, e in rest]
+                    plain += [e.score for _, e in rest]
+                    truth += [r["target"] for r, _ in rest]
+                gains.append(np.corrcoef(shifted, truth)[0, 1] - np.corrcoef(plain, truth)[0, 1])
+        print(f"  sd {prior_sd:<5} {np.mean(gains):+.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="write evaluators/scorer_model.json")
     parser.add_argument("--cache", type=Path, help="a vector store for the texts, to re-run quickly")
     parser.add_argument("--loso", action="store_true", help="also print the leave-one-source-out check")
+    parser.add_argument("--prior-sd", action="store_true", help="also print the choice of a grader's standard's prior")
     args = parser.parse_args()
     started = time.perf_counter()
     bank = bank_index()
@@ -279,6 +319,9 @@ def main() -> None:
         print(f"  train fit {s:<22} n={mine.sum():>5} pearson {np.corrcoef(pred[mine], y[mine])[0, 1]:.3f}")
     if args.loso:
         leave_one_source_out([s for _, s in kept], y, sources, plain_cosine([row for row, _ in kept], scorer, bank))
+    if args.prior_sd:
+        scorer.model = fitted
+        choose_prior_sd([row for row, _ in kept if row["source"] != "calibration"], scorer)
     if args.write:
         MODEL_PATH.write_text(json.dumps(model, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {MODEL_PATH.relative_to(ROOT)}")

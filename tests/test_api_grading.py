@@ -55,6 +55,24 @@ def test_grade_against_several_acceptable_references_takes_the_best(alice):
     assert "reference_answer is 20001 characters" in batch[1]["error"]
 
 
+def test_batch_grades_at_the_standard_of_the_callers_examples(alice):
+    """A lenient grader's examples raise the question's scores; the score without them is kept beside."""
+    question = {"question": "Why call optimizer.zero_grad() every step?",
+                "reference_answer": "Backward adds new gradients to the stored ones, so they must be cleared first."}
+    item = {**question, "answer": "So the gradients do not pile up."}
+    plain = alice.post("/v1/grade/batch", json={"items": [item]}).json()["results"][0]["result"]
+    examples = [{**question, "answer": a, "grade": 5}
+                for a in ("They accumulate otherwise.", "To reset the grads.", "Old gradients would add up.")]
+    taught = alice.post("/v1/grade/batch", json={"items": [item], "examples": examples}).json()["results"][0]["result"]
+    assert taught["score_without_examples"] == plain["score"] < taught["score"] and taught["examples_used"] == 3
+    unknown = [*examples, {"question_id": "nope", "answer": "x", "grade": 1}]
+    body = assert_problem(alice.post("/v1/grade/batch", json={"items": [item], "examples": unknown}), 400)
+    assert body["detail"].startswith("examples[3]: unknown question_id")
+    over = [{**examples[0], "grade": 6, "grade_max": 5}]
+    assert "above grade_max" in assert_problem(
+        alice.post("/v1/grade/batch", json={"items": [item], "examples": over}), 422)["detail"]
+
+
 @pytest.mark.parametrize(
     ("body", "status"),
     [

@@ -133,6 +133,22 @@ def test_grade_contract_continues_past_bad_lines(cli_env, tmp_path):
     assert "must be a string or a list" in rows[6]["error"]
 
 
+def test_grade_at_the_standard_of_own_examples(cli_env, tmp_path):
+    question = {"question": "Why is the sky blue?", "reference_answer": "Air scatters blue light more than red."}
+    source, examples, target = tmp_path / "in.jsonl", tmp_path / "graded.jsonl", tmp_path / "out.jsonl"
+    source.write_text(json.dumps({**question, "answer": "Because of scattering."}) + "\n")
+    examples.write_text("".join(json.dumps({**question, "answer": a, "grade": 2, "grade_max": 2}) + "\n"
+                                for a in ("Scattering.", "Blue scatters more.")))
+    out = run("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
+    assert out.returncode == 0, out.stderr
+    (row,) = [json.loads(line) for line in target.read_text().splitlines()]
+    assert row["score"] > row["score_without_examples"] and row["examples_used"] == 2
+    examples.write_text(json.dumps({**question, "answer": "x", "grade": 3, "grade_max": 2}) + "\n")
+    out = run("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
+    assert out.returncode == 1 and "example 1: field 'grade' must be a number from 0 to 2" in out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
 def test_grade_indexes_a_never_ingested_bank_to_match_free_questions(cli_env, tmp_path):
     lines = [
         {"question": "Why call optimizer.zero_grad() before backward?",

@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, HTTPException
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.api.deps import BankDep, EvaluatorDep, SettingsDep, StoreDep, UserDep, require_size
 from app.api.problems import problem_responses
 from app.api.schemas import EvaluationOut
-from app.errors import NotFoundError
-from app.grading import MAX_REFERENCES, BulkGrader, GradeLine, best_evaluations, evaluation_fields
+from app.errors import NotFoundError, UserFacingError
+from app.grading import MAX_REFERENCES, BulkGrader, ExampleError, GradeLine, best_evaluations, evaluation_fields
 
 router = APIRouter(prefix="/v1", tags=["grading"], responses=problem_responses(401, 422))
 # Items per batch request: ~1 s of scoring on 2 cores for interview-length answers, and well inside
@@ -48,10 +48,34 @@ class GradeOut(EvaluationOut):
     )
 
 
+    score_without_examples: float | None = Field(
+        default=None, description="Where you sent graded examples of this question: the score before your standard"
+    )
+    examples_used: int | None = Field(default=None, description="How many of your graded examples set the standard")
+
+
+class GradedExampleIn(GradeIn):
+    """An answer you graded yourself, given the way items are."""
+
+    grade: float = Field(ge=0, description="Your grade, out of grade_max")
+    grade_max: float = Field(default=5.0, gt=0)
+
+    @model_validator(mode="after")
+    def _within_scale(self) -> GradedExampleIn:
+        if self.grade > self.grade_max:
+            raise ValueError(f"grade {self.grade:g} is above grade_max {self.grade_max:g}")
+        return self
+
+
 class GradeBatchIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     items: list[GradeIn] = Field(min_length=1, max_length=MAX_BATCH)
+    examples: list[GradedExampleIn] = Field(
+        default_factory=list, max_length=MAX_BATCH,
+        description="Answers you graded yourself: each item whose question (the same question_id, or question "
+        "text) has examples is graded at your standard, learned from them",
+    )
 
 
 class GradeItemOut(BaseModel):
@@ -140,13 +164,21 @@ def grade_batch(
     `error` instead of a `result`; the rest are still graded. The answers are embedded together,
     so a batch costs far less than as many single requests."""
     grader = BulkGrader(evaluator=evaluator, bank=bank, store=store, max_answer_chars=settings.max_answer_chars)
+    for index, example in enumerate(body.examples):
+        if too_long := _too_long(example, settings.max_answer_chars):
+            raise UserFacingError(f"examples[{index}]: {too_long}")
+    try:
+        grader.learn_standards(example.model_dump(exclude_none=True) for example in body.examples)
+    except ExampleError as exc:
+        raise UserFacingError(f"examples[{exc.index}]: {exc.why}") from None
     lines = [_resolve(grader, item, settings.max_answer_chars) for item in body.items]
     results = []
     for index, (line, evaluation) in enumerate(zip(lines, best_evaluations(evaluator, lines), strict=True)):
         if evaluation is None:
             results.append(GradeItemOut(index=index, error=line.error or "this answer cannot be graded"))
             continue
-        fields = {**evaluation_fields(evaluation), "question_id": evaluation.question_id}
+        fields = {**evaluation_fields(evaluation), "question_id": evaluation.question_id,
+                  **grader.standard_fields(line, evaluation)}
         result = GradeOut.model_validate(
             {**fields, "matched_id": line.matched_id, "match_confidence": line.match_confidence}
         )
@@ -156,7 +188,13 @@ def grade_batch(
 
 def _resolve(grader: BulkGrader, item: GradeIn, limit: int) -> GradeLine:
     """The grader checks the answer's length; the question texts an API client sends are held to the same limit."""
+    if too_long := _too_long(item, limit):
+        return GradeLine(record={}, error=too_long)
+    return grader.resolve(item.model_dump(exclude_none=True))
+
+
+def _too_long(item: GradeIn, limit: int) -> str | None:
     for name, value in [("question", item.question or ""), *(("reference_answer", r) for r in item.references())]:
         if len(value) > limit:
-            return GradeLine(record={}, error=f"{name} is {len(value)} characters; the limit is {limit}")
-    return grader.resolve(item.model_dump(exclude_none=True))
+            return f"{name} is {len(value)} characters; the limit is {limit}"
+    return None
