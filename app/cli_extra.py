@@ -32,9 +32,9 @@ def grade(
     from knowledge.loader import bank_index
 
     settings = get_settings()
-    for path in (input_path, examples_path):
+    for name, path in (("input", input_path), ("examples", examples_path)):
         if path is not None and not path.is_file():
-            raise UserFacingError(f"{'examples' if path is examples_path else 'input'} file {path} does not exist")
+            raise UserFacingError(f"{name} file {path} does not exist")
     bank = bank_index(settings.bank_dir)
 
     def open_store() -> Any:

@@ -219,10 +219,10 @@ def examples_report(rows: list[dict], scorer: RubricScorer, per_question: int = 
             grader = BulkGrader(evaluator=scorer, bank={}, store=None)
             grader.learn_standards(examples)
             lines = [grader.resolve(record(r)) for r in test]
-            evaluations = [e for e in best_evaluations(scorer, lines) if e is not None]
-            alone.append(pearson([e.score for e in evaluations], grade))
+            evaluations = best_evaluations(scorer, lines)  # every line resolves: ad-hoc references
+            alone.append(pearson([e.score for e in evaluations if e], grade))
             taught.append(pearson([grader.standard_fields(line, e).get("score", e.score)
-                                   for line, e in zip(lines, evaluations, strict=True)], grade))
+                                   for line, e in zip(lines, evaluations, strict=True) if e], grade))
             mean_grade = {q: np.mean([x["grade"] / x["grade_max"] for x in examples if x["question"] == q])
                           for q in {x["question"] for x in examples}}
             means.append(pearson([mean_grade[r["question"]] for r in test], grade))

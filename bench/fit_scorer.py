@@ -246,15 +246,14 @@ def choose_prior_sd(rows: list[dict], scorer: RubricScorer, per_question: int = 
     the real train rows: per source and draw, `per_question` graded answers of each question with twice
     as many are the examples, and the question's other answers are scored with the shift they give.
     Prints each prior's mean Pearson gain over the scorer alone on those other answers."""
+    from app.grading import GradeLine, best_evaluations
     from evaluators.standard import apply_shift, learn_shift
 
     by_source = {}
     for source in ("semeval-beetle", "semeval-scientsbank", "saf-en"):
         mine = [r for r in rows if r["source"] == source]
-        tasks = [tasks_for(r, {}) for r in mine]
-        read = iter(scorer.evaluate_many([t for ts in tasks for t in ts]))
-        evaluations = [max((next(read) for _ in ts), key=lambda e: e.score) for ts in tasks]
-        by_source[source] = [(r, e) for r, e in zip(mine, evaluations, strict=True) if e.gate is None]
+        evaluations = best_evaluations(scorer, [GradeLine(record={}, tasks=tasks_for(r, {})) for r in mine])
+        by_source[source] = [(r, e) for r, e in zip(mine, evaluations, strict=True) if e and e.gate is None]
     print(f"prior sd of a question's shift, {per_question} examples per question: "
           "mean Pearson gain on its other answers")
     for prior_sd in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0):

@@ -46,8 +46,6 @@ class GradeOut(EvaluationOut):
         description="How sure the match of a free question text is, 0-1; below a threshold the answer is "
         "not graded (422, or the item's error) rather than graded against the wrong question",
     )
-
-
     score_without_examples: float | None = Field(
         default=None, description="Where you sent graded examples of this question: the score before your standard"
     )
