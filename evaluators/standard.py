@@ -12,6 +12,11 @@ source): five graded answers per question, the question's other answers scored w
 their Pearson gain over the scorer alone, averaged over Beetle, SciEntsBank and SAF-EN: sd 0.25
 +0.015, 0.5 +0.048, 0.75 +0.071, 1.0 +0.079, 1.5 +0.072, 2.0 +0.059, 3.0 +0.038. bench/bench_real.py
 reports the held-out effect on the unseen-answers splits, whose questions have graded train answers.
+Tried and not kept: the examples graded full marks also read as reference answers (an example's own
+answer left out of its references while the shift is learned). On the train splits, set up as above
+(three draws), Pearson with the shift alone vs with both: Beetle 0.582 vs 0.582, SciEntsBank 0.572 vs
+0.589, SAF-EN 0.499 vs 0.488 (scratch exref_train.py); and the feedback would quote points of another
+candidate's answer.
 """
 
 from __future__ import annotations
