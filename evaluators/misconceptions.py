@@ -15,10 +15,15 @@ A sentence is read as stating a known misconception only when all of these hold:
   reference sentences, corrections and the text after a clause break in one) of its own polarity: a
   sentence that states the point the claim contradicts is not accused;
 - the answer does not state the claim's correction (corrected_claims): no sentence of it, nor the text
-  either side of a clause break in one (";", ":", ", but"), is close to the correction and clearly
-  closer to it than to the claim, by the same cut-offs. An answer that states the truth names the claim
-  only to reject it ("A common mistake is to think X. In fact, Y."; "Some believe X, but that is
-  wrong: Y", which read whole states X).
+  either side of a clause break in one (";", ":", ", but"), is close to the correction (read whole or
+  from one of its own clause breaks on) and clearly closer to it than to the claim, by the same
+  cut-offs. An answer that states the truth names the claim only to reject it ("A common mistake is to
+  think X. In fact, Y."; "Some believe X, but that is wrong: Y", which read whole states X).
+  The correction's own clauses were added when MiniLM's graph was rebuilt (knowledge/integer_graph.py):
+  its vectors moved one refuting answer's closeness to the whole of a two-clause correction from 0.7503
+  to 0.7499, under the 0.75 cut-off, although the answer states the correction's first clause word for
+  word. With them: 0 of the 1,488 accused (1 without), the same cut-offs chosen, 24.4% of misconceived
+  development answers caught either way.
   Measured with bench_scorer.py's refuting answers (the bank's own claims in six refuting frames): 459
   of 1,488 were accused with no correction check, 11 with whole sentences only, 3 with clauses too (all
   three on one entry whose claim and correction swap the same words: "BatchNorm normalises each sample
@@ -89,16 +94,16 @@ def corrected_claims(
     whole sentences only, counted before the frames' fix) and caught no more misconceived answers."""
     asked = [(m.claim, m_vecs, c) for m, m_vecs, c in zip(
         task.misconceptions, rubric.misconception_vectors, rubric.corrections, strict=True) if m.claim in claims]
-    done = {claim for claim, m_vecs, c in asked if _states(vectors @ c, vectors @ m_vecs.T, cutoffs)}
+    done = {claim for claim, m_vecs, c in asked if _states(vectors @ c.T, vectors @ m_vecs.T, cutoffs)}
     pieces = list(dict.fromkeys(p for u in units for p in clause_pieces(u.text))) if len(done) < len(asked) else []
     if pieces:
         piece_vectors = embed(pieces)
-        done |= {claim for claim, m_vecs, c in asked if _states(piece_vectors @ c, piece_vectors @ m_vecs.T, cutoffs)}
+        done |= {claim for claim, m_vecs, c in asked if _states(piece_vectors @ c.T, piece_vectors @ m_vecs.T, cutoffs)}
     return done
 
 
 def _states(to_correction: np.ndarray, to_claim: np.ndarray, cutoffs: dict[str, float]) -> bool:
-    """Whether any of the texts states the correction: close to it, and clearly closer to it than to any
-    phrasing of the claim."""
-    return bool(((to_correction >= cutoffs["similarity"])
-                 & (to_correction - to_claim.max(axis=1) >= cutoffs["margin"])).any())
+    """Whether any of the texts states the correction (read whole or from a clause break on): close to
+    it, and clearly closer to it than to any phrasing of the claim."""
+    best = to_correction.max(axis=1)
+    return bool(((best >= cutoffs["similarity"]) & (best - to_claim.max(axis=1) >= cutoffs["margin"])).any())

