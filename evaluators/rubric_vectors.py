@@ -19,7 +19,6 @@ class RubricVectors:
     # true statements.
     truths: np.ndarray
     corrections: list[np.ndarray]  # per wrong claim, its correction's vector, then its closing clauses'
-
     truth_negated: np.ndarray  # per truth, whether it is phrased negatively
     reference_pieces: np.ndarray  # its content word pieces, each read in its sentence (signals.alignment)
     demoted_pieces: np.ndarray  # the same of its words the question does not use (text.without_question_words)

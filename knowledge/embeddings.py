@@ -79,7 +79,7 @@ class MiniLMEmbedder(Embedder):
     def __init__(self, *, integer_matmuls: bool = True) -> None:
         from tokenizers import Tokenizer
 
-        # Integer products and fused kernels by default (knowledge/integer_graph.py: ~2.8x the float32
+        # Integer products and fused kernels by default (knowledge/integer_graph.py: ~2.7x the float32
         # graph's throughput, vectors within cosine 0.995 of it); float32 as the reference.
         self.integer_matmuls = integer_matmuls
 
