@@ -230,10 +230,22 @@ def _model_bytes(integer_matmuls: bool) -> tuple[bytes, bool]:
         from knowledge.integer_graph import integer_matmul_model
 
         try:
-            return integer_matmul_model(path), True
-        except Exception as exc:  # a future package whose graph we do not recognise: slower, not broken
-            log.warning("MiniLM's integer graph could not be built (%s); running the float32 graph", exc)
+            model = integer_matmul_model(path)
+            _runs(model)
+            return model, True
+        except Exception as exc:  # a future package or runtime that does not take our graph: slower, not broken
+            log.warning("MiniLM's integer graph could not be built or run (%s); running the float32 graph", exc)
     return path.read_bytes(), False
+
+
+def _runs(model: bytes) -> None:
+    """Raise unless ONNX Runtime can load the graph and run it on one short text (~0.05 s, once per
+    process): a runtime that lacks one of its fused kernels fails here, not in the middle of a grading."""
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    ids = np.array([[101, 7592, 102]], dtype=np.int64)  # [CLS] hello [SEP]
+    session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)})
 
 
 def _halves(batch: list[int], encodings: Sequence[Any]) -> list[list[int]]:

