@@ -21,7 +21,7 @@ a text is embedded alone or in any batch (tests/test_embeddings.py).
 Measured on 2 cores over 1,500 sentence units of the calibration answers, one runner, side by side in
 one run (scratch script, 3 runs each): 3.2-3.4 s, vs 4.7-5.1 s for the package's graph with only its
 products made integer (the previous design: the same quantisation wrapped in 15 elementwise
-operators per product, which took ~65% of the time) and 8.7-9.1 s for the float32 graph. Cosine to
+operators per product, which took ~60% of the time) and 8.7-9.1 s for the float32 graph. Cosine to
 the float32 vectors: median 0.9994, minimum 0.9955 (previous design 0.9994 / 0.9947).
 Tried and not kept: SkipLayerNormalization for the residual and LayerNorm (4.6 s: its CPU kernel is
 slower than the plain pair), MatMulNBits with 8-bit weights (8.4-12 s), a symmetric int8 activation
