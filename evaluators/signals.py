@@ -104,6 +104,17 @@ MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 # misconception cut-off passing the search on its similarity scale). Its own cosine is weaker here (Beetle
 # 0.437 vs 0.465), so its gain over it looks larger (+0.175) while the scores are no better: the size of
 # the embedder is not what limits them.
+# Re-checked on the rebuilt graph's vectors (LOSO +0.163; left out SAF-EN 0.373, Beetle 0.512, SciEntsBank
+# 0.473): misspelt answer words corrected before reading (pyspellchecker, a word of the question or reference
+# within one or two edits preferred; 1.6% of Beetle's and 2.2% of SAF-EN's words are unknown, SciEntsBank's
+# answers come corrected): +0.162 either way, the 5-letter stems and word pieces already absorb typos. The
+# share of the reference's adjacent content-word pairs the answer has side by side, so "positive terminal" is
+# not met by "terminal ... negative" (question's words removed or not; pairs within one or three words):
+# +0.162-0.164, weight 0.04-0.12. The whole answer's cosine with the reference, alone or times the reference's
+# shortness (1 / (1 + its content words beyond the question's), where plain cosine does best): weight
+# 0.000-0.006, +0.163. Numbers read as content words again, in stem recall and the demoted bag ("1944" then
+# misses "1945"; number words read as digits, so "8" meets "eight"): SciEntsBank 0.485, SAF-EN 0.354-0.356,
+# +0.160. Few real references state a bare number as the answer (SAF-EN's dense, formatted numbers lose).
 SIGNALS = (
     "coverage",  # weighted mean closeness of each rubric point's best supporting sentence
     # Word-by-word alignment (BERTScore's recall): each content word piece of the reference, as read in
