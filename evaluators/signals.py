@@ -115,6 +115,8 @@ MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 # 0.000-0.006, +0.163. Numbers read as content words again, in stem recall and the demoted bag ("1944" then
 # misses "1945"; number words read as digits, so "8" meets "eight"): SciEntsBank 0.485, SAF-EN 0.354-0.356,
 # +0.160. Few real references state a bare number as the answer (SAF-EN's dense, formatted numbers lose).
+# Stems cut to 4, 6 or 7 letters, or whole words, in place of 5: +0.165 / +0.163 / +0.162 / +0.161 (SciEntsBank
+# 0.481 at 4 letters, SAF-EN 0.368), within noise of one another.
 SIGNALS = (
     "coverage",  # weighted mean closeness of each rubric point's best supporting sentence
     # Word-by-word alignment (BERTScore's recall): each content word piece of the reference, as read in
