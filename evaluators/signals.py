@@ -107,7 +107,8 @@ MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 # Re-checked on the rebuilt graph's vectors (LOSO +0.163; left out SAF-EN 0.373, Beetle 0.512, SciEntsBank
 # 0.473): misspelt answer words corrected before reading (pyspellchecker, a word of the question or reference
 # within one or two edits preferred; 1.6% of Beetle's and 2.2% of SAF-EN's words are unknown, SciEntsBank's
-# answers come corrected): +0.162 either way, the 5-letter stems and word pieces already absorb typos. The
+# answers come corrected): +0.162 either way, the 5-letter stems and word pieces already absorb typos, and on
+# the 133 short Beetle answers it changed Pearson fell (0.603 -> 0.547: "buls" read as "bus", not "bulbs"). The
 # share of the reference's adjacent content-word pairs the answer has side by side, so "positive terminal" is
 # not met by "terminal ... negative" (question's words removed or not; pairs within one or three words):
 # +0.162-0.164, weight 0.04-0.12. The whole answer's cosine with the reference, alone or times the reference's
