@@ -213,7 +213,9 @@ def stem_recall(answer: frozenset[str], reference: str, question: str) -> float:
     """The share of the reference's content words (`answer`: the answer's, already read from its units)
     the answer uses, each cut to its first five letters
     ('connected' meets 'connection'), leaving out the question's own: echoing the question is not evidence
-    of knowing the answer."""
+    of knowing the answer. A reference with no words beyond the question's (1% of the train readings) reads
+    0; reading it as 1, nothing to miss, as `alignment` does: LOSO +0.161 vs +0.163, and with the shipped
+    model every held-out split fell or held (SciEntsBank UA 0.502 vs 0.510, Beetle UA 0.581 vs 0.585)."""
     said, ref, asked = ({w[:5] for w in terms} for terms in (answer, content_words(reference), content_words(question)))
     ref -= asked
     return len(ref & said) / len(ref) if ref else 0.0
