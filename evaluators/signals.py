@@ -35,8 +35,10 @@ MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 # Ways of reading the word pieces that did not transfer to a left-out source: centring or whitening
 # them (mean Pearson 0.545 / 0.543 vs 0.545), a learned diagonal or low-rank map before the cosine
 # (0.545 / 0.509: the low-rank map fitted the seen questions), pooling the best matches through a soft
-# threshold rather than their mean (within 0.004), and the demoted pieces cut from the sentences' own
-# pieces instead of read from the bag (gain over cosine +0.147 vs +0.155; the bag is ~27% of the tokens),
+# threshold rather than their mean (within 0.004) or, beside it, as the shares of pieces matched at 0.5 to 0.9
+# and the answer's side's mean, full or demoted (a histogram of the matches: +0.158-0.163 vs +0.163), and
+# the demoted pieces cut from the sentences' own pieces instead of read from the bag (gain over cosine
+# +0.147 vs +0.155; the bag is ~27% of the tokens),
 # the answer's side alone cut that way (+0.149), and the pieces read from an earlier layer of MiniLM, as
 # BERTScore picks a layer per model (layers 2-5 in place of the last: LOSO mean 0.532-0.539 vs 0.539;
 # beside it: within 0.002). Weighting the reference's words by their rarity in general English (IDF from
