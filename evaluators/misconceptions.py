@@ -5,12 +5,7 @@ A sentence is read as stating a known misconception only when all of these hold:
   statements) puts it on the claim's side;
 - it is close to one of the claim's phrasings of the same polarity ("X does not Y" never states "X does Y");
 - it is no closer to a phrasing of the other polarity: "It is not true that X" is nearer X itself than any
-  negated cue, and denies it. This left 0 of bench_scorer.py's 1,488 refuting answers accused (vs 1, below)
-  and changed no blind answer's accusation. The cost is where a negation word is incidental: one
-  misconceived development answer is no longer caught ("Adam is adaptive so it doesn't really need
-  [warmup]" is nearest the claim "Warmup is only needed when training from scratch with SGD"; 24.4%
-  caught vs 25.6%, same cut-offs), and one other loses one of its two accusations ("there's no
-  difference, model(x) is just syntactic sugar ..."). Real held-out Pearson moved by at most 0.001;
+  negated cue, and denies it;
 - it is clearly closer to that phrasing than to any true statement of the entry (rubric points,
   reference sentences, corrections and the text after a clause break in one) of its own polarity: a
   sentence that states the point the claim contradicts is not accused;
@@ -19,31 +14,11 @@ A sentence is read as stating a known misconception only when all of these hold:
   from one of its own clause breaks on) and clearly closer to it than to the claim, by the same
   cut-offs. An answer that states the truth names the claim only to reject it ("A common mistake is to
   think X. In fact, Y."; "Some believe X, but that is wrong: Y", which read whole states X).
-  The correction's own clauses were added when MiniLM's graph was rebuilt (knowledge/integer_graph.py):
-  its vectors moved one refuting answer's closeness to the whole of a two-clause correction from 0.7503
-  to 0.7499, under the 0.75 cut-off, although the answer states the correction's first clause word for
-  word. With them: 0 of the 1,488 accused (1 without), the same cut-offs chosen, 24.4% of misconceived
-  development answers caught either way.
-  Measured with bench_scorer.py's refuting answers (the bank's own claims in six refuting frames): 459
-  of 1,488 were accused with no correction check, 11 with whole sentences only, 3 with clauses too (all
-  three on one entry whose claim and correction swap the same words: "BatchNorm normalises each sample
-  across its own features" and "... each feature across the samples", cosine 0.967 in MiniLM). Neither
-  step changed the misconceived development answers caught or any calibration score. The corrections'
-  closing clauses read as truths too (rubric_vectors.py) leave 1 of the 1,488: a negated sentence ("It is
-  not true that ...") meets the one negated cue of that entry, and no negated truth. The cut-off search
-  chose the same cut-offs (25.6% of misconceived development answers caught); of the bank's 2,028 claim
-  and cue phrasings, the one word-swapped claim itself is no longer accused; on the blind splits one
-  misconceived answer is no longer caught (its probe moved with the added truths). The check
-  replaced a list of contrast markers ("rather than", "unlike", "instead of"...) that, beside it,
-  changed none of those. The LLM judge clears the claims its model reports by the same check.
-The cut-offs come from scorer_model.json, chosen on the development answers (bench/fit_scorer.py).
-Tried and not kept: accusing clauses as well as whole sentences (split at commas, ";", ":", and before
-"so / because / while / whereas / but"), so a wrong claim inside a long sentence is read on its own
-("view doesn't copy, ..., while reshape always makes a copy"). The cut-off search then caught 40.2% of
-the misconceived development answers (vs 25.6%), and on the blind splits 19 of 58 misconceived answers
-(vs 10) and 65 of 110 adversarial ones <= 1.5 (vs 57); but it accused 4 of 200 other blind answers (vs
-1), among them a paraphrase graded 5 ("every head still looks at the whole sentence", scored 0.8), and
-blind Pearson fell 0.832 -> 0.826. A false accusation is the costlier error.
+Each condition's measured effect (bench_scorer.py's 1,488 answers that name a bank claim to refute it:
+459 accused with none of the last three, 0 with all), and the clause reading tried and not kept (more
+misconceived answers caught, more correct ones accused), are in bench/SCORER_FINDINGS.md. A false
+accusation is the costlier error. The cut-offs come from scorer_model.json, chosen on the development
+answers (bench/fit_scorer.py). The LLM judge clears the claims its model reports by the same check.
 """
 
 from __future__ import annotations

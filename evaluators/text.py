@@ -37,22 +37,8 @@ class Unit:
 
 def split_units(answer: str) -> list[Unit]:
     """Sentences of the prose and meaningful lines of any code; code is read as evidence too. Whole
-    sentences only: matching their clauses as well (pooled from the sentence's own pass) gained nothing
-    on held-out real answers (leave-one-source-out gain over cosine +0.153 with them, +0.155 without;
-    the team's blind PyTorch splits 0.846 / 0.798 / 0.795 with, 0.860 / 0.835 / 0.808 without). For the
-    per-point verdicts alone, clauses (split at ";", ", and / but / so / which", "because") agree with the
-    graders' a little more (blind credited-or-not macro-F1 0.799 vs 0.790, development 0.788 vs 0.772),
-    within noise of the sentences: not worth a second reading of every answer. A semicolon ending a
-    sentence whatever follows it (now only before a capital, a digit or a quote): real sets unchanged
-    (LOSO +0.163 vs +0.162), verdicts within noise (blind credited-or-not 0.796 vs 0.790), blind PyTorch
-    Pearson lower (fresh-test 0.811 vs 0.818, fresh2-test 0.805 vs 0.814). A full stop before a lower-case
-    word ending a sentence too, as chat is typed (not after "etc.", "vs." or a list item's "1."; 7% of
-    SAF-EN's and 14% of the team's answers have one), refitted: LOSO +0.164 vs +0.162, held-out real sets
-    within noise either way (SAF-EN UA 0.408 vs 0.403, UQ 0.590 vs 0.593; SciEntsBank UQ / UD -0.002), and
-    SemEval one-claim verdicts mixed (Beetle UA 0.534 vs 0.537, SciEntsBank UQ 0.675 vs 0.669, UD 0.677 vs
-    0.683); only the team's own answers gained (blind Pearson 0.850 / 0.824 / 0.814 vs 0.846 / 0.818 /
-    0.813; per-point credited-or-not macro-F1 0.807 vs 0.790, stated points called missed 37 vs 47 of
-    258). Not kept: the real answers do not show it."""
+    sentences only: matching clauses as well, and other places to end a sentence, gained nothing on
+    held-out real answers (bench/SCORER_FINDINGS.md)."""
     units: list[Unit] = []
     for block in _FENCE.findall(answer):
         for line in block.splitlines():
