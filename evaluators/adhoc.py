@@ -33,7 +33,7 @@ def derive_rubric(reference_answer: str) -> list[RubricPoint]:
     return [
         RubricPoint(
             id=f"claim-{i + 1}",
-            description=claim if len(claim) >= 10 else f"The answer states: {claim}",
+            description=claim if len(claim) >= 10 else f"Expected answer: {claim}",
             weight=1.0,
             evidence=[claim],
         )

@@ -391,3 +391,13 @@ def test_typographic_apostrophes_read_as_plain_ones():
 
     assert is_negated("It doesn\u2019t copy the data.") and not is_negated("It copies the data.")
     assert content_words("It doesn\u2019t copy") == content_words("It doesn't copy")
+
+
+def test_feedback_on_a_one_word_reference_says_what_was_expected(scorer):
+    """A bare reference ("Paris") is turned into a point whose wording reads right after "Missing:" or
+    "Right:"; "The answer states: Paris" read as if the candidate had said it."""
+    task = adhoc_task(question="What is the capital of France?", reference_answer="Paris",
+                      answer="No clue, maybe Rome?")
+    evaluation = scorer.evaluate(task)
+    assert [p.description for p in evaluation.points] == ["Expected answer: Paris"]
+    assert "Expected answer: Paris" in evaluation.feedback and "states" not in evaluation.feedback
