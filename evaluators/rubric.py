@@ -18,17 +18,8 @@ from evaluators.base import DetectedMisconception, Evaluation, Evaluator, Gradin
 from evaluators.feedback import compose_feedback
 from evaluators.misconceptions import corrected_claims, detect_misconceptions
 from evaluators.rubric_vectors import RubricVectors
-from evaluators.signals import NEGATIVE, SIGNALS, ScoreModel, alignment, content_pieces, fitted_model, stem_recall
-from evaluators.text import (
-    Unit,
-    content_words,
-    exact_tokens,
-    is_non_answer,
-    split_units,
-    states_exactly,
-    wants_exact_answer,
-    without_question_words,
-)
+from evaluators.signals import ScoreModel, alignment, content_pieces, fitted_model, stem_recall
+from evaluators.text import Unit, content_words, is_non_answer, split_units, without_question_words
 from knowledge.embeddings import Embedder
 
 WARM_CHUNK = 8  # questions per model pass when warming
@@ -129,11 +120,6 @@ class RubricScorer(Evaluator):
         demoted: np.ndarray,
     ) -> tuple[dict[str, float], list[tuple[float, str | None]], list[DetectedMisconception]]:
         found = detect_misconceptions(task, rubric, units, vectors, self.model.wrong, self._embedder.embed_batch)
-        if wants_exact_answer(task.reference_answer):
-            supports = _exact_supports(task, units)
-            said = float(any(quote for _, quote in supports))
-            values = {name: float(len(found)) if name in NEGATIVE else said for name in SIGNALS}
-            return values, supports, [m for m, _ in found]
         supports = _supports(rubric, units, vectors, {i for _, i in found})
         answer_terms = content_words(" ".join(u.text for u in units))  # fence marks and imports left out
         weights = np.array([p.weight for p in task.rubric]) / sum(p.weight for p in task.rubric)
@@ -191,19 +177,6 @@ def _supports(
     held = np.where(owned, sims, -np.inf)
     best = held.argmax(axis=0)
     return [(float(held[i, p]), units[i].text) if owned[i, p] else (0.0, None) for p, i in enumerate(best)]
-
-
-# A reference with no word to read a meaning from (a letter, a number, a symbol, yes or no: "B", "1945",
-# "O(n)", "True") is matched exactly. MiniLM's closeness says nothing there: "C" for "B" scored 4.2,
-# "1944" for "1945" 4.3 and "no" for "yes" 2.5 (its one point called covered), near the right answers'
-# 4.8. No reference in the real sets or the bank is like this, so nothing was fitted on it: each
-# similarity signal reads 1 when the answer states the reference token for token and 0 when it does not,
-# and the fitted model scores that as usual (4.8 and 0.5).
-def _exact_supports(task: GradingTask, units: list[Unit]) -> list[tuple[float, str | None]]:
-    """Each point (one: the reference is a single claim) is stated by the first sentence that has it."""
-    expected = exact_tokens(task.reference_answer)
-    quote = next((u.text for u in units if states_exactly(expected, u.text)), None)
-    return [(1.0, quote) if quote else (0.0, None) for _ in task.rubric]
 
 
 def _rubric_key(task: GradingTask) -> str:

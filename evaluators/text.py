@@ -104,36 +104,3 @@ def without_question_words(text: str, question: str) -> str:
     compared on that. A bag rather than the text minus those words: as good on held-out sources
     (leave-one-source-out +0.145 vs +0.143 over cosine) at ~40% fewer tokens to embed."""
     return " ".join(sorted(content_words(text) - content_words(question))) or "."
-
-
-# Words that carry a verdict but no topic: a reference made of them and symbols is matched exactly.
-_VERDICT_WORDS = frozenset({"yes", "true", "false"})
-# Number words read as digits, so an exact answer "eight" states a reference "8"; "true" as "yes".
-_SAME_TOKEN = {"true": "yes", "false": "no"} | {w: str(n) for n, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())} | {w: str(10 * n) for n, w in enumerate(
-    "thirty forty fifty sixty seventy eighty ninety".split(), start=3)} | {"hundred": "100"}
-_SYMBOL_TOKEN = re.compile(r"[^\W_]+|[^\w\s]")
-
-
-def wants_exact_answer(reference: str) -> bool:
-    """A reference with no word to read a meaning from: a letter, a number, a symbol, yes or no."""
-    return not content_words(reference) - _VERDICT_WORDS
-
-
-def exact_tokens(text: str) -> tuple[str, ...]:
-    """Letters, digits and symbols as separate tokens, lower-cased, number words as digits: "O(n^2)"
-    is ("o", "(", "n", "^", "2", ")"), so it does not contain "O(n)"."""
-    return tuple(_SAME_TOKEN.get(t, t) for t in _SYMBOL_TOKEN.findall(text.translate(_APOSTROPHES).lower()))
-
-
-def states_exactly(reference: tuple[str, ...], text: str) -> bool:
-    """Whether the text's tokens contain the reference's, in order and side by side, and not right after
-    a negation ("not true", "isn't B")."""
-    tokens, n = exact_tokens(text), len(reference)
-    for i in range(len(tokens) - n + 1):
-        if tokens[i : i + n] == reference:
-            before = [t for t in tokens[:i] if t.isalnum()][-1:]
-            if not before or before[0] not in NEGATIONS and before[0] != "t":  # "t" ends "isn't", "don't"
-                return True
-    return False
