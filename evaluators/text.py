@@ -81,7 +81,7 @@ def is_negated(text: str) -> bool:
 # -0.002 on UA (three answers far below the others graded 0) and no change elsewhere.
 _NON_ANSWER = re.compile(
     r"\b((i\s+)?(really\s+)?(do\s*n[o']?t|dont)\s+(know|understand)|idk|dunno|(i\s+have\s+)?no\s+(idea|clue)|"
-    r"not\s+sure|pass|skip|(i\s+)?give\s+up|(just\s+)?tell(\s+me)?|n/?a|(i\s+)?(can'?t|cannot)\s+(remember|recall)|"
+    r"(i\s*[\"']?\s*a?m\s+)?not\s+sure|pass|skip|(i\s+)?give\s+up|(just\s+)?tell(\s+me)?|n/?a|(i\s+)?(can'?t|cannot)\s+(remember|recall)|"
     r"sorry|no\s+answer|(the\s+)?answer)\b",
     re.I,
 )
