@@ -199,7 +199,8 @@ def test_correct_short_answers_are_scored_on_merit_and_never_accused(scorer, by_
 @pytest.mark.parametrize("answer", ["", "  ", "I don't know", "idk", "pass", "No idea, sorry.",
                                     "I don\u2019t know", "I give up.", "dunno", "I don't understand", "Just tell me.",
                                     # as real students typed it (SemEval Beetle train, each graded 0)
-                                    "I\"m not sure.", "im not sure", "I am not sure", "I'm not sure"])
+                                    "I\"m not sure.", "im not sure", "I am not sure", "I'm not sure",
+                                    "i don\"t know.", "I can\"t remember"])
 def test_only_empty_and_explicit_non_answers_score_zero_without_the_model(scorer, by_id, answer):
     evaluation = grade(scorer, by_id["dropout"], answer)
     assert evaluation.score == 0 and evaluation.gate in {"empty", "non-answer"}
