@@ -80,9 +80,6 @@ def test_batch_grades_at_the_standard_of_the_callers_examples(alice):
         ({"answer": "no question at all"}, 422),
         ({"question": "Why?", "reference_answer": "   ", "answer": "x"}, 422),
         ({"question": "Why?", "reference_answer": ["Air scatters blue light.", "  "], "answer": "x"}, 422),
-        ({"question": "Why?", "reference_answer": [], "answer": "x"}, 422),
-        ({"question": "Why?", "reference_answer": ["a reference"] * 11, "answer": "x"}, 422),
-        ({"question": "Why?", "reference_answer": ["a reference", 3], "answer": "x"}, 422),
         ({"question": "Why?", "reference_answer": ["a reference", "x" * 20_001], "answer": "x"}, 413),
         ({"question_id": "zero-grad"}, 422),
         ({"question_id": "zero-grad", "answer": "x" * 20_001}, 413),
@@ -90,6 +87,18 @@ def test_batch_grades_at_the_standard_of_the_callers_examples(alice):
 )
 def test_grade_client_mistakes(alice, body, status):
     assert_problem(alice.post("/v1/grade", json=body), status)
+
+
+@pytest.mark.parametrize(("references", "said"), [
+    ([], "invalid reference_answer: List should have at least 1 item"),
+    (["a reference"] * 11, "invalid reference_answer: List should have at most 10 items"),
+    (["a reference", 3], "invalid reference_answer.1: Input should be a valid string"),
+    (7, "invalid reference_answer: Input should be a valid string"),
+])
+def test_a_bad_reference_list_is_named_for_what_was_sent(alice, references, said):
+    """The field takes a string or a list; a list's failure is told as a list's, not as "not a string"."""
+    body = {"question": "Why?", "reference_answer": references, "answer": "x"}
+    assert assert_problem(alice.post("/v1/grade", json=body), 422)["detail"].startswith(said)
 
 
 @pytest.mark.parametrize(("question", "said"), [(None, "missing field 'question'"), ("  ", "'question' is empty")])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from http import HTTPStatus
 from typing import Any
 
@@ -81,9 +82,24 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
         }
         for e in exc.errors()
     ]
-    first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
-    where = ".".join(p for p in first["loc"] if p not in ("body",)) or "request"
+    first = _headline(errors) if errors else {"loc": [], "msg": "invalid request"}
+    where = ".".join(p for p in first["loc"] if p != "body" and not _TYPE_BRANCH.match(p)) or "request"
     return problem(422, f"invalid {where}: {first['msg']}", errors=errors)
+
+
+# A field that takes one of several types (a string, or a list of strings) fails once per type, each
+# failure's location tagged with its type: "reference_answer.str", "reference_answer.list[str].0".
+_TYPE_BRANCH = re.compile(r"^(str|int|float|bool|list\[.*\]|dict\[.*\])$")
+
+
+def _headline(errors: list[dict[str, Any]]) -> dict[str, Any]:
+    """The failure `detail` names. Of a field's failures per type, the one of the type the client sent:
+    the one that is not "not of this type" (an empty list: "should have at least 1 item"), else the
+    deepest ("reference_answer.0: should be a valid string"), not the first ("should be a valid string"
+    said of a list)."""
+    field = errors[0]["loc"][:2]
+    same = [e for e in errors if e["loc"][:2] == field]
+    return max(same, key=lambda e: (not e["type"].endswith("_type"), len(e["loc"])))
 
 
 async def _domain_error(_request: Request, exc: Exception) -> JSONResponse:
