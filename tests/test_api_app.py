@@ -17,6 +17,11 @@ def test_unknown_routes_and_methods_are_problems(api):
     assert_problem(api.client.put("/healthz"), 405)
 
 
+def test_a_body_that_is_not_json_is_said_to_be_so(alice):
+    reply = alice.post("/v1/grade", content=b'{"answer": "x",', headers={"Content-Type": "application/json"})
+    assert assert_problem(reply, 422)["detail"].startswith("the request body is not valid JSON (at character")
+
+
 def test_unexpected_errors_are_a_generic_500_problem(api, alice):
     def broken() -> None:
         raise RuntimeError("secret path /etc/something")
