@@ -22,6 +22,11 @@ def test_a_body_that_is_not_json_is_said_to_be_so(alice):
     assert assert_problem(reply, 422)["detail"].startswith("the request body is not valid JSON (at character")
 
 
+def test_an_unknown_field_is_named(alice):
+    reply = alice.post("/v1/sessions", json={"level": "senior"})
+    assert assert_problem(reply, 422)["detail"].startswith("unknown field 'level'")
+
+
 def test_unexpected_errors_are_a_generic_500_problem(api, alice):
     def broken() -> None:
         raise RuntimeError("secret path /etc/something")
