@@ -35,6 +35,9 @@ def grade(
     for name, path in (("input", input_path), ("examples", examples_path)):
         if path is not None and not path.is_file():
             raise UserFacingError(f"{name} file {path} does not exist")
+    if not output_path.parent.is_dir() or output_path.is_dir():  # said before any grading is done
+        raise UserFacingError(f"output {output_path}: " + ("is a folder" if output_path.is_dir() else
+                                                           f"folder {output_path.parent} does not exist"))
     bank = bank_index(settings.bank_dir)
 
     def open_store() -> Any:
@@ -56,7 +59,11 @@ def grade(
         err.print(f"Grading at your standard on {questions} question(s), from {examples_path}.")
     graded = failed = 0
     tmp = output_path.with_name(output_path.name + ".tmp")
-    with input_path.open("rb") as source, tmp.open("w", encoding="utf-8") as sink, progress() as bar:
+    try:
+        sink = tmp.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise UserFacingError(f"output {output_path}: cannot be written ({exc.strerror})") from None
+    with input_path.open("rb") as source, sink, progress() as bar:
         task = bar.add_task("Grading", total=count_lines(source))
         for record in grader.grade_stream(iter(source), on_line=lambda: bar.advance(task)):
             sink.write(json.dumps(record, ensure_ascii=False) + "\n")

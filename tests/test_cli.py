@@ -73,6 +73,10 @@ def test_search_json_contract(cli_env):
         (("search", "--json", "--topic", "quantum", "x"), "unknown topic 'quantum'"),
         (("search", "--json", "   "), "empty query"),
         (("grade", "--input", "/nonexistent.jsonl", "--output", "/tmp/x.jsonl"), "does not exist"),
+        # said before any grading: the answers would otherwise be graded and then lost
+        (("grade", "--input", __file__, "--output", "/nonexistent-folder/x.jsonl"),
+         "folder /nonexistent-folder does not exist"),
+        (("grade", "--input", __file__, "--output", str(Path(__file__).parent)), "is a folder"),
     ],
 )
 def test_bad_input_is_one_line_without_traceback(cli_env, args, message):
