@@ -73,7 +73,7 @@ def test_search_json_contract(cli_env):
         (("search", "--json", "--topic", "quantum", "x"), "unknown topic 'quantum'"),
         (("search", "--json", "   "), "empty query"),
         (("grade", "--input", "/nonexistent.jsonl", "--output", "/tmp/x.jsonl"), "does not exist"),
-        # said before any grading: the answers would otherwise be graded and then lost
+        # said before any work, as one line (it was a traceback)
         (("grade", "--input", __file__, "--output", "/nonexistent-folder/x.jsonl"),
          "folder /nonexistent-folder does not exist"),
         (("grade", "--input", __file__, "--output", str(Path(__file__).parent)), "is a folder"),
