@@ -87,12 +87,8 @@ def best_evaluations(evaluator: Evaluator, lines: list[GradeLine]) -> list[Evalu
     """Per line, its evaluation (None for a line with an error), all lines' answers scored in one batch.
     A line with several acceptable reference answers gets the reading that credits it most: measured on
     Beetle's unseen questions (4.8 references each; bench/bench_real.py prints it), Pearson with the 2-way
-    grade is 0.487 so, 0.284 against the first reference alone and 0.368 against all of them joined.
-    A soft maximum of the references' logits instead (tau * log of the mean of exp(z / tau)), which credits an
-    answer close to several references more than one close to a single one: tau = 1 was best on Beetle train
-    (0.567 vs 0.537 with the maximum), and it raised unseen answers (0.616 vs 0.585) but lowered unseen
-    questions (0.462 vs 0.478; tau 0.5 / 2: 0.476 / 0.426). It would also score a full statement of one
-    reference lower when a line brings others it does not match. Not kept."""
+    grade is 0.485 so, 0.284 against the first reference alone and 0.369 against all of them joined. A
+    soft maximum over the references was measured and not kept (bench/SCORER_FINDINGS.md)."""
     evaluations = iter(evaluator.evaluate_many([task for line in lines for task in line.tasks]))
     read = [[next(evaluations) for _ in line.tasks] for line in lines]
     return [max(found, key=lambda e: e.score) if found else None for found in read]  # ties: the first reference
