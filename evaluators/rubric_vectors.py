@@ -51,9 +51,8 @@ class RubricVectors:
             groups = [*point_texts, *m_texts, *corrections]
             vecs = embedder.embed_batch([t for group in groups for t in group])
             split = np.split(vecs, np.cumsum([len(group) for group in groups])[:-1])
-            point_vectors = split[: len(point_texts)]
-            m_vectors = split[len(point_texts) : len(point_texts) + len(m_texts)]
-            correction_vectors = split[len(point_texts) + len(m_texts) : len(groups)]
+            k, j = len(point_texts), len(point_texts) + len(m_texts)
+            point_vectors, m_vectors, correction_vectors = split[:k], split[k:j], split[j:]
             truths = np.vstack([*point_vectors, prose.reshape(-1, vecs.shape[1]), *correction_vectors])
             sentences = [u.text for u in us if not u.is_code] + [t for c in corrections for t in c]
             out.append(cls(

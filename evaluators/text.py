@@ -39,12 +39,8 @@ def split_units(answer: str) -> list[Unit]:
     """Sentences of the prose and meaningful lines of any code; code is read as evidence too. Whole
     sentences only: matching clauses as well, and other places to end a sentence, gained nothing on
     held-out real answers (bench/SCORER_FINDINGS.md)."""
-    units: list[Unit] = []
-    for block in _FENCE.findall(answer):
-        for line in block.splitlines():
-            stripped = line.strip()
-            if len(_WORD.findall(stripped)) >= 2 and not stripped.startswith(("import ", "from ")):
-                units.append(Unit(stripped, True))
+    units = [Unit(line, True) for block in _FENCE.findall(answer) for line in map(str.strip, block.splitlines())
+             if len(_WORD.findall(line)) >= 2 and not line.startswith(("import ", "from "))]
     prose = _FENCE.sub("\n\n", answer)
     for piece in _SENTENCE_END.split(prose):
         sentence = " ".join(piece.split())
@@ -82,18 +78,27 @@ def is_negated(text: str) -> bool:
 # come as a double quote inside a word: SemEval's answers write "I don"t know" (18 train and 5 held-out
 # answers, all graded 0).
 _QUOTE_APOSTROPHE = re.compile(r'(?<=[^\W\d_])"(?=[^\W\d_])')
-_NON_ANSWER = re.compile(
-    r"\b((i\s+)?(really\s+)?(do\s*n[o']?t|dont)\s+(know|understand)|idk|dunno|(i\s+have\s+)?no\s+(idea|clue)|"
-    r"(i\s*'?\s*a?m\s+)?not\s+sure|pass|skip|(i\s+)?give\s+up|(just\s+)?tell(\s+me)?|n/?a|(i\s+)?(can'?t|cannot)\s+(remember|recall)|"
-    r"sorry|no\s+answer|(the\s+)?answer)\b",
-    re.I,
-)
+# Saying one does not know, apart from the phrases that only decline ("pass", "skip", "sorry").
+_NOT_KNOWING = re.compile(
+    r"\b((i\s+)?(still\s+)?(really\s+)?(do\s*n[o']?t|dont)\s+(know|understand)|idk|dunno|(i\s+have\s+)?(absolutely\s+)?"
+    r"no\s+(idea|clue)|(i\s*'?\s*a?m\s+)?(still\s+)?not\s+sure|(i\s+)?(can'?t|cannot)\s+(remember|recall))\b", re.I)
+_NON_ANSWER = re.compile(_NOT_KNOWING.pattern + r"|\b(pass|skip|(i\s+)?give\s+up|(just\s+)?tell(\s+me)?|n/?a|sorry|"
+                         r"no\s+answer|(the\s+)?answer)\b", re.I)
 
 
-def is_non_answer(answer: str) -> bool:
-    """Empty, or only explicit non-answers ("I don't know", "pass", "no idea, sorry")."""
+def is_non_answer(answer: str, reference: str = "") -> bool:
+    """Empty, or only explicit non-answers ("I don't know", "pass", "no idea, sorry"); or saying one does
+    not know in words that share no stem with the reference: "I do not know why", "i dont know the rest".
+    The reference rather than the question too, where a "why" is topic. That, with "still" and
+    "absolutely" read as part of the phrase ("i still dont know"), zeroes 11 more train answers and 8
+    held-out ones (Beetle UA 2, UQ 1, SciEntsBank UA 1, UD 4), every one graded 0 (scored 0: Beetle UA
+    2.7% -> 3.2%, UQ 2.6% -> 2.7%, SciEntsBank UA 0.0% -> 0.2%; Pearson within 0.001). An answer that
+    says it is unsure and then tries ("not sure, but the bulb is in series") is still scored by the
+    model."""
     plain = _QUOTE_APOSTROPHE.sub("'", answer.translate(_APOSTROPHES))
-    return not re.search(r"[^\W_]", _NON_ANSWER.sub(" ", plain))
+    rest = _NON_ANSWER.sub(" ", plain)
+    said, ref = ({w[:5] for w in content_words(t)} for t in (rest, reference))
+    return not re.search(r"[^\W_]", rest) or bool(reference and _NOT_KNOWING.search(plain) and not said & ref)
 
 
 @lru_cache(maxsize=65536)

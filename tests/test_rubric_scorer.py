@@ -207,6 +207,20 @@ def test_only_empty_and_explicit_non_answers_score_zero_without_the_model(scorer
     assert "scores 0" in evaluation.feedback or "No answer" in evaluation.feedback
 
 
+@pytest.mark.parametrize("answer", ["I do not know why.", "i dont know the rest", "I don't know what else to say.",
+                                    "i still dont know", "i have absolutely no idea"])
+def test_saying_one_does_not_know_in_words_off_the_topic_is_a_non_answer(scorer, by_id, answer):
+    """As real students wrote it (SemEval train and held-out answers, each graded 0)."""
+    evaluation = grade(scorer, by_id["dropout"], answer)
+    assert evaluation.score == 0 and evaluation.gate == "non-answer"
+
+
+@pytest.mark.parametrize("answer", ["I'm not sure, but it randomly switches off neurons while training.",
+                                    "I don't know why, dropout just helps.", "No idea how dropout works."])
+def test_an_unsure_answer_that_touches_the_topic_is_scored_by_the_model(scorer, by_id, answer):
+    assert grade(scorer, by_id["dropout"], answer).gate is None
+
+
 @pytest.mark.parametrize("answer", ["fine", "good question, it depends", "Dropout."])
 def test_vague_answers_are_scored_by_the_model_and_score_little(scorer, by_id, answer):
     evaluation = grade(scorer, by_id["dropout"], answer)
