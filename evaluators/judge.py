@@ -18,6 +18,7 @@ from evaluators.base import DetectedMisconception, Evaluation, Evaluator, Gradin
 from evaluators.chat import LLMError, StructuredChatModel, estimate_tokens
 from evaluators.feedback import compose_feedback
 from evaluators.judge_reply import JudgedMisconception, JudgedPoint, JudgeReply, reply_schema
+from evaluators.text import is_non_answer
 from knowledge.schema import Misconception
 
 log = logging.getLogger(__name__)
@@ -91,8 +92,10 @@ class LLMJudge(Evaluator):
         self.name = f"llm-judge:{model.name}"
 
     def evaluate(self, task: GradingTask) -> Evaluation:
-        if not any(text.strip() for text in [task.answer, *task.earlier_answers]):
-            return self._fallback.evaluate(task)  # nothing to quote: no call needed
+        # Empty or an explicit non-answer ("I don't know"): nothing to grade, and no call needed. A model
+        # asked anyway could credit a point with the quote "I don't know", which is in the answer.
+        if is_non_answer(" ".join([*task.earlier_answers, task.answer]), task.reference_answer):
+            return self._fallback.evaluate(task)
         try:
             prompt, notes = self._fitted_prompt(task)
             reply = self._model.complete_structured(system=SYSTEM_PROMPT, user=prompt, schema=reply_schema(task))

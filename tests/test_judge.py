@@ -285,9 +285,10 @@ def test_a_batch_keeps_several_calls_in_flight_and_falls_back_per_answer(fake_op
     assert len(judged) == 3 and len(fell_back) == 1  # the broken reply falls back on its own
 
 
-def test_empty_answer_is_scored_offline_without_a_call(offline, relu):
+@pytest.mark.parametrize("answer", ["   ", "I don't know", "idk, sorry", "I do not know why."])
+def test_empty_and_non_answers_are_scored_offline_without_a_call(offline, relu, answer):
     model = ScriptedChatModel(replies=[], name=MODEL)
-    result = LLMJudge(model, offline).evaluate(GradingTask.from_question(relu, "   "))
+    result = LLMJudge(model, offline).evaluate(GradingTask.from_question(relu, answer))
     assert result.score == 0 and result.evaluator == "offline-rubric" and model.calls == []
 
 
