@@ -135,6 +135,18 @@ def test_hint_costs_credit_and_is_recorded(engine, user, bank):
     assert engine._repo.turns(session.id)[0].hints_used == 1
 
 
+def test_i_dont_know_typed_to_a_follow_up_moves_on_and_keeps_the_earlier_score(engine, user):
+    config = SessionConfig(num_questions=2, topics=["modules"], seed=5)
+    session, prompt = engine.start(user_id=user, config=config)
+    first = engine.answer(session_id=session.id, user_id=user, text="Modules hold layers.", code=None)
+    assert first.prompt.kind is PromptKind.FOLLOW_UP and first.prompt.question_id == prompt.question_id
+    outcome = engine.answer(session_id=session.id, user_id=user, text="I don't know", code=None)
+    assert outcome.prompt.kind is PromptKind.QUESTION and outcome.prompt.question_id != prompt.question_id
+    assert outcome.evaluation["score"] == first.evaluation["score"]
+    turn = engine._repo.turns(session.id)[1]
+    assert (turn.action, turn.answer_text) == ("dont_know", "I don't know")  # the transcript keeps the words
+
+
 def test_skip_and_dont_know_score_zero_and_show_the_model_answer(engine, user, bank):
     config = SessionConfig(num_questions=2, topics=["deployment"], seed=2)
     session, prompt = engine.start(user_id=user, config=config)

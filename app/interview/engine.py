@@ -14,6 +14,7 @@ from app.interview.models import Mode, Prompt, PromptKind, SessionConfig, Sessio
 from app.interview.phrasing import Phraser
 from app.interview.scoring import AnswerScorer, ScoredAnswer
 from app.interview.selection import History, QuestionSelector, next_difficulty
+from evaluators.text import is_non_answer
 from knowledge.schema import Question
 
 
@@ -101,6 +102,11 @@ class InterviewEngine:
         session, config, state = self._active(session_id, user_id)
         question = self._bank[state.current_question_id or ""]
         turn = self._turn(session_id, state.current_turn_id)
+        said_nothing = not (code or "").strip() and is_non_answer(text or "", question.reference_answer)
+        if turn.kind == PromptKind.FOLLOW_UP and said_nothing:
+            # "I don't know" typed to a follow-up does what the button does: the earlier score stands and
+            # the interview moves on, rather than probing another point the candidate just said they lack.
+            return self._give_up(session_id, user_id, action="dont_know", text=text)
         scored = self._scorer.score(
             question, text=text or "", code=code, earlier=state.answers_so_far,
             earlier_code=self._last_code_result(session_id, question.id),
@@ -143,7 +149,7 @@ class InterviewEngine:
         return TurnOutcome(status="active", prompt=self._prompt_for(turn, config, state))
 
     # --- transitions -------------------------------------------------------------------------
-    def _give_up(self, session_id: str, user_id: int, *, action: str) -> TurnOutcome:
+    def _give_up(self, session_id: str, user_id: int, *, action: str, text: str | None = None) -> TurnOutcome:
         session, config, state = self._active(session_id, user_id)
         question = self._bank[state.current_question_id or ""]
         turn = self._turn(session_id, state.current_turn_id)
@@ -157,7 +163,7 @@ class InterviewEngine:
             })
         state.question_scores[question.id] = scored.score
         self._repo.record_answer(
-            turn.id, action=action, evaluation=scored.evaluation, state=state.model_dump(mode="json")
+            turn.id, action=action, answer_text=text, evaluation=scored.evaluation, state=state.model_dump(mode="json")
         )
         return self._move_on(session_id, user_id, config, state, scored)
 
