@@ -82,7 +82,7 @@ def _json_lines(path: Path) -> Iterator[Any]:
     with path.open("rb") as lines:
         for index, raw in enumerate(raw for raw in lines if raw.strip()):
             try:
-                yield json.loads(raw.decode("utf-8"))
+                yield json.loads(raw.decode("utf-8-sig"))
             except UnicodeDecodeError:
                 raise ExampleError(index, "line is not valid UTF-8") from None
             except json.JSONDecodeError as exc:

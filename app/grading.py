@@ -167,7 +167,7 @@ class BulkGrader:
     def _tasks_for(self, record: dict[str, Any], line: GradeLine) -> list[GradingTask]:
         answer, question = record.get("answer"), record.get("question")
         if not isinstance(answer, str):
-            raise LineError("missing field 'answer' (a string)")
+            raise LineError(_not_a_string("answer", answer))
         if len(answer) > self._max_answer_chars:
             raise LineError(f"answer is {len(answer)} characters; the limit is {self._max_answer_chars}")
         if record.get("question_id") is not None:
@@ -176,7 +176,7 @@ class BulkGrader:
                 raise LineError(f"unknown question_id {record['question_id']!r}")
             return [GradingTask.from_question(entry, answer)]
         if not isinstance(question, str):
-            raise LineError("missing field 'question' (a string)")
+            raise LineError(_not_a_string("question", question))
         if not question.strip():
             raise LineError("field 'question' is empty: give the question's text")
         if record.get("reference_answer") is not None:
@@ -190,10 +190,14 @@ class BulkGrader:
         if not (isinstance(references, list) and 0 < len(references) <= MAX_REFERENCES
                 and all(isinstance(r, str) for r in references)):
             raise LineError(f"field 'reference_answer' must be a string or a list of 1-{MAX_REFERENCES} strings")
-        try:
-            return [adhoc_task(question=question, reference_answer=r, answer=answer) for r in references]
-        except ValueError as exc:
-            raise LineError(str(exc)) from exc
+        tasks = []
+        for i, reference in enumerate(references):
+            try:
+                tasks.append(adhoc_task(question=question, reference_answer=reference, answer=answer))
+            except ValueError as exc:  # in a list, say which alternative is empty
+                where = f"reference_answer[{i}]" if len(references) > 1 else "reference_answer"
+                raise LineError(str(exc).replace("reference_answer", where, 1)) from exc
+        return tasks
 
     def _match(self, question: str, answer: str, line: GradeLine) -> GradingTask:
         if self._store is None and self._open_store is not None:
@@ -232,7 +236,7 @@ class BulkGrader:
 
     def _parse(self, raw: bytes) -> GradeLine:
         try:
-            record = json.loads(raw.decode("utf-8"))
+            record = json.loads(raw.decode("utf-8-sig"))  # a byte-order mark (Windows tools write one) is dropped
         except UnicodeDecodeError:
             return GradeLine(record={}, error="line is not valid UTF-8")
         except json.JSONDecodeError as exc:
@@ -255,6 +259,11 @@ class BulkGrader:
             if on_line:
                 on_line()
             yield out
+
+
+def _not_a_string(field: str, value: Any) -> str:
+    return f"missing field '{field}' (a string)" if value is None else \
+        f"field '{field}' must be a string, not {type(value).__name__}"
 
 
 def count_lines(stream: BinaryIO) -> int:

@@ -121,20 +121,26 @@ def test_grade_contract_continues_past_bad_lines(cli_env, tmp_path):
         json.dumps({"question": "Why is the sky blue?", "answer": "Blue light scatters more in air.",
                     "reference_answer": ["The sea reflects it.", "Air scatters blue light more."]}),
         json.dumps({"question": "Why is the sky blue?", "reference_answer": 3, "answer": "Scattering."}),
+        json.dumps({"question": "Why is the sky blue?", "reference_answer": ["Air scatters blue light.", " "],
+                    "answer": "Scattering."}),
+        json.dumps({"question": "Why is the sky blue?", "reference_answer": "Air scatters it.", "answer": 5}),
     ]
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
-    source.write_bytes(("\n".join(lines) + "\n").encode() + b'{"answer": "\xff"}\n')
+    # A byte-order mark first, as Windows tools write one: the first line is still read.
+    source.write_bytes("\ufeff".encode() + ("\n".join(lines) + "\n").encode() + b'{"answer": "\xff"}\n')
     out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in target.read_text().splitlines()]
-    assert len(rows) == 8
+    assert len(rows) == 10
     assert {"score", "points", "misconceptions", "feedback", "evaluator"} <= set(rows[0])
     assert "error" in rows[1] and rows[1]["line"] == 2
     assert rows[2]["matched_id"] == "zero-grad"
     assert 0 <= rows[3]["score"] <= 5
-    assert "limit" in rows[4]["error"] and "UTF-8" in rows[7]["error"]
+    assert "limit" in rows[4]["error"] and "UTF-8" in rows[9]["error"]
     assert rows[5]["score"] == rows[3]["score"]  # the best of its two references is row 3's own
     assert "must be a string or a list" in rows[6]["error"]
+    assert rows[7]["error"].startswith("reference_answer[1] is empty")  # which alternative
+    assert rows[8]["error"] == "field 'answer' must be a string, not int"  # given, but not as text
 
 
 def test_grade_at_the_standard_of_own_examples(cli_env, tmp_path):
