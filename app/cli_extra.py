@@ -35,6 +35,9 @@ def grade(
     for name, path in (("input", input_path), ("examples", examples_path)):
         if path is not None and not path.is_file():
             raise UserFacingError(f"{name} file {path} does not exist")
+        if path is not None and _starts_utf16(path):
+            # Windows PowerShell's `>` writes UTF-16: every line would fail as "not valid UTF-8"
+            raise UserFacingError(f"{name} file {path} is UTF-16 text: save it as UTF-8")
     if not output_path.parent.is_dir() or output_path.is_dir():  # said before any grading is done
         raise UserFacingError(f"output {output_path}: " + ("is a folder" if output_path.is_dir() else
                                                            f"folder {output_path.parent} does not exist"))
@@ -73,6 +76,11 @@ def grade(
     err.print(f"Graded {graded - failed} of {graded} lines; {failed} with errors. Output: {output_path}")
     if graded and failed == graded:
         sys.exit(1)
+
+
+def _starts_utf16(path: Path) -> bool:
+    with path.open("rb") as f:
+        return f.read(2) in (b"\xff\xfe", b"\xfe\xff")
 
 
 def _json_lines(path: Path) -> Iterator[Any]:

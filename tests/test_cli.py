@@ -192,6 +192,15 @@ def test_grade_exits_nonzero_only_when_every_line_failed(cli_env, tmp_path):
     assert out.returncode == 1 and target.exists()
 
 
+def test_grade_refuses_a_utf16_file_in_one_line(cli_env, tmp_path):
+    """Windows PowerShell's `>` writes UTF-16; said once rather than as an error on every line."""
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text('{"question_id": "zero-grad", "answer": "It clears gradients."}\n', encoding="utf-16")
+    out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+    assert out.returncode == 1 and not target.exists()
+    assert out.stderr.strip() == f"error: input file {source} is UTF-16 text: save it as UTF-8"
+
+
 def test_ingest_docs_writes_drafts_for_new_questions(cli_env, tmp_path):
     if not SEEDS.is_dir():
         pytest.skip("shared seeds not present")
