@@ -7,7 +7,7 @@ closed gets a lazy-load error or stale data. These records are detached by const
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -80,51 +80,28 @@ class TopicScore(NamedTuple):
     session_id: str
 
 
+def _detached(cls: type, row: Any, **computed: Any) -> Any:
+    """A record of `cls` from the row's columns of the same names, copied deep: a caller editing a
+    returned dict (a session's state) must not edit what the ORM may still hold."""
+    return cls(**{f.name: copy.deepcopy(getattr(row, f.name)) for f in fields(cls) if f.name not in computed},
+               **computed)
+
+
 def user_record(row: models.User) -> UserRecord:
-    return UserRecord(id=row.id, name=row.name, created_at=row.created_at)
+    return _detached(UserRecord, row)
 
 
 def api_key_record(row: models.ApiKey) -> ApiKeyRecord:
-    return ApiKeyRecord(
-        id=row.id,
-        user_id=row.user_id,
-        name=row.name,
-        prefix=row.prefix,
-        created_at=row.created_at,
-        revoked_at=row.revoked_at,
-    )
+    return _detached(ApiKeyRecord, row)
 
 
 def session_record(row: models.InterviewSession) -> SessionRecord:
-    # Deep copies: a caller editing the returned state must not edit what the ORM may still hold.
-    return SessionRecord(
-        id=row.id,
-        user_id=row.user_id,
-        config=copy.deepcopy(row.config),
-        state=copy.deepcopy(row.state),
-        status=row.status,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
+    return _detached(SessionRecord, row)
 
 
 def turn_record(row: models.Turn) -> TurnRecord:
-    return TurnRecord(
-        id=row.id,
-        session_id=row.session_id,
-        position=row.position,
-        question_id=row.question_id,
-        topic=row.topic,
-        difficulty=row.difficulty,
-        kind=row.kind,
-        prompt=row.prompt,
-        target_point=row.target_point,
-        action=row.action,
-        answer_text=row.answer_text,
-        answer_code=row.answer_code,
-        hints_used=row.hints_used,
-        created_at=row.created_at,
-        answered_at=row.answered_at,
+    return _detached(
+        TurnRecord, row,
         evaluation=copy.deepcopy(row.evaluation.payload) if row.evaluation else None,
         code_result=copy.deepcopy(row.code_result.payload) if row.code_result else None,
     )
