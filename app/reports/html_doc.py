@@ -85,11 +85,15 @@ def _list(title: str, items: list[str]) -> str:
     return f"<p><strong>{esc(title)}</strong></p><ul>{''.join(f'<li>{i}</li>' for i in items)}</ul>"
 
 
+def _section(title: str, items: list[str], empty: str) -> str:
+    """A headed list of already-escaped items, or the sentence that says there are none."""
+    body = f"<ul>{''.join(f'<li>{i}</li>' for i in items)}</ul>" if items else f"<p>{esc(empty)}</p>"
+    return f"<h2>{esc(title)}</h2>{body}"
+
+
 def _strengths(report: Report) -> str:
-    items = [f"<li><strong>{esc(s.topic)}</strong>: {esc(s.description)} \u2014 you said "
-             f"<q>{esc(s.quote)}</q></li>" for s in report.strengths]
-    body = f"<ul>{''.join(items)}</ul>" if items else f"<p>{esc(w.NO_STRENGTHS)}</p>"
-    return f"<h2>{esc(w.STRENGTHS)}</h2>{body}"
+    return _section(w.STRENGTHS, [f"<strong>{esc(s.topic)}</strong>: {esc(s.description)} \u2014 you said "
+                                  f"<q>{esc(s.quote)}</q>" for s in report.strengths], w.NO_STRENGTHS)
 
 
 def _gaps(report: Report) -> str:
@@ -103,10 +107,9 @@ def _gaps(report: Report) -> str:
 
 
 def _misconceptions(report: Report) -> str:
-    items = [f"<li>You said <q>{esc(m.quote)}</q> ({esc(m.topic)}). Wrong claim: {esc(m.claim)} "
-             f"<strong>Correction:</strong> {esc(m.correction)}</li>" for m in report.misconceptions]
-    body = f"<ul>{''.join(items)}</ul>" if items else f"<p>{esc(w.NO_MISCONCEPTIONS)}</p>"
-    return f"<h2>{esc(w.MISCONCEPTIONS)}</h2>{body}"
+    return _section(w.MISCONCEPTIONS, [f"You said <q>{esc(m.quote)}</q> ({esc(m.topic)}). Wrong claim: {esc(m.claim)} "
+                                       f"<strong>Correction:</strong> {esc(m.correction)}"
+                                       for m in report.misconceptions], w.NO_MISCONCEPTIONS)
 
 
 def _study_plan(report: Report) -> str:
