@@ -14,7 +14,7 @@ from app.cli_output import emit_json, err, open_bank_search, progress
 from app.errors import UserFacingError
 
 INPUT_HELP = ("JSONL lines: answer, and question_id or question; reference_answer (a text, or a list of acceptable "
-              "ones) grades against it instead of the bank.")
+              "ones) grades against it instead of the bank, and a question_id beside it is your own label.")
 EXAMPLES_HELP = ("JSONL of answers you graded yourself, as --input's lines plus grade (and grade_max, 5 if not given): "
                  "each question with examples is graded at your standard.")
 

@@ -170,16 +170,19 @@ class BulkGrader:
             raise LineError(_not_a_string("answer", answer))
         if len(answer) > self._max_answer_chars:
             raise LineError(f"answer is {len(answer)} characters; the limit is {self._max_answer_chars}")
-        if record.get("question_id") is not None:
+        own_reference = record.get("reference_answer") is not None
+        if record.get("question_id") is not None and not own_reference:
             entry = self._bank.get(str(record["question_id"]))
             if entry is None:
                 raise LineError(f"unknown question_id {record['question_id']!r}")
             return [GradingTask.from_question(entry, answer)]
+        # With a reference answer of the caller's own, a question_id is the caller's label for the
+        # question (an LMS item id): it pairs the line with graded examples and is not looked up.
         if not isinstance(question, str):
             raise LineError(_not_a_string("question", question))
         if not question.strip():
             raise LineError("field 'question' is empty: give the question's text")
-        if record.get("reference_answer") is not None:
+        if own_reference:
             return self._adhoc(question, record["reference_answer"], answer)
         return [self._match(question, answer, line)]
 

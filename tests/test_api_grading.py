@@ -73,6 +73,25 @@ def test_batch_grades_at_the_standard_of_the_callers_examples(alice):
         alice.post("/v1/grade/batch", json={"items": [item], "examples": over}), 422)["detail"]
 
 
+def test_a_callers_own_question_id_beside_a_reference_is_a_label(alice):
+    """An LMS sends its own item ids: beside a reference answer the id is not looked up in the bank, it is
+    echoed back and pairs items with the examples of the same id."""
+    own = {"question": "Why call optimizer.zero_grad() every step?",
+           "reference_answer": "Backward adds new gradients to the stored ones, so they must be cleared first."}
+    item = {**own, "question_id": "LMS-item-17", "answer": "So the gradients do not pile up."}
+    alone = alice.post("/v1/grade", json=item)
+    assert alone.status_code == 200, alone.text
+    unlabelled = alice.post("/v1/grade", json={**own, "answer": item["answer"]}).json()
+    assert alone.json()["question_id"] == "LMS-item-17" and alone.json()["score"] == unlabelled["score"]
+    # Examples of the same id, given in other words, set its standard.
+    examples = [{"question_id": "LMS-item-17", "question": "Why zero the gradients?", "answer": a, "grade": 5,
+                 "reference_answer": own["reference_answer"]} for a in ("They accumulate otherwise.", "To reset them.")]
+    taught = alice.post("/v1/grade/batch", json={"items": [item], "examples": examples}).json()["results"][0]
+    assert taught["result"]["question_id"] == "LMS-item-17" and taught["result"]["examples_used"] == 2
+    # Without a reference the id must still name a bank entry.
+    assert_problem(alice.post("/v1/grade", json={"question_id": "LMS-item-17", "answer": "x"}), 404)
+
+
 @pytest.mark.parametrize(
     ("body", "status"),
     [

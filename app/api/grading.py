@@ -21,7 +21,8 @@ MAX_BATCH = 100
 
 
 class GradeIn(BaseModel):
-    """Give `question_id` (a bank entry), or `question` plus `reference_answer`, or `question` alone
+    """Give `question_id` (a bank entry), or `question` plus `reference_answer` (a `question_id` beside
+    them is your own label for the question, echoed back and used to pair examples), or `question` alone
     (matched to the closest bank entry)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -131,7 +132,7 @@ def grade(
     require_size(body.question, settings.max_answer_chars, "question")
     for reference in body.references():
         require_size(reference, settings.max_answer_chars, "reference_answer")
-    if body.question_id is not None and body.question_id not in bank:
+    if body.question_id is not None and body.reference_answer is None and body.question_id not in bank:
         raise NotFoundError(f"no question {body.question_id!r}; list them with GET /v1/questions")
     line = BulkGrader(evaluator=evaluator, bank=bank, store=store).resolve(body.model_dump(exclude_none=True))
     (evaluation,) = best_evaluations(evaluator, [line])
@@ -141,7 +142,7 @@ def grade(
     return GradeOut.model_validate(
         {
             **fields,
-            "question_id": evaluation.question_id,
+            "question_id": evaluation.question_id or body.question_id,  # a bank entry, or the caller's own label
             "matched_id": line.matched_id,
             "match_confidence": line.match_confidence,
         }
@@ -175,8 +176,8 @@ def grade_batch(
         if evaluation is None:
             results.append(GradeItemOut(index=index, error=line.error or "this answer cannot be graded"))
             continue
-        fields = {**evaluation_fields(evaluation), "question_id": evaluation.question_id,
-                  **grader.standard_fields(line, evaluation)}
+        label = evaluation.question_id or body.items[index].question_id
+        fields = {**evaluation_fields(evaluation), "question_id": label, **grader.standard_fields(line, evaluation)}
         result = GradeOut.model_validate(
             {**fields, "matched_id": line.matched_id, "match_confidence": line.match_confidence}
         )
