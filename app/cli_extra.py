@@ -15,13 +15,15 @@ from app.errors import UserFacingError
 
 INPUT_HELP = ("JSONL lines: answer, and question_id or question; reference_answer (a text, or a list of acceptable "
               "ones) grades against it instead of the bank, and a question_id beside it is your own label.")
+OUTPUT_HELP = ("JSONL: each input line with score, points, feedback added (a field of yours of the same name is kept "
+               "under given).")
 EXAMPLES_HELP = ("JSONL of answers you graded yourself, as --input's lines plus grade (and grade_max, 5 if not given): "
                  "each question with examples is graded at your standard.")
 
 
 def grade(
     input_path: Annotated[Path, typer.Option("--input", help=INPUT_HELP)],
-    output_path: Annotated[Path, typer.Option("--output", help="JSONL with score, points, feedback added.")],
+    output_path: Annotated[Path, typer.Option("--output", help=OUTPUT_HELP)],
     examples_path: Annotated[Path | None, typer.Option("--examples", help=EXAMPLES_HELP)] = None,
 ) -> None:
     """Grade every line of a JSONL file; bad lines get an `error` field and the run goes on."""

@@ -250,18 +250,17 @@ class BulkGrader:
 
     def _flush(self, pending: list[GradeLine], on_line: Callable[[], None] | None) -> Iterator[dict[str, Any]]:
         for line, evaluation in zip(pending, best_evaluations(self._evaluator, pending), strict=True):
-            out = dict(line.record)
             if evaluation is not None:
-                out.update(evaluation_fields(evaluation))
-                out.update(self.standard_fields(line, evaluation))
+                ours = {**evaluation_fields(evaluation), **self.standard_fields(line, evaluation)}
                 if line.matched_id:
-                    out["matched_id"] = line.matched_id
-                    out["match_confidence"] = line.match_confidence
+                    ours.update(matched_id=line.matched_id, match_confidence=line.match_confidence)
             else:
-                out["error"] = line.error
+                ours = {"error": line.error}
+            # A field of the caller's that ours would overwrite (their own `score`, say) is kept under `given`.
+            given = {k: v for k, v in line.record.items() if k in ours}
             if on_line:
                 on_line()
-            yield out
+            yield {**line.record, **ours, **({"given": given} if given else {})}
 
 
 def _not_a_string(field: str, value: Any) -> str:

@@ -116,7 +116,7 @@ def test_grade_contract_continues_past_bad_lines(cli_env, tmp_path):
         json.dumps({"question": "Why call optimizer.zero_grad() before backward?",
                     "answer": "Because gradients accumulate in .grad across backward calls."}),
         json.dumps({"question": "Why is the sky blue?", "reference_answer": "Air scatters blue light more.",
-                    "answer": "Blue light scatters more in air."}),
+                    "answer": "Blue light scatters more in air.", "score": 4.5, "feedback": "Good."}),
         json.dumps({"question_id": "dropout", "question": "q", "answer": "x" * 1_000_000}),
         json.dumps({"question": "Why is the sky blue?", "answer": "Blue light scatters more in air.",
                     "reference_answer": ["The sea reflects it.", "Air scatters blue light more."]}),
@@ -135,7 +135,7 @@ def test_grade_contract_continues_past_bad_lines(cli_env, tmp_path):
     assert {"score", "points", "misconceptions", "feedback", "evaluator"} <= set(rows[0])
     assert "error" in rows[1] and rows[1]["line"] == 2
     assert rows[2]["matched_id"] == "zero-grad"
-    assert 0 <= rows[3]["score"] <= 5
+    assert 0 <= rows[3]["score"] <= 5 and rows[3]["given"] == {"score": 4.5, "feedback": "Good."}  # theirs kept
     assert "limit" in rows[4]["error"] and "UTF-8" in rows[9]["error"]
     assert rows[5]["score"] == rows[3]["score"]  # the best of its two references is row 3's own
     assert "must be a string or a list" in rows[6]["error"]
