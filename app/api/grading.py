@@ -28,7 +28,10 @@ class GradeIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     answer: str
-    question_id: str | None = None
+    question_id: str | None = Field(
+        default=None, description="A bank entry's id; beside your own reference_answer, your own label for the "
+        "question (echoed back, and it pairs the item with your examples of the same id)",
+    )
     question: str | None = None
     reference_answer: str | Annotated[list[str], Field(min_length=1, max_length=MAX_REFERENCES)] | None = Field(
         default=None,
