@@ -4,8 +4,9 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Debian packages the sandbox and the end-to-end tests need (cmake, g++: the llama-cpp-python build).
-APT_PACKAGES := bubblewrap util-linux postgresql curl chromium fonts-noto-color-emoji cmake g++
+# Debian packages the sandbox and the end-to-end tests need (cmake, g++: the llama-cpp-python build;
+# fonts-dejavu-core: the PDF report's font, with Greek, maths and arrows).
+APT_PACKAGES := bubblewrap util-linux postgresql curl chromium fonts-noto-color-emoji fonts-dejavu-core cmake g++
 
 .PHONY: run run-llm llm-local test test-all system-deps install ingest lint bench clean
 

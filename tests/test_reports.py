@@ -186,6 +186,21 @@ def test_pdf_has_pages_headings_and_charts(report: Report) -> None:
     assert "Score per topic" in text  # the chart's own title, drawn on the page
 
 
+def test_pdf_keeps_greek_maths_and_cyrillic_in_quotes(bank) -> None:
+    """Answers quote σ, ∂, ‖w‖² and other scripts; Helvetica printed some as black boxes."""
+    pypdf = pytest.importorskip("pypdf")
+    from app.reports.pdf_doc import DEJAVU
+    if not (DEJAVU / "DejaVuSans.ttf").is_file():
+        pytest.skip("fonts-dejavu-core is not installed (make test installs it)")
+    said = "The sigmoid σ(x) squashes; ∂L/∂w ≤ ε at a minimum and λ‖w‖² is the penalty → Привет"
+    turns = [turn(1, "autograd-basics", "autograd", answer_text=said,
+                  evaluation=evaluation(3.0, [point("records-graph", "covered", said)]))]
+    built = build_report(session=session({"autograd-basics": 3.0}), turns=turns, bank=bank)
+    reader = pypdf.PdfReader(io.BytesIO(render(built, "pdf")[0]))
+    text = " ".join(" ".join((page.extract_text() or "").split()) for page in reader.pages)
+    assert text.count(said) == 2  # under the question and in the strengths
+
+
 def test_json_round_trips(report: Report) -> None:
     body, media = render(report, "json")
     assert media == "application/json"

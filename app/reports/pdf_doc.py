@@ -1,13 +1,15 @@
 """The PDF report, laid out by reportlab: real pages, the same headings and charts as the HTML.
 
-reportlab's Paragraph reads a small markup language, so all text goes through `esc` first; the
-built-in Helvetica covers Latin-1 and typographic quotes, and other characters print as blanks
-rather than failing the render.
+reportlab's Paragraph reads a small markup language, so all text goes through `esc` first. Text is
+set in DejaVu Sans (Debian's fonts-dejavu-core), embedded, where it is installed: answers quote
+Greek letters, maths and arrows (σ(x), ∂L/∂w ≤ ε, λ‖w‖²), which the built-in Helvetica, the fallback,
+prints as black boxes or not at all.
 """
 
 from __future__ import annotations
 
 from io import BytesIO
+from pathlib import Path
 from xml.sax.saxutils import escape
 
 from reportlab.graphics.shapes import Drawing, String
@@ -17,14 +19,37 @@ from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 from reportlab.lib.units import cm
+from reportlab.pdfbase import pdfmetrics
+from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.platypus import Flowable, ListFlowable, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from app.reports import wording as w
 from app.reports.charts import HEIGHT, WIDTH, BarChart, Line, Rect, Shape, layout, report_charts
 from app.reports.model import QuestionEntry, Report
 
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
+
+
+def _font_faces() -> dict[str, str]:
+    """The four faces by role: DejaVu Sans's, registered with reportlab (it embeds the glyphs used),
+    or the built-in Helvetica's where the font is not installed."""
+    faces = {"": "DejaVuSans", "Bold": "DejaVuSans-Bold", "Oblique": "DejaVuSans-Oblique",
+             "BoldOblique": "DejaVuSans-BoldOblique"}
+    if not all((DEJAVU / f"{name}.ttf").is_file() for name in faces.values()):
+        return {role: "Helvetica" + (f"-{role}" if role else "") for role in faces}
+    for name in faces.values():
+        pdfmetrics.registerFont(TTFont(name, str(DEJAVU / f"{name}.ttf")))
+    # <b> and <i> in a paragraph pick their face from the family.
+    pdfmetrics.registerFontFamily(faces[""], normal=faces[""], bold=faces["Bold"], italic=faces["Oblique"],
+                                  boldItalic=faces["BoldOblique"])
+    return faces
+
+
+FACE = _font_faces()
 _STYLES = getSampleStyleSheet()
-H1, H2, H3, BODY = _STYLES["Heading1"], _STYLES["Heading2"], _STYLES["Heading3"], _STYLES["BodyText"]
+H1, H2, H3, BODY = (ParagraphStyle(f"report-{key}", parent=_STYLES[key], fontName=FACE[role])
+                    for key, role in (("Heading1", "Bold"), ("Heading2", "Bold"), ("Heading3", "BoldOblique"),
+                                      ("BodyText", "")))
 SMALL = ParagraphStyle("small", parent=BODY, fontSize=8.5, textColor=colors.HexColor("#555555"))
 _ANCHOR = {"start": "start", "middle": "middle", "end": "end"}
 
@@ -62,9 +87,8 @@ def _pdf_shape(shape: Shape) -> PdfRect | PdfLine | String:
     if isinstance(shape, Line):
         return PdfLine(shape.x1, HEIGHT - shape.y1, shape.x2, HEIGHT - shape.y2,
                        strokeColor=colors.HexColor(shape.stroke), strokeWidth=0.6)
-    font = "Helvetica-Bold" if shape.bold else "Helvetica"
-    return String(shape.x, HEIGHT - shape.y, shape.text, fontName=font, fontSize=shape.size,
-                  textAnchor=_ANCHOR[shape.anchor])
+    return String(shape.x, HEIGHT - shape.y, shape.text, fontName=FACE["Bold" if shape.bold else ""],
+                  fontSize=shape.size, textAnchor=_ANCHOR[shape.anchor])
 
 
 def _bullets(items: list[str], style: ParagraphStyle = BODY) -> list[Flowable]:
@@ -88,7 +112,8 @@ def _topics(report: Report) -> list[Flowable]:
     table = Table(rows, hAlign="LEFT")
     table.setStyle(TableStyle([
         ("GRID", (0, 0), (-1, -1), 0.5, colors.grey),
-        ("FONTNAME", (0, 0), (-1, 0), "Helvetica-Bold"),
+        ("FONTNAME", (0, 0), (-1, -1), FACE[""]),
+        ("FONTNAME", (0, 0), (-1, 0), FACE["Bold"]),
         ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#eeeeee")),
     ]))
     return [Paragraph(w.PER_TOPIC, H2), table]
