@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
+from rich.text import Text
 
-from app.cli_output import emit_json, err, open_bank_search, progress
+from app.cli_output import console, emit_json, err, open_bank_search, progress
 from app.config import get_settings
 from app.errors import UserFacingError, domain_errors, one_line
 
@@ -100,11 +100,11 @@ def search(
     if as_json:
         emit_json(results)
         return
-    console = Console()
+    out = console()
     for block in results:
-        console.print(f"[bold]{block['query']}[/bold]")
+        out.print(block["query"], style="bold")
         for hit in block["results"]:
-            console.print(f"  {hit['score']:.3f}  {hit['id']}  [dim]{hit['question']}[/dim]")
+            out.print(Text.assemble(f"  {hit['score']:.3f}  {hit['id']}  ", (hit["question"], "dim")))
 
 
 @bank_app.command("stats")
@@ -125,10 +125,10 @@ def bank_stats(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.
     if as_json:
         emit_json(stats)
         return
-    console = Console()
-    console.print(f"{stats['questions']} questions, {stats['code_tasks']} code tasks, {len(refs)} seed refs")
+    out = console()
+    out.print(f"{stats['questions']} questions, {stats['code_tasks']} code tasks, {len(refs)} seed refs")
     for key in ("by_framework", "by_topic", "by_difficulty"):
-        console.print(f"{key}: {stats[key]}")
+        out.print(f"{key}: {stats[key]}")
 
 
 @bank_app.command("validate")
@@ -146,10 +146,10 @@ def bank_validate() -> None:
             problems.extend(code_task_problems([question]))
             bar.advance(task)
     for line in problems:
-        err.print(f"[red]{line}[/red]")
+        err.print(line, style="red")
     if problems:
         raise UserFacingError(f"{len(problems)} problem(s) in the bank")
-    Console().print(f"Bank OK: {len(questions)} questions, {len(code_tasks)} code tasks all pass their checks.")
+    console().print(f"Bank OK: {len(questions)} questions, {len(code_tasks)} code tasks all pass their checks.")
 
 
 def _register_optional_commands() -> None:
@@ -165,7 +165,7 @@ def main() -> None:
     try:
         app(standalone_mode=False)
     except domain_errors() as exc:
-        err.print(f"error: {one_line(exc)}", style="red", markup=False, highlight=False)
+        err.print(f"error: {one_line(exc)}", style="red", highlight=False)
         sys.exit(1)
     except (typer.Exit, SystemExit) as exc:
         sys.exit(getattr(exc, "exit_code", getattr(exc, "code", 0)) or 0)

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.panel import Panel
+from rich.text import Text
 
 from app.errors import UserFacingError
 
@@ -57,23 +58,24 @@ def split_code(block: str) -> tuple[str | None, str | None]:
 
 def show_prompt(console: Console, prompt: Any) -> None:
     title = f"{prompt.kind.value.replace('_', '-')} · {prompt.topic} · difficulty {prompt.difficulty}"
-    console.print(Panel(prompt.text, title=f"Question {prompt.number} of {prompt.total}", subtitle=title))
+    console.print(Panel(Text(prompt.text), title=f"Question {prompt.number} of {prompt.total}", subtitle=title))
     if prompt.code_contract and prompt.kind.value == "question":
         console.print(Markdown(prompt.code_contract))
 
 
 def show_outcome(console: Console, outcome: Any) -> None:
     if outcome.message:
-        console.print(f"[yellow]{outcome.message}[/yellow]")
+        console.print(outcome.message, style="yellow")
     evaluation = outcome.evaluation
     if not evaluation:
         return
-    console.print(f"[bold]Score {evaluation['score']} / 5[/bold]")
+    console.print(f"Score {evaluation['score']} / 5", style="bold")
     for point in evaluation.get("points", []):
-        mark = {"covered": "[green]✔[/green]", "partial": "[yellow]~[/yellow]"}.get(point["verdict"], "[red]✘[/red]")
-        console.print(f" {mark} {point['description']}", highlight=False)
+        mark = {"covered": ("✔", "green"), "partial": ("~", "yellow")}.get(point["verdict"], ("✘", "red"))
+        console.print(Text.assemble(" ", mark, f" {point['description']}"), highlight=False)
     for wrong in evaluation.get("misconceptions", []):
-        console.print(f" [red]wrong:[/red] \"{wrong['quote']}\" - {wrong['correction']}", highlight=False)
+        console.print(Text.assemble(" ", ("wrong:", "red"), f" \"{wrong['quote']}\" - {wrong['correction']}"),
+                      highlight=False)
     if outcome.code_result:
         result = outcome.code_result
         passed, total = result.get("passed_checks"), result.get("total_checks")
@@ -97,10 +99,10 @@ def run_interview(engine: Any, user_id: int, config: Any, stream: TextIO, consol
             elif command in actions:
                 outcome = actions[command](session_id=session.id, user_id=user_id)
             else:
-                console.print(f"[red]unknown command :{command}[/red]. {HELP}")
+                console.print(Text.assemble((f"unknown command :{command}", "red"), f". {HELP}"))
                 continue
         except UserFacingError as exc:
-            console.print(f"[red]{exc}[/red]")
+            console.print(str(exc), style="red")
             continue
         show_outcome(console, outcome)
         if outcome.status == "completed":
@@ -117,6 +119,7 @@ def interview(
     seed: Annotated[int | None, typer.Option(help="Random seed for a reproducible session.")] = None,
 ) -> None:
     """Run a mock interview in the terminal and print the report at the end."""
+    from app.cli_output import console as make_console
     from app.cli_output import open_bank_search
     from app.config import get_settings
     from app.interview.models import SessionConfig
@@ -129,12 +132,12 @@ def interview(
     )
     repo = repository_for(settings)
     runner = code_runner_for(settings)
-    console = Console()
+    out = make_console()
     try:
         engine = engine_for(settings, repo=repo, store=open_bank_search(settings), runner=runner)
         user_id = repo.get_or_create_user("local").id
-        session_id = run_interview(engine, user_id, config, sys.stdin, console)
-        print_report(console, repo, session_id, user_id, settings)
+        session_id = run_interview(engine, user_id, config, sys.stdin, out)
+        print_report(out, repo, session_id, user_id, settings)
     finally:
         if runner is not None:
             runner.close()

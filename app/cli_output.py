@@ -11,7 +11,15 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
-err = Console(stderr=True, soft_wrap=True)
+
+def console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
+    """A console that prints text as it is: rich's [markup] is off, since what is printed holds the
+    user's own words (answers, queries, key names, file paths) and "[/b]" in them would raise. Styles
+    are given as arguments or Text spans instead."""
+    return Console(stderr=stderr, soft_wrap=soft_wrap, markup=False)
+
+
+err = console(stderr=True, soft_wrap=True)
 
 
 def progress() -> Progress:

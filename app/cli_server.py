@@ -9,8 +9,8 @@ import sys
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
+from app.cli_output import console
 from app.errors import NotFoundError, UserFacingError
 
 keys_app = typer.Typer(help="API keys: create (shown once), list, revoke.", no_args_is_help=True)
@@ -80,7 +80,7 @@ def keys_create(
         sys.stdout.write(json.dumps({"name": record.name, "key": plaintext}) + "\n")
         return
     sys.stdout.write(plaintext + "\n")
-    Console(stderr=True).print(
+    console(stderr=True).print(
         f"Key {record.name!r} for user {user!r}. It is shown only this once; send it as "
         "`Authorization: Bearer <key>`."
     )
@@ -105,12 +105,12 @@ def keys_list(
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
-    console = Console()
+    out = console()
     if not rows:
-        console.print(f"No keys for user {user!r}; create one with `interviewer keys create --name NAME`.")
+        out.print(f"No keys for user {user!r}; create one with `interviewer keys create --name NAME`.")
     for row in rows:
         state = f"revoked {row['revoked_at']}" if row["revoked_at"] else "active"
-        console.print(f"{row['name']}  {row['prefix']}…  created {row['created_at']}  {state}")
+        out.print(f"{row['name']}  {row['prefix']}…  created {row['created_at']}  {state}")
 
 
 @keys_app.command("revoke")
@@ -122,7 +122,7 @@ def keys_revoke(
     repo = _repo()
     if not repo.revoke_api_key(repo.get_or_create_user(user).id, name):
         raise NotFoundError(f"user {user!r} has no active key named {name!r} (see `interviewer keys list`)")
-    Console(stderr=True).print(f"Revoked key {name!r} of user {user!r}.")
+    console(stderr=True).print(f"Revoked key {name!r} of user {user!r}.")
 
 
 def _repo() -> Any:

@@ -44,6 +44,15 @@ def test_keys_create_list_revoke(cli, tmp_path):
     assert json.loads(run(cli, "keys", "list", "--user", "bob", "--json").stdout) == []
 
 
+def test_a_key_name_with_brackets_is_printed_as_typed(cli):
+    """rich read "[/k]" as a closing tag and raised after the key was made, losing the one showing."""
+    created = run(cli, "keys", "create", "--name", "[/k] laptop")
+    assert created.exit_code == 0, created.output
+    assert created.stdout.strip().startswith("iv_") and "'[/k] laptop'" in created.stderr
+    listed = run(cli, "keys", "list")
+    assert listed.exit_code == 0 and listed.stdout.startswith("[/k] laptop")
+
+
 def test_serve_refuses_a_public_bind_with_auth_disabled(cli, monkeypatch):
     calls = []
     monkeypatch.setattr("uvicorn.run", lambda *a, **kw: calls.append(kw))

@@ -67,6 +67,13 @@ def test_search_json_contract(cli_env):
     assert all(h["topic"] == "training-loop" for r in results for h in r["results"])
 
 
+def test_search_prints_a_query_with_brackets_as_typed(cli_env):
+    """rich reads "[/y]" as a closing tag: a query (or any user text) holding one raised MarkupError."""
+    out = run("search", "--k", "1", "x[0] [/y] reset gradients", env=cli_env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "x[0] [/y] reset gradients"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -213,8 +220,9 @@ def test_ingest_docs_writes_drafts_for_new_questions(cli_env, tmp_path):
 def test_terminal_interview_reads_answers_from_stdin(cli_env):
     script = "\n".join(
         [
+            ":[/x]",  # an unknown command, printed back as typed
             ":hint",
-            "It is used so that gradients do not accumulate across steps.",
+            "It is used so that gradients [/b] do not accumulate across steps.",
             ".",
             ":idk",
             ":skip",
@@ -227,6 +235,7 @@ def test_terminal_interview_reads_answers_from_stdin(cli_env):
     assert "Question 1 of 2" in out.stdout
     assert "hints cost" in out.stdout
     assert "Score" in out.stdout
+    assert "unknown command :[/x]" in out.stdout
 
 
 def test_grading_opens_the_question_search_only_at_the_first_line_that_needs_it():
