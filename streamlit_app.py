@@ -14,6 +14,7 @@ import streamlit as st
 from ui import history_page, interview_page, report_page, start_page, state
 from ui.client import ApiClient, ApiError, api_url
 from ui.editor import ace_available
+from ui.widgets import literal
 
 st.set_page_config(page_title="PyTorch mock interviewer", page_icon="🎤", layout="wide")
 PAGES = {
@@ -49,7 +50,7 @@ def main() -> None:
     try:
         PAGES[page](api)
     except ApiError as exc:
-        st.error(str(exc))
+        st.error(literal(str(exc)))
 
 
 main()

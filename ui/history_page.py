@@ -11,6 +11,7 @@ import streamlit as st
 from ui import state
 from ui.client import ApiClient, ApiError
 from ui.start_page import start
+from ui.widgets import literal
 
 
 def render(api: ApiClient) -> None:
@@ -90,7 +91,7 @@ def _continue(api: ApiClient, sid: str) -> None:
     try:
         detail = api.get(f"/v1/sessions/{sid}")
     except ApiError as exc:
-        st.error(str(exc))
+        st.error(literal(str(exc)))
         return
     state.resume_session(detail)
     state.goto("Interview")

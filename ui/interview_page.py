@@ -49,7 +49,7 @@ def _show_entry(entry: dict[str, Any]) -> None:
         elif entry["type"] == "feedback":
             widgets.show_feedback(entry.get("evaluation"), entry.get("code_result"))
         else:
-            st.info(entry["text"])
+            st.info(widgets.literal(entry["text"]))
 
 
 def _progress(prompt: dict[str, Any]) -> None:
@@ -90,7 +90,7 @@ def _answer_form(api: ApiClient, sid: str, prompt: dict[str, Any]) -> None:
 def _code_panel(api: ApiClient, prompt: dict[str, Any], sid: str) -> str:
     with st.container(border=True, key="task-panel"):
         st.markdown("**Code task: the contract**")
-        st.markdown(prompt["code_contract"])
+        st.markdown(widgets.bank_markdown(prompt["code_contract"]))
         code = code_editor(
             key=f"code-{sid}-{prompt['question_id']}",
             starter=prompt.get("starter_code") or "",
@@ -103,7 +103,7 @@ def _code_panel(api: ApiClient, prompt: dict[str, Any], sid: str) -> str:
                         "/v1/code/check", {"question_id": prompt["question_id"], "code": code}
                     )
             except ApiError as exc:
-                st.error(str(exc))
+                st.error(widgets.literal(str(exc)))
         if st.session_state.get("check_result"):
             widgets.show_code_result(st.session_state["check_result"])
     return code
@@ -113,7 +113,7 @@ def _act(api: ApiClient, sid: str, path: str, *, action: str, body: dict[str, An
     try:
         outcome = api.post(f"/v1/sessions/{sid}/{path}", body)
     except ApiError as exc:
-        st.error(str(exc))
+        st.error(widgets.literal(str(exc)))
         return
     if action == "answer" and body is not None:
         state.record_action("answer", text=body.get("text"), code=body.get("code"))

@@ -10,6 +10,7 @@ import streamlit as st
 
 from ui import state
 from ui.client import ApiClient
+from ui.widgets import literal
 
 SCORE_SCALE = alt.Scale(domain=[0, 5])
 DOWNLOADS = (
@@ -46,7 +47,7 @@ def _summary(report: dict[str, Any]) -> None:
     columns[1].metric("Questions answered", f"{report['questions_answered']} of {config.get('num_questions', '?')}")
     columns[2].metric("Topics", len(report.get("topics", [])))
     for note in report.get("notes", []):
-        st.caption(note)
+        st.caption(literal(note))
 
 
 def _charts(report: dict[str, Any]) -> None:
@@ -92,19 +93,21 @@ def _strengths_and_gaps(report: dict[str, Any]) -> None:
     with left:
         st.subheader("Strengths")
         strengths = report.get("strengths", [])
-        st.markdown("\n".join(f"- ✅ {s['description']}  \n  > “{s['quote']}”" for s in strengths) or "_None yet._")
+        st.markdown("\n".join(f"- ✅ {literal(s['description'])}  \n  > “{literal(s['quote'])}”" for s in strengths)
+                    or "_None yet._")
     with right:
         st.subheader("Gaps")
         for gap in report.get("gaps", []):
             score = "unscored" if gap.get("score") is None else f"{gap['score']:.1f} / 5"
             st.markdown(f"**{gap['topic']}** ({score})")
-            st.markdown("\n".join(f"- {'🟡' if p['verdict'] == 'partial' else '❌'} {p['description']}"
+            st.markdown("\n".join(f"- {'🟡' if p['verdict'] == 'partial' else '❌'} {literal(p['description'])}"
                                   for p in gap["points"]))
         if not report.get("gaps"):
             st.markdown("_No gaps found._")
     st.subheader("Misconceptions to unlearn")
     for wrong in report.get("misconceptions", []):
-        st.error(f"**{wrong['claim']}** ({wrong['topic']})  \nYou said: “{wrong['quote']}”  \n{wrong['correction']}")
+        st.error(f"**{literal(wrong['claim'])}** ({wrong['topic']})  \nYou said: “{literal(wrong['quote'])}”  \n"
+                 f"{literal(wrong['correction'])}")
     if not report.get("misconceptions"):
         st.markdown("_None detected._")
 
@@ -116,12 +119,12 @@ def _study_plan(report: dict[str, Any]) -> None:
         st.markdown("_Nothing to revise: well done._")
     for item in plan:
         with st.container(border=True):
-            st.markdown(f"**{item['question']}**  \n{item['topic']} · scored {item['score']:.1f} / 5")
+            st.markdown(f"**{literal(item['question'])}**  \n{item['topic']} · scored {item['score']:.1f} / 5")
             if item.get("focus"):
-                st.markdown("Focus on:\n" + "\n".join(f"- {f}" for f in item["focus"]))
+                st.markdown("Focus on:\n" + "\n".join(f"- {literal(f)}" for f in item["focus"]))
             if item.get("next"):
                 st.markdown("Practise next (related bank questions):\n"
-                            + "\n".join(f"- `{n['id']}`: {n['question']}" for n in item["next"]))
+                            + "\n".join(f"- `{n['id']}`: {literal(n['question'])}" for n in item["next"]))
 
 
 def _downloads(api: ApiClient, sid: str) -> None:

@@ -8,6 +8,7 @@ import streamlit as st
 
 from ui import state
 from ui.client import ApiClient, ApiError
+from ui.widgets import literal
 
 DIFFICULTIES = ["adaptive", 1, 2, 3]
 
@@ -25,7 +26,7 @@ def interviewer_status(api: ApiClient) -> None:
         ready = api.get("/readyz")
     except ApiError as exc:
         if exc.status == 503:
-            st.warning(f"The API is not fully ready: {exc}")
+            st.warning(literal(f"The API is not fully ready: {exc}"))
             return
         raise
     if ready.get("interviewer") == "llm":
@@ -84,7 +85,7 @@ def start(api: ApiClient, config: dict[str, Any]) -> None:
     try:
         created = api.post("/v1/sessions", config)
     except ApiError as exc:
-        st.error(str(exc))
+        st.error(literal(str(exc)))
         return
     state.begin_session(created)
     state.goto("Interview")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import streamlit as st
@@ -16,6 +17,25 @@ STATUS_WORDS = {
 }
 
 
+# What Markdown reads as markup. Answers and the bank's own texts are full of it by accident: Streamlit
+# showed "__len__" as a bold "len", "C*H*W" with an italic H and "x[0](y)" as a link.
+_MARKUP = re.compile(r"([\\`*_\[\]<>#|!$~])")
+_CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.S)  # fenced blocks and inline code spans
+
+
+def literal(text: str) -> str:
+    """Text for st.markdown shown as it was typed: markup escaped, line breaks kept."""
+    return "  \n".join(_MARKUP.sub(r"\\\1", line) for line in str(text).split("\n"))
+
+
+def bank_markdown(text: str) -> str:
+    """A model answer or code contract, written in Markdown (code spans and blocks, lists): its code
+    stays code, and outside it the characters of emphasis, links and maths are escaped (the prose holds
+    __init__ and C*H*W, never meant as emphasis)."""
+    return "".join(part if _CODE.fullmatch(part) else re.sub(r"([\\*_\[\]$~])", r"\\\1", part)
+                   for part in _CODE.split(text))
+
+
 def prompt_caption(prompt: dict[str, Any]) -> str:
     parts = [f"topic: {prompt['topic']}", f"difficulty {prompt['difficulty']}"]
     if prompt.get("number"):
@@ -26,13 +46,13 @@ def prompt_caption(prompt: dict[str, Any]) -> str:
 
 
 def show_prompt(prompt: dict[str, Any]) -> None:
-    st.markdown(prompt["text"])
+    st.markdown(literal(prompt["text"]))
     st.caption(prompt_caption(prompt))
 
 
 def show_answer(entry: dict[str, Any]) -> None:
     if entry.get("text"):
-        st.markdown(entry["text"])
+        st.markdown(literal(entry["text"]))
     if entry.get("code"):
         with st.expander("Code submitted"):
             st.code(entry["code"], language="python")
@@ -50,22 +70,23 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
     if covered:
         st.markdown("**Points covered**")
         for point in covered:
-            line = f"{VERDICT_ICONS[point['verdict']]} {point['description']}"
+            line = f"{VERDICT_ICONS[point['verdict']]} {literal(point['description'])}"
             if point.get("evidence"):
-                line += f"  \n> “{point['evidence']}”"
+                line += f"  \n> “{literal(point['evidence'])}”"
             st.markdown(line)
     if missed:
         st.markdown("**Points missed**")
-        st.markdown("\n".join(f"- ❌ {p['description']}" for p in missed))
+        st.markdown("\n".join(f"- ❌ {literal(p['description'])}" for p in missed))
     for wrong in evaluation.get("misconceptions", []):
-        st.error(f"**Misconception:** {wrong['claim']}  \nYou said: “{wrong['quote']}”  \n{wrong['correction']}")
+        st.error(f"**Misconception:** {literal(wrong['claim'])}  \nYou said: “{literal(wrong['quote'])}”  \n"
+                 f"{literal(wrong['correction'])}")
     for note in [*evaluation.get("notes", []), *(evaluation.get("penalties") or [])]:
-        st.caption(note)
+        st.caption(literal(note))
     if code_result:
         show_code_result(code_result)
     if evaluation.get("model_answer"):
         with st.expander("Model answer"):
-            st.markdown(evaluation["model_answer"])
+            st.markdown(bank_markdown(evaluation["model_answer"]))
 
 
 def show_code_result(result: dict[str, Any]) -> None:
@@ -78,9 +99,9 @@ def show_code_result(result: dict[str, Any]) -> None:
     box(f"Code checks: {summary}{counts}")
     for check in result.get("checks", []):
         icon = "✅" if check["passed"] else "❌"
-        line = f"{icon} `{check['name']}`: {check['description']}"
+        line = f"{icon} `{check['name']}`: {literal(check['description'])}"
         if check.get("message"):
-            line += f"  \n  ↳ {check['message']}"
+            line += f"  \n  ↳ {literal(check['message'])}"
         st.markdown(line)
     if result.get("stdout"):
         with st.expander("Output"):

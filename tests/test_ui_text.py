@@ -1,0 +1,35 @@
+"""What the Streamlit pages pass to st.markdown: answers and bank texts shown as written (rendered here
+with markdown-it, a CommonMark renderer like the one Streamlit's front end uses)."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from markdown_it import MarkdownIt
+
+from ui.widgets import bank_markdown, literal
+
+MARKDOWN = MarkdownIt("commonmark").enable(["strikethrough", "table"])
+TYPED = ("A map-style Dataset implements __len__ and __getitem__(idx); flatten C*H*W; see x[0](y);\n"
+         "# not a heading\ncosts $5 and ~~$10~~ | a | b |\n<b>not bold</b> \\n stays")
+
+
+def text_of(rendered: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", rendered))
+
+
+def test_literal_text_keeps_every_character_and_line():
+    rendered = MARKDOWN.render(literal(TYPED))
+    assert not re.search(r"<(strong|em|a|h1|s|table|b)\b", rendered), rendered
+    assert [line.strip() for line in text_of(rendered).splitlines()] == TYPED.splitlines()
+
+
+def test_a_model_answer_keeps_its_code_and_loses_accidental_emphasis():
+    answer = ("Implement `__init__(self)` and __len__; the flattened size is C*H*W.\n\n"
+              "- a list item\n\n```python\nsize = c * h * w  # __dunder__\n```\n")
+    rendered = MARKDOWN.render(bank_markdown(answer))
+    assert "<code>__init__(self)</code>" in rendered and "<li>a list item</li>" in rendered
+    assert "size = c * h * w  # __dunder__" in html.unescape(rendered)  # the block, untouched
+    assert not re.search(r"<(strong|em)\b", rendered), rendered
+    assert "__len__" in text_of(rendered) and "C*H*W" in text_of(rendered)
