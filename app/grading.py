@@ -76,6 +76,8 @@ def example_share(record: dict[str, Any]) -> float:
         return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
     grade, top = record.get("grade"), record.get("grade_max", 5)
+    if grade is None:
+        raise LineError("missing field 'grade' (your grade of this answer, 0 to grade_max)")
     if not number(top) or top <= 0:
         raise LineError("field 'grade_max' must be a number above 0")
     if not number(grade) or not 0 <= grade <= top:

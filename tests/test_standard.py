@@ -73,6 +73,7 @@ def test_a_question_with_examples_is_graded_at_their_standard_and_others_are_not
         ({"grade": 7}, "example 2: field 'grade' must be a number from 0 to 5"),
         ({"grade": 3, "grade_max": 2}, "from 0 to 2 (grade_max)"),
         ({"grade": True}, "field 'grade' must be a number"),
+        ({"grade": None, "score": 4}, "example 2: missing field 'grade'"),  # named otherwise ("score")
         ({"grade": 1, "grade_max": 0}, "'grade_max' must be a number above 0"),
         ({"grade": 1, "reference_answer": 3}, "example 2: field 'reference_answer' must be"),
     ],
