@@ -48,7 +48,11 @@ def split_code(block: str) -> tuple[str | None, str | None]:
             path = Path(line.strip()[6:].strip()).expanduser()
             if not path.is_file():
                 raise UserFacingError(f"code file not found: {path}")
-            code_parts.append(path.read_text(encoding="utf-8"))
+            try:
+                code_parts.append(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError) as exc:
+                why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror
+                raise UserFacingError(f"code file {path} cannot be read ({why})") from None
         else:
             prose_lines.append(line)
     text = "\n".join(prose_lines).strip() or None
@@ -88,7 +92,11 @@ def run_interview(engine: Any, user_id: int, config: Any, stream: TextIO, consol
     actions = {"hint": engine.hint, "skip": engine.skip, "repeat": engine.repeat, "idk": engine.dont_know}
     while prompt is not None:
         show_prompt(console, prompt)
-        block = read_answer(stream)
+        try:
+            block = read_answer(stream)
+        except UserFacingError as exc:  # a `:code` file that cannot be read: say so, ask again
+            console.print(str(exc), style="red")
+            continue
         if block is None or block[0] == "quit":
             console.print("Session paused; it can be resumed through the API.")
             return str(session.id)

@@ -221,6 +221,8 @@ def test_terminal_interview_reads_answers_from_stdin(cli_env):
     script = "\n".join(
         [
             ":[/x]",  # an unknown command, printed back as typed
+            ":code /nonexistent/answer.py",  # a file that is not there: said, and the question asked again
+            ".",
             ":hint",
             "It is used so that gradients [/b] do not accumulate across steps.",
             ".",
@@ -235,7 +237,7 @@ def test_terminal_interview_reads_answers_from_stdin(cli_env):
     assert "Question 1 of 2" in out.stdout
     assert "hints cost" in out.stdout
     assert "Score" in out.stdout
-    assert "unknown command :[/x]" in out.stdout
+    assert "unknown command :[/x]" in out.stdout and "code file not found: /nonexistent/answer.py" in out.stdout
 
 
 def test_grading_opens_the_question_search_only_at_the_first_line_that_needs_it():
@@ -276,3 +278,15 @@ def test_a_missing_option_is_a_usage_line_not_a_traceback(cli_env):
     result = run("grade", env=cli_env)
     assert result.returncode == 2
     assert "Missing option '--input'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_code_files_in_terminal_answers(tmp_path):
+    from app.cli_interview import split_code
+    from app.errors import UserFacingError
+
+    good, binary = tmp_path / "relu.py", tmp_path / "blob.bin"
+    good.write_text("def relu(x):\n    return x.clamp(min=0)\n", encoding="utf-8")
+    binary.write_bytes(b"\x7fELF\x02\xd0\xff")
+    assert split_code(f"It clamps.\n:code {good}") == ("It clamps.", "def relu(x):\n    return x.clamp(min=0)")
+    with pytest.raises(UserFacingError, match=r"cannot be read \(not UTF-8 text\)"):
+        split_code(f":code {binary}")
