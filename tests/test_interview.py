@@ -89,6 +89,15 @@ def test_no_repeats_across_sessions_until_the_pool_is_exhausted(engine, user, ba
     assert second_ids[1] == first_ids[0], "then the least recently seen"
 
 
+def test_a_session_asks_for_no_more_questions_than_its_topics_hold(engine, user, bank):
+    """Two distributed-training questions: a session of five is one of two, said in its notes, so the
+    candidate is never shown "Question 2 of 5" as the last one."""
+    pool = [q for q in bank if q.topic.value == "distributed"]
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=5, topics=["distributed"]))
+    assert session.config["num_questions"] == len(pool) == prompt.total == 2
+    assert any(f"Only {len(pool)} bank question(s)" in note for note in session.state["notes"])
+
+
 def test_follow_up_probes_a_missed_point_and_its_answer_can_earn_it(engine, user, bank):
     question = by_id(bank)["relu-autograd-function"]
     config = SessionConfig(num_questions=1, topics=["autograd"], difficulty=3, seed=3)

@@ -76,9 +76,13 @@ class InterviewEngine:
 
     def start(self, *, user_id: int, config: SessionConfig) -> tuple[Any, Prompt | None]:
         """Create a session and ask its first question."""
-        self._selector.pool(config)  # fail before creating anything if nothing matches
+        available = len(self._selector.pool(config))  # fails before creating anything if nothing matches
         start = 2 if config.difficulty == "adaptive" else int(config.difficulty)
         state = SessionState(target_difficulty=start)
+        if config.num_questions > available:  # "Question 2 of 5" must not be the last one
+            self._note(state, f"Only {available} bank question(s) match these topics, so the interview has "
+                              f"{available} rather than {config.num_questions}.")
+            config = config.model_copy(update={"num_questions": available})
         session = self._repo.create_session(
             user_id, config=config.model_dump(mode="json"), state=state.model_dump(mode="json")
         )
