@@ -160,6 +160,19 @@ def test_interview_mode_report_before_the_end_shows_the_api_conflict(server, mon
     assert "an interview-mode report is ready once the session is completed" in texts(at.error)
 
 
+def test_report_of_a_session_with_nothing_answered_yet(server, monkeypatch):
+    """Opened from History before any answer: nothing is scored, and the page says so."""
+    url, keys = server
+    auth = {"Authorization": f"Bearer {keys['reader']}"}
+    created = httpx.post(f"{url}/v1/sessions", json={"mode": "practice", "num_questions": 2}, headers=auth).json()
+    at = app_for(monkeypatch, url, keys["reader"])
+    at.session_state["nav"] = "Report"
+    at.session_state["report_sid"] = created["id"]
+    at.run()
+    assert not at.exception, at.exception
+    assert next(m for m in at.metric if m.label == "Overall score").value == "unscored"
+
+
 def test_missing_api_key_shows_the_401_detail(server, monkeypatch):
     url, _ = server
     at = app_for(monkeypatch, url)

@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui import state
 from ui.client import ApiClient
-from ui.widgets import literal
+from ui.widgets import literal, score_text
 
 SCORE_SCALE = alt.Scale(domain=[0, 5])
 DOWNLOADS = (
@@ -43,7 +43,7 @@ def _summary(report: dict[str, Any]) -> None:
         f"started {report['created_at'][:16].replace('T', ' ')}"
     )
     columns = st.columns(3)
-    columns[0].metric("Overall score", f"{report['overall_score']:.1f} / 5")
+    columns[0].metric("Overall score", score_text(report.get("overall_score")))
     columns[1].metric("Questions answered", f"{report['questions_answered']} of {config.get('num_questions', '?')}")
     columns[2].metric("Topics", len(report.get("topics", [])))
     for note in report.get("notes", []):
@@ -98,8 +98,7 @@ def _strengths_and_gaps(report: dict[str, Any]) -> None:
     with right:
         st.subheader("Gaps")
         for gap in report.get("gaps", []):
-            score = "unscored" if gap.get("score") is None else f"{gap['score']:.1f} / 5"
-            st.markdown(f"**{gap['topic']}** ({score})")
+            st.markdown(f"**{gap['topic']}** ({score_text(gap.get('score'))})")
             st.markdown("\n".join(f"- {'🟡' if p['verdict'] == 'partial' else '❌'} {literal(p['description'])}"
                                   for p in gap["points"]))
         if not report.get("gaps"):
@@ -119,7 +118,7 @@ def _study_plan(report: dict[str, Any]) -> None:
         st.markdown("_Nothing to revise: well done._")
     for item in plan:
         with st.container(border=True):
-            st.markdown(f"**{literal(item['question'])}**  \n{item['topic']} · scored {item['score']:.1f} / 5")
+            st.markdown(f"**{literal(item['question'])}**  \n{item['topic']} · scored {score_text(item.get('score'))}")
             if item.get("focus"):
                 st.markdown("Focus on:\n" + "\n".join(f"- {literal(f)}" for f in item["focus"]))
             if item.get("next"):

@@ -36,6 +36,11 @@ def bank_markdown(text: str) -> str:
                    for part in _CODE.split(text))
 
 
+def score_text(score: float | None) -> str:
+    """A 0-5 score as shown, or "unscored" where nothing was answered yet."""
+    return "unscored" if score is None else f"{score:.1f} / 5"
+
+
 def prompt_caption(prompt: dict[str, Any]) -> str:
     parts = [f"topic: {prompt['topic']}", f"difficulty {prompt['difficulty']}"]
     if prompt.get("number"):
@@ -64,7 +69,7 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
         if code_result:
             show_code_result(code_result)
         return
-    st.metric("Score", f"{evaluation['score']:.1f} / 5")
+    st.metric("Score", score_text(evaluation["score"]))
     covered = [p for p in evaluation.get("points", []) if p["verdict"] != "missed"]
     missed = [p for p in evaluation.get("points", []) if p["verdict"] == "missed"]
     if covered:
