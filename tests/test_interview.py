@@ -98,6 +98,19 @@ def test_a_session_asks_for_no_more_questions_than_its_topics_hold(engine, user,
     assert any(f"Only {len(pool)} bank question(s)" in note for note in session.state["notes"])
 
 
+def test_a_session_whose_question_left_the_bank_is_a_conflict_not_a_crash(engine, repo, user, bank, ingested_store,
+                                                                          scorer):
+    """A new bank release drops the question a session is on: its actions are refused with a reason."""
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=["autograd"]))
+    later = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), scorer=AnswerScorer(evaluator=scorer),
+                            bank={q.id: q for q in bank if q.id != prompt.question_id})
+    with pytest.raises(ConflictError, match="no longer in the question bank"):
+        later.answer(session_id=session.id, user_id=user, text="Autograd records a graph.", code=None)
+    with pytest.raises(ConflictError, match="no longer in the question bank"):
+        later.hint(session_id=session.id, user_id=user)
+    assert later.current_prompt(session_id=session.id, user_id=user) is None
+
+
 def test_follow_up_probes_a_missed_point_and_its_answer_can_earn_it(engine, user, bank):
     question = by_id(bank)["relu-autograd-function"]
     config = SessionConfig(num_questions=1, topics=["autograd"], difficulty=3, seed=3)

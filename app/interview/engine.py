@@ -301,6 +301,10 @@ class InterviewEngine:
 
     def _active(self, session_id: str, user_id: int) -> tuple[Any, SessionConfig, SessionState]:
         session, config, state = self._load(session_id, user_id)
+        if session.status != "completed" and state.current_question_id not in (None, *self._bank):
+            # The bank changed under a session in progress (a new release, another pack): say so, not a 500.
+            raise ConflictError(f"this session's current question {state.current_question_id!r} is no longer in "
+                                "the question bank; start a new session (this one's report is still available)")
         if session.status != "completed" and state.current_turn_id is not None:
             turn = self._turn(session_id, state.current_turn_id)
             if turn.answered:  # the process died after the answer committed: finish that step now
