@@ -148,28 +148,27 @@ def test_interview_mode_with_a_timer_hides_feedback(server, monkeypatch):
     assert "Answer recorded" in texts(at.info) or "The interview is complete" in texts(at.success)
 
 
-def test_interview_mode_report_before_the_end_shows_the_api_conflict(server, monkeypatch):
+def report_of_a_new_session(server, monkeypatch, mode: str) -> AppTest:
+    """The report page opened on a session just created through the API, nothing answered."""
     url, keys = server
     auth = {"Authorization": f"Bearer {keys['reader']}"}
-    created = httpx.post(f"{url}/v1/sessions", json={"mode": "interview", "num_questions": 2}, headers=auth).json()
-    at = app_for(monkeypatch, url, keys["reader"])
-    at.session_state["nav"] = "Report"
-    at.session_state["report_sid"] = created["id"]
-    at.run()
-    assert not at.exception
-    assert "an interview-mode report is ready once the session is completed" in texts(at.error)
-
-
-def test_report_of_a_session_with_nothing_answered_yet(server, monkeypatch):
-    """Opened from History before any answer: nothing is scored, and the page says so."""
-    url, keys = server
-    auth = {"Authorization": f"Bearer {keys['reader']}"}
-    created = httpx.post(f"{url}/v1/sessions", json={"mode": "practice", "num_questions": 2}, headers=auth).json()
+    created = httpx.post(f"{url}/v1/sessions", json={"mode": mode, "num_questions": 2}, headers=auth).json()
     at = app_for(monkeypatch, url, keys["reader"])
     at.session_state["nav"] = "Report"
     at.session_state["report_sid"] = created["id"]
     at.run()
     assert not at.exception, at.exception
+    return at
+
+
+def test_interview_mode_report_before_the_end_shows_the_api_conflict(server, monkeypatch):
+    at = report_of_a_new_session(server, monkeypatch, "interview")
+    assert "an interview-mode report is ready once the session is completed" in texts(at.error)
+
+
+def test_report_of_a_session_with_nothing_answered_yet(server, monkeypatch):
+    """Opened from History before any answer: nothing is scored, and the page says so."""
+    at = report_of_a_new_session(server, monkeypatch, "practice")
     assert next(m for m in at.metric if m.label == "Overall score").value == "unscored"
 
 
