@@ -120,7 +120,8 @@ def run_interview(engine: Any, user_id: int, config: Any, stream: TextIO, consol
 
 
 def interview(
-    topics: Annotated[list[str] | None, typer.Option("--topics", help="Topics to draw from (repeatable).")] = None,
+    topics: Annotated[list[str] | None, typer.Option(
+        "--topics", help="Topics to draw from (repeatable, or comma-separated).")] = None,
     questions: Annotated[int, typer.Option("--questions", min=1, max=30, help="Number of questions.")] = 5,
     difficulty: Annotated[str, typer.Option(help="1, 2, 3 or adaptive.")] = "adaptive",
     mode: Annotated[str, typer.Option(help="practice or interview.")] = "practice",
@@ -136,7 +137,8 @@ def interview(
     settings = get_settings()
     level: str | int = int(difficulty) if difficulty.isdigit() else difficulty
     config = SessionConfig.model_validate(
-        {"topics": topics, "num_questions": questions, "mode": mode, "seed": seed, "difficulty": level}
+        {"topics": [t.strip() for given in topics or [] for t in given.split(",") if t.strip()] or None,
+         "num_questions": questions, "mode": mode, "seed": seed, "difficulty": level}
     )
     repo = repository_for(settings)
     runner = code_runner_for(settings)

@@ -240,6 +240,13 @@ def test_terminal_interview_reads_answers_from_stdin(cli_env):
     assert "unknown command :[/x]" in out.stdout and "code file not found: /nonexistent/answer.py" in out.stdout
 
 
+def test_terminal_interview_takes_comma_separated_topics(cli_env):
+    """frameworks (4 questions) and distributed (2): a session of 6 draws on both."""
+    out = run("interview", "--topics", "frameworks, distributed", "--questions", "6", env=cli_env, stdin=":quit\n")
+    assert out.returncode == 0, out.stderr
+    assert "Question 1 of 6" in out.stdout
+
+
 def test_grading_opens_the_question_search_only_at_the_first_line_that_needs_it():
     from app.grading import BulkGrader
     from evaluators.rubric import RubricScorer
