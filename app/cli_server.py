@@ -50,9 +50,11 @@ def serve(
             "as you. Bind 127.0.0.1, or turn authentication on and create keys with `interviewer keys create`"
         )
     from app.cli_output import open_bank_search
+    from app.services import repository_for
 
-    # Here rather than in each worker: a Chroma server that is down is one line before anything
-    # starts, and workers never index a fresh bank at the same time.
+    # Here rather than in each worker: a Chroma server or a database that is down is one line before
+    # anything starts, and workers never index a fresh bank at the same time.
+    repository_for(settings)
     open_bank_search(settings)
     uvicorn.run(
         "app.main:create_app",

@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from app.config import Settings, get_settings
+from app.errors import UserFacingError
 from knowledge.embeddings import Embedder, get_embedder
 
 if TYPE_CHECKING:  # Chroma and LangChain take ~0.7 s to import: only what opens the store pays for it
@@ -55,11 +56,27 @@ def index_if_empty(
 
 
 def repository_for(settings: Settings) -> Any:
-    """The database, migrated to the current schema (safe when several processes start at once)."""
+    """The database, migrated to the current schema (safe when several processes start at once). One
+    that cannot be opened (a server down, a wrong URL, a driver not installed, a data folder that
+    cannot be made) is a UserFacingError naming it, password hidden: one line, not a traceback."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import SQLAlchemyError
+
     from app.store import open_repository
 
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    return open_repository(settings.sqlalchemy_url)
+    try:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserFacingError(f"the data folder {settings.data_dir} cannot be created ({exc.strerror})") from None
+    try:
+        return open_repository(settings.sqlalchemy_url)
+    except (SQLAlchemyError, ImportError) as exc:
+        try:
+            where = make_url(settings.sqlalchemy_url).render_as_string(hide_password=True)
+        except SQLAlchemyError:
+            where = "INTERVIEWER_DATABASE_URL"
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        raise UserFacingError(f"the database {where} cannot be opened: {reason}") from None
 
 
 def rubric_scorer_for(settings: Settings) -> Any:

@@ -93,6 +93,15 @@ def test_bad_input_is_one_line_without_traceback(cli_env, args, message):
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("command", [("keys", "list"), ("serve", "--port", "9")])
+def test_a_database_that_cannot_be_opened_is_one_line_with_its_password_hidden(cli_env, command):
+    env = {**cli_env, "INTERVIEWER_DATABASE_URL": "postgresql+psycopg://me:s3cret@127.0.0.1:9/interviews"}
+    out = run(*command, env=env)
+    assert out.returncode == 1 and "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert "the database postgresql+psycopg://me:***@127.0.0.1:9/interviews cannot be opened" in out.stderr
+    assert "s3cret" not in out.stderr
+
+
 def test_unreadable_document_is_one_line_and_writes_nothing(cli_env, tmp_path):
     bad = tmp_path / "scan.pdf"
     bad.write_bytes(b"%PDF-1.7\x00\xff\xfe binary")
