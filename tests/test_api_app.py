@@ -37,6 +37,20 @@ def test_unexpected_errors_are_a_generic_500_problem(api, alice):
     assert "secret" not in body["detail"]
 
 
+def test_a_database_outage_is_a_503_to_retry(api, alice):
+    from sqlalchemy.exc import OperationalError
+
+    def down(*args, **kwargs):
+        raise OperationalError("SELECT 1", {}, Exception("connection refused"))
+
+    api.repo.list_sessions = down  # what a PostgreSQL restart looks like to a request
+    client = TestClient(api.app, raise_server_exceptions=False, headers=api.as_user("alice"))
+    reply = client.get("/v1/sessions")
+    body = assert_problem(reply, 503)
+    assert body["detail"] == "the database is not reachable right now; try again shortly"
+    assert reply.headers["retry-after"] == "5" and "refused" not in reply.text
+
+
 def test_probes(api):
     assert api.client.get("/healthz").json() == {"status": "ok"}
     ready = api.client.get("/readyz").json()

@@ -11,6 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.errors import ConflictError, NotFoundError, UserFacingError, domain_errors, one_line
@@ -110,6 +111,12 @@ async def _domain_error(_request: Request, exc: Exception) -> JSONResponse:
     return problem(status_for(exc), one_line(exc))
 
 
+async def _database_unavailable(_request: Request, exc: Exception) -> JSONResponse:
+    # The connection failed or the database is locked: the server's state, and worth retrying.
+    log.warning("database unavailable: %s", " ".join(str(getattr(exc, "orig", exc)).split())[:200])
+    return problem(503, "the database is not reachable right now; try again shortly", headers={"Retry-After": "5"})
+
+
 async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
     # The traceback goes to the log, never to the client (it may name paths or settings).
     log.exception("unhandled error: %s", type(exc).__name__)
@@ -124,6 +131,7 @@ def install(app: FastAPI) -> None:
         if issubclass(error_type, Exception):
             app.add_exception_handler(error_type, _domain_error)
     app.add_exception_handler(UserFacingError, _domain_error)
+    app.add_exception_handler(OperationalError, _database_unavailable)
     app.add_exception_handler(Exception, _unexpected)
 
 
