@@ -42,7 +42,8 @@ def click(at: AppTest, label: str) -> AppTest:
 
 
 def texts(elements) -> str:
-    return "\n".join(str(e.value) for e in elements)
+    """The elements' text as a reader sees it: Markdown's backslash escapes (ui.widgets.literal) read."""
+    return re.sub(r"\\([\\`*_\[\]<>#|!$~])", r"\1", "\n".join(str(e.value) for e in elements))
 
 
 def start_session(at: AppTest, *, topics: list[str], difficulty: int, questions: int, seed: str) -> None:
