@@ -106,8 +106,8 @@ class InterviewEngine:
         session, config, state = self._active(session_id, user_id)
         question = self._bank[state.current_question_id or ""]
         turn = self._turn(session_id, state.current_turn_id)
-        said_nothing = not (code or "").strip() and is_non_answer(text or "", question.reference_answer)
-        if turn.kind == PromptKind.FOLLOW_UP and said_nothing:
+        if (turn.kind == PromptKind.FOLLOW_UP and not (code or "").strip()
+                and is_non_answer(text or "", question.reference_answer)):
             # "I don't know" typed to a follow-up does what the button does: the earlier score stands and
             # the interview moves on, rather than probing another point the candidate just said they lack.
             return self._give_up(session_id, user_id, action="dont_know", text=text)
