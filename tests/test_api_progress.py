@@ -53,3 +53,24 @@ def test_report_formats_by_query_and_accept(alice, bank):
     assert pdf.headers["content-type"] == "application/pdf" and pdf.content.startswith(b"%PDF")
     assert_problem(alice.get(f"/v1/sessions/{sid}/report", headers={"Accept": "image/png"}), 406)
     assert_problem(alice.get(f"/v1/sessions/{sid}/report", params={"format": "docx"}), 422)
+
+
+@needs_reports
+def test_progress_scores_a_question_as_its_report_does_and_hides_an_interview_in_progress(alice, bank):
+    reference = {q.id: q.reference_answer for q in bank}
+    created = alice.post("/v1/sessions", json={"num_questions": 1, "topics": ["training-loop"], "seed": 1}).json()
+    sid = created["id"]
+    first = alice.post(f"/v1/sessions/{sid}/answers", json={"text": "It resets a thing before the next pass."}).json()
+    assert first["prompt"]["kind"] == "follow_up"  # a weak first answer, then the whole reference to the follow-ups
+    prompt = first["prompt"]
+    while prompt is not None:
+        body = {"text": reference[prompt["question_id"]]}
+        prompt = alice.post(f"/v1/sessions/{sid}/answers", json=body).json()["prompt"]
+    overall = alice.get(f"/v1/sessions/{sid}/report").json()["overall_score"]
+    (topic,) = alice.get("/v1/me/progress").json()["topics"]
+    assert topic["mean_score"] == pytest.approx(overall, abs=0.01)
+    assert topic["mean_score"] > first["evaluation"]["score"] + 1
+    interview = alice.post("/v1/sessions", json={"mode": "interview", "topics": ["tensors"], "num_questions": 2}).json()
+    alice.post(f"/v1/sessions/{interview['id']}/answers", json={"text": "Tensors are arrays on a device."})
+    progress = alice.get("/v1/me/progress").json()  # no score of an interview before its report
+    assert [t["topic"] for t in progress["topics"]] == ["training-loop"] and progress["answers"] == 1

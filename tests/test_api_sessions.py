@@ -40,6 +40,9 @@ def test_practice_session_scores_each_answer_and_completes(alice, bank):
     assert len(detail["transcript"]) == len(outcomes) and detail["transcript"][0]["evaluation"]["score"] >= 0
     listed = alice.get("/v1/sessions").json()
     assert [s["id"] for s in listed] == [created["id"]] and listed[0]["status"] == "completed"
+    assert listed[0]["answered"] == 2
+    fresh = start(alice)
+    assert next(s for s in alice.get("/v1/sessions").json() if s["id"] == fresh["id"])["answered"] == 0
 
 
 def test_interview_mode_keeps_feedback_for_the_end(alice):
@@ -89,6 +92,19 @@ def test_hint_repeat_skip_and_dont_know(alice):
     unknown = alice.post(f"/v1/sessions/{sid}/dont-know").json()
     assert unknown["evaluation"]["score"] == 0 and unknown["evaluation"]["model_answer"]
     assert alice.get(f"/v1/sessions/{sid}").json()["transcript"][0]["hints_used"] == 1
+
+
+def test_a_retried_action_on_an_answered_prompt_is_409_and_records_nothing(alice):
+    created = start(alice, num_questions=3)
+    sid, first = created["id"], created["prompt"]
+    assert first["turn"] == 0 and first["asked_at"]
+    moved = alice.post(f"/v1/sessions/{sid}/skip", params={"turn": 0}).json()
+    assert moved["prompt"]["turn"] == 1
+    for path, body in (("skip", None), ("hint", None), ("answers", {"text": "a retried answer", "turn": 0})):
+        refused = assert_problem(alice.post(f"/v1/sessions/{sid}/{path}", params={"turn": 0}, json=body), 409)
+        assert "turn 0 is not the current prompt (turn 1 is)" in refused["detail"]
+    transcript = alice.get(f"/v1/sessions/{sid}").json()["transcript"]
+    assert len(transcript) == 2 and transcript[1]["action"] is None and transcript[1]["hints_used"] == 0
 
 
 def test_finished_session_refuses_more_answers(alice):

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from app.errors import ConflictError, UserFacingError
 from app.interview.engine import InterviewEngine
 from app.interview.models import Mode, PromptKind, SessionConfig
+from app.interview.phrasing import Phraser
 from app.interview.scoring import AnswerScorer
 from app.interview.selection import QuestionSelector
 from app.store import open_repository
@@ -368,3 +370,56 @@ def test_related_entries_merge_the_missed_points_best_first(ingested_store, bank
     one = selector.related(question.id, question.question, missed[:1])
     best_single = ingested_store.search(f"{question.question} {missed[0]}", k=4)
     assert one[0]["id"] == next(h.id for h in best_single if h.id != question.id)
+
+
+def test_a_poll_while_an_answer_is_scored_adds_no_second_turn(repo, ingested_store, bank, scorer, user):
+    """A page polling the session while an answer is still being handled must wait for it, not take the
+    half-done step (answer stored, next turn not yet added) for a crash and add the next turn itself."""
+    reached, release = threading.Event(), threading.Event()
+
+    class SlowPhraser(Phraser):  # the answering request pauses between storing the answer and adding a turn
+        def _pause(self) -> None:
+            if threading.current_thread().name == "answering":
+                reached.set()
+                release.wait(30)
+
+        def question(self, question, *, number, total):
+            self._pause()
+            return super().question(question, number=number, total=total)
+
+        def follow_up(self, question, probe, related=None):
+            self._pause()
+            return super().follow_up(question, probe, related)
+
+    engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                             scorer=AnswerScorer(evaluator=scorer), phraser=SlowPhraser())
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=["autograd"], seed=1))
+    answered: list = []
+    answering = threading.Thread(name="answering", target=lambda: answered.append(engine.answer(
+        session_id=session.id, user_id=user, text="It is about gradients.", code=None)))
+    answering.start()
+    assert reached.wait(60)
+    polled: list = []
+    poll = threading.Thread(target=lambda: polled.append(engine.current_prompt(session_id=session.id, user_id=user)))
+    poll.start()
+    poll.join(1.0)  # the old engine finished the step from here, then the answering request added its turn too
+    release.set()
+    answering.join(60)
+    poll.join(60)
+    turns = repo.turns(session.id)
+    assert [t.position for t in turns] == [0, 1] and turns[0].answered and not turns[1].answered
+    assert polled[0].turn == answered[0].prompt.turn == 1
+
+
+def test_an_action_on_a_prompt_already_answered_is_refused_and_records_nothing(engine, repo, user):
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=3, topics=["tensors"], seed=2))
+    assert prompt.turn == 0
+    moved = engine.skip(session_id=session.id, user_id=user, turn=prompt.turn)  # the first click
+    assert moved.prompt.turn == 1
+    with pytest.raises(ConflictError, match="turn 0 is not the current prompt"):
+        engine.skip(session_id=session.id, user_id=user, turn=prompt.turn)  # the double click
+    with pytest.raises(ConflictError, match="turn 0 is not the current prompt"):
+        engine.answer(session_id=session.id, user_id=user, text="a retried answer", code=None, turn=0)
+    turns = repo.turns(session.id)
+    assert len(turns) == 2 and turns[1].action is None
+    assert engine.hint(session_id=session.id, user_id=user, turn=1).prompt.turn == 1

@@ -228,6 +228,10 @@ def test_turns_round_trip_with_payloads(repo: Repository) -> None:
         target_point="p2",
     )
     assert follow_up.position == 1 and follow_up.target_point == "p2"
+    with pytest.raises(ConflictError, match="moved on in another request"):  # read before the follow-up
+        repo.add_turn(session_id, question_id="autograd-2", topic="autograd", difficulty=1, kind="question",
+                      prompt="Next?", position=1)
+    assert len(repo.turns(session_id)) == 2
     assert repo.add_hint(first) == 1 and repo.add_hint(first) == 2
     answered = repo.record_answer(
         first,
@@ -299,7 +303,7 @@ def test_record_answer_is_atomic(repo: Repository, engine: Engine, db_url: str) 
 # History
 
 
-def test_seen_questions_and_topic_scores(repo: Repository) -> None:
+def test_seen_questions_and_question_scores(repo: Repository) -> None:
     user_id, first_session, turn_id = _session_with_turn(repo)
     repo.record_answer(turn_id, action="answer", evaluation={"score": 0.2, "evaluator": "rubric"})
     second = repo.create_session(user_id, config={}, state={})
@@ -325,15 +329,12 @@ def test_seen_questions_and_topic_scores(repo: Repository) -> None:
     seen = repo.seen_questions(user_id)
     assert set(seen) == {"autograd-1", "opt-1"}
     assert seen["autograd-1"] == again.created_at and seen["autograd-1"].tzinfo == UTC
-    scores = repo.topic_scores(user_id)
-    assert [(s.topic, s.score, s.session_id) for s in scores] == [
-        ("autograd", 0.2, first_session),
-        ("optim", 0.9, second.id),
-        ("optim", 0.5, second.id),
+    scores = repo.question_scores(user_id)  # a question's last evaluated turn: after its follow-up
+    assert [(s.topic, s.question_id, s.score, s.session_id) for s in scores] == [
+        ("autograd", "autograd-1", 0.2, first_session),
+        ("optim", "opt-1", 0.5, second.id),
     ]
-    assert [s.score for s in repo.topic_scores(user_id, kind="question")] == [0.2, 0.9]
-    topic, score, answered_at, session_id = scores[0]
-    assert answered_at.tzinfo == UTC
+    assert scores[0].answered_at.tzinfo == UTC
 
 
 # Several processes, crashes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from typing import Any
 
 import streamlit as st
@@ -56,7 +57,15 @@ def _progress(prompt: dict[str, Any]) -> None:
     number, total = prompt["number"], prompt["total"]
     st.progress(min(1.0, (number - 1) / total), text=f"Question {number} of {total}")
     if prompt.get("time_limit_s"):
-        _timer(prompt["time_limit_s"], st.session_state.get("asked_at", time.time()))
+        _timer(prompt["time_limit_s"], _asked_at(prompt))
+
+
+def _asked_at(prompt: dict[str, Any]) -> float:
+    """When the API asked it (its limit runs from then, also across a reload or a resumed session)."""
+    try:
+        return datetime.fromisoformat(prompt["asked_at"]).timestamp()
+    except (KeyError, TypeError, ValueError):
+        return time.time()
 
 
 @st.fragment(run_every=1.0)
@@ -77,14 +86,15 @@ def _answer_form(api: ApiClient, sid: str, prompt: dict[str, Any]) -> None:
                         placeholder="Explain your answer as you would to an interviewer.")
     columns = st.columns([2, 1, 1, 1, 1.4])
     if columns[0].button("Submit answer", type="primary", width="stretch"):
-        body = {"text": text}
+        body = {"text": text, "turn": prompt["turn"]}
         if code is not None and code.strip() != (prompt.get("starter_code") or "").strip():
             body["code"] = code
         with st.spinner("Scoring your answer…"):
             _act(api, sid, "answers", body=body, action="answer")
     for column, (action, label) in zip(columns[1:], ACTIONS, strict=True):
         if column.button(label, width="stretch"):
-            _act(api, sid, action, action=action.replace("-", "_"))
+            # The prompt's turn goes with the action: a double click is refused, not applied to the next prompt.
+            _act(api, sid, f"{action}?turn={prompt['turn']}", action=action.replace("-", "_"))
 
 
 def _code_panel(api: ApiClient, prompt: dict[str, Any], sid: str) -> str:

@@ -5,7 +5,6 @@ Only presentation state lives here; the API owns the session itself (questions, 
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import streamlit as st
@@ -66,7 +65,6 @@ def show_prompt(prompt: dict[str, Any] | None) -> None:
         return
     st.session_state["chat"].append({"role": "assistant", "type": "prompt", "prompt": prompt})
     st.session_state["turn"] = st.session_state.get("turn", 0) + 1
-    st.session_state["asked_at"] = time.time()
     st.session_state.pop("check_result", None)
 
 
@@ -94,10 +92,9 @@ def apply_outcome(outcome: dict[str, Any]) -> None:
     show_prompt(outcome.get("prompt"))
 
 
-def _identity(prompt: dict[str, Any] | None) -> tuple[Any, ...] | None:
-    if prompt is None:
-        return None
-    return prompt.get("question_id"), prompt.get("kind"), prompt.get("text")
+def _identity(prompt: dict[str, Any] | None) -> int | None:
+    """Which turn the prompt is: hint and repeat return the same one, every new prompt is a new turn."""
+    return None if prompt is None else prompt["turn"]
 
 
 ACTION_WORDS = {

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from app.api.deps import RepoDep, UserDep
 from app.api.problems import problem_responses
+from app.interview.models import Mode
 from app.interview.selection import WEAK_TOPIC_MEAN
 
 router = APIRouter(prefix="/v1/me", tags=["progress"], responses=problem_responses(401))
@@ -40,13 +41,15 @@ class Progress(BaseModel):
 
 @router.get("/progress", response_model=Progress)
 def progress(user: UserDep, repo: RepoDep) -> Progress:
-    """Mastery per topic over time, from every scored answer to a main question."""
-    scores = repo.topic_scores(user.id, kind="question")
+    """Mastery per topic over time, from each question's score (after its follow-ups), as its report has it.
+    An interview-mode session in progress stays out: its scores are hidden until it is completed."""
+    sessions = repo.list_sessions(user.id)
+    hidden = {s.id for s in sessions if s.config.get("mode") == Mode.INTERVIEW.value and s.status != "completed"}
+    scores = [row for row in repo.question_scores(user.id) if row.session_id not in hidden]
     by_topic: dict[str, list] = {}
     for row in scores:
         by_topic.setdefault(row.topic, []).append(row)
     topics = [_topic_progress(topic, rows) for topic, rows in sorted(by_topic.items())]
-    sessions = repo.list_sessions(user.id)
     return Progress(
         sessions=len(sessions),
         completed_sessions=sum(s.status == "completed" for s in sessions),

@@ -109,7 +109,8 @@ class SessionSummary(BaseModel):
     status: Literal["active", "completed"]
     mode: str
     num_questions: int
-    answered: int = Field(description="Main questions asked so far")
+    answered: int = Field(description="Main questions done with (answered, skipped or not known); the one being "
+                          "asked counts once its first answer is in")
     created_at: datetime
     updated_at: datetime
 

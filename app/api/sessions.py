@@ -66,6 +66,11 @@ class SessionConfigIn(SessionConfig):
         return value
 
 
+TURN_HELP = ("The `turn` of the prompt this acts on (from the prompt): if the session has moved past it (a retry, "
+             "a double click), the request is refused with 409 and nothing is recorded")
+TurnQuery = Annotated[int | None, Query(description=TURN_HELP)]
+
+
 class AnswerIn(BaseModel):
     """Text, code, or both; code is run against the task's hidden checks on code questions."""
 
@@ -75,6 +80,7 @@ class AnswerIn(BaseModel):
     code: str | None = Field(
         default=None, examples=["def pairwise_distances(x, y):\n    return torch.cdist(x, y)"]
     )
+    turn: StrictInt | None = Field(default=None, description=TURN_HELP)
 
 
 ANSWER_EXAMPLES = {
@@ -108,7 +114,7 @@ def list_sessions(user: UserDep, repo: RepoDep) -> list[SessionSummary]:
             status=s.status,
             mode=s.config.get("mode", "practice"),
             num_questions=s.config.get("num_questions", 0),
-            answered=s.state.get("question_number", 0),
+            answered=len(s.state.get("question_scores", {})),
             created_at=s.created_at,
             updated_at=s.updated_at,
         )
@@ -169,32 +175,34 @@ def submit_answer(
     require_size(answer.code, settings.max_code_chars, "code")
     if answer.code and answer.code.strip() and runner is not None:
         take_code_check(user, limiter)  # code in an answer runs in the sandbox like a code check
-    outcome = engine.answer(session_id=session_id, user_id=user.id, text=answer.text, code=answer.code)
+    outcome = engine.answer(
+        session_id=session_id, user_id=user.id, text=answer.text, code=answer.code, turn=answer.turn
+    )
     return _turn_out(outcome)
 
 
 @router.post("/{session_id}/hint", response_model=TurnOut, responses=SESSION_ERRORS)
-def hint(session_id: str, user: UserDep, engine: EngineDep) -> TurnOut:
+def hint(session_id: str, user: UserDep, engine: EngineDep, turn: TurnQuery = None) -> TurnOut:
     """A hint for the current question, in `message`; each one costs points on that question."""
-    return _turn_out(engine.hint(session_id=session_id, user_id=user.id))
+    return _turn_out(engine.hint(session_id=session_id, user_id=user.id, turn=turn))
 
 
 @router.post("/{session_id}/skip", response_model=TurnOut, responses=SESSION_ERRORS)
-def skip(session_id: str, user: UserDep, engine: EngineDep) -> TurnOut:
+def skip(session_id: str, user: UserDep, engine: EngineDep, turn: TurnQuery = None) -> TurnOut:
     """Skip the current question (scored 0) and move on."""
-    return _turn_out(engine.skip(session_id=session_id, user_id=user.id))
+    return _turn_out(engine.skip(session_id=session_id, user_id=user.id, turn=turn))
 
 
 @router.post("/{session_id}/dont-know", response_model=TurnOut, responses=SESSION_ERRORS)
-def dont_know(session_id: str, user: UserDep, engine: EngineDep) -> TurnOut:
+def dont_know(session_id: str, user: UserDep, engine: EngineDep, turn: TurnQuery = None) -> TurnOut:
     """Say "I don't know": scored 0; practice mode shows the model answer."""
-    return _turn_out(engine.dont_know(session_id=session_id, user_id=user.id))
+    return _turn_out(engine.dont_know(session_id=session_id, user_id=user.id, turn=turn))
 
 
 @router.post("/{session_id}/repeat", response_model=TurnOut, responses=SESSION_ERRORS)
-def repeat(session_id: str, user: UserDep, engine: EngineDep) -> TurnOut:
+def repeat(session_id: str, user: UserDep, engine: EngineDep, turn: TurnQuery = None) -> TurnOut:
     """The current prompt again."""
-    return _turn_out(engine.repeat(session_id=session_id, user_id=user.id))
+    return _turn_out(engine.repeat(session_id=session_id, user_id=user.id, turn=turn))
 
 
 REPORT_TYPES = {

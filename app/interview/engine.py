@@ -5,6 +5,9 @@ from __future__ import annotations
 import dataclasses
 import random
 import threading
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,6 +19,12 @@ from app.interview.scoring import AnswerScorer, ScoredAnswer
 from app.interview.selection import History, QuestionSelector, next_difficulty
 from evaluators.text import is_non_answer
 from knowledge.schema import Question
+
+# Requests on one session run one at a time in this process: a double-click, a client's retry or a page
+# polling the session while an answer is scored would otherwise interleave, and both could add the next
+# turn. Locks are striped by session id so the table stays bounded; across processes the repository
+# refuses a second next turn (add_turn's `position`) and a second answer to one turn.
+LOCK_STRIPES = 64
 
 
 class _TurnReads:
@@ -68,6 +77,12 @@ class InterviewEngine:
         self._bank = bank
         self._scorer = scorer
         self._phraser = phraser or Phraser()
+        self._locks = [threading.Lock() for _ in range(LOCK_STRIPES)]
+
+    @contextmanager
+    def _one_at_a_time(self, session_id: str) -> Iterator[None]:
+        with self._locks[zlib.crc32(session_id.encode("utf-8", "replace")) % LOCK_STRIPES]:
+            yield
 
     # --- lifecycle ---------------------------------------------------------------------------
     def warm(self) -> None:
@@ -90,20 +105,31 @@ class InterviewEngine:
         return self._repo.get_session(session.id, user_id), prompt
 
     def current_prompt(self, *, session_id: str, user_id: int) -> Prompt | None:
-        session, config, state = self._load(session_id, user_id)
-        if session.status == "completed" or state.current_turn_id is None:
-            return None
-        try:
-            session, config, state = self._active(session_id, user_id)  # completes an interrupted step
-        except ConflictError:
-            return None
-        return self._prompt_for(self._turn(session_id, state.current_turn_id), config, state)
+        with self._one_at_a_time(session_id):
+            session, config, state = self._load(session_id, user_id)
+            if session.status == "completed" or state.current_turn_id is None:
+                return None
+            try:
+                session, config, state = self._active(session_id, user_id)  # completes an interrupted step
+            except ConflictError:
+                return None
+            return self._prompt_for(self._turn(session_id, state.current_turn_id), config, state)
 
     # --- candidate actions -------------------------------------------------------------------
-    def answer(self, *, session_id: str, user_id: int, text: str | None, code: str | None) -> TurnOutcome:
+    # `turn`, when given, is the prompt's `turn` the candidate acted on: a retried or doubled request whose
+    # prompt was already answered is refused (409) rather than applied to a prompt they never saw.
+    def answer(
+        self, *, session_id: str, user_id: int, text: str | None, code: str | None, turn: int | None = None
+    ) -> TurnOutcome:
         if not (text or "").strip() and not (code or "").strip():
             raise UserFacingError("an answer needs text or code (or use skip / I don't know)")
-        session, config, state = self._active(session_id, user_id)
+        with self._one_at_a_time(session_id):
+            return self._answer(session_id, user_id, text=text, code=code, turn=turn)
+
+    def _answer(
+        self, session_id: str, user_id: int, *, text: str | None, code: str | None, turn: int | None
+    ) -> TurnOutcome:
+        session, config, state = self._active(session_id, user_id, expected=turn)
         question = self._bank[state.current_question_id or ""]
         turn = self._turn(session_id, state.current_turn_id)
         if (turn.kind == PromptKind.FOLLOW_UP and not (code or "").strip()
@@ -127,15 +153,21 @@ class InterviewEngine:
         )
         return self._after_answer(session_id, user_id, config, state, question, scored)
 
-    def dont_know(self, *, session_id: str, user_id: int) -> TurnOutcome:
+    def dont_know(self, *, session_id: str, user_id: int, turn: int | None = None) -> TurnOutcome:
         """Scored 0; in practice mode the model answer is shown."""
-        return self._give_up(session_id, user_id, action="dont_know")
+        with self._one_at_a_time(session_id):
+            return self._give_up(session_id, user_id, action="dont_know", turn=turn)
 
-    def skip(self, *, session_id: str, user_id: int) -> TurnOutcome:
-        return self._give_up(session_id, user_id, action="skip")
+    def skip(self, *, session_id: str, user_id: int, turn: int | None = None) -> TurnOutcome:
+        with self._one_at_a_time(session_id):
+            return self._give_up(session_id, user_id, action="skip", turn=turn)
 
-    def hint(self, *, session_id: str, user_id: int) -> TurnOutcome:
-        session, config, state = self._active(session_id, user_id)
+    def hint(self, *, session_id: str, user_id: int, turn: int | None = None) -> TurnOutcome:
+        with self._one_at_a_time(session_id):
+            return self._hint(session_id, user_id, turn=turn)
+
+    def _hint(self, session_id: str, user_id: int, *, turn: int | None) -> TurnOutcome:
+        session, config, state = self._active(session_id, user_id, expected=turn)
         question = self._bank[state.current_question_id or ""]
         turn = self._turn(session_id, state.current_turn_id)
         used = self._hints_on_question(session_id, question.id)
@@ -147,14 +179,17 @@ class InterviewEngine:
         message = f"{text} (hints cost {HINT_COST} points each on this question)"
         return TurnOutcome(status="active", prompt=self._prompt_for(turn, config, state), message=message)
 
-    def repeat(self, *, session_id: str, user_id: int) -> TurnOutcome:
-        session, config, state = self._active(session_id, user_id)
-        turn = self._turn(session_id, state.current_turn_id)
-        return TurnOutcome(status="active", prompt=self._prompt_for(turn, config, state))
+    def repeat(self, *, session_id: str, user_id: int, turn: int | None = None) -> TurnOutcome:
+        with self._one_at_a_time(session_id):
+            session, config, state = self._active(session_id, user_id, expected=turn)
+            current = self._turn(session_id, state.current_turn_id)
+            return TurnOutcome(status="active", prompt=self._prompt_for(current, config, state))
 
     # --- transitions -------------------------------------------------------------------------
-    def _give_up(self, session_id: str, user_id: int, *, action: str, text: str | None = None) -> TurnOutcome:
-        session, config, state = self._active(session_id, user_id)
+    def _give_up(
+        self, session_id: str, user_id: int, *, action: str, text: str | None = None, turn: int | None = None
+    ) -> TurnOutcome:
+        session, config, state = self._active(session_id, user_id, expected=turn)
         question = self._bank[state.current_question_id or ""]
         turn = self._turn(session_id, state.current_turn_id)
         scored = self._scorer.zero(question, reason=action)
@@ -221,11 +256,15 @@ class InterviewEngine:
         target_point: str | None,
     ) -> Any:
         """The new turn and the state that leads to it commit together; only the turn id is patched in
-        after (a crash in between leaves current_turn_id None, and _load adopts the open turn)."""
+        after (a crash in between leaves current_turn_id None, and _load adopts the open turn). The turn
+        goes right after the one just answered, or nowhere (another process moved the session on)."""
+        follows = state.current_turn_id
+        position = 0 if follows is None else self._turn(session_id, follows).position + 1
         state.current_turn_id = None
         turn = self._repo.add_turn(
             session_id, question_id=question.id, topic=question.topic.value, difficulty=question.difficulty,
             kind=kind.value, prompt=text, target_point=target_point, state=state.model_dump(mode="json"),
+            position=position,
         )
         state.current_turn_id = turn.id
         self._repo.save_state(session_id, state=state.model_dump(mode="json"))
@@ -279,11 +318,12 @@ class InterviewEngine:
     def _prompt_for(self, turn: Any, config: SessionConfig, state: SessionState) -> Prompt:
         question = self._bank[turn.question_id]
         return Prompt(
-            kind=PromptKind(turn.kind), question_id=question.id, text=turn.prompt, topic=question.topic.value,
+            turn=turn.position, kind=PromptKind(turn.kind), question_id=question.id, text=turn.prompt,
+            topic=question.topic.value,
             difficulty=question.difficulty, number=state.question_number, total=config.num_questions,
             code_contract=question.code.contract if question.code else None,
             starter_code=question.code.starter if question.code else None,
-            time_limit_s=config.time_limit_s,
+            time_limit_s=config.time_limit_s, asked_at=_aware(turn.created_at),
         )
 
     def _load(self, session_id: str, user_id: int) -> tuple[Any, SessionConfig, SessionState]:
@@ -299,7 +339,9 @@ class InterviewEngine:
                 self._repo.save_state(session_id, state=state.model_dump(mode="json"))
         return session, SessionConfig.model_validate(session.config), state
 
-    def _active(self, session_id: str, user_id: int) -> tuple[Any, SessionConfig, SessionState]:
+    def _active(
+        self, session_id: str, user_id: int, *, expected: int | None = None
+    ) -> tuple[Any, SessionConfig, SessionState]:
         session, config, state = self._load(session_id, user_id)
         if session.status != "completed" and state.current_question_id not in (None, *self._bank):
             # The bank changed under a session in progress (a new release, another pack): say so, not a 500.
@@ -312,6 +354,10 @@ class InterviewEngine:
                 session, config, state = self._load(session_id, user_id)
         if session.status == "completed" or state.current_turn_id is None:
             raise ConflictError("this session is completed; start a new one or fetch its report")
+        current = self._turn(session_id, state.current_turn_id).position
+        if expected is not None and expected != current:
+            raise ConflictError(f"turn {expected} is not the current prompt (turn {current} is): it was answered "
+                                "already, so nothing was recorded; fetch the session for the current prompt")
         return session, config, state
 
     def _resume_after(
@@ -353,7 +399,7 @@ class InterviewEngine:
         return Evaluation.model_validate(rubric) if rubric else None
 
     def _history(self, user_id: int) -> History:
-        scores = [(row.topic, row.score) for row in self._repo.topic_scores(user_id, kind="question")]
+        scores = [(row.topic, row.score) for row in self._repo.question_scores(user_id)]
         return History.from_scores(self._repo.seen_questions(user_id), scores)
 
     @staticmethod
@@ -362,7 +408,10 @@ class InterviewEngine:
             state.notes.append(note)
 
 
+def _aware(at: datetime) -> datetime:
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
+
+
 def _elapsed_s(created_at: datetime) -> float:
-    start = created_at if created_at.tzinfo else created_at.replace(tzinfo=UTC)
-    return (datetime.now(UTC) - start).total_seconds()
+    return (datetime.now(UTC) - _aware(created_at)).total_seconds()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -56,6 +57,8 @@ class PromptKind(StrEnum):
 
 
 class Prompt(BaseModel):
+    turn: int = Field(description="The prompt's place in the transcript; send it back with the action taken on "
+                      "it, and a retried or doubled request is refused (409) rather than applied to a later prompt")
     kind: PromptKind
     question_id: str
     text: str
@@ -66,6 +69,7 @@ class Prompt(BaseModel):
     code_contract: str | None = None
     starter_code: str | None = None
     time_limit_s: int | None = None
+    asked_at: datetime | None = Field(default=None, description="When it was asked: a time limit runs from here")
 
 
 class TurnOutcome(BaseModel):

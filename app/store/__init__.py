@@ -7,7 +7,7 @@ is created and upgraded only by Alembic migrations (`migrate`), never by `create
 from __future__ import annotations
 
 from app.store.db import make_engine, migrate, session_factory
-from app.store.records import ApiKeyRecord, SessionRecord, TopicScore, TurnRecord, UserRecord
+from app.store.records import ApiKeyRecord, QuestionScore, SessionRecord, TurnRecord, UserRecord
 from app.store.repository import Repository
 
 
@@ -21,7 +21,7 @@ __all__ = [
     "ApiKeyRecord",
     "Repository",
     "SessionRecord",
-    "TopicScore",
+    "QuestionScore",
     "TurnRecord",
     "UserRecord",
     "make_engine",

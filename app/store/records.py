@@ -71,10 +71,12 @@ class TurnRecord:
         return self.answered_at is not None
 
 
-class TopicScore(NamedTuple):
-    """One evaluated answer, for progress charts and spaced review."""
+class QuestionScore(NamedTuple):
+    """A question's score in one session, for progress charts and spaced review: its last evaluated
+    turn's, which after follow-ups is the score of everything said on it (what the report shows)."""
 
     topic: str
+    question_id: str
     score: float
     answered_at: datetime
     session_id: str

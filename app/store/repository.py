@@ -27,7 +27,7 @@ from app.store.models import (
     User,
     utcnow,
 )
-from app.store.records import SessionRecord, TopicScore, TurnRecord, session_record, turn_record
+from app.store.records import QuestionScore, SessionRecord, TurnRecord, session_record, turn_record
 
 
 class Repository(AccountRepository):
@@ -82,15 +82,20 @@ class Repository(AccountRepository):
         prompt: str,
         target_point: str | None = None,
         state: dict[str, Any] | None = None,
+        position: int | None = None,
     ) -> TurnRecord:
-        """Append a question or follow-up to the session (with the engine's new state, if given)."""
+        """Append a question or follow-up to the session (with the engine's new state, if given). With
+        `position`, only if the turn would land there: a caller that read the session before another
+        request moved it on gets a ConflictError instead of adding a second next turn."""
         require_choice(kind, TURN_KINDS, "kind")
         with self._writing() as session:
             owner = _locked_session(session, session_id)
-            position = session.scalar(select(func.count()).where(Turn.session_id == session_id))
+            count = session.scalar(select(func.count()).where(Turn.session_id == session_id)) or 0
+            if position is not None and count != position:
+                raise ConflictError("this session moved on in another request; fetch it for the current prompt")
             row = Turn(
                 session_id=session_id,
-                position=position or 0,
+                position=count,
                 question_id=question_id,
                 topic=topic,
                 difficulty=difficulty,
@@ -177,25 +182,23 @@ class Repository(AccountRepository):
             # dict(result) would read the Result as a mapping of column keys, not as rows.
             return {row[0]: row[1] for row in session.execute(query)}
 
-    def topic_scores(self, user_id: int, *, kind: str | None = None) -> list[TopicScore]:
-        """Every evaluated answer of the user, oldest first; `kind` keeps only questions or follow-ups."""
+    def question_scores(self, user_id: int) -> list[QuestionScore]:
+        """Each question's score in each of the user's sessions, by when it was last answered, oldest first."""
         query = (
-            select(Turn.topic, Evaluation.score, Turn.answered_at, Turn.session_id)
+            select(Turn.topic, Turn.question_id, Evaluation.score, Turn.answered_at, Turn.session_id)
             .join(Evaluation, Evaluation.turn_id == Turn.id)
             .join(InterviewSession, InterviewSession.id == Turn.session_id)
             .where(InterviewSession.user_id == user_id)
             .order_by(Turn.answered_at, Turn.id)
         )
-        if kind is not None:
-            require_choice(kind, TURN_KINDS, "kind")
-            query = query.where(Turn.kind == kind)
         with self._reading() as session:
+            last: dict[tuple[str, str], QuestionScore] = {}
             # answered_at is never NULL here: only answered turns have an evaluation.
-            return [
-                TopicScore(topic, score, answered_at, session_id)
-                for topic, score, answered_at, session_id in session.execute(query)
-                if answered_at is not None
-            ]
+            for row in session.execute(query):
+                score = QuestionScore(*row)
+                last.pop((score.session_id, score.question_id), None)  # re-inserted: ordered by the last answer
+                last[score.session_id, score.question_id] = score
+            return list(last.values())
 
 
 def _locked_session(session: Session, session_id: str) -> InterviewSession:
