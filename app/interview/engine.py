@@ -124,12 +124,12 @@ class InterviewEngine:
         if not (text or "").strip() and not (code or "").strip():
             raise UserFacingError("an answer needs text or code (or use skip / I don't know)")
         with self._one_at_a_time(session_id):
-            return self._answer(session_id, user_id, text=text, code=code, turn=turn)
+            return self._answer(session_id, user_id, text=text, code=code, expected=turn)
 
     def _answer(
-        self, session_id: str, user_id: int, *, text: str | None, code: str | None, turn: int | None
+        self, session_id: str, user_id: int, *, text: str | None, code: str | None, expected: int | None
     ) -> TurnOutcome:
-        session, config, state = self._active(session_id, user_id, expected=turn)
+        session, config, state = self._active(session_id, user_id, expected=expected)
         question = self._bank[state.current_question_id or ""]
         turn = self._turn(session_id, state.current_turn_id)
         if (turn.kind == PromptKind.FOLLOW_UP and not (code or "").strip()
@@ -156,18 +156,18 @@ class InterviewEngine:
     def dont_know(self, *, session_id: str, user_id: int, turn: int | None = None) -> TurnOutcome:
         """Scored 0; in practice mode the model answer is shown."""
         with self._one_at_a_time(session_id):
-            return self._give_up(session_id, user_id, action="dont_know", turn=turn)
+            return self._give_up(session_id, user_id, action="dont_know", expected=turn)
 
     def skip(self, *, session_id: str, user_id: int, turn: int | None = None) -> TurnOutcome:
         with self._one_at_a_time(session_id):
-            return self._give_up(session_id, user_id, action="skip", turn=turn)
+            return self._give_up(session_id, user_id, action="skip", expected=turn)
 
     def hint(self, *, session_id: str, user_id: int, turn: int | None = None) -> TurnOutcome:
         with self._one_at_a_time(session_id):
-            return self._hint(session_id, user_id, turn=turn)
+            return self._hint(session_id, user_id, expected=turn)
 
-    def _hint(self, session_id: str, user_id: int, *, turn: int | None) -> TurnOutcome:
-        session, config, state = self._active(session_id, user_id, expected=turn)
+    def _hint(self, session_id: str, user_id: int, *, expected: int | None) -> TurnOutcome:
+        session, config, state = self._active(session_id, user_id, expected=expected)
         question = self._bank[state.current_question_id or ""]
         turn = self._turn(session_id, state.current_turn_id)
         used = self._hints_on_question(session_id, question.id)
@@ -187,9 +187,9 @@ class InterviewEngine:
 
     # --- transitions -------------------------------------------------------------------------
     def _give_up(
-        self, session_id: str, user_id: int, *, action: str, text: str | None = None, turn: int | None = None
+        self, session_id: str, user_id: int, *, action: str, text: str | None = None, expected: int | None = None
     ) -> TurnOutcome:
-        session, config, state = self._active(session_id, user_id, expected=turn)
+        session, config, state = self._active(session_id, user_id, expected=expected)
         question = self._bank[state.current_question_id or ""]
         turn = self._turn(session_id, state.current_turn_id)
         scored = self._scorer.zero(question, reason=action)

@@ -193,9 +193,9 @@ class Repository(AccountRepository):
         )
         with self._reading() as session:
             last: dict[tuple[str, str], QuestionScore] = {}
-            # answered_at is never NULL here: only answered turns have an evaluation.
-            for row in session.execute(query):
-                score = QuestionScore(*row)
+            for topic, question_id, value, answered_at, session_id in session.execute(query):
+                assert answered_at is not None  # only answered turns have an evaluation
+                score = QuestionScore(topic, question_id, value, answered_at, session_id)
                 last.pop((score.session_id, score.question_id), None)  # re-inserted: ordered by the last answer
                 last[score.session_id, score.question_id] = score
             return list(last.values())
