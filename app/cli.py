@@ -13,6 +13,7 @@ from rich.text import Text
 from app.cli_output import console, emit_json, err, open_bank_search, progress
 from app.config import get_settings
 from app.errors import UserFacingError, domain_errors, one_line
+from app.text_input import as_text
 
 app = typer.Typer(
     help="Mock interviewer for PyTorch and deep-learning interviews.",
@@ -37,6 +38,8 @@ def ingest(
     from knowledge.loader import load_bank
 
     settings = get_settings()
+    if docs:
+        _check_drafts_path(out, docs)  # before minutes of work, not after
     questions = load_bank(get_settings().bank_dir)
     store = store_for(settings)
     with progress() as bar:
@@ -63,7 +66,10 @@ def ingest(
         task = bar.add_task("Parsing documents", total=len(docs))
         candidates = classify_documents(store, docs, on_file=lambda _: bar.advance(task))
     duplicates = [c for c in candidates if c.duplicate_of]
-    written = write_drafts(candidates, out)
+    try:
+        written = write_drafts(candidates, out)
+    except OSError as exc:
+        raise UserFacingError(f"drafts file {out} cannot be written ({exc.strerror})") from None
     for c in duplicates:
         err.print(f"  duplicate: {c.parsed.source} {c.parsed.ref} -> {c.duplicate_of} ({c.similarity:.2f})")
     err.print(
@@ -85,7 +91,7 @@ def search(
     store = open_bank_search(get_settings())
     filters = {"framework": framework, "topic": topic, "difficulty": difficulty}
     results: list[dict[str, Any]] = []
-    for query in queries:
+    for query in map(as_text, queries):  # bytes that are not UTF-8 become U+FFFD, not a tokenizer crash
         hits = store.search(query, k=k, filters=filters)
         results.append(
             {
@@ -159,17 +165,32 @@ def _register_optional_commands() -> None:
     cli_extra.register(app)
 
 
+def _check_drafts_path(out: Path, docs: list[Path]) -> None:
+    if out.is_dir():
+        raise UserFacingError(f"--out {out} is a folder; give a file name, such as {out / 'drafts.yaml'}")
+    if any(out.resolve() == doc.resolve() for doc in docs):
+        raise UserFacingError(f"--out {out} is one of the documents read; it would be overwritten")
+    blocked = next((p for p in out.parents if p.exists() and not p.is_dir()), None)
+    if blocked is not None:
+        raise UserFacingError(f"--out {out}: {blocked} is a file, not a folder")
+
+
 def main() -> None:
     """Entry point: domain errors become one line on stderr and exit code 1, never a traceback."""
     _register_optional_commands()
     try:
-        app(standalone_mode=False)
+        # Without standalone mode, typer returns the exit code of what it caught (130 for Ctrl-C).
+        code = app(standalone_mode=False)
+        if code == 130:
+            raise typer.Abort
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except domain_errors() as exc:
         err.print(f"error: {one_line(exc)}", style="red", highlight=False)
         sys.exit(1)
     except (typer.Exit, SystemExit) as exc:
         sys.exit(getattr(exc, "exit_code", getattr(exc, "code", 0)) or 0)
-    except typer.Abort:
+    except (typer.Abort, KeyboardInterrupt):
         err.print("aborted")
         sys.exit(130)
     except Exception as exc:

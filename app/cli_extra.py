@@ -16,7 +16,7 @@ from app.errors import UserFacingError
 INPUT_HELP = ("JSONL lines: answer, and question_id or question; reference_answer (a text, or a list of acceptable "
               "ones) grades against it instead of the bank, and a question_id beside it is your own label.")
 OUTPUT_HELP = ("JSONL: each input line with score, points, feedback added (a field of yours of the same name is kept "
-               "under given).")
+               "under given); - for standard output.")
 EXAMPLES_HELP = ("JSONL of answers you graded yourself, as --input's lines plus grade (and grade_max, 5 if not given): "
                  "each question with examples is graded at your standard.")
 
@@ -36,11 +36,14 @@ def grade(
     settings = get_settings()
     for name, path in (("input", input_path), ("examples", examples_path)):
         if path is not None and not path.is_file():
-            raise UserFacingError(f"{name} file {path} does not exist")
+            raise UserFacingError(f"{name} file {path} " + ("is not a regular file (it is read twice: save it first)"
+                                                            if path.exists() else "does not exist"))
         if path is not None and _starts_utf16(path):
             # Windows PowerShell's `>` writes UTF-16: every line would fail as "not valid UTF-8"
             raise UserFacingError(f"{name} file {path} is UTF-16 text: save it as UTF-8")
-    if not output_path.parent.is_dir() or output_path.is_dir():  # said before any grading is done
+    to_stdout = str(output_path) == "-"
+    output_path = output_path if to_stdout else output_path.resolve()  # written through a symlink, not over it
+    if not to_stdout and (not output_path.parent.is_dir() or output_path.is_dir()):  # said before any grading
         raise UserFacingError(f"output {output_path}: " + ("is a folder" if output_path.is_dir() else
                                                            f"folder {output_path.parent} does not exist"))
     bank = bank_index(settings.bank_dir)
@@ -63,21 +66,42 @@ def grade(
             raise UserFacingError(f"{examples_path}: {exc}") from None
         err.print(f"Grading at your standard on {questions} question(s), from {examples_path}.")
     graded = failed = 0
-    tmp = output_path.with_name(output_path.name + ".tmp")
+    # A regular file is written whole or not at all (a temporary file renamed over it); standard output, a
+    # pipe or a device as it goes.
+    whole = not to_stdout and (output_path.is_file() or not output_path.exists())
+    written = output_path.with_name(output_path.name + ".tmp") if whole else output_path
     try:
-        sink = tmp.open("w", encoding="utf-8")
+        # Half a surrogate pair from an input line is written back as the JSON escape it came as.
+        sink = _stdout_sink() if to_stdout else written.open("w", encoding="utf-8", errors="backslashreplace")
     except OSError as exc:
         raise UserFacingError(f"output {output_path}: cannot be written ({exc.strerror})") from None
-    with input_path.open("rb") as source, sink, progress() as bar:
-        task = bar.add_task("Grading", total=count_lines(source))
-        for record in grader.grade_stream(iter(source), on_line=lambda: bar.advance(task)):
-            sink.write(json.dumps(record, ensure_ascii=False) + "\n")
-            graded += 1
-            failed += "error" in record
-    tmp.replace(output_path)
-    err.print(f"Graded {graded - failed} of {graded} lines; {failed} with errors. Output: {output_path}")
+
+    def one_line_done(line_failed: bool) -> None:
+        nonlocal failed
+        failed += line_failed
+        bar.advance(task)
+
+    try:
+        with input_path.open("rb") as source, sink, progress() as bar:
+            task = bar.add_task("Grading", total=count_lines(source))
+            for record in grader.grade_stream(iter(source), on_line=one_line_done):
+                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+                graded += 1
+    except BaseException:  # Ctrl-C, a full disk: the output is left as it was, with no half-written file
+        if whole:
+            written.unlink(missing_ok=True)
+        raise
+    if whole:
+        written.replace(output_path)
+    err.print(f"Graded {graded - failed} of {graded} lines; {failed} with errors. Output: "
+              f"{'standard output' if to_stdout else output_path}")
     if graded and failed == graded:
         sys.exit(1)
+
+
+def _stdout_sink() -> Any:
+    """Standard output as UTF-8 whatever the locale, left open when the run is done."""
+    return open(sys.stdout.fileno(), "w", encoding="utf-8", errors="backslashreplace", closefd=False)
 
 
 def _starts_utf16(path: Path) -> bool:

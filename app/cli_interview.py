@@ -14,12 +14,15 @@ from rich.panel import Panel
 from rich.text import Text
 
 from app.errors import UserFacingError
+from app.text_input import as_text
 
 HELP = (
     "Type your answer; finish it with a line containing only '.' (or end of input). "
     "Commands on their own line: :hint  :skip  :repeat  :idk (I don't know)  :quit. "
     "Code: a ```python fenced block in the answer, or ':code PATH' to send a file."
 )
+# A command is one word on the first line (":hint", or a mistyped ":hnt"); ":) it computes..." is an answer.
+_COMMAND = re.compile(r":[A-Za-z]\S*")
 _FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\n(.*?)```", re.S)
 
 
@@ -27,8 +30,9 @@ def read_answer(stream: TextIO) -> tuple[str, str | None, str | None] | None:
     """(command, text, code) from the next answer block; None at end of input."""
     lines: list[str] = []
     for raw in stream:
-        line = raw.rstrip("\n")
-        if not lines and line.strip().startswith(":") and not line.strip().startswith(":code"):
+        # Windows line ends too; bytes that are not UTF-8 (read as lone surrogates) are kept as U+FFFD.
+        line = as_text(raw.rstrip("\r\n"))
+        if not lines and _COMMAND.fullmatch(line.strip()) and not line.strip().startswith(":code"):
             return line.strip()[1:].lower(), None, None
         if line.strip() == ".":
             break
@@ -44,15 +48,18 @@ def split_code(block: str) -> tuple[str | None, str | None]:
     code_parts = [m.group(1) for m in _FENCE.finditer(block)]
     prose_lines = []
     for line in _FENCE.sub("", block).splitlines():
+        if line.strip() == ":code":
+            raise UserFacingError(":code needs a file: `:code PATH`")
         if line.strip().startswith(":code "):
             path = Path(line.strip()[6:].strip()).expanduser()
             if not path.is_file():
-                raise UserFacingError(f"code file not found: {path}")
+                raise UserFacingError(f"code file not found: {path}; nothing was sent, so answer again")
             try:
                 code_parts.append(path.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError) as exc:
                 why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror
-                raise UserFacingError(f"code file {path} cannot be read ({why})") from None
+                raise UserFacingError(f"code file {path} cannot be read ({why}); nothing was sent, so answer again") \
+                    from None
         else:
             prose_lines.append(line)
     text = "\n".join(prose_lines).strip() or None
@@ -135,7 +142,7 @@ def interview(
     from app.services import code_runner_for, engine_for, repository_for
 
     settings = get_settings()
-    level: str | int = int(difficulty) if difficulty.isdigit() else difficulty
+    level: str | int = int(difficulty) if difficulty in ("1", "2", "3") else difficulty
     config = SessionConfig.model_validate(
         {"topics": [t.strip() for given in topics or [] for t in given.split(",") if t.strip()] or None,
          "num_questions": questions, "mode": mode, "seed": seed, "difficulty": level}

@@ -44,5 +44,5 @@ def one_line(exc: BaseException) -> str:
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "settings"
-        return f"invalid {where}: {first['msg']}"
+        return f"invalid {where}: {first['msg'].removeprefix('Value error, ')}"
     return " ".join(str(exc).split())

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeGuard
 
+from app.text_input import not_text
 from evaluators.adhoc import adhoc_task
 from evaluators.base import Evaluation, Evaluator, GradingTask
 from evaluators.standard import apply_shift, learn_shift
@@ -167,6 +168,11 @@ class BulkGrader:
         return line
 
     def _tasks_for(self, record: dict[str, Any], line: GradeLine) -> list[GradingTask]:
+        for name in ("answer", "question", "reference_answer"):
+            value = record.get(name)
+            for text in value if isinstance(value, list) else [value]:
+                if isinstance(text, str) and (why := not_text(text)):
+                    raise LineError(f"field '{name}' {why}")
         answer, question = record.get("answer"), record.get("question")
         if not isinstance(answer, str):
             raise LineError(_not_a_string("answer", answer))
@@ -223,9 +229,10 @@ class BulkGrader:
         return GradingTask.from_question(self._bank[best.id], answer)
 
     def grade_stream(
-        self, lines: Iterator[bytes], on_line: Callable[[], None] | None = None
+        self, lines: Iterator[bytes], on_line: Callable[[bool], None] | None = None
     ) -> Iterator[dict[str, Any]]:
-        """Graded records in input order; bad lines carry `error` and the run goes on."""
+        """Graded records in input order; bad lines carry `error` and the run goes on. `on_line` hears of
+        each line, and whether it failed (a caller's own `error` field, even null, does not say so)."""
         pending: list[GradeLine] = []
         for number, raw in enumerate(lines, start=1):
             if not raw.strip():
@@ -241,16 +248,22 @@ class BulkGrader:
 
     def _parse(self, raw: bytes) -> GradeLine:
         try:
-            record = json.loads(raw.decode("utf-8-sig"))  # a byte-order mark (Windows tools write one) is dropped
+            # A byte-order mark (Windows tools write one) is dropped; NaN and Infinity are not JSON, and would
+            # be written back as they came.
+            record = json.loads(raw.decode("utf-8-sig"), parse_constant=_not_json)
         except UnicodeDecodeError:
             return GradeLine(record={}, error="line is not valid UTF-8")
         except json.JSONDecodeError as exc:
             return GradeLine(record={}, error=f"invalid JSON: {exc.msg} at column {exc.colno}")
+        except LineError as exc:
+            return GradeLine(record={}, error=str(exc))
         if not isinstance(record, dict):
             return GradeLine(record={}, error="each line must be a JSON object")
         return self.resolve(record)
 
-    def _flush(self, pending: list[GradeLine], on_line: Callable[[], None] | None) -> Iterator[dict[str, Any]]:
+    def _flush(
+        self, pending: list[GradeLine], on_line: Callable[[bool], None] | None
+    ) -> Iterator[dict[str, Any]]:
         for line, evaluation in zip(pending, best_evaluations(self._evaluator, pending), strict=True):
             if evaluation is not None:
                 ours = {**evaluation_fields(evaluation), **self.standard_fields(line, evaluation)}
@@ -258,11 +271,18 @@ class BulkGrader:
                     ours.update(matched_id=line.matched_id, match_confidence=line.match_confidence)
             else:
                 ours = {"error": line.error}
-            # A field of the caller's that ours would overwrite (their own `score`, say) is kept under `given`.
-            given = {k: v for k, v in line.record.items() if k in ours}
+            # A field of the caller's that ours would overwrite (their own `score`, say) is kept under `given`,
+            # and so is their own `given` then.
+            given = {k: v for k, v in line.record.items() if k in ours or k == "given"}
+            if set(given) == {"given"}:
+                given = {}
             if on_line:
-                on_line()
+                on_line(evaluation is None)
             yield {**line.record, **ours, **({"given": given} if given else {})}
+
+
+def _not_json(constant: str) -> Any:
+    raise LineError(f"invalid JSON: {constant} is not a JSON value (write null, or the number as a string)")
 
 
 def _not_a_string(field: str, value: Any) -> str:

@@ -3,6 +3,7 @@
 # ruff: noqa: F811 - pytest fixtures imported from tests.api_fixtures are redefined as arguments
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 
 from app.api import deps
@@ -25,6 +26,51 @@ def test_a_body_that_is_not_json_is_said_to_be_so(alice):
 def test_an_unknown_field_is_named(alice):
     reply = alice.post("/v1/sessions", json={"level": "senior"})
     assert assert_problem(reply, 422)["detail"].startswith("unknown field 'level'")
+
+
+@pytest.mark.parametrize("path, body", [
+    ("/v1/grade", '{"question_id": "zero-grad", "answer": "x \\ud83d"}'),
+    ("/v1/grade", '{"question": "Why \\udc00?", "reference_answer": "Because.", "answer": "x"}'),
+    ("/v1/grade", '{"question": "Why?", "reference_answer": ["Because.", "For \\ud800"], "answer": "x"}'),
+    ("/v1/grade/batch", '{"items": [{"question_id": "zero-grad", "answer": "fine"},'
+                        ' {"question_id": "zero-grad", "answer": "cut \\ud83d"}]}'),
+    ("/v1/code/check", '{"question_id": "pairwise-distances", "code": "x = \'\\ud83d\'"}'),
+])
+def test_half_a_surrogate_pair_is_a_422_naming_the_field(alice, path, body):
+    """A JavaScript client cutting a string inside an emoji sends a lone surrogate: not text, so not a 500
+    from the tokenizer, the serialiser or the database."""
+    reply = alice.post(path, content=body.encode(), headers={"Content-Type": "application/json"})
+    detail = assert_problem(reply, 422)["detail"]
+    assert "half of a UTF-16 surrogate pair" in detail and any(f in detail for f in ("answer", "question", "code"))
+
+
+def test_a_lone_surrogate_in_an_answer_is_refused_before_anything_runs(alice):
+    created = alice.post("/v1/sessions", json={"topics": ["tensors"], "num_questions": 1}).json()
+    reply = alice.post(f"/v1/sessions/{created['id']}/answers", content=b'{"text": "Views \\ud83d share"}',
+                       headers={"Content-Type": "application/json"})
+    assert assert_problem(reply, 422)["detail"].startswith("invalid text: holds half of a UTF-16 surrogate pair")
+    assert alice.get(f"/v1/sessions/{created['id']}").json()["transcript"][0]["action"] is None
+
+
+def test_the_documented_examples_name_questions_the_bank_has(tmp_path, bank):
+    schema = create_app(Settings(data_dir=tmp_path)).openapi()
+    found: list[str] = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "question_id" and isinstance(value, str):
+                    found.append(value)  # inside an example body
+                elif key == "question_id" and isinstance(value, dict):
+                    found.extend(value.get("examples", []))  # a field's own examples
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(schema)
+    found.extend(schema["components"]["schemas"]["QuestionSummary"]["properties"]["id"]["examples"])
+    assert len(found) >= 4 and set(found) <= {q.id for q in bank}
 
 
 def test_unexpected_errors_are_a_generic_500_problem(api, alice):

@@ -208,6 +208,34 @@ def test_grade_exits_nonzero_only_when_every_line_failed(cli_env, tmp_path):
     assert out.returncode == 1 and target.exists()
 
 
+def test_grade_keeps_what_the_caller_sent_and_counts_only_its_own_failures(cli_env, tmp_path):
+    lines = [
+        '{"question_id": "zero-grad", "answer": "It clears grads \\ud800 before backward"}',  # half an emoji
+        json.dumps({"question_id": "zero-grad", "answer": "It clears the accumulated gradients.", "score": 2,
+                    "given": {"grader": "alice"}}),
+        json.dumps({"question_id": "zero-grad", "answer": "It clears the accumulated gradients.", "error": None}),
+        '{"question_id": "zero-grad", "answer": "It clears gradients.", "weight": NaN}',
+    ]
+    source, real = tmp_path / "in.jsonl", tmp_path / "real" / "out.jsonl"
+    real.parent.mkdir()
+    (link := tmp_path / "out.jsonl").symlink_to(real)
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = run("grade", "--input", str(source), "--output", str(link), env=cli_env)
+    assert out.returncode == 0, out.stderr
+    assert link.is_symlink() and real.is_file()  # written through the link, not over it
+    assert "Graded 2 of 4 lines; 2 with errors" in out.stderr  # the caller's own "error": null is no failure
+    text = real.read_text(encoding="utf-8")
+    assert "\\ud800" in text  # written back as the escape it came as
+    rows = [json.loads(line) for line in text.splitlines()]
+    assert rows[0]["error"].startswith("field 'answer' holds half of a UTF-16 surrogate pair (\\ud800)")
+    assert rows[1]["given"] == {"score": 2, "given": {"grader": "alice"}} and "score" in rows[1]
+    assert rows[2]["error"] is None and "score" in rows[2]
+    assert rows[3]["error"].startswith("invalid JSON: NaN is not a JSON value")
+    piped = run("grade", "--input", str(source), "--output", "-", env=cli_env)
+    assert [json.loads(line).get("question_id") for line in piped.stdout.splitlines()] == ["zero-grad"] * 3 + [None]
+    assert not (Path.cwd() / "-").exists()
+
+
 def test_grade_refuses_a_utf16_file_in_one_line(cli_env, tmp_path):
     """Windows PowerShell's `>` writes UTF-16; said once rather than as an error on every line."""
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
@@ -229,7 +257,7 @@ def test_ingest_docs_writes_drafts_for_new_questions(cli_env, tmp_path):
 def test_terminal_interview_reads_answers_from_stdin(cli_env):
     script = "\n".join(
         [
-            ":[/x]",  # an unknown command, printed back as typed
+            ":x[/x]",  # an unknown command, printed back as typed
             ":code /nonexistent/answer.py",  # a file that is not there: said, and the question asked again
             ".",
             ":hint",
@@ -246,7 +274,7 @@ def test_terminal_interview_reads_answers_from_stdin(cli_env):
     assert "Question 1 of 2" in out.stdout
     assert "hints cost" in out.stdout
     assert "Score" in out.stdout
-    assert "unknown command :[/x]" in out.stdout and "code file not found: /nonexistent/answer.py" in out.stdout
+    assert "unknown command :x[/x]" in out.stdout and "code file not found: /nonexistent/answer.py" in out.stdout
 
 
 def test_terminal_interview_takes_comma_separated_topics(cli_env):
@@ -306,3 +334,54 @@ def test_code_files_in_terminal_answers(tmp_path):
     assert split_code(f"It clamps.\n:code {good}") == ("It clamps.", "def relu(x):\n    return x.clamp(min=0)")
     with pytest.raises(UserFacingError, match=r"cannot be read \(not UTF-8 text\)"):
         split_code(f":code {binary}")
+    with pytest.raises(UserFacingError, match=r":code needs a file"):
+        split_code("It clamps.\n:code")
+
+
+def test_terminal_answers_from_windows_files_and_odd_first_lines():
+    import io
+
+    from app.cli_interview import read_answer
+
+    crlf = "Here is my ReLU.\r\n```python\r\ndef relu(x):\r\n    return x.clamp(min=0)\r\n```\r\n.\r\n"
+    assert read_answer(io.StringIO(crlf)) == ("answer", "Here is my ReLU.", "def relu(x):\n    return x.clamp(min=0)")
+    smiley = ":) backward computes the gradients\nwith the chain rule.\n.\n"
+    assert read_answer(io.StringIO(smiley)) == (
+        "answer", ":) backward computes the gradients\nwith the chain rule.", None)
+    assert read_answer(io.StringIO(":Hint\n")) == ("hint", None, None)
+    not_utf8 = "backward \udcff\udcfe chains.\n.\n"  # how Python reads bytes that are not UTF-8 from a terminal
+    assert read_answer(io.StringIO(not_utf8)) == ("answer", "backward \ufffd\ufffd chains.", None)
+
+
+@pytest.mark.parametrize("args, said", [
+    (["keys", "create", "--name", "a", "--user", ""], "error: a user name cannot be empty"),
+    (["interview", "--difficulty", "²"], "error: invalid difficulty"),
+])
+def test_more_bad_input_is_one_line(cli_env, args, said):
+    out = run(*args, env=cli_env, stdin=":quit\n")
+    assert out.returncode == 1 and out.stderr.strip().startswith(said) and "Traceback" not in out.stderr
+
+
+def test_drafts_are_not_written_over_a_folder_or_the_document_read(cli_env, tmp_path):
+    notes = tmp_path / "notes.md"
+    notes.write_text("1. What does zero_grad do?\n", encoding="utf-8")
+    for out_path, said in ((tmp_path, "is a folder"), (notes, "is one of the documents read"),
+                           (notes / "x.yaml", "is a file, not a folder")):
+        out = run("ingest", "--docs", str(notes), "--out", str(out_path), env=cli_env)
+        assert out.returncode == 1 and said in out.stderr and "Traceback" not in out.stderr
+    assert notes.read_text(encoding="utf-8") == "1. What does zero_grad do?\n" and not list(tmp_path.glob("*.tmp"))
+
+
+def test_ctrl_c_says_aborted_and_exits_130(cli_env):
+    import signal
+    import time
+
+    proc = subprocess.Popen([str(CLI), "interview", "--questions", "1"], env=cli_env, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 120
+    while "Question 1 of 1" not in proc.stdout.readline():  # waiting for the answer now
+        assert time.monotonic() < deadline
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "aborted" in stderr and "Traceback" not in stderr

@@ -20,7 +20,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, event, func, text
 from sqlalchemy import select as sql_select
 
-from app.errors import ConflictError, NotFoundError
+from app.errors import ConflictError, NotFoundError, UserFacingError
 from app.store import Repository, make_engine, migrate, session_factory
 from app.store.db import alembic_config, current_revision
 from app.store.models import ApiKey, Base, CodeResult, Evaluation, Turn
@@ -121,7 +121,7 @@ def test_get_or_create_user_is_stable(repo: Repository) -> None:
     assert repo.get_or_create_user("alice") == alice
     assert repo.get_or_create_user("bob").id != alice.id
     assert alice.created_at.tzinfo == UTC
-    with pytest.raises(ValueError):
+    with pytest.raises(UserFacingError, match="cannot be empty"):
         repo.get_or_create_user("  ")
 
 

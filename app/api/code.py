@@ -5,20 +5,18 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Body, HTTPException
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from app.api.deps import BankDep, LimiterDep, RunnerDep, SettingsDep, UserDep, require_size, take_code_check
 from app.api.problems import problem_responses
-from app.api.schemas import CodeResultOut, code_result_out
+from app.api.schemas import CodeResultOut, RequestModel, code_result_out
 from app.errors import NotFoundError, UserFacingError
 
 router = APIRouter(prefix="/v1/code", tags=["code"], responses=problem_responses(401, 422))
 
 
-class CodeCheckIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    question_id: str = Field(examples=["tensors-pairwise-distances"])
+class CodeCheckIn(RequestModel):
+    question_id: str = Field(examples=["pairwise-distances"])
     code: str = Field(
         examples=["import torch\n\ndef pairwise_distances(x, y):\n    return torch.cdist(x, y)\n"]
     )

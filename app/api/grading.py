@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, HTTPException
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from app.api.deps import BankDep, EvaluatorDep, SettingsDep, StoreDep, UserDep, require_size
 from app.api.problems import problem_responses
-from app.api.schemas import EvaluationOut
+from app.api.schemas import EvaluationOut, RequestModel
 from app.errors import NotFoundError, UserFacingError
 from app.grading import MAX_REFERENCES, BulkGrader, ExampleError, GradeLine, best_evaluations, evaluation_fields
 
@@ -20,12 +20,10 @@ router = APIRouter(prefix="/v1", tags=["grading"], responses=problem_responses(4
 MAX_BATCH = 100
 
 
-class GradeIn(BaseModel):
+class GradeIn(RequestModel):
     """Give `question_id` (a bank entry), or `question` plus `reference_answer` (a `question_id` beside
     them is your own label for the question, echoed back and used to pair examples), or `question` alone
     (matched to the closest bank entry)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     answer: str
     question_id: str | None = Field(
@@ -69,9 +67,7 @@ class GradedExampleIn(GradeIn):
         return self
 
 
-class GradeBatchIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class GradeBatchIn(RequestModel):
     items: list[GradeIn] = Field(min_length=1, max_length=MAX_BATCH)
     examples: list[GradedExampleIn] = Field(
         default_factory=list, max_length=MAX_BATCH,
@@ -96,7 +92,7 @@ GRADE_EXAMPLES = {
     "bank": {
         "summary": "Against a bank entry",
         "value": {
-            "question_id": "autograd-zero-grad",
+            "question_id": "zero-grad",
             "answer": "Gradients accumulate, so zero them each step.",
         },
     },

@@ -78,7 +78,7 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     errors = [
         {
             "loc": [str(p) for p in e.get("loc", ())],
-            "msg": str(e.get("msg", "")),
+            "msg": str(e.get("msg", "")).removeprefix("Value error, "),
             "type": str(e.get("type", "")),
         }
         for e in exc.errors()

@@ -19,7 +19,7 @@ MAX_SEARCH_RESULTS = 200
 
 
 class QuestionSummary(BaseModel):
-    id: str = Field(examples=["autograd-zero-grad"])
+    id: str = Field(examples=["zero-grad"])
     question: str
     framework: Framework
     topic: Topic

@@ -5,23 +5,42 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.interview.models import Prompt, SessionConfig
+from app.text_input import not_text
 from evaluators.base import DetectedMisconception, PointVerdict
 
 PROMPT_EXAMPLE = {
+    "turn": 0,
     "kind": "question",
-    "question_id": "autograd-zero-grad",
+    "question_id": "zero-grad",
     "text": "Question 1 of 5: Why do you call optimizer.zero_grad() in a training loop?",
-    "topic": "autograd",
+    "topic": "training-loop",
     "difficulty": 1,
     "number": 1,
     "total": 5,
     "code_contract": None,
     "starter_code": None,
     "time_limit_s": None,
+    "asked_at": "2026-11-28T09:30:00Z",
 }
+
+
+class RequestModel(BaseModel):
+    """A request body: unknown fields are refused, and so is a string that is not text (a lone UTF-16
+    surrogate, `app/text_input.py`): a 422 naming the field, before it reaches the scorer, the sandbox or
+    the database."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _whole_text(cls, value: Any) -> Any:
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and (why := not_text(text)):
+                raise ValueError(why)
+        return value
 
 
 class EvaluationOut(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, HTTPException, Query, Request, Response
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
+from pydantic import Field, StrictInt, field_validator
 
 from app.api.deps import (
     BankDep,
@@ -20,6 +20,7 @@ from app.api.deps import (
 )
 from app.api.problems import problem_responses
 from app.api.schemas import (
+    RequestModel,
     SessionCreated,
     SessionDetail,
     SessionSummary,
@@ -71,10 +72,8 @@ TURN_HELP = ("The `turn` of the prompt this acts on (from the prompt): if the se
 TurnQuery = Annotated[int | None, Query(description=TURN_HELP)]
 
 
-class AnswerIn(BaseModel):
+class AnswerIn(RequestModel):
     """Text, code, or both; code is run against the task's hidden checks on code questions."""
-
-    model_config = ConfigDict(extra="forbid")
 
     text: str | None = Field(default=None, examples=["zero_grad clears the .grad buffers, which accumulate."])
     code: str | None = Field(

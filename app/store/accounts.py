@@ -9,7 +9,7 @@ import secrets
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.errors import ConflictError, NotFoundError
+from app.errors import ConflictError, NotFoundError, UserFacingError
 from app.store.base import RepositoryBase
 from app.store.models import ApiKey, User, utcnow
 from app.store.records import ApiKeyRecord, UserRecord, api_key_record, user_record
@@ -29,7 +29,7 @@ class AccountRepository(RepositoryBase):
     def get_or_create_user(self, name: str) -> UserRecord:
         """The user called `name`, created on first use."""
         if not name.strip():
-            raise ValueError("a user name cannot be empty")
+            raise UserFacingError("a user name cannot be empty")
         query = select(User).where(User.name == name)
         try:
             with self._writing() as session:

@@ -1,0 +1,28 @@
+"""Text from outside (a request, a file, a terminal) that may not be text.
+
+A lone UTF-16 surrogate is what a JavaScript client sends when it cuts a string inside an emoji
+("\\ud83d" in JSON), and what Python makes of bytes that are not UTF-8 on a terminal. It decodes into a
+str, but the tokenizer, the database and the JSON writer all fail on it.
+"""
+
+from __future__ import annotations
+
+import re
+
+# JSON decoding joins every escaped pair into one character, so a surrogate left in a str is alone.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def not_text(value: str) -> str | None:
+    """Why `value` is not text, or None when it is."""
+    found = _SURROGATE.search(value)
+    if found is None:
+        return None
+    return (f"holds half of a UTF-16 surrogate pair (\\u{ord(found.group()):04x}) at character {found.start()}, "
+            "which is not text; send the whole character")
+
+
+def as_text(value: str) -> str:
+    """`value` with each lone surrogate shown as U+FFFD, as a browser shows bytes it cannot read."""
+    return _SURROGATE.sub(REPLACEMENT, value)
