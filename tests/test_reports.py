@@ -11,6 +11,7 @@ import pytest
 
 from app.reports import FORMATS, Report, build_report, render
 from app.reports.quotes import normalise
+from app.reports.wording import NOTHING_ANSWERED, overview_lines, status_flags
 from app.store.records import SessionRecord, TurnRecord
 from knowledge.loader import bank_index
 
@@ -119,7 +120,24 @@ def test_overall_and_per_topic_means(report: Report) -> None:
     assert report.overall_score == pytest.approx(round((3.8 + 2.5 + 0.0) / 3, 2))
     assert {t.topic: (t.score, t.questions) for t in report.topics} == {
         "autograd": (pytest.approx(3.15), 2), "deployment": (0.0, 1)}
-    assert report.questions_answered == 3 and report.mode == "interview"
+    assert report.questions_answered == 2 and report.mode == "interview"  # the skip scores 0 but is no answer
+    assert "over 3 of 3 question(s): 2 answered, 1 skipped or not known (scored 0)" in overview_lines(report)[-1]
+
+
+def test_a_follow_up_given_up_leaves_its_question_answered_and_all_skipped_is_nothing_answered(bank) -> None:
+    answered = evaluation(3.1, [point("records-graph", "covered", "Autograd records every operation")])
+    kept = {**answered, "follow_up": "skip"}  # the engine keeps the earlier score when a follow-up is skipped
+    turns = [turn(1, "autograd-basics", "autograd", answer_text="Autograd records every operation.",
+                  evaluation=answered),
+             turn(2, "autograd-basics", "autograd", kind="follow_up", action="skip", evaluation=kept)]
+    entry = build_report(session=session({"autograd-basics": 3.1}), turns=turns, bank=bank).questions[0]
+    assert entry.answered and not entry.skipped and "skipped" not in status_flags(entry)
+    skip_eval = {**evaluation(0.0, []), "evaluator": "none", "gate": "skip"}
+    skipped = [turn(i, qid, "autograd", action="skip", evaluation=skip_eval)
+               for i, qid in enumerate(["autograd-basics", "relu-autograd-function"], start=1)]
+    nothing = build_report(session=session({}), turns=skipped, bank=bank)
+    assert nothing.questions_answered == 0 and nothing.empty and nothing.overall_score == 0.0
+    assert overview_lines(nothing)[-2:] == [NOTHING_ANSWERED, "2 question(s) skipped or not known, each scored 0."]
 
 
 def test_every_strength_quotes_the_candidates_stored_answer(report: Report) -> None:

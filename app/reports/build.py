@@ -32,7 +32,7 @@ def build_report(
         question_entry(number=n, question_id=qid, turns=group, bank=bank, stored_score=stored.get(qid))
         for n, (qid, group) in enumerate(group_by_question(turns), start=1)
     ]
-    answered = [e for e in entries if e.answered and e.score is not None]
+    answered = [e for e in entries if e.score is not None]  # a skip too: it scores 0
     topics = _topic_scores(answered)
     return Report(
         session_id=session.id,
@@ -43,7 +43,7 @@ def build_report(
         updated_at=session.updated_at,
         config=dict(session.config),
         overall_score=_mean([e.score for e in answered]),
-        questions_answered=len(answered),
+        questions_answered=sum(e.answered for e in entries),
         questions=entries,
         topics=topics,
         strengths=_strengths(answered),

@@ -53,7 +53,7 @@ class QuestionEntry(_Frozen):
     topic: str
     difficulty: int
     score: float | None  # None when nothing was submitted for it
-    answered: bool
+    answered: bool  # the candidate answered it (a skip or "I don't know" scores 0 and is not an answer)
     skipped: bool = False
     dont_know: bool = False
     follow_ups: int = 0
@@ -124,8 +124,8 @@ class Report(_Frozen):
     created_at: datetime
     updated_at: datetime
     config: dict[str, Any]
-    overall_score: float | None  # mean of the answered questions' final scores, 0-5
-    questions_answered: int
+    overall_score: float | None  # mean of the scored questions' final scores, 0-5 (a skip scores 0)
+    questions_answered: int  # answered, not skipped or "I don't know"
     questions: list[QuestionEntry]
     topics: list[TopicScore]
     strengths: list[Strength]

@@ -44,9 +44,10 @@ def question_entry(
         topic=turns[0].topic,
         difficulty=turns[0].difficulty,
         score=round(float(score), 2) if score is not None else None,
-        answered=final is not None,
-        skipped=final is not None and final.action == "skip",
-        dont_know=final is not None and final.action == "dont_know",
+        # How the question itself ended: giving up on a follow-up leaves an answered question answered.
+        answered=any(t.action == "answer" for t in answered),
+        skipped=turns[0].action == "skip",
+        dont_know=turns[0].action == "dont_know",
         follow_ups=sum(t.kind == "follow_up" for t in turns),
         hints_used=sum(t.hints_used for t in turns),
         gate=evaluation.get("gate"),

@@ -31,20 +31,21 @@ def overview_lines(report: Report) -> list[str]:
         f"Session {report.session_id} ({report.mode} mode, {report.status}).",
         f"Started {report.created_at:%Y-%m-%d %H:%M}, last activity {report.updated_at:%Y-%m-%d %H:%M}.",
     ]
+    given_up = sum(q.skipped or q.dont_know for q in report.questions)
+    zeros = f"{given_up} question(s) skipped or not known, each scored 0."
     if report.empty:
-        return [*lines, NOTHING_ANSWERED]
-    asked = len(report.questions)
-    return [
-        *lines,
-        f"Overall score: {score_text(report.overall_score)} over {report.questions_answered} "
-        f"of {asked} question(s) answered.",
-    ]
+        return [*lines, NOTHING_ANSWERED, *([zeros] if given_up else [])]
+    overall = f"Overall score: {score_text(report.overall_score)} over {report.questions_answered + given_up} of " \
+              f"{len(report.questions)} question(s)"
+    if not given_up:
+        return [*lines, f"{overall} answered."]
+    return [*lines, f"{overall}: {report.questions_answered} answered, {given_up} skipped or not known (scored 0)."]
 
 
 def status_flags(entry: QuestionEntry) -> list[str]:
     """Short labels for how the question ended: skipped, gave up, gated, hints, follow-ups."""
     flags: list[str] = []
-    if not entry.answered:
+    if entry.score is None:
         flags.append("not answered")
     if entry.skipped:
         flags.append("skipped")
