@@ -243,3 +243,16 @@ def test_empty_session_says_nothing_was_answered(bank, fmt: str) -> None:
             assert "Nothing was answered" in body.decode()
         if fmt == "pdf":
             assert body.startswith(b"%PDF")
+
+
+def test_markdown_shows_the_candidates_words_as_written_in_a_gfm_viewer() -> None:
+    from markdown_it import MarkdownIt
+
+    from app.reports.markdown_doc import md
+
+    said = "~~old docs~~ https://evil.example/x &copy; &lt;b&gt; see www.x.com or a@b.com, x*y"
+    page = MarkdownIt("commonmark").enable(["strikethrough", "table"]).render(md(said))
+    assert "<del>" not in page and "<s>" not in page and "&amp;copy;" in page and "&amp;lt;b&amp;gt;" in page
+    # No bare address is left for a GitHub-style viewer to turn into a link.
+    assert not re.search(r"https?://|www\.|\w@\w", md(said))
+    assert page.replace("&amp;", "&").removeprefix("<p>").removesuffix("</p>\n") == said

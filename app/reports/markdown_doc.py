@@ -7,13 +7,17 @@ import re
 from app.reports import wording as w
 from app.reports.model import QuestionEntry, Report
 
-# Backslash-escaping these keeps candidate text literal: no injected HTML, links, emphasis or tables.
-_SPECIAL = re.compile(r"([\\`*_\[\]<>#|!])")
+# Backslash-escaping these keeps candidate text literal: no injected HTML, entities (&copy;), links,
+# emphasis, strikethrough or tables.
+_SPECIAL = re.compile(r"([\\`*_\[\]<>#|!~&])")
+# GitHub-style viewers also link bare addresses; an escaped ':' or '.' or '@' in them stops that.
+_AUTOLINK = re.compile(r"(?i)(\b(?:https?|ftp)):(?=//)|(\bwww)\.|(?<=\w)@(?=\w)")
 
 
 def md(text: str) -> str:
     """Candidate or bank text as one literal Markdown line."""
-    return _SPECIAL.sub(r"\\\1", " ".join(text.split()))
+    escaped = _SPECIAL.sub(r"\\\1", " ".join(text.split()))
+    return _AUTOLINK.sub(lambda m: f"{m[1]}\\:" if m[1] else f"{m[2]}\\." if m[2] else "\\@", escaped)
 
 
 def render_markdown(report: Report) -> str:
