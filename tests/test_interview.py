@@ -423,3 +423,66 @@ def test_an_action_on_a_prompt_already_answered_is_refused_and_records_nothing(e
     turns = repo.turns(session.id)
     assert len(turns) == 2 and turns[1].action is None
     assert engine.hint(session_id=session.id, user_id=user, turn=1).prompt.turn == 1
+
+
+def test_hints_each_point_toward_another_point_and_never_repeat_the_follow_up(engine, user, bank):
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["training-loop"],
+                                                                      seed=1))
+    question = by_id(bank)[prompt.question_id]
+    first, second = (engine.hint(session_id=session.id, user_id=user).message for _ in range(2))
+    assert first != second
+    heaviest = sorted(question.rubric, key=lambda p: -p.weight)[:2]
+    for hint, point in zip((first, second), heaviest, strict=True):  # the two heaviest points, one each
+        probe = next((f.prompt for f in question.follow_ups if f.point == point.id), None)
+        assert (probe or point.id.replace("-", " ")) in hint
+
+
+def test_a_hint_on_a_follow_up_names_its_point_once(engine, user):
+    session, _ = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["training-loop"], seed=1))
+    follow_up = engine.answer(session_id=session.id, user_id=user, text="It resets a thing.", code=None).prompt
+    assert follow_up.kind is PromptKind.FOLLOW_UP
+    target = engine._repo.turns(session.id)[-1].target_point
+    hint = engine.hint(session_id=session.id, user_id=user).message
+    assert follow_up.text not in hint and target.replace("-", " ") in hint
+    with pytest.raises(ConflictError, match="no more hints"):
+        engine.hint(session_id=session.id, user_id=user)
+
+
+def test_a_late_follow_up_halves_only_what_it_adds(repo, ingested_store, bank, scorer, monkeypatch):
+    import app.interview.engine as engine_module
+
+    def follow_up_score(late: bool) -> tuple[float, float]:
+        engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                                 scorer=AnswerScorer(evaluator=scorer))
+        user = repo.get_or_create_user(f"late-{late}").id
+        config = SessionConfig(num_questions=1, topics=["training-loop"], seed=1, time_limit_s=30)
+        session, prompt = engine.start(user_id=user, config=config)
+        monkeypatch.setattr(engine_module, "_elapsed_s", lambda _: 1.0)
+        first = engine.answer(session_id=session.id, user_id=user, code=None,
+                              text="It resets the gradients before the next backward pass.")
+        assert first.prompt.kind is PromptKind.FOLLOW_UP
+        monkeypatch.setattr(engine_module, "_elapsed_s", lambda _: 1000.0 if late else 1.0)
+        reference = by_id(bank)[prompt.question_id].reference_answer
+        engine.answer(session_id=session.id, user_id=user, text=reference, code=None)
+        return first.evaluation["score"], repo.get_session(session.id, user).state["question_scores"][prompt.question_id]
+
+    kept, on_time = follow_up_score(late=False)
+    assert on_time > kept  # the whole reference adds to a weak first answer
+    _, late = follow_up_score(late=True)
+    assert late == pytest.approx(kept + (on_time - kept) / 2, abs=0.11)
+
+
+def test_words_beside_passing_code_add_to_its_score_and_never_take_from_it(scorer, bank):
+    from app.interview.followups import choose_follow_up
+
+    class PassingRunner:
+        def check(self, spec, code, question_id):
+            return {"status": "passed", "score": 1.0, "passed_checks": 4, "total_checks": 4, "checks": []}
+
+    question = by_id(bank)["relu-autograd-function"]
+    answer_scorer = AnswerScorer(evaluator=scorer, code_runner=PassingRunner())
+    code_only = answer_scorer.score(question, text="", code=question.code.solution, earlier=[])
+    with_words = answer_scorer.score(question, text="I would check it with gradcheck.", code=question.code.solution,
+                                     earlier=[])
+    assert code_only.score == with_words.score == 5.0 and with_words.evaluation["rubric_score"] < 4.5
+    assert choose_follow_up(question, with_words.rubric, score=with_words.score, asked=0, probed=[]) is None

@@ -172,7 +172,8 @@ class InterviewEngine:
         turn = self._turn(session_id, state.current_turn_id)
         used = self._hints_on_question(session_id, question.id)
         last = self._last_evaluation(session_id, question.id)
-        text = hint_for(question, evaluation=last, hints_used=used)
+        target = turn.target_point if turn.kind == PromptKind.FOLLOW_UP else None
+        text = hint_for(question, evaluation=last, hints_used=used, target=target, hints_on_turn=turn.hints_used)
         if text is None:
             raise ConflictError("no more hints for this question")
         self._repo.add_hint(turn.id)
@@ -219,7 +220,7 @@ class InterviewEngine:
         follow_up = None
         if scored.rubric is not None:
             follow_up = choose_follow_up(
-                question, scored.rubric, asked=state.follow_ups_asked, probed=state.probed_points
+                question, scored.rubric, score=scored.score, asked=state.follow_ups_asked, probed=state.probed_points
             )
         if follow_up is not None:
             related = [r["question"] for r in scored.evaluation.get("related", [])]
@@ -279,6 +280,10 @@ class InterviewEngine:
         if hints:
             notes.append(f"{hints} hint(s) used: -{penalty} points")
         if config.time_limit_s and _elapsed_s(turn.created_at) > config.time_limit_s:
+            if turn.kind == PromptKind.FOLLOW_UP:  # what was earned on time stays; only what this adds is halved
+                kept = state.question_scores.get(turn.question_id, 0.0)
+                notes.append(f"answered after the {config.time_limit_s}s limit: what this answer added is halved")
+                return scored.adjusted(factor=0.5, minus=penalty, notes=notes, kept=kept)
             notes.append(f"answered after the {config.time_limit_s}s limit: score halved")
             return scored.adjusted(factor=0.5, minus=penalty, notes=notes)
         return scored.adjusted(factor=1.0, minus=penalty, notes=notes)

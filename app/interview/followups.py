@@ -11,9 +11,12 @@ HINT_COST = 0.5  # score points (of 5) per hint on that question
 GOOD_ENOUGH = 4.5  # above this a follow-up would only waste the candidate's time
 
 
-def choose_follow_up(question: Question, evaluation: Evaluation, *, asked: int, probed: list[str]) -> FollowUp | None:
-    """The probe for the heaviest point still missing, if the answer merits one."""
-    if asked >= MAX_FOLLOW_UPS or evaluation.gate or evaluation.score >= GOOD_ENOUGH:
+def choose_follow_up(
+    question: Question, evaluation: Evaluation, *, score: float, asked: int, probed: list[str]
+) -> FollowUp | None:
+    """The probe for the heaviest point still missing, if the answer merits one. `score` is the answer's
+    own (for a code task, its code and words together), not the rubric's alone."""
+    if asked >= MAX_FOLLOW_UPS or evaluation.gate or score >= GOOD_ENOUGH:
         return None
     missing = sorted(
         (p for p in evaluation.points if p.verdict is not Verdict.COVERED and p.point_id not in probed),
@@ -26,17 +29,25 @@ def choose_follow_up(question: Question, evaluation: Evaluation, *, asked: int, 
     return None
 
 
-def hint_for(question: Question, *, evaluation: Evaluation | None, hints_used: int) -> str | None:
-    """A nudge toward an uncovered point: the probe question, then the point's topic in a few words."""
+def hint_for(
+    question: Question, *, evaluation: Evaluation | None, hints_used: int, target: str | None = None,
+    hints_on_turn: int = 0,
+) -> str | None:
+    """A nudge toward an uncovered point, each hint toward another one, heaviest first: its probe question,
+    else its topic in a few words. On a follow-up (`target`: the point it probes, whose probe is already on
+    screen) the one hint is that point's topic."""
     if hints_used >= MAX_HINTS:
         return None
+    if target is not None:
+        return None if hints_on_turn else _about(target)
     covered = {p.point_id for p in evaluation.points if p.verdict is Verdict.COVERED} if evaluation else set()
     open_points = [p for p in sorted(question.rubric, key=lambda p: -p.weight) if p.id not in covered]
-    if not open_points:
+    if hints_used >= len(open_points):
         return None
-    probes = {f.point: f.prompt for f in reversed(question.follow_ups)}
-    probed = [p for p in open_points if p.id in probes]
-    if hints_used == 0 and probed:
-        return f"Think about this: {probes[probed[0].id]}"
-    point = open_points[min(hints_used, len(open_points) - 1)]
-    return f"A complete answer also says something about {point.id.replace('-', ' ')}."
+    point = open_points[hints_used]
+    probe = next((f.prompt for f in question.follow_ups if f.point == point.id), None)
+    return f"Think about this: {probe}" if probe else _about(point.id)
+
+
+def _about(point_id: str) -> str:
+    return f"A complete answer also says something about {point_id.replace('-', ' ')}."

@@ -8,7 +8,9 @@ from typing import Any
 from evaluators.base import Evaluation, Evaluator, GradingTask
 from knowledge.schema import Question
 
-CODE_SHARE = 0.75  # for code tasks with both code and explanation, running code weighs most
+# For code tasks with both code and explanation, running code weighs most; words can add to the code's
+# score but never take from it (an explanation, or a follow-up answered in words, must not cost points).
+CODE_SHARE = 0.75
 
 
 @dataclass(frozen=True)
@@ -20,11 +22,13 @@ class ScoredAnswer:
     message: str | None = None
     notes: list[str] = field(default_factory=list)
 
-    def adjusted(self, *, factor: float, minus: float, notes: list[str]) -> ScoredAnswer:
-        """Apply time-limit and hint penalties; the reasons travel with the stored evaluation."""
+    def adjusted(self, *, factor: float, minus: float, notes: list[str], kept: float = 0.0) -> ScoredAnswer:
+        """Apply time-limit and hint penalties; the reasons travel with the stored evaluation. The factor
+        scales only what the score adds above `kept` (a follow-up's earlier score on the question)."""
         if not notes:
             return self
-        score = round(max(0.0, self.score * factor - minus), 1)
+        base = min(kept, self.score)
+        score = round(max(0.0, base + (self.score - base) * factor - minus), 1)
         evaluation = {**self.evaluation, "score": score, "penalties": notes}
         return replace(self, score=score, evaluation=evaluation, notes=[*self.notes, *notes])
 
@@ -54,7 +58,7 @@ class AnswerScorer:
         assert code_result is not None
         code_score = 5 * float(code_result.get("score", 0.0))
         words = text.strip() or any(e.strip() for e in earlier)
-        score = CODE_SHARE * code_score + (1 - CODE_SHARE) * rubric.score if words else code_score
+        score = max(code_score, CODE_SHARE * code_score + (1 - CODE_SHARE) * rubric.score) if words else code_score
         score = round(score, 1)
         evaluation = {**evaluation, "score": score, "code_score": round(code_score, 1),
                       "rubric_score": rubric.score}
