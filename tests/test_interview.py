@@ -464,7 +464,8 @@ def test_a_late_follow_up_halves_only_what_it_adds(repo, ingested_store, bank, s
         monkeypatch.setattr(engine_module, "_elapsed_s", lambda _: 1000.0 if late else 1.0)
         reference = by_id(bank)[prompt.question_id].reference_answer
         engine.answer(session_id=session.id, user_id=user, text=reference, code=None)
-        return first.evaluation["score"], repo.get_session(session.id, user).state["question_scores"][prompt.question_id]
+        scores = repo.get_session(session.id, user).state["question_scores"]
+        return first.evaluation["score"], scores[prompt.question_id]
 
     kept, on_time = follow_up_score(late=False)
     assert on_time > kept  # the whole reference adds to a weak first answer

@@ -188,3 +188,30 @@ def test_api_down_is_an_error_not_a_traceback(monkeypatch):
     at.run()
     assert not at.exception
     assert f"cannot reach the API at {url}" in texts(at.error)
+
+
+@pytest.mark.parametrize("seed", ["²", "--5"])
+def test_a_seed_that_is_not_a_whole_number_is_an_error_on_the_page(server, monkeypatch, seed):
+    url, keys = server
+    at = app_for(monkeypatch, url, keys["starter"])
+    at.run()
+    start_session(at, topics=["tensors"], difficulty=1, questions=1, seed=seed)
+    assert "The seed is a whole number" in texts(at.error) and at.session_state["nav"] == "Start"
+
+
+def test_the_report_follows_the_session_and_its_downloads_follow_the_report(server, monkeypatch):
+    """Downloads fetched mid-session are fetched again once the session moved on, and starting a new
+    session points the Report page at it rather than at a past session opened from History."""
+    at = report_of_a_new_session(server, monkeypatch, "practice")
+    sid = at.session_state["report_sid"]
+    url, keys = server
+    auth = {"Authorization": f"Bearer {keys['reader']}"}
+    for _ in range(2):
+        httpx.post(f"{url}/v1/sessions/{sid}/skip", headers=auth)
+    at.run()
+    fetched = {version for (s, fmt, version) in at.session_state["report_files"] if s == sid and fmt == "markdown"}
+    assert len(fetched) == 2  # before and after the skips
+    at.session_state["nav"] = "Start"
+    at.run()
+    start_session(at, topics=["tensors"], difficulty=1, questions=1, seed="4")
+    assert "report_sid" not in at.session_state and at.session_state["sid"] != sid

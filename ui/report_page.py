@@ -33,7 +33,7 @@ def render(api: ApiClient) -> None:
     _charts(report)
     _strengths_and_gaps(report)
     _study_plan(report)
-    _downloads(api, sid)
+    _downloads(api, sid, version=str(report.get("updated_at")))
 
 
 def _summary(report: dict[str, Any]) -> None:
@@ -126,14 +126,16 @@ def _study_plan(report: dict[str, Any]) -> None:
                             + "\n".join(f"- `{n['id']}`: {literal(n['question'])}" for n in item["next"]))
 
 
-def _downloads(api: ApiClient, sid: str) -> None:
+def _downloads(api: ApiClient, sid: str, *, version: str) -> None:
+    """The files of this version of the report (its session's last activity): a session answered further
+    since they were fetched gets new ones."""
     st.subheader("Download")
-    cache: dict[tuple[str, str], bytes] = st.session_state.setdefault("report_files", {})
+    cache: dict[tuple[str, str, str], bytes] = st.session_state.setdefault("report_files", {})
     columns = st.columns(len(DOWNLOADS))
     for column, (fmt, label, ext, mime) in zip(columns, DOWNLOADS, strict=True):
-        if (sid, fmt) not in cache:
-            cache[(sid, fmt)] = api.get_bytes(f"/v1/sessions/{sid}/report", format=fmt)
+        if (sid, fmt, version) not in cache:
+            cache[(sid, fmt, version)] = api.get_bytes(f"/v1/sessions/{sid}/report", format=fmt)
         column.download_button(
-            f"⬇ {label}", data=cache[(sid, fmt)], file_name=f"interview-report-{sid[:8]}.{ext}", mime=mime,
+            f"⬇ {label}", data=cache[(sid, fmt, version)], file_name=f"interview-report-{sid[:8]}.{ext}", mime=mime,
             key=f"download-{fmt}", width="stretch",
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import streamlit as st
@@ -60,7 +61,8 @@ def render(api: ApiClient) -> None:
             "Seconds per question", min_value=30, max_value=3600, value=300, step=30, key="seconds"
         )
         seed = left.text_input(
-            "Seed (optional)", key="seed", help="The same seed and settings give the same questions."
+            "Seed (optional)", key="seed", help="The same seed and settings draw questions the same way; questions "
+            "you were asked in earlier sessions wait until the others are used up, so yours can differ."
         )
         submitted = st.form_submit_button("Start interview", type="primary")
     if submitted:
@@ -73,7 +75,7 @@ def render(api: ApiClient) -> None:
             "time_limit_s": int(seconds) if timed else None,
         }
         if seed.strip():
-            if not seed.strip().lstrip("-").isdigit():
+            if not re.fullmatch(r"[+-]?[0-9]+", seed.strip()):  # not str.isdigit: "²" is a digit to it
                 st.error("The seed is a whole number, or empty for random questions.")
                 return
             config["seed"] = int(seed)

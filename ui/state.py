@@ -25,7 +25,9 @@ def apply_pending_page() -> None:
 
 
 def begin_session(created: dict[str, Any]) -> None:
-    """Remember a session the API just created (POST /v1/sessions) and its first prompt."""
+    """Remember a session the API just created (POST /v1/sessions) and its first prompt; the Report page
+    follows it from now on, not a past session opened from History."""
+    st.session_state.pop("report_sid", None)
     st.session_state.update(
         sid=created["id"],
         status=created["status"],
