@@ -36,21 +36,26 @@ def progress() -> Progress:
 
 def open_bank_search(settings: Any) -> Any:
     """The bank search for a command; a missing or empty bank is indexed first (once), with progress
-    on stderr. A Chroma server that cannot be reached is one line naming it (a SearchError)."""
+    on stderr, and a bank changed since it was indexed is re-indexed. A Chroma server that cannot be
+    reached is one line naming it (a SearchError)."""
     import time
 
-    from app.services import index_if_empty, store_for
+    from app.services import store_for, sync_index
     from knowledge.loader import cached_bank
 
     store = store_for(settings)
     if store.count():
+        synced = sync_index(store, settings)
+        if synced.added or synced.updated or synced.removed:
+            err.print(f"The question bank changed since it was indexed: {synced.added} new, {synced.updated} "
+                      f"changed and {synced.removed} removed entries brought into the search index.")
         return store
     total = len(cached_bank(settings.bank_dir))
     err.print(f"The question bank is not indexed yet: indexing its {total} entries (once, as `interviewer ingest`)...")
     started = time.perf_counter()
     with progress() as bar:
         task = bar.add_task("Indexing the question bank", total=total)
-        index_if_empty(store, settings, on_embedded=lambda done, _: bar.update(task, completed=done))
+        sync_index(store, settings, on_embedded=lambda done, _: bar.update(task, completed=done))
     err.print(f"Indexed the question bank in {time.perf_counter() - started:.1f} s.")
     return store
 

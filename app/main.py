@@ -27,9 +27,9 @@ def build_components(settings: Settings) -> dict[str, Any]:
         embedder_for,
         engine_for,
         evaluator_for,
-        index_if_empty,
         repository_for,
         store_for,
+        sync_index,
         warm_in_background,
     )
     from knowledge.embeddings import MiniLMEmbedder
@@ -47,7 +47,7 @@ def build_components(settings: Settings) -> dict[str, Any]:
             embedder.use_own_threads()
     engine = engine_for(settings, repo=repo, store=store, runner=runner, evaluator=evaluator)
     bank = bank_index(settings.bank_dir)
-    warm_up = warm_in_background(evaluator, bank, engine, first=lambda: index_if_empty(store, settings))
+    warm_up = warm_in_background(evaluator, bank, engine, first=lambda: sync_index(store, settings))
     return {
         "repo": repo,
         "store": store,
@@ -83,17 +83,19 @@ class BodySizeLimit:
     messages; this outer cap only stops a client from making the server buffer a huge body.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, *, batches: dict[str, int] | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.batches = batches or {}  # path -> its own cap: a batch of answers holds many of them
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        cap = self.batches.get(scope["path"], self.max_bytes)
         declared = dict(scope["headers"]).get(b"content-length", b"")
-        if declared.isdigit() and int(declared) > self.max_bytes:
-            await problems.problem(413, self._detail())(scope, receive, send)
+        if declared.isdigit() and int(declared) > cap:
+            await problems.problem(413, self._detail(scope["path"], cap))(scope, receive, send)
             return
         seen = 0
 
@@ -101,14 +103,15 @@ class BodySizeLimit:
             nonlocal seen
             message = await receive()
             seen += len(message.get("body", b""))
-            if seen > self.max_bytes:
-                raise HTTPException(413, self._detail())
+            if seen > cap:
+                raise HTTPException(413, self._detail(scope["path"], cap))
             return message
 
         await self.app(scope, counted, send)
 
-    def _detail(self) -> str:
-        return f"the request body is larger than {self.max_bytes} bytes; shorten the answer or code"
+    def _detail(self, path: str, cap: int) -> str:
+        advice = "send fewer items per request" if path in self.batches else "shorten the answer or code"
+        return f"the request body is larger than {cap} bytes; {advice}"
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -126,9 +129,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     problems.install(app)
     for module in (sessions, questions, grading, code, progress, health):
         app.include_router(module.router)
-    # JSON escapes can take up to 12 bytes per character (surrogate pairs), hence the factor.
+    # JSON escapes can take up to 12 bytes per character (surrogate pairs), hence the factor. A grading
+    # batch holds up to MAX_BATCH items and as many examples, each answer in the limit: at 4 bytes per
+    # character (any UTF-8 text), a full batch of full-length answers fits.
     app.add_middleware(
-        BodySizeLimit, max_bytes=max(1 << 20, 12 * (settings.max_answer_chars + settings.max_code_chars))
+        BodySizeLimit, max_bytes=max(1 << 20, 12 * (settings.max_answer_chars + settings.max_code_chars)),
+        batches={"/v1/grade/batch": 2 * grading.MAX_BATCH * 4 * settings.max_answer_chars + (1 << 20)},
     )
     if settings.cors_origins:
         app.add_middleware(

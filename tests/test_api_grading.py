@@ -197,3 +197,22 @@ def test_without_a_sandbox_code_checks_are_503(tmp_path, ingested_store, bank, s
     api = build_api(tmp_path, store=ingested_store, bank=bank, scorer=scorer, with_runner=False)
     body = {"question_id": code_question(bank).id, "code": PASSING_MARK}
     assert_problem(api.client.post("/v1/code/check", json=body, headers=api.as_user("alice")), 503)
+
+
+def test_code_in_an_answer_counts_as_a_check_only_where_it_runs(api, alice, bank):
+    body = {"question_id": code_question(bank).id, "code": PASSING_MARK}
+    assert all(alice.post("/v1/code/check", json=body).status_code == 200 for _ in range(5))  # the limit used up
+    concept = alice.post("/v1/sessions", json={"topics": ["tensors"], "num_questions": 1}).json()
+    assert concept["prompt"]["code_contract"] is None
+    reply = alice.post(f"/v1/sessions/{concept['id']}/answers", json={"text": "Views share storage.", "code": "x = 1"})
+    assert reply.status_code == 200, reply.text  # a concept question runs no code
+    assert_problem(alice.post("/v1/sessions/nope/answers", json={"code": "x = 1"}), 404)
+
+
+def test_a_full_batch_of_long_answers_is_within_the_batch_routes_body_cap(alice):
+    item = {"question_id": "zero-grad", "answer": "Gradients accumulate. " * 680}  # ~15,000 characters
+    body = {"items": [item] * 100, "unknown": True}  # refused by validation, after the body was read whole
+    assert "unknown field 'unknown'" in assert_problem(alice.post("/v1/grade/batch", json=body), 422)["detail"]
+    too_big = {"items": [{**item, "answer": "x" * 20_000}] * 100, "examples": [{**item, "grade": 1}] * 100,
+               "pad": "y" * 20_000_000}
+    assert "send fewer items" in assert_problem(alice.post("/v1/grade/batch", json=too_big), 413)["detail"]

@@ -385,3 +385,25 @@ def test_ctrl_c_says_aborted_and_exits_130(cli_env):
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "aborted" in stderr and "Traceback" not in stderr
+
+
+def test_a_bank_changed_since_indexing_is_reindexed_before_a_search(cli_env, tmp_path):
+    """A data dir indexed from one bank, then used with a pack lacking an entry: no search may return the
+    entry the bank no longer has (a session would be asked a question it cannot score)."""
+    import shutil
+
+    import yaml
+
+    data, pack = tmp_path / "data", tmp_path / "pack"
+    shutil.copytree(cli_env["INTERVIEWER_DATA_DIR"], data)
+    shutil.copytree(Path(__file__).parents[1] / "knowledge" / "bank", pack)
+    entries = {f: yaml.safe_load(f.read_text(encoding="utf-8")) for f in pack.glob("*.yaml")}
+    linked = {r for es in entries.values() for e in es for r in e.get("related") or []}
+    file, gone = next((f, e) for f, es in sorted(entries.items()) for e in es if e["id"] not in linked)
+    f_entries = [e for e in entries[file] if e is not gone]
+    file.write_text(yaml.safe_dump(f_entries, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    env = {**cli_env, "INTERVIEWER_DATA_DIR": str(data), "INTERVIEWER_BANK_DIR": str(pack)}
+    out = run("search", "--json", "--k", "3", gone["question"], env=env)
+    assert out.returncode == 0, out.stderr
+    assert "The question bank changed since it was indexed: 0 new, 0 changed and 1 removed" in out.stderr
+    assert gone["id"] not in [hit["id"] for hit in json.loads(out.stdout)[0]["results"]]

@@ -15,8 +15,8 @@ from app.errors import NotFoundError, UserFacingError
 from app.grading import MAX_REFERENCES, BulkGrader, ExampleError, GradeLine, best_evaluations, evaluation_fields
 
 router = APIRouter(prefix="/v1", tags=["grading"], responses=problem_responses(401, 422))
-# Items per batch request: ~1 s of scoring on 2 cores for interview-length answers, and well inside
-# the request body cap.
+# Items per batch request: ~1 s of scoring on 2 cores for interview-length answers. The request body cap
+# of this route is sized from it (app/main.py).
 MAX_BATCH = 100
 
 

@@ -173,7 +173,11 @@ def submit_answer(
     require_size(answer.text, settings.max_answer_chars, "text")
     require_size(answer.code, settings.max_code_chars, "code")
     if answer.code and answer.code.strip() and runner is not None:
-        take_code_check(user, limiter)  # code in an answer runs in the sandbox like a code check
+        # Code runs in the sandbox, and counts like a code check, only on a code task's prompt (a session
+        # that is not the caller's is a 404 here, not a 429).
+        current = engine.current_prompt(session_id=session_id, user_id=user.id)
+        if current is not None and current.code_contract:
+            take_code_check(user, limiter)
     outcome = engine.answer(
         session_id=session_id, user_id=user.id, text=answer.text, code=answer.code, turn=answer.turn
     )
