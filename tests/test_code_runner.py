@@ -179,3 +179,19 @@ def _wait_until_dead(pid: int) -> None:
             break
         time.sleep(0.01)
     time.sleep(0.2)
+
+
+def test_check_files_finds_tasks_in_the_configured_pack(tmp_path: Path) -> None:
+    """INTERVIEWER_BANK_DIR names a pack: `interviewer check` must look its ids up there, not in the default bank."""
+    import shutil
+
+    from app.config import Settings
+
+    pack = tmp_path / "pack"
+    shutil.copytree(Path(__file__).parents[1] / "knowledge" / "bank", pack)
+    for file in pack.glob("*.yaml"):
+        file.write_text(file.read_text(encoding="utf-8").replace(QUESTION_ID, "my-own-relu"), encoding="utf-8")
+    with CodeRunner.from_settings(Settings(data_dir=tmp_path / "data", bank_dir=pack, runner_workers=1)) as runner:
+        assert runner._task("my-own-relu").contract
+        with pytest.raises(RunnerError, match="no question with id"):
+            runner._task(QUESTION_ID)

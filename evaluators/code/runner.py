@@ -42,7 +42,8 @@ class CodeRunner:
     def __init__(self, workers: int = 0, timeout_s: float = 10.0, memory_mb: int = 2048,
                  recycle_after: int = 200, stdout_keep: int = 8192, output_limit: int = 1 << 20,
                  max_source_chars: int = 50_000, seed: int | None = None,
-                 allow_unsandboxed: bool = False, config: SandboxConfig | None = None) -> None:
+                 allow_unsandboxed: bool = False, config: SandboxConfig | None = None,
+                 bank_dir: Path | None = None) -> None:
         self.timeout_s = timeout_s
         self.limits = Limits(memory_bytes=memory_mb << 20, cpu_seconds=int(timeout_s) + 1)
         self.stdout_keep, self.output_limit = stdout_keep, output_limit
@@ -51,6 +52,7 @@ class CodeRunner:
         self._expected: dict[str, tuple[dict[str, Any], list[bytes], list[str]]] = {}
         self._lock = threading.Lock()
         self._questions: dict[str, Question] | None = None
+        self._bank_dir = bank_dir  # where check_files finds tasks by id: the configured pack, if any
         self.pool = WorkerPool(workers, config, recycle_after, unsandboxed=allow_unsandboxed)
         # The trusted side runs torch only on a check's small tensors, where a second intra-op
         # thread costs far more than it gives: measured here, nn.GRUCell on a (4, 8) batch takes
@@ -62,7 +64,7 @@ class CodeRunner:
     def from_settings(cls, settings: Any) -> CodeRunner:
         return cls(workers=settings.runner_workers, timeout_s=settings.runner_timeout_s,
                    memory_mb=settings.runner_memory_mb, max_source_chars=settings.max_code_chars,
-                   allow_unsandboxed=settings.runner_allow_unsandboxed)
+                   allow_unsandboxed=settings.runner_allow_unsandboxed, bank_dir=settings.bank_dir)
 
     def __enter__(self) -> CodeRunner:
         return self
@@ -101,9 +103,9 @@ class CodeRunner:
 
     def _task(self, question_id: str) -> CodeTask:
         if self._questions is None:
-            from knowledge.loader import load_bank
+            from knowledge.loader import bank_index
 
-            self._questions = {q.id: q for q in load_bank()}
+            self._questions = bank_index(self._bank_dir) if self._bank_dir else bank_index()
         question = self._questions.get(question_id)
         if question is None:
             raise RunnerError(f"no question with id {question_id!r} in the bank")
