@@ -188,6 +188,8 @@ def test_keys_are_required_and_checked(api):
     assert api.repo.revoke_api_key(api.repo.get_or_create_user("alice").id, "test")
     assert_problem(api.client.get("/v1/sessions", headers=api.as_user("alice")), 401)
     assert api.client.get("/v1/sessions", headers=api.as_user("bob")).status_code == 200
+    token = {"Authorization": api.as_user("bob")["Authorization"].replace("Bearer", "Token")}
+    assert "uses the 'Token' scheme" in assert_problem(api.client.get("/v1/sessions", headers=token), 401)["detail"]
 
 
 def test_auth_disabled_acts_as_the_local_user(tmp_path, ingested_store, bank, scorer):

@@ -86,6 +86,10 @@ def current_user(
             cached = request.app.state.local_user = repo.get_or_create_user(LOCAL_USER)
         return cached
     if credentials is None:
+        scheme = request.headers.get("authorization", "").split(" ", 1)[0]
+        if scheme and scheme.lower() != "bearer":  # "Token KEY", "Basic ...": the key may be right, not the scheme
+            raise _unauthorized(f"the Authorization header uses the {scheme!r} scheme; send `Authorization: "
+                                "Bearer <key>`")
         raise _unauthorized(
             "missing API key: send `Authorization: Bearer <key>` (create one with "
             "`interviewer keys create --name NAME`)"
