@@ -43,7 +43,7 @@ def click(at: AppTest, label: str) -> AppTest:
 
 def texts(elements) -> str:
     """The elements' text as a reader sees it: Markdown's backslash escapes (ui.widgets.literal) read."""
-    return re.sub(r"\\([\\`*_\[\]<>#|!$~])", r"\1", "\n".join(str(e.value) for e in elements))
+    return re.sub(r"\\([\\`*_\[\]<>#|!$~=+.)-])", r"\1", "\n".join(str(e.value) for e in elements))
 
 
 def start_session(at: AppTest, *, topics: list[str], difficulty: int, questions: int, seed: str) -> None:
@@ -215,3 +215,18 @@ def test_the_report_follows_the_session_and_its_downloads_follow_the_report(serv
     at.run()
     start_session(at, topics=["tensors"], difficulty=1, questions=1, seed="4")
     assert "report_sid" not in at.session_state and at.session_state["sid"] != sid
+
+
+def test_a_prompt_answered_elsewhere_brings_the_page_up_to_date(server, monkeypatch):
+    url, keys = server
+    at = app_for(monkeypatch, url, keys["flow"])
+    at.run()
+    start_session(at, topics=["tensors"], difficulty=1, questions=2, seed="9")
+    sid = at.session_state["sid"]
+    auth = {"Authorization": f"Bearer {keys['flow']}"}
+    assert httpx.post(f"{url}/v1/sessions/{sid}/skip", headers=auth).status_code == 200  # another tab
+    click(at, "⏭ Skip")
+    assert "This page now shows the session as it stands" in texts(at.info)
+    assert at.session_state["prompt"]["turn"] == 1  # the prompt the other tab moved to, not skipped again
+    transcript = httpx.get(f"{url}/v1/sessions/{sid}", headers=auth).json()["transcript"]
+    assert len(transcript) == 2 and transcript[1]["action"] is None

@@ -12,7 +12,8 @@ from ui.widgets import bank_markdown, literal
 
 MARKDOWN = MarkdownIt("commonmark").enable(["strikethrough", "table"])
 TYPED = ("A map-style Dataset implements __len__ and __getitem__(idx); flatten C*H*W; see x[0](y);\n"
-         "# not a heading\ncosts $5 and ~~$10~~ | a | b |\n<b>not bold</b> \\n stays")
+         "# not a heading\ncosts $5 and ~~$10~~ | a | b |\n<b>not bold</b> \\n stays\n---\nnot a heading either\n"
+         "===\n- not a list\n1. nor this\n  2) nor this")
 
 
 def text_of(rendered: str) -> str:
@@ -21,8 +22,8 @@ def text_of(rendered: str) -> str:
 
 def test_literal_text_keeps_every_character_and_line():
     rendered = MARKDOWN.render(literal(TYPED))
-    assert not re.search(r"<(strong|em|a|h1|s|table|b)\b", rendered), rendered
-    assert [line.strip() for line in text_of(rendered).splitlines()] == TYPED.splitlines()
+    assert not re.search(r"<(strong|em|a|h1|h2|hr|s|table|b|ul|ol)\b", rendered), rendered
+    assert [line.strip() for line in text_of(rendered).splitlines()] == [line.strip() for line in TYPED.splitlines()]
 
 
 def test_a_model_answer_keeps_its_code_and_loses_accidental_emphasis():

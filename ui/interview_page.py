@@ -119,10 +119,25 @@ def _code_panel(api: ApiClient, prompt: dict[str, Any], sid: str) -> str:
     return code
 
 
+def _caught_up(api: ApiClient, sid: str, why: str) -> bool:
+    """After a 409 (the session moved on in another tab, or a request that timed out here was recorded
+    there), show the session as the API has it, saying why; False if it cannot be fetched."""
+    try:
+        detail = api.get(f"/v1/sessions/{sid}")
+    except ApiError:
+        return False
+    state.resume_session(detail)
+    st.session_state["chat"].append({"role": "assistant", "type": "message",
+                                     "text": f"{why} This page now shows the session as it stands."})
+    return True
+
+
 def _act(api: ApiClient, sid: str, path: str, *, action: str, body: dict[str, Any] | None = None) -> None:
     try:
         outcome = api.post(f"/v1/sessions/{sid}/{path}", body)
     except ApiError as exc:
+        if exc.status == 409 and _caught_up(api, sid, str(exc)):
+            st.rerun()
         st.error(widgets.literal(str(exc)))
         return
     if action == "answer" and body is not None:

@@ -21,11 +21,19 @@ STATUS_WORDS = {
 # showed "__len__" as a bold "len", "C*H*W" with an italic H and "x[0](y)" as a link.
 _MARKUP = re.compile(r"([\\`*_\[\]<>#|!$~])")
 _CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.S)  # fenced blocks and inline code spans
+# What a line's start makes of it: "---" or "===" under a line makes that line a heading, and "- ", "+ ",
+# "1. " start a list.
+_LINE_START = re.compile(r"^(\s*)([-+=]|\d+(?=[.)]))")
 
 
 def literal(text: str) -> str:
     """Text for st.markdown shown as it was typed: markup escaped, line breaks kept."""
-    return "  \n".join(_MARKUP.sub(r"\\\1", line) for line in str(text).split("\n"))
+    return "  \n".join(_LINE_START.sub(_escape_start, _MARKUP.sub(r"\\\1", line)) for line in str(text).split("\n"))
+
+
+def _escape_start(found: re.Match[str]) -> str:
+    lead, mark = found.group(1), found.group(2)
+    return f"{lead}\\{mark}" if not mark.isdigit() else f"{lead}{mark}\\"
 
 
 def bank_markdown(text: str) -> str:
