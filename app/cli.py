@@ -26,10 +26,12 @@ app.add_typer(bank_app, name="bank")
 
 @app.command()
 def ingest(
-    docs: Annotated[list[Path] | None, typer.Option("--docs", help="Raw question documents to parse.")] = None,
+    docs: Annotated[list[Path] | None, typer.Option(
+        "--docs", help="A raw question document to parse (repeat --docs for several).")] = None,
     out: Annotated[Path, typer.Option(help="Where draft YAML for new questions is written.")] = Path(
         "data/drafts.yaml"
     ),
+    replace: Annotated[bool, typer.Option(help="Write over an existing --out file.")] = False,
 ) -> None:
     """Embed the bank into Chroma (only what changed) and store its rubric vectors for scoring, or
     parse raw documents into draft entries."""
@@ -39,7 +41,7 @@ def ingest(
 
     settings = get_settings()
     if docs:
-        _check_drafts_path(out, docs)  # before minutes of work, not after
+        _check_drafts_path(out, docs, replace=replace)  # before minutes of work, not after
     questions = load_bank(get_settings().bank_dir)
     store = store_for(settings)
     with progress() as bar:
@@ -165,7 +167,10 @@ def _register_optional_commands() -> None:
     cli_extra.register(app)
 
 
-def _check_drafts_path(out: Path, docs: list[Path]) -> None:
+def _check_drafts_path(out: Path, docs: list[Path], *, replace: bool) -> None:
+    if out.is_file() and not replace and not any(out.resolve() == doc.resolve() for doc in docs):
+        raise UserFacingError(f"--out {out} exists (drafts you may have curated): give another --out, or pass "
+                              "--replace to write over it")
     if out.is_dir():
         raise UserFacingError(f"--out {out} is a folder; give a file name, such as {out / 'drafts.yaml'}")
     if any(out.resolve() == doc.resolve() for doc in docs):

@@ -370,6 +370,11 @@ def test_drafts_are_not_written_over_a_folder_or_the_document_read(cli_env, tmp_
         out = run("ingest", "--docs", str(notes), "--out", str(out_path), env=cli_env)
         assert out.returncode == 1 and said in out.stderr and "Traceback" not in out.stderr
     assert notes.read_text(encoding="utf-8") == "1. What does zero_grad do?\n" and not list(tmp_path.glob("*.tmp"))
+    curated = tmp_path / "curated.yaml"
+    curated.write_text("- id: my-entry\n", encoding="utf-8")
+    out = run("ingest", "--docs", str(notes), "--out", str(curated), env=cli_env)
+    assert out.returncode == 1 and "exists (drafts you may have curated)" in out.stderr
+    assert curated.read_text(encoding="utf-8") == "- id: my-entry\n"
 
 
 def test_ctrl_c_says_aborted_and_exits_130(cli_env):

@@ -202,6 +202,12 @@ def test_pdf_has_pages_headings_and_charts(report: Report) -> None:
     for heading in HEADINGS:
         assert heading in text
     assert "Score per topic" in text  # the chart's own title, drawn on the page
+    assert "Note: LLM judge failed once; offline score used" in " ".join(text.split())
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html"])
+def test_the_sessions_notes_are_in_every_format(report: Report, fmt: str) -> None:
+    assert "Note: LLM judge failed once; offline score used" in render(report, fmt)[0].decode()
 
 
 def test_pdf_keeps_greek_maths_and_cyrillic_in_quotes(bank) -> None:

@@ -22,7 +22,7 @@ def md(text: str) -> str:
 
 def render_markdown(report: Report) -> str:
     """The whole report; an empty session gets the title and one sentence."""
-    lines = [f"# {w.TITLE}", "", f"## {w.OVERALL}", "", *(f"{line}  " for line in w.overview_lines(report))]
+    lines = [f"# {w.TITLE}", "", f"## {w.OVERALL}", "", *(f"{md(line)}  " for line in w.overview_lines(report))]
     if report.empty:
         return "\n".join(lines) + "\n"
     for section in (_topics, _questions, _strengths, _gaps, _misconceptions, _study_plan):

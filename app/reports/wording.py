@@ -26,10 +26,12 @@ def score_text(score: float | None) -> str:
 
 
 def overview_lines(report: Report) -> list[str]:
-    """The facts under the Overall heading, as plain sentences."""
+    """The facts under the Overall heading, as plain sentences: the session's notes among them (fewer
+    questions than asked for, an LLM that failed and was replaced by offline scoring)."""
     lines = [
         f"Session {report.session_id} ({report.mode} mode, {report.status}).",
         f"Started {report.created_at:%Y-%m-%d %H:%M}, last activity {report.updated_at:%Y-%m-%d %H:%M}.",
+        *(f"Note: {note}" for note in report.notes),
     ]
     given_up = sum(q.skipped or q.dont_know for q in report.questions)
     zeros = f"{given_up} question(s) skipped or not known, each scored 0."
