@@ -262,3 +262,23 @@ def test_markdown_shows_the_candidates_words_as_written_in_a_gfm_viewer() -> Non
     # No bare address is left for a GitHub-style viewer to turn into a link.
     assert not re.search(r"https?://|www\.|\w@\w", md(said))
     assert page.replace("&amp;", "&").removeprefix("<p>").removesuffix("</p>\n") == said
+
+
+@pytest.mark.parametrize("labels", [
+    ["regularisation", "performance-memory", "tensorflow-core", "frameworks", "autograd", "tensors",
+     "training-loop", "data-loading", "architectures", "transfer-learning"],
+    [f"Q{n}" for n in range(1, 31)],
+])
+def test_chart_labels_and_values_do_not_run_into_each_other(labels: list[str]) -> None:
+    from app.reports.charts import CHAR_W, BarChart, Text, layout
+
+    shapes = layout(BarChart("Scores", labels, [0.0] * len(labels)))
+    texts = [s for s in shapes if isinstance(s, Text) and s.size == 9 and not s.text.isdigit()]
+    rows: dict[float, list[tuple[float, float]]] = {}
+    for text in texts:  # centred texts: their extents on each row must not overlap
+        half = len(text.text) * CHAR_W / 2
+        rows.setdefault(text.y, []).append((text.x - half, text.x + half))
+    for spans in rows.values():
+        spans.sort()
+        assert all(left[1] <= right[0] for left, right in zip(spans, spans[1:])), spans
+    assert sum(t.text in labels or t.text.endswith("\u2026") for t in texts) == len(labels)

@@ -15,6 +15,8 @@ WIDTH, HEIGHT = 520, 230
 LEFT, RIGHT, TOP, BOTTOM = 34, 10, 30, 42  # margins: axis labels left, title top, bar labels below
 MAX_SCORE = 5.0
 LABEL_CHARS = 16  # longer topic names are cut so neighbouring labels do not overlap
+CHAR_W = 5.6  # the mean advance of a 9-point sans-serif character, in the box's units
+VALUE_W = 20  # a bar narrower than "0.0" is drawn without its value (its height says it)
 
 
 @dataclass(frozen=True)
@@ -85,19 +87,24 @@ def layout(chart: BarChart) -> list[Shape]:
         shapes += [Line(LEFT, y, WIDTH - RIGHT, y), Text(LEFT - 6, y + 3, str(tick), anchor="end", size=9)]
     slot = plot_w / max(len(chart.values), 1)
     bar_w = min(slot * 0.7, 60)
+    # Labels get their slot's width; where that is too narrow for a readable label, every other one
+    # drops to a second row and each gets two slots' width.
+    rows = 2 if slot / CHAR_W < 8 and len(chart.values) > 1 else 1
+    chars = min(LABEL_CHARS, max(2, int(rows * slot / CHAR_W) - 1))
     for i, (label, value) in enumerate(zip(chart.labels, chart.values, strict=True)):
         centre = LEFT + slot * (i + 0.5)
         clamped = max(0.0, min(MAX_SCORE, value))
         h = max(plot_h * clamped / MAX_SCORE, 1.5)  # a zero still shows its colour as a sliver
         shapes.append(Rect(centre - bar_w / 2, base - h, bar_w, h, score_colour(value)))
-        shapes.append(Text(centre, base - h - 4, f"{value:.1f}", size=9))
-        shapes.append(Text(centre, base + 14, _short(label), size=9))
+        if slot >= VALUE_W:
+            shapes.append(Text(centre, base - h - 4, f"{value:.1f}", size=9))
+        shapes.append(Text(centre, base + 14 + 12 * (i % rows), _short(label, chars), size=9))
     shapes.append(Line(LEFT, base, WIDTH - RIGHT, base, stroke="#333333"))
     return shapes
 
 
-def _short(label: str) -> str:
-    return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "\u2026"
+def _short(label: str, chars: int = LABEL_CHARS) -> str:
+    return label if len(label) <= chars else label[: chars - 1] + "\u2026"
 
 
 def to_svg(chart: BarChart) -> str:
