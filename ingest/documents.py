@@ -122,13 +122,27 @@ class _Walker:
 
     def _numbered(self, body: str, indent: int) -> bool:
         match = NUMBERED_RE.match(body)
-        if not match or not self._accepts(int(match["num"])):
+        if not match:
             return False
+        if self.current is not None and indent > self.current.indent:
+            return False  # a numbered list inside the answer (its steps), not the next question
+        if not self._accepts(int(match["num"])):
+            return self._out_of_sequence(match["rest"], int(match["num"]), indent)
         if not match["rest"].strip():
             self._close()
             self.pending = int(match["num"])
             return True
         return self._start_if_question(match["rest"], int(match["num"]), indent)
+
+    def _out_of_sequence(self, raw: str, number: int, indent: int) -> bool:
+        """A question whose number skips ahead (an item deleted from the list): taken when it plainly is
+        one, a line ending in "?", rather than read as answer text with every question after it. A number
+        that goes back stays answer text ("Steps: 1. Why zero the gradients? 2. ...")."""
+        text, difficulty = clean_question(raw)
+        if self.kind == "skip" or self.last is None or number <= self.last or not text.endswith(("?", "\uff1f")):
+            return False
+        self._start(text, number, difficulty, indent)
+        return True
 
     def _take_pending(self, stripped: str, indent: int) -> bool:
         number, self.pending = self.pending, None

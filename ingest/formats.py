@@ -98,8 +98,9 @@ def clean_question(raw: str) -> tuple[str, int | None]:
 
 
 def is_question_like(text: str) -> bool:
-    """A question ends with "?" or opens with an interrogative or a task verb ("Explain", "Implement")."""
-    if text.endswith("?"):
+    """A question ends with "?" (or a full-width "？") or opens with an interrogative or a task verb
+    ("Explain", "Implement")."""
+    if text.endswith(("?", "\uff1f")):
         return True
     first = re.match(r"[A-Za-z]+", text)
     return first is not None and first.group(0).lower() in _QUESTION_STARTS
@@ -107,7 +108,7 @@ def is_question_like(text: str) -> bool:
 
 def is_complete(text: str) -> bool:
     """Whether a question line already ends its sentence (so the next line cannot continue it)."""
-    return text.endswith(("?", ".", "!", ":"))
+    return text.endswith(("?", ".", "!", ":", "\uff1f"))
 
 
 _DANGLING = _SMALL_WORDS | frozenset("is are was were does do did can should would will between".split())
@@ -119,7 +120,10 @@ def continues_question(question: str, line: str) -> bool:
     if len(line) > 80 or line[0] in "-•*>|#":
         return False
     words = question.split()
-    return bool(WRAP_RE.match(line)) or bool(words) and words[-1].lower() in _DANGLING
+    if WRAP_RE.match(line):
+        return True
+    # After a dangling word, a line that is a sentence of its own ("It disables tracking.") is the answer.
+    return bool(words) and words[-1].lower() in _DANGLING and not line.endswith((".", "!"))
 
 
 def _first_alpha(word: str) -> str:

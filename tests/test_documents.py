@@ -402,3 +402,30 @@ def test_unreadable_path(tmp_path: Path) -> None:
 def test_document_error_is_a_value_error() -> None:
     assert issubclass(DocumentError, ValueError)
     assert parse_document("", source="empty.txt") == []
+
+
+def test_a_skipped_number_does_not_swallow_the_questions_after_it() -> None:
+    doc = ("1. What is a tensor?\nAn array.\n2. Why call zero_grad()?\nGradients accumulate.\n"
+           "4. What is DDP?\nData parallel.\n5. What is AMP?\nMixed precision.\n")
+    assert [(q.ref, q.answer) for q in _parse(doc)] == [
+        ("#1", "An array."), ("#2", "Gradients accumulate."), ("#4", "Data parallel."), ("#5", "Mixed precision.")]
+
+
+def test_indented_steps_inside_an_answer_stay_in_the_answer() -> None:
+    doc = ("1. How do you train a model in PyTorch?\n   Steps:\n   1. Define the model\n   2. Create an optimizer\n"
+           "   3. Write the loop\n2. What is a DataLoader?\n   It batches data.\n")
+    first, second = _parse(doc)
+    assert "2. Create an optimizer" in first.answer and (second.ref, second.text) == ("#2", "What is a DataLoader?")
+
+
+def test_a_question_without_a_question_mark_keeps_its_answer_apart() -> None:
+    first, second = _parse("1. What is torch.no_grad used for\nIt disables gradient tracking during inference.\n"
+                           "2. Explain what a leaf tensor is\nA tensor created by the user, not by an op.\n")
+    assert (first.text, first.answer) == ("What is torch.no_grad used for",
+                                          "It disables gradient tracking during inference.")
+    assert second.answer == "A tensor created by the user, not by an op."
+
+
+def test_full_width_question_marks_end_questions() -> None:
+    questions = _parse("1. 什么是张量？\n多维数组。\n2. 如何使用GPU？\n用 .to('cuda')。\n")
+    assert [q.text for q in questions] == ["什么是张量？", "如何使用GPU？"]
