@@ -105,6 +105,8 @@ def evaluation_fields(evaluation: Evaluation) -> dict[str, Any]:
         "misconceptions": [m.model_dump(mode="json") for m in evaluation.misconceptions],
         "feedback": evaluation.feedback,
         "evaluator": evaluation.evaluator,
+        "gate": evaluation.gate,  # "empty" or "non-answer": scored 0 without being read
+        "notes": evaluation.notes,  # e.g. why an LLM judge's reply was not used
     }
 
 

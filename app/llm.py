@@ -104,6 +104,8 @@ class LangChainChatModel(ChatModel):
                 with self._lock:
                     self._refused[method] = exc.reason
                 continue
+            except _NoReply:  # down, timed out, 5xx: says nothing about the method, so nothing is kept
+                raise
             except LLMError:
                 self._found(method)  # the server took the request; the reply itself was the problem
                 raise
@@ -155,7 +157,7 @@ class LangChainChatModel(ChatModel):
         except Exception as exc:  # the SDK stack raises many types; callers need one
             if _refuses_format(exc):
                 raise _Unsupported(describe_failure(exc)) from exc
-            raise LLMError(describe_failure(exc, timeout_s=self.timeout_s)) from exc
+            raise _NoReply(describe_failure(exc, timeout_s=self.timeout_s)) from exc
 
     def _check_reply(self, message: Any) -> None:
         refused = message.additional_kwargs.get("refusal")
@@ -182,6 +184,10 @@ class LangChainChatModel(ChatModel):
 
 class _Unsupported(LLMError):
     """The server refused the request's output format (not the reply): try the next method."""
+
+
+class _NoReply(LLMError):
+    """No reply came (no server, a timeout, an HTTP error): the method it was asked with stays untried."""
 
 
 def _refuses_format(exc: BaseException) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from difflib import SequenceMatcher
 
@@ -24,7 +25,8 @@ from knowledge.schema import Misconception
 log = logging.getLogger(__name__)
 
 CREDIT = {Verdict.COVERED: 1.0, Verdict.PARTIAL: 0.5, Verdict.MISSED: 0.0}
-MIN_QUOTE_CHARS = 4  # "x" occurs in most answers; a quote must say something
+MIN_QUOTE_CHARS = 4  # "x" occurs in most answers; a quote, and each piece of an elided one, must say something
+MAX_FEEDBACK_CHARS = 2000  # the model's own comments, kept beside ours
 CLAIM_MATCH = 0.6  # how close a returned claim must be to a listed misconception
 # Calls in flight when grading a batch: enough to hide round trips, few enough for a local server
 # (Ollama, llama.cpp) that queues requests anyway.
@@ -109,6 +111,8 @@ class LLMJudge(Evaluator):
         except (LLMError, ValidationError) as exc:
             reason = exc.reason if isinstance(exc, LLMError) else "malformed output"
             return self._fall_back(task, reason)
+        if not _known_ids(task, reply.points):  # {"points": [], "score": 5}: no verdict to check, so none to keep
+            return self._fall_back(task, "the reply judged none of the rubric points", notes)
         evaluation = self._verified(task, reply)
         return evaluation.model_copy(update={"notes": [*notes, *evaluation.notes]}) if notes else evaluation
 
@@ -136,12 +140,12 @@ class LLMJudge(Evaluator):
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge") as pool:
             return list(pool.map(self.evaluate, tasks))
 
-    def _fall_back(self, task: GradingTask, reason: str) -> Evaluation:
+    def _fall_back(self, task: GradingTask, reason: str, notes: list[str] | None = None) -> Evaluation:
         offline = self._fallback.evaluate(task)
         return offline.model_copy(
             update={
                 "evaluator": f"{offline.evaluator} (fallback from {self.name})",
-                "notes": [*offline.notes, f"LLM judge failed: {reason}; offline score used"],
+                "notes": [*(notes or []), *offline.notes, f"LLM judge failed: {reason}; offline score used"],
             }
         )
 
@@ -174,9 +178,14 @@ class LLMJudge(Evaluator):
                 "recomputed from the verified verdicts and rubric weights"
             )
         feedback = compose_feedback(verdicts, wrong, None)
-        # The model's prose may praise what we just dropped; keep it only when every claim checked out.
-        if not dropped and not wrong_dropped and not refuted and reply.feedback.strip():
-            feedback = f"{feedback}\nInterviewer's comments: {reply.feedback.strip()}".strip()
+        # The model's prose may praise what we just dropped, or a score we did not give: keep it only when
+        # every claim checked out and its own score is within a point of the verified one.
+        agreed = not dropped and not wrong_dropped and not refuted and abs(reply.score - score) < 1.0
+        if agreed and reply.feedback.strip():
+            comments = reply.feedback.strip()
+            if len(comments) > MAX_FEEDBACK_CHARS:
+                comments = comments[:MAX_FEEDBACK_CHARS].rstrip() + "\u2026"
+            feedback = f"{feedback}\nInterviewer's comments: {comments}".strip()
         return Evaluation(
             question_id=task.question_id,
             score=score,
@@ -192,23 +201,30 @@ class LLMJudge(Evaluator):
 def _verified_points(
     task: GradingTask, judged: list[JudgedPoint], texts: list[str]
 ) -> tuple[list[PointVerdict], list[str], int]:
-    """One verdict per rubric point, in rubric order; credit only with a quote found in the answer."""
-    known = {p.id for p in task.rubric}
-    by_id: dict[str, JudgedPoint] = {}
-    for j in judged:
-        if j.point_id in known:
-            by_id.setdefault(j.point_id, j)  # a repeated id cannot earn twice
-    unknown = sum(1 for j in judged if j.point_id not in known)
+    """One verdict per rubric point, in rubric order; credit only with a quote found in the answer, and the
+    evidence kept is the answer's own words there (not the model's copy of them)."""
+    by_id = _known_ids(task, judged)
+    unknown = len(judged) - sum(1 for j in judged if j.point_id.casefold() in {p.id.casefold() for p in task.rubric})
     out, dropped = [], []
     for point in task.rubric:
         given = by_id.get(point.id)
         verdict = Verdict(given.verdict) if given else Verdict.MISSED
-        quote = clean_quote(given.evidence_quote or "") if given else ""
-        if verdict is not Verdict.MISSED and not quote_in(quote, texts):
-            verdict, quote = Verdict.MISSED, ""
+        quote = find_quote(clean_quote(given.evidence_quote or ""), texts) if given else None
+        if verdict is not Verdict.MISSED and quote is None:
             dropped.append(point.id)
-        out.append(PointVerdict.judged(point, verdict, CREDIT[verdict], quote))
+            verdict = Verdict.MISSED
+        out.append(PointVerdict.judged(point, verdict, CREDIT[verdict], quote if verdict is not Verdict.MISSED else ""))
     return out, dropped, unknown
+
+
+def _known_ids(task: GradingTask, judged: list[JudgedPoint]) -> dict[str, JudgedPoint]:
+    """The verdicts on the task's rubric points by id (case aside); a repeated id cannot earn twice."""
+    ids = {p.id.casefold(): p.id for p in task.rubric}
+    by_id: dict[str, JudgedPoint] = {}
+    for j in judged:
+        if j.point_id.casefold() in ids:
+            by_id.setdefault(ids[j.point_id.casefold()], j)
+    return by_id
 
 
 def _verified_misconceptions(
@@ -219,10 +235,10 @@ def _verified_misconceptions(
     dropped = unlisted = 0
     for j in judged:
         match = _match_claim(j.claim, listed)
-        quote = clean_quote(j.quote)
+        quote = find_quote(clean_quote(j.quote), texts)
         if match is None:
             unlisted += 1
-        elif not quote_in(quote, texts):
+        elif quote is None:
             dropped += 1
         elif match.claim not in found:
             found[match.claim] = DetectedMisconception(
@@ -236,11 +252,10 @@ def _match_claim(claim: str, listed: list[Misconception]) -> Misconception | Non
     best, best_ratio = None, 0.0
     for m in listed:
         have = normalise(m.claim)
-        ratio = (
-            1.0
-            if wanted and (wanted in have or have in wanted)
-            else SequenceMatcher(None, wanted, have).ratio()
-        )
+        shorter, longer = sorted((wanted, have), key=len)
+        # One holding the other names it ("...: the claim" quoted whole), unless it is a word or two of it.
+        contained = bool(shorter) and shorter in longer and len(shorter) >= CLAIM_MATCH * len(longer)
+        ratio = 1.0 if contained else SequenceMatcher(None, wanted, have).ratio()
         if ratio > best_ratio:
             best, best_ratio = m, ratio
     return best if best_ratio >= CLAIM_MATCH else None
@@ -267,14 +282,37 @@ def _notes(
 
 
 _TYPOGRAPHIC = str.maketrans(
-    {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-", "\u00a0": " "}
+    {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-", "\u2212": "-",
+     "\u00a0": " "}
 )
+# Words an elided quote must not skip: "I would ... subclass" out of "I would never subclass" says the opposite.
+_NEGATION = re.compile(r"\b(?:not|never|no|none|nor|cannot|without)\b|n't\b")
 _ELLIPSIS = re.compile(r"\s*(?:\.\.\.|\u2026)\s*")
 
 
 def normalise(text: str) -> str:
-    """Case, whitespace and typographic quotes do not count when matching a quote to the answer."""
-    return " ".join(text.translate(_TYPOGRAPHIC).split()).casefold()
+    """Case, whitespace, Unicode forms and typographic quotes do not count when matching a quote."""
+    return " ".join(unicodedata.normalize("NFKC", text).translate(_TYPOGRAPHIC).split()).casefold()
+
+
+def _normalised_with_places(text: str) -> tuple[str, list[int]]:
+    """normalise(text), and for each of its characters the index in NFKC(text) it came from."""
+    source = unicodedata.normalize("NFKC", text)
+    out: list[str] = []
+    places: list[int] = []
+    for i, char in enumerate(source.translate(_TYPOGRAPHIC)):
+        if char.isspace():
+            if out and out[-1] != " ":
+                out.append(" ")
+                places.append(i)
+            continue
+        for folded in char.casefold():
+            out.append(folded)
+            places.append(i)
+    while out and out[-1] == " ":
+        out.pop()
+        places.pop()
+    return "".join(out), places
 
 
 def clean_quote(quote: str) -> str:
@@ -287,17 +325,44 @@ def clean_quote(quote: str) -> str:
 
 
 def quote_in(quote: str, texts: list[str]) -> bool:
-    """True when the quote occurs in one of the texts; a quote elided with '...' must match piece by piece."""
+    return find_quote(quote, texts) is not None
+
+
+def find_quote(quote: str, texts: list[str]) -> str | None:
+    """The answer's own words the quote stands for, or None when it is not there: whole words, in order,
+    each piece of a quote elided with '...' saying something, and no negation in what an ellipsis skips."""
     pieces = [normalise(p) for p in _ELLIPSIS.split(quote) if p.strip()]
-    if not pieces or sum(len(p) for p in pieces) < MIN_QUOTE_CHARS or not any(c.isalnum() for c in quote):
-        return False
+    if not pieces or any(len(p) < MIN_QUOTE_CHARS or not any(c.isalnum() for c in p) for p in pieces):
+        return None
     for text in texts:
-        haystack, start = normalise(text), 0
-        for piece in pieces:
-            at = haystack.find(piece, start)
-            if at < 0:
-                break
-            start = at + len(piece)
-        else:
-            return True
-    return False
+        haystack, places = _normalised_with_places(text)
+        span = _pieces_at(haystack, pieces)
+        if span is not None:
+            source = unicodedata.normalize("NFKC", text)
+            return source[places[span[0]] : places[span[1] - 1] + 1]
+    return None
+
+
+def _pieces_at(haystack: str, pieces: list[str]) -> tuple[int, int] | None:
+    """Where the pieces occur in order, each on word boundaries, with no negation skipped between them."""
+    first, start = None, 0
+    for piece in pieces:
+        at = _word_find(haystack, piece, start)
+        if at is None or (first is not None and _NEGATION.search(haystack[start:at])):
+            return None
+        first = at if first is None else first
+        start = at + len(piece)
+    assert first is not None
+    return first, start
+
+
+def _word_find(haystack: str, piece: str, start: int) -> int | None:
+    at = haystack.find(piece, start)
+    while at >= 0:
+        end = at + len(piece)
+        before_ok = not piece[0].isalnum() or at == 0 or not haystack[at - 1].isalnum()
+        after_ok = not piece[-1].isalnum() or end == len(haystack) or not haystack[end].isalnum()
+        if before_ok and after_ok:
+            return at
+        at = haystack.find(piece, at + 1)
+    return None

@@ -86,6 +86,9 @@ _NON_ANSWER = re.compile(_NOT_KNOWING.pattern + r"|\b(pass|skip|(i\s+)?give\s+up
                          r"no\s+answer|(the\s+)?answer)\b", re.I)
 
 
+_EMPTY_FENCE = re.compile(r"```[\w+-]*\s*```")  # a code block with nothing in it says nothing
+
+
 def is_non_answer(answer: str, reference: str = "") -> bool:
     """Empty, or only explicit non-answers ("I don't know", "pass", "no idea, sorry"); or saying one does
     not know in words that share no stem with the reference: "I do not know why", "i dont know the rest".
@@ -95,7 +98,7 @@ def is_non_answer(answer: str, reference: str = "") -> bool:
     2.7% -> 3.2%, UQ 2.6% -> 2.7%, SciEntsBank UA 0.0% -> 0.2%; Pearson within 0.001). An answer that
     says it is unsure and then tries ("not sure, but the bulb is in series") is still scored by the
     model."""
-    plain = _QUOTE_APOSTROPHE.sub("'", answer.translate(_APOSTROPHES))
+    plain = _EMPTY_FENCE.sub(" ", _QUOTE_APOSTROPHE.sub("'", answer.translate(_APOSTROPHES)))
     rest = _NON_ANSWER.sub(" ", plain)
     said, ref = ({w[:5] for w in content_words(t)} for t in (rest, reference))
     return not re.search(r"[^\W_]", rest) or bool(reference and _NOT_KNOWING.search(plain) and not said & ref)

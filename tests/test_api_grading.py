@@ -17,6 +17,9 @@ def test_grade_against_a_bank_entry(alice, bank):
     ).json()
     assert strong["score"] > weak["score"] and strong["question_id"] == entry.id
     assert {p["point_id"] for p in strong["points"]} == {p.id for p in entry.rubric}
+    assert strong["gate"] is None and strong["notes"] == []
+    unknown = alice.post("/v1/grade", json={"question_id": entry.id, "answer": "I dont know"}).json()
+    assert (unknown["score"], unknown["gate"]) == (0, "non-answer")  # a zero that was never read is said so
 
 
 def test_grade_against_an_own_reference_and_by_matching(alice):

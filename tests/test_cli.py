@@ -148,7 +148,7 @@ def test_grade_contract_continues_past_bad_lines(cli_env, tmp_path):
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in target.read_text().splitlines()]
     assert len(rows) == 10
-    assert {"score", "points", "misconceptions", "feedback", "evaluator"} <= set(rows[0])
+    assert {"score", "points", "misconceptions", "feedback", "evaluator", "gate", "notes"} <= set(rows[0])
     assert "error" in rows[1] and rows[1]["line"] == 2
     assert rows[2]["matched_id"] == "zero-grad"
     assert 0 <= rows[3]["score"] <= 5 and rows[3]["given"] == {"score": 4.5, "feedback": "Good."}  # theirs kept

@@ -295,7 +295,7 @@ def test_a_batch_keeps_several_calls_in_flight_and_falls_back_per_answer(fake_op
     assert len(judged) == 3 and len(fell_back) == 1  # the broken reply falls back on its own
 
 
-@pytest.mark.parametrize("answer", ["   ", "I don't know", "idk, sorry", "I do not know why."])
+@pytest.mark.parametrize("answer", ["   ", "I don't know", "idk, sorry", "I do not know why.", "```python\n```"])
 def test_empty_and_non_answers_are_scored_offline_without_a_call(offline, relu, answer):
     model = ScriptedChatModel(replies=[], name=MODEL)
     result = LLMJudge(model, offline).evaluate(GradingTask.from_question(relu, answer))
@@ -323,7 +323,48 @@ def test_scripted_model_drives_the_judge_without_a_server(offline, relu):
         ("x", False),  # too short to be evidence
         ("...", False),
         ("", False),
+        ("ever subclass", False),  # not a word of the answer: inside "never" of NEVER_ANSWER
+        ("I would ... subclass torch.autograd.Function", False),  # the ellipsis skips "never"
+        ("a ... b ... c ... d", False),  # letters joined by ellipses say nothing
+        ("Caf\u0065\u0301 is where", True),  # decomposed é matches the composed one
+        ("x \u2212 1 is", True),  # a minus sign for a hyphen
     ],
 )
 def test_quote_check(quote, found):
-    assert quote_in(clean_quote(quote), [ANSWER]) is found
+    assert quote_in(clean_quote(quote), [ANSWER, NEVER_ANSWER]) is found
+
+
+NEVER_ANSWER = "I would never subclass torch.autograd.Function. Caf\u00e9 is where x - 1 is computed."
+
+
+def test_evidence_is_the_answers_own_words_not_the_models_copy(offline, relu):
+    points = [{**p, "evidence_quote": p["evidence_quote"].upper()} if p["evidence_quote"] else p
+              for p in reply()["points"]]
+    model = ScriptedChatModel(replies=[JudgeReply.model_validate(reply(points=points))], name="m")
+    result = LLMJudge(model, offline).evaluate(GradingTask.from_question(relu, ANSWER))
+    assert [p.evidence for p in result.points][:2] == [
+        "I subclass torch.autograd.Function and write forward and backward as static methods",
+        "call ctx.save_for_backward(x)"]
+
+
+def test_a_reply_that_judges_no_rubric_point_falls_back(offline, relu):
+    empty = JudgeReply.model_validate(reply(points=[], feedback="Excellent, complete answer.", score=5))
+    result = LLMJudge(ScriptedChatModel(replies=[empty], name="m"), offline).evaluate(
+        GradingTask.from_question(relu, ANSWER))
+    assert "fallback" in result.evaluator and "judged none of the rubric points" in result.notes[-1]
+    assert "Excellent" not in result.feedback
+
+
+def test_point_ids_match_whatever_their_case(offline, relu):
+    points = [{**p, "point_id": p["point_id"].upper()} for p in reply()["points"]]
+    model = ScriptedChatModel(replies=[JudgeReply.model_validate(reply(points=points))], name="m")
+    assert LLMJudge(model, offline).evaluate(GradingTask.from_question(relu, ANSWER)).score == 4.2
+
+
+def test_the_models_comments_go_when_its_score_is_not_ours_and_a_word_names_no_claim(offline, relu):
+    boast = reply(points=reply()["points"][:2], feedback="Perfect: every point covered. 5/5.", score=5.0,
+                  misconceptions=[{"claim": "backward", "quote": "write forward and backward"}])
+    result = LLMJudge(ScriptedChatModel(replies=[JudgeReply.model_validate(boast)], name="m"), offline).evaluate(
+        GradingTask.from_question(relu, ANSWER))
+    assert result.score == round(5 * 2 / 6, 1) and "Perfect" not in result.feedback
+    assert result.misconceptions == []  # "backward" is a word of a claim, not the claim

@@ -13,7 +13,7 @@ from app.llm import LangChainChatModel, LLMError, ScriptedChatModel
 from evaluators.base import GradingTask
 from evaluators.chat import estimate_tokens
 from evaluators.judge import SYSTEM_PROMPT, JudgeReply, LLMJudge, build_prompt, reply_schema
-from tests.fake_openai import FakeOpenAI, content, cut_off
+from tests.fake_openai import FakeOpenAI, content, cut_off, http_error
 
 ANSWER = "I subclass torch.autograd.Function and write forward and backward as static methods."
 
@@ -118,3 +118,16 @@ def test_the_reply_schema_names_this_rubric_and_bounds_every_list_but_validates_
     long_quote = {"point_id": "made-up", "verdict": "covered", "evidence_quote": "x" * 1000}
     parsed = schema.model_validate({"points": [long_quote], "misconceptions": [], "feedback": "", "score": 1})
     assert isinstance(parsed, JudgeReply)  # an unknown id or a long quote is the judge's to handle, as before
+
+
+def test_a_call_that_got_no_reply_does_not_settle_the_output_method(llama_cpp_like):
+    """A first call lost to a 503 (or a server not up yet) must not pin json_schema for the process's life."""
+    llama_cpp_like.refuse_json_schema = False
+    llama_cpp_like.script([http_error(503, "loading model"), content({"topic": "autograd"})])
+    model = model_for(llama_cpp_like)
+    with pytest.raises(LLMError):
+        model.complete_structured(system="s", user="u", schema=Probe)
+    assert model.method is None
+    llama_cpp_like.refuse_json_schema = True  # now up, and as llama-cpp-python is: no json_schema
+    assert model.complete_structured(system="s", user="u", schema=Probe) == Probe(topic="autograd")
+    assert model.method == "json_mode"

@@ -280,5 +280,5 @@ def test_chart_labels_and_values_do_not_run_into_each_other(labels: list[str]) -
         rows.setdefault(text.y, []).append((text.x - half, text.x + half))
     for spans in rows.values():
         spans.sort()
-        assert all(left[1] <= right[0] for left, right in zip(spans, spans[1:])), spans
+        assert all(left[1] <= right[0] for left, right in zip(spans, spans[1:], strict=False)), spans
     assert sum(t.text in labels or t.text.endswith("\u2026") for t in texts) == len(labels)

@@ -43,6 +43,7 @@ class AnswerScorer:
         earlier_code: dict[str, Any] | None = None,
     ) -> ScoredAnswer:
         """Score one turn. A follow-up answered in words keeps the code result of an earlier turn."""
+        code = code if code and code.strip() else None  # blank code is no code (and no fence around it)
         as_text = text if not code else f"{text}\n```python\n{code}\n```"
         rubric = self._evaluator.evaluate(GradingTask.from_question(question, as_text, earlier))
         evaluation = {**rubric.model_dump(mode="json"), "rubric": rubric.model_dump(mode="json")}
