@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -35,12 +35,18 @@ class Reply:
     refusal: str | None = None
     delay_s: float = 0.0
     finish_reason: str = "stop"
+    respond: Callable[[str], str] | None = None  # builds the content from the request's last message
 
 
 def content(value: Any, *, delay_s: float = 0.0) -> Reply:
     """A normal reply; dicts and lists are sent as JSON text, strings verbatim."""
     text = value if isinstance(value, str) else json.dumps(value)
     return Reply(content=text, delay_s=delay_s)
+
+
+def echo(reword: Callable[[str], str]) -> Reply:
+    """A reply made from the request: `reword` gets the last user message (the line to reword, say)."""
+    return Reply(content="", respond=reword)
 
 
 def broken_json(text: str = '{"points": [{"point_id": "subclass-static-methods", "verdict": ') -> Reply:
@@ -135,7 +141,10 @@ class FakeOpenAI:
             self.requests.append(RecordedRequest(path=path, body=body))
             if not self._replies:
                 return http_error(500, "fake_openai: no scripted reply left")
-            return self._replies.pop(0)
+            reply = self._replies.pop(0)
+        if reply.respond is not None:
+            return content(reply.respond(self.requests[-1].messages[-1]["content"]), delay_s=reply.delay_s)
+        return reply
 
     def _delay(self, seconds: float) -> None:
         with self._lock:

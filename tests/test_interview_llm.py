@@ -16,7 +16,7 @@ from app.interview.selection import QuestionSelector
 from app.llm import chat_model_from_settings
 from app.store import open_repository
 from evaluators.rubric import RubricScorer
-from tests.fake_openai import FakeOpenAI, content, http_error, slow
+from tests.fake_openai import FakeOpenAI, content, echo, http_error, slow
 
 
 @pytest.fixture
@@ -42,9 +42,9 @@ def make_engine(fake, tmp_path: Path, ingested_store, bank, embedder):
 
 def test_llm_phrases_the_question_grounded_in_the_bank_entry(fake, tmp_path, ingested_store, bank, embedder):
     engine, repo, user = make_engine(fake, tmp_path, ingested_store, bank, embedder)
-    fake.script([content("So, tell me: how would you move a tensor onto the GPU?")])
+    fake.script([echo(lambda line: "So, tell me. " + line.split("Line:\n", 1)[1])])
     session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["tensors"], seed=1))
-    assert prompt.text == "So, tell me: how would you move a tensor onto the GPU?"
+    assert prompt.text.startswith("So, tell me. Let's start.")
     sent = fake.requests[0].prompt_text
     question = {q.id: q for q in bank}[prompt.question_id]
     assert question.question in sent  # grounded: the bank entry is in the prompt
@@ -63,12 +63,29 @@ def test_llm_failure_falls_back_to_the_template_visibly(fake, tmp_path, ingested
     assert len(notes) == 1 and "LLM phrasing failed" in notes[0]
 
 
+@pytest.mark.parametrize("said, why", [
+    ("I'm sorry, but I can't help with that request.", "kept under half of the line's words"),
+    ("<think>It is torch.cdist.</think> Let's start.", "returned its reasoning"),
+    ("Here is the question.", "kept under half of the line's words"),
+    ("Let's start. Given points x and y, write pairwise_dist() without loops.", "kept under half"),
+    ("Q " * 5000, "characters for a line of"),
+])
+def test_a_reply_that_is_no_rewording_leaves_the_template(fake, tmp_path, ingested_store, bank, embedder, said, why):
+    engine, repo, user = make_engine(fake, tmp_path, ingested_store, bank, embedder)
+    fake.script([content(said)])
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["tensors"], seed=1))
+    assert {q.id: q for q in bank}[prompt.question_id].question in prompt.text  # the offline template
+    (note,) = repo.get_session(session.id, user).state["notes"]
+    assert note.startswith("LLM phrasing") and why in note and note.endswith("template used")
+
+
 def test_llm_speaks_the_verified_feedback_and_falls_back_when_it_fails(fake, tmp_path, ingested_store, bank, embedder):
     engine, repo, user = make_engine(fake, tmp_path, ingested_store, bank, embedder)
-    fake.script([content("First question?"), content("Nice start: you named the key idea."), http_error(500)] * 3)
+    said = echo(lambda line: "Nice start. " + line.split("Line:\n", 1)[1])
+    fake.script([echo(lambda line: line.split("Line:\n", 1)[1]), said, http_error(500)] * 3)
     session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=["tensors"], seed=1))
     outcome = engine.answer(session_id=session.id, user_id=user, text="A tensor is an n-dimensional array.", code=None)
-    assert outcome.evaluation["feedback_spoken"] == "Nice start: you named the key idea."
+    assert outcome.evaluation["feedback_spoken"] == "Nice start. " + " ".join(outcome.evaluation["feedback"].split())
     assert outcome.evaluation["feedback"]  # the rubric feedback itself is kept
     assert "feedback" in fake.requests[1].prompt_text.lower()
 
@@ -89,3 +106,13 @@ def test_llm_follow_up_is_grounded_in_retrieved_related_entries(fake, tmp_path, 
     follow_up_prompt = fake.requests[-1].prompt_text
     assert len(fake.requests) == sent_before + 2  # spoken feedback, then the follow-up
     assert "Related bank question" in follow_up_prompt and related[0]["question"] in follow_up_prompt
+
+
+def test_a_rewording_keeps_the_lines_technical_names():
+    from app.interview.phrasing import _not_a_rewording
+
+    line = "Follow-up: What does torch.var compute by default, and why call zero_grad() first?"
+    assert _not_a_rewording(line, "And what does the variance function compute by default? Why zero first?") == \
+        "dropped torch.var, zero_grad()"
+    assert _not_a_rewording(line, "One more: by default, what does torch.var compute, and why call zero_grad() "
+                                  "before that?") is None

@@ -6,9 +6,11 @@ and any failure falls back to the template with a note for the transcript.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from evaluators.text import content_words
 from knowledge.schema import Question
 
 SYSTEM = (
@@ -45,6 +47,29 @@ class Phraser:
         return None
 
 
+# Names a rewording must keep as written: torch.var, zero_grad(), nn.Parameter, float32.
+_TERM = re.compile(r"\b\w+(?:[._]\w+)+(?:\(\))?|\b\w+\(\)|\b[A-Za-z]+\d+\w*")
+
+
+def _not_a_rewording(line: str, reply: str) -> str | None:
+    """Why the model's reply cannot stand for the line, or None: empty, a hidden reasoning block (it may
+    hold the answer), far longer than the line, a technical name dropped, or most of the line's words
+    gone ("I'm sorry, I can't help with that", "Here is the question.")."""
+    if not reply:
+        return "returned an empty line"
+    if re.search(r"</?\s*think\b", reply, re.I):
+        return "returned its reasoning"
+    if len(reply) > 3 * len(line) + 200:
+        return f"returned {len(reply)} characters for a line of {len(line)}"
+    missing = [term for term in dict.fromkeys(_TERM.findall(line)) if term not in reply]
+    if missing:
+        return f"dropped {', '.join(missing[:3])}"
+    stems = {w[:5] for w in content_words(line)}
+    if stems and len(stems & {w[:5] for w in content_words(reply)}) < len(stems) / 2:
+        return "kept under half of the line's words"
+    return None
+
+
 class LLMPhraser(Phraser):
     """Conversational wording from an OpenAI-compatible model, grounded in the bank entry."""
 
@@ -61,8 +86,9 @@ class LLMPhraser(Phraser):
         except Exception as exc:  # every LLM failure degrades to the template, visibly
             return Phrased(template.text, note=f"LLM phrasing failed ({type(exc).__name__}: {exc}); template used")
         text = " ".join(str(text).split())
-        if not text:
-            return Phrased(template.text, note="LLM returned an empty line; template used")
+        why = _not_a_rewording(template.text, text)
+        if why:
+            return Phrased(template.text, note=f"LLM phrasing {why}; template used")
         return Phrased(text)
 
     def question(self, question: Question, *, number: int, total: int) -> Phrased:
