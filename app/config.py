@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -58,6 +58,22 @@ class Settings(BaseSettings):
     runner_timeout_s: float = Field(default=10.0, gt=0, le=120)
     runner_memory_mb: int = Field(default=2048, ge=256)
     runner_allow_unsandboxed: bool = False
+
+    @field_validator("llm_base_url")
+    @classmethod
+    def _an_http_url(cls, value: str) -> str:
+        """Checked here, so a typo is one line at start-up rather than a traceback from the HTTP client."""
+        if not value:
+            return value
+        import httpx
+
+        try:
+            url = httpx.URL(value)
+        except (httpx.InvalidURL, ValueError) as exc:
+            raise ValueError(f"INTERVIEWER_LLM_BASE_URL {value!r} is not a URL ({exc})") from None
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"INTERVIEWER_LLM_BASE_URL {value!r} is not an http(s) URL with a host")
+        return value
 
     @model_validator(mode="after")
     def _llm_needs_both(self) -> Settings:

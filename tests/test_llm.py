@@ -147,3 +147,9 @@ def test_scripted_model_is_deterministic_and_records_calls():
     with pytest.raises(LLMError, match="no scripted reply left"):
         model.complete_text(system="s", user="u6")
     assert [c.user for c in model.calls] == ["u1", "u2", "u3", "u4", "u5", "u6"]
+
+
+@pytest.mark.parametrize("url", ["http://[::1/v1", "localhost:8080/v1", "ftp://host/v1"])
+def test_an_llm_url_that_is_not_one_is_said_at_start_up(url):
+    with pytest.raises(ValueError, match="INTERVIEWER_LLM_BASE_URL"):
+        Settings(llm_base_url=url, llm_model="m")
