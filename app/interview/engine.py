@@ -17,6 +17,7 @@ from app.interview.models import Mode, Prompt, PromptKind, SessionConfig, Sessio
 from app.interview.phrasing import Phraser
 from app.interview.scoring import AnswerScorer, ScoredAnswer
 from app.interview.selection import History, QuestionSelector, next_difficulty
+from app.interview.turns import SessionTurns
 from evaluators.text import is_non_answer
 from knowledge.schema import Question
 
@@ -25,41 +26,6 @@ from knowledge.schema import Question
 # turn. Locks are striped by session id so the table stays bounded; across processes the repository
 # refuses a second next turn (add_turn's `position`) and a second answer to one turn.
 LOCK_STRIPES = 64
-
-
-class _TurnReads:
-    """The repository, with one session's turns read once per engine call (several helpers need
-    them) and dropped on every write. Thread-local: the API serves sessions from several threads."""
-
-    WRITES = frozenset({"create_session", "save_state", "add_turn", "record_answer", "add_hint"})
-
-    def __init__(self, repo: Any) -> None:
-        self._repo = repo
-        self._local = threading.local()
-
-    def forget(self) -> None:
-        self._local.turns = {}
-
-    def turns(self, session_id: str) -> list[Any]:
-        cache = getattr(self._local, "turns", None)
-        if cache is None:
-            cache = self._local.turns = {}
-        if session_id not in cache:
-            cache[session_id] = self._repo.turns(session_id)
-        return list(cache[session_id])
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._repo, name)
-        if name not in self.WRITES:
-            return attr
-
-        def write(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return attr(*args, **kwargs)
-            finally:
-                self.forget()
-
-        return write
 
 
 class InterviewEngine:
@@ -72,7 +38,7 @@ class InterviewEngine:
         scorer: AnswerScorer,
         phraser: Phraser | None = None,
     ) -> None:
-        self._repo = _TurnReads(repo)
+        self._repo = SessionTurns(repo)
         self._selector = selector
         self._bank = bank
         self._scorer = scorer
@@ -113,7 +79,7 @@ class InterviewEngine:
                 session, config, state = self._active(session_id, user_id)  # completes an interrupted step
             except ConflictError:
                 return None
-            return self._prompt_for(self._turn(session_id, state.current_turn_id), config, state)
+            return self._prompt_for(self._repo.turn(session_id, state.current_turn_id), config, state)
 
     # --- candidate actions -------------------------------------------------------------------
     # `turn`, when given, is the prompt's `turn` the candidate acted on: a retried or doubled request whose
@@ -131,7 +97,7 @@ class InterviewEngine:
     ) -> TurnOutcome:
         session, config, state = self._active(session_id, user_id, expected=expected)
         question = self._bank[state.current_question_id or ""]
-        turn = self._turn(session_id, state.current_turn_id)
+        turn = self._repo.turn(session_id, state.current_turn_id)
         if (turn.kind == PromptKind.FOLLOW_UP and not (code or "").strip()
                 and is_non_answer(text or "", question.reference_answer)):
             # "I don't know" typed to a follow-up does what the button does: the earlier score stands and
@@ -139,7 +105,7 @@ class InterviewEngine:
             return self._give_up(session_id, user_id, action="dont_know", text=text)
         scored = self._scorer.score(
             question, text=text or "", code=code, earlier=state.answers_so_far,
-            earlier_code=self._last_code_result(session_id, question.id),
+            earlier_code=self._repo.last_code_result(session_id, question.id),
         )
         scored = self._apply_penalties(scored, state, config, turn)
         scored = self._with_related(question, scored)
@@ -169,9 +135,9 @@ class InterviewEngine:
     def _hint(self, session_id: str, user_id: int, *, expected: int | None) -> TurnOutcome:
         session, config, state = self._active(session_id, user_id, expected=expected)
         question = self._bank[state.current_question_id or ""]
-        turn = self._turn(session_id, state.current_turn_id)
-        used = self._hints_on_question(session_id, question.id)
-        last = self._last_evaluation(session_id, question.id)
+        turn = self._repo.turn(session_id, state.current_turn_id)
+        used = self._repo.hints_on_question(session_id, question.id)
+        last = self._repo.last_evaluation(session_id, question.id)
         target = turn.target_point if turn.kind == PromptKind.FOLLOW_UP else None
         text = hint_for(question, evaluation=last, hints_used=used, target=target, hints_on_turn=turn.hints_used)
         if text is None:
@@ -183,7 +149,7 @@ class InterviewEngine:
     def repeat(self, *, session_id: str, user_id: int, turn: int | None = None) -> TurnOutcome:
         with self._one_at_a_time(session_id):
             session, config, state = self._active(session_id, user_id, expected=turn)
-            current = self._turn(session_id, state.current_turn_id)
+            current = self._repo.turn(session_id, state.current_turn_id)
             return TurnOutcome(status="active", prompt=self._prompt_for(current, config, state))
 
     # --- transitions -------------------------------------------------------------------------
@@ -192,9 +158,10 @@ class InterviewEngine:
     ) -> TurnOutcome:
         session, config, state = self._active(session_id, user_id, expected=expected)
         question = self._bank[state.current_question_id or ""]
-        turn = self._turn(session_id, state.current_turn_id)
+        turn = self._repo.turn(session_id, state.current_turn_id)
         scored = self._scorer.zero(question, reason=action)
-        earlier = self._last_evaluation_dict(session_id, question.id) if turn.kind == PromptKind.FOLLOW_UP else None
+        follow_up = turn.kind == PromptKind.FOLLOW_UP
+        earlier = self._repo.last_evaluation_dict(session_id, question.id) if follow_up else None
         if earlier is not None:  # giving up on a follow-up keeps what the earlier answers earned
             scored = ScoredAnswer(score=float(earlier["score"]), evaluation={
                 **earlier, "follow_up": action,
@@ -260,7 +227,7 @@ class InterviewEngine:
         after (a crash in between leaves current_turn_id None, and _load adopts the open turn). The turn
         goes right after the one just answered, or nowhere (another process moved the session on)."""
         follows = state.current_turn_id
-        position = 0 if follows is None else self._turn(session_id, follows).position + 1
+        position = 0 if follows is None else self._repo.turn(session_id, follows).position + 1
         state.current_turn_id = None
         turn = self._repo.add_turn(
             session_id, question_id=question.id, topic=question.topic.value, difficulty=question.difficulty,
@@ -275,7 +242,7 @@ class InterviewEngine:
     def _apply_penalties(
         self, scored: ScoredAnswer, state: SessionState, config: SessionConfig, turn: Any
     ) -> ScoredAnswer:
-        hints = self._hints_on_question(turn.session_id, turn.question_id)
+        hints = self._repo.hints_on_question(turn.session_id, turn.question_id)
         penalty, notes = HINT_COST * hints, []
         if hints:
             notes.append(f"{hints} hint(s) used: -{penalty} points")
@@ -353,13 +320,13 @@ class InterviewEngine:
             raise ConflictError(f"this session's current question {state.current_question_id!r} is no longer in "
                                 "the question bank; start a new session (this one's report is still available)")
         if session.status != "completed" and state.current_turn_id is not None:
-            turn = self._turn(session_id, state.current_turn_id)
+            turn = self._repo.turn(session_id, state.current_turn_id)
             if turn.answered:  # the process died after the answer committed: finish that step now
                 self._resume_after(session_id, user_id, config, state, turn)
                 session, config, state = self._load(session_id, user_id)
         if session.status == "completed" or state.current_turn_id is None:
             raise ConflictError("this session is completed; start a new one or fetch its report")
-        current = self._turn(session_id, state.current_turn_id).position
+        current = self._repo.turn(session_id, state.current_turn_id).position
         if expected is not None and expected != current:
             raise ConflictError(f"turn {expected} is not the current prompt (turn {current} is): it was answered "
                                 "already, so nothing was recorded; fetch the session for the current prompt")
@@ -377,31 +344,6 @@ class InterviewEngine:
             self._after_answer(session_id, user_id, config, state, self._bank[turn.question_id], scored)
         else:
             self._move_on(session_id, user_id, config, state, scored)
-
-    def _turn(self, session_id: str, turn_id: int | None) -> Any:
-        for turn in self._repo.turns(session_id):
-            if turn.id == turn_id:
-                return turn
-        raise NotFoundError(f"turn {turn_id} not found in session {session_id}")
-
-    def _last_code_result(self, session_id: str, question_id: str) -> dict[str, Any] | None:
-        turns = self._repo.turns(session_id)
-        results = [t.code_result for t in turns if t.question_id == question_id and t.code_result]
-        return results[-1] if results else None
-
-    def _hints_on_question(self, session_id: str, question_id: str) -> int:
-        return sum(t.hints_used for t in self._repo.turns(session_id) if t.question_id == question_id)
-
-    def _last_evaluation_dict(self, session_id: str, question_id: str) -> dict[str, Any] | None:
-        answered = [t for t in self._repo.turns(session_id) if t.question_id == question_id and t.evaluation]
-        return dict(answered[-1].evaluation) if answered else None
-
-    def _last_evaluation(self, session_id: str, question_id: str) -> Any:
-        from evaluators.base import Evaluation
-
-        answered = [t for t in self._repo.turns(session_id) if t.question_id == question_id and t.evaluation]
-        rubric = answered[-1].evaluation.get("rubric") if answered else None
-        return Evaluation.model_validate(rubric) if rubric else None
 
     def _history(self, user_id: int) -> History:
         scores = [(row.topic, row.score) for row in self._repo.question_scores(user_id)]

@@ -1,0 +1,70 @@
+"""A session's turns as the interview engine reads them: cached per call, and the questions it asks of
+them (the current turn, the hints and the last evaluation and code run on a question)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from app.errors import NotFoundError
+from evaluators.base import Evaluation
+
+
+class SessionTurns:
+    """The repository, with one session's turns read once per engine call (several questions about them
+    are asked per call) and dropped on every write. Thread-local: the API serves sessions from several
+    threads."""
+
+    WRITES = frozenset({"create_session", "save_state", "add_turn", "record_answer", "add_hint"})
+
+    def __init__(self, repo: Any) -> None:
+        self._repo = repo
+        self._local = threading.local()
+
+    def forget(self) -> None:
+        self._local.turns = {}
+
+    def turns(self, session_id: str) -> list[Any]:
+        cache = getattr(self._local, "turns", None)
+        if cache is None:
+            cache = self._local.turns = {}
+        if session_id not in cache:
+            cache[session_id] = self._repo.turns(session_id)
+        return list(cache[session_id])
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._repo, name)
+        if name not in self.WRITES:
+            return attr
+
+        def write(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return attr(*args, **kwargs)
+            finally:
+                self.forget()
+
+        return write
+
+    # --- what the engine asks of a session's turns ---------------------------------------------
+    def turn(self, session_id: str, turn_id: int | None) -> Any:
+        for turn in self.turns(session_id):
+            if turn.id == turn_id:
+                return turn
+        raise NotFoundError(f"turn {turn_id} not found in session {session_id}")
+
+    def last_code_result(self, session_id: str, question_id: str) -> dict[str, Any] | None:
+        turns = self.turns(session_id)
+        results = [t.code_result for t in turns if t.question_id == question_id and t.code_result]
+        return results[-1] if results else None
+
+    def hints_on_question(self, session_id: str, question_id: str) -> int:
+        return sum(t.hints_used for t in self.turns(session_id) if t.question_id == question_id)
+
+    def last_evaluation_dict(self, session_id: str, question_id: str) -> dict[str, Any] | None:
+        answered = [t for t in self.turns(session_id) if t.question_id == question_id and t.evaluation]
+        return dict(answered[-1].evaluation) if answered else None
+
+    def last_evaluation(self, session_id: str, question_id: str) -> Evaluation | None:
+        answered = [t for t in self.turns(session_id) if t.question_id == question_id and t.evaluation]
+        rubric = answered[-1].evaluation.get("rubric") if answered else None
+        return Evaluation.model_validate(rubric) if rubric else None
