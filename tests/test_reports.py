@@ -282,3 +282,10 @@ def test_chart_labels_and_values_do_not_run_into_each_other(labels: list[str]) -
         spans.sort()
         assert all(left[1] <= right[0] for left, right in zip(spans, spans[1:], strict=False)), spans
     assert sum(t.text in labels or t.text.endswith("\u2026") for t in texts) == len(labels)
+
+
+def test_a_question_the_bank_no_longer_has_is_named_by_its_words_without_the_interviewers_lead(bank) -> None:
+    gone = [turn(1, "retired-entry", "autograd", prompt="Question 2 of 3. What does detach() return?",
+                 answer_text="A tensor sharing storage.", evaluation=evaluation(2.0, []))]
+    entry = build_report(session=session({"retired-entry": 2.0}), turns=gone, bank=bank).questions[0]
+    assert entry.question == "What does detach() return?"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -11,6 +12,9 @@ from app.store.records import TurnRecord
 from knowledge.schema import Question
 
 _RANK = {"partial": 1, "covered": 2}
+# How the interviewer opened the question (app/interview/phrasing.py), left out where the bank no longer
+# has the entry and the asked wording stands in for its text.
+_LEAD = re.compile(r"^(?:Let's start\.|Question \d+ of \d+\.)\s+")
 
 
 def group_by_question(turns: Sequence[TurnRecord]) -> list[tuple[str, list[TurnRecord]]]:
@@ -40,7 +44,7 @@ def question_entry(
     return QuestionEntry(
         number=number,
         question_id=question_id,
-        question=question.question if question else turns[0].prompt,
+        question=question.question if question else _LEAD.sub("", turns[0].prompt),
         topic=turns[0].topic,
         difficulty=turns[0].difficulty,
         score=round(float(score), 2) if score is not None else None,
