@@ -260,6 +260,12 @@ def _reline(text: str, expected: int) -> tuple[str, int]:
             expected = 1 if start is not None else expected
         if start is None:
             continue
+        # Questions without a tag come between tagged ones ("2. What is autograd?"): a later number at a
+        # line start, after the expected one's place, is where this tagged question really starts.
+        for later in range(expected + 1, expected + 10):
+            found = _number_before(text, later, start, tag.start(), line_start_only=True)
+            if found is not None:
+                start, expected = found, later
         question = " ".join(text[start : tag.end()].split())
         parts += [text[pos:start].rstrip(" \t"), "\n", question, "\n"]
         pos = tag.end()
@@ -268,7 +274,7 @@ def _reline(text: str, expected: int) -> tuple[str, int]:
     return "".join(parts), expected
 
 
-def _number_before(text: str, number: int, lo: int, hi: int) -> int | None:
+def _number_before(text: str, number: int, lo: int, hi: int, *, line_start_only: bool = False) -> int | None:
     """Start of `number` as a question number in text[lo:hi], nearest the tag.
 
     Prefer a number at a line start or glued to punctuation ("x.grad.4 What"): a number after a
@@ -278,5 +284,5 @@ def _number_before(text: str, number: int, lo: int, hi: int) -> int | None:
     pattern = re.compile(rf"(?<![0-9A-Za-z_]){number}[.):]?(?=\s)")
     found = [m.start() for m in pattern.finditer(text, window_start, hi)]
     glued = [s for s in found if s == 0 or text[s - 1] not in " \t"]
-    candidates = glued or found
+    candidates = glued if line_start_only else glued or found
     return candidates[-1] if candidates else None

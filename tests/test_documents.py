@@ -429,3 +429,12 @@ def test_a_question_without_a_question_mark_keeps_its_answer_apart() -> None:
 def test_full_width_question_marks_end_questions() -> None:
     questions = _parse("1. 什么是张量？\n多维数组。\n2. 如何使用GPU？\n用 .to('cuda')。\n")
     assert [q.text for q in questions] == ["什么是张量？", "如何使用GPU？"]
+
+
+def test_an_untagged_question_between_tagged_ones_stays_its_own() -> None:
+    doc = ("1. What is a tensor? \u26a1 Easy\nAn n-dimensional array.\n2. What is autograd?\nIt records operations.\n"
+           "3. What is DDP? \U0001f525 Hard\nDistributed data parallel.\n")
+    assert [(q.ref, q.text, q.difficulty, q.answer) for q in _parse(doc)] == [
+        ("#1", "What is a tensor?", 1, "An n-dimensional array."),
+        ("#2", "What is autograd?", None, "It records operations."),
+        ("#3", "What is DDP?", 3, "Distributed data parallel.")]
