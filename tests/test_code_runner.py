@@ -195,3 +195,14 @@ def test_check_files_finds_tasks_in_the_configured_pack(tmp_path: Path) -> None:
         assert runner._task("my-own-relu").contract
         with pytest.raises(RunnerError, match="no question with id"):
             runner._task(QUESTION_ID)
+
+
+def test_each_submission_gets_fresh_inputs(runner: CodeRunner) -> None:
+    """A failed check may show expected values; with the next submission's inputs drawn anew, they are no
+    answer key for it (a runner lives as long as the server)."""
+    spy = solution().replace("        ctx.save_for_backward(x)",
+                             "        print('input', round(float(x.double().abs().sum()), 6))\n"
+                             "        ctx.save_for_backward(x)", 1)
+    assert spy != solution()
+    seen = [runner.check(relu_task(), spy, QUESTION_ID).stdout for _ in range(2)]
+    assert "input" in seen[0] and seen[0] != seen[1]

@@ -275,3 +275,90 @@ for fd in range(3, 64):
 '''
     result = run(runner, source + relu_task().starter)
     assert result.status is not Status.PASSED and result.score < 1
+
+
+def test_system_v_ipc_and_signalling_fcntl_are_denied(runner: CodeRunner) -> None:
+    """A shared-memory segment outlives the job outside every memory limit (and can carry a note to the
+    next submission on the warm worker); F_SETOWN + F_SETSIG would signal the worker around the kill rules."""
+    source = (
+        "import ctypes, fcntl, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "print('shmget', libc.shmget(0, 1 << 20, 0o1600), 'msgget', libc.msgget(0, 0o1600))\n"
+        "r, w = os.pipe()\n"
+        "try:\n    fcntl.fcntl(r, fcntl.F_SETOWN, 1)\n    print('F_SETOWN allowed')\n"
+        "except PermissionError:\n    print('F_SETOWN denied')\n"
+    )
+    result = run(runner, source, with_solution=True)
+    assert result.status is Status.PASSED, result.to_json()
+    assert "shmget -1 msgget -1" in result.stdout and "F_SETOWN denied" in result.stdout
+
+
+FORGE = '''
+import io, json, os, struct, zipfile
+import torch
+
+def _result_fd():
+    out = os.readlink("/proc/self/fd/1")
+    for fd in range(3, 64):
+        try:
+            link = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("pipe:") and link != out:
+            return fd
+
+def send(meta, blobs=(), raw=None):
+    raw = raw or json.dumps({**meta, "blobs": [len(b) for b in blobs]}).encode()
+    data = struct.pack(">I", len(raw)) + raw + b"".join(blobs)
+    view, fd = memoryview(data), _result_fd()
+    while view:
+        view = view[os.write(fd, view):]
+
+def saved(value, deflate=False):
+    buffer = io.BytesIO()
+    torch.save(value, buffer)
+    if not deflate:
+        return buffer.getvalue()
+    out = io.BytesIO()
+    with zipfile.ZipFile(buffer) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, src.read(info))
+    return out.getvalue()
+'''
+
+
+@pytest.mark.parametrize("attack", [
+    'send({}, raw=b"[" * 200000 + b"]" * 200000)',  # a header nested past the stack
+    'send({"type": "check", "name": ["x"]}, [saved(1.0)])',  # a name that is no name
+    'send({"type": "check", "name": NAME}, [saved(torch.zeros(1).expand(2 * 10**10))])',  # 2e10 to compare
+    'send({"type": "check", "name": NAME}, [saved(torch.zeros(4), deflate=True)])',  # may inflate to GBs
+    'send({"type": "check", "name": NAME}, [saved(1.0)]); send({"type": "check", "name": NAME}, [saved(2.0)])',
+], ids=["deep-header", "list-name", "expanded-tensor", "deflated-record", "second-result"])
+def test_forged_result_frames_cost_the_trusted_side_nothing(runner: CodeRunner, attack: str) -> None:
+    started = time.monotonic()
+    name = relu_task().checks[0].name
+    result = run(runner, FORGE + f"NAME = {name!r}\n{attack}\nsend({{'type': 'end'}})\nos._exit(0)\n")
+    assert result.status is not Status.PASSED and not any(c.passed for c in result.checks), result.to_json()
+    assert time.monotonic() - started < 30
+
+
+def test_results_that_would_cost_the_trusted_side_are_refused_before_verifying() -> None:
+    """Decoded outside every limit: a 2 KB tensor expanded to 2e10 elements (minutes of CPU to compare),
+    and a deflated record (a few MB that inflate to gigabytes)."""
+    import io
+    import zipfile
+
+    import torch
+
+    from evaluators.code.probes import dumps, loads
+
+    with pytest.raises(ValueError, match="elements"):
+        loads(dumps({"weight": torch.zeros(1).expand(2 * 10**10)}))
+    deflated = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(dumps(torch.zeros(4)))) as src, \
+            zipfile.ZipFile(deflated, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, src.read(info))
+    with pytest.raises(ValueError, match="compressed"):
+        loads(deflated.getvalue())
+    assert torch.equal(loads(dumps(torch.arange(4))), torch.arange(4))  # as torch.save writes it: fine

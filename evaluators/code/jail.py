@@ -33,7 +33,15 @@ DENIED = (
     "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
     "swapon", "swapoff", "acct", "syslog", "mount_setattr", "fsopen", "fsmount", "move_mount",
     "open_tree",
+    # System V and POSIX message-queue IPC: their objects outlive the process (a shared-memory segment
+    # outside every memory limit, or a note left for the next submission on the same warm worker).
+    "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semtimedop", "semctl",
+    "msgget", "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
+    "mq_notify", "mq_getsetattr",
 )
+# fcntl commands that make the kernel signal another process (F_SETOWN, F_SETSIG, F_SETOWN_EX): a way
+# around the kill rules below.
+SIGNALLING_FCNTL = (8, 10, 15)
 NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 LOW32 = 0xFFFFFFFF
 
@@ -92,6 +100,8 @@ def install_seccomp(protected: list[int]) -> None:
         filt.add_rule(deny, "tgkill", sc.Arg(0, sc.MASKED_EQ, LOW32, pid))
         filt.add_rule(deny, "tgkill", sc.Arg(1, sc.MASKED_EQ, LOW32, pid))
     filt.add_rule(deny, "kill", sc.Arg(0, sc.MASKED_EQ, LOW32, LOW32))  # kill(-1, ...)
+    for command in SIGNALLING_FCNTL:
+        filt.add_rule(deny, "fcntl", sc.Arg(1, sc.MASKED_EQ, LOW32, command))
     filt.load()
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import linecache
 import traceback
+import zipfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,9 +39,36 @@ def dumps(value: Any) -> bytes:
     return buffer.getvalue()
 
 
+# The most elements one decoded result may hold. A tensor expanded to 2e10 elements from one stored value
+# is 2 KB on the wire, and comparing it would cost the trusted side minutes of CPU outside every limit.
+MAX_ELEMENTS = 1 << 24
+
+
 def loads(blob: bytes) -> Any:
-    """Decode untrusted bytes: weights_only refuses anything but tensors and plain data."""
-    return torch.load(io.BytesIO(blob), weights_only=True)
+    """Decode untrusted bytes: weights_only refuses anything but tensors and plain data; records must be
+    stored as torch.save writes them (a deflated one could inflate to gigabytes), and no tensor may hold
+    more than MAX_ELEMENTS elements."""
+    with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+        if any(info.compress_type != zipfile.ZIP_STORED for info in archive.infolist()):
+            raise ValueError("a compressed record: results are stored as torch.save writes them")
+    value = torch.load(io.BytesIO(blob), weights_only=True)
+    _check_sizes(value)
+    return value
+
+
+def _check_sizes(value: Any) -> None:
+    stack, seen = [value], 0
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > MAX_ELEMENTS:
+            raise ValueError("too many values in a result")
+        if isinstance(item, torch.Tensor) and item.numel() > MAX_ELEMENTS:
+            raise ValueError(f"a tensor of {item.numel()} elements; at most {MAX_ELEMENTS} are checked")
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
 
 
 def exec_submission(source: str) -> dict[str, Any]:

@@ -54,8 +54,8 @@ class FrameDecoder:
         try:
             meta = json.loads(bytes(self.buffer[_LENGTH.size:start]))
             sizes = [int(n) for n in meta["blobs"]]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise FrameError(f"bad frame header: {exc}") from exc
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:  # "[[[[..." nests past the stack
+            raise FrameError(f"bad frame header: {type(exc).__name__}") from exc
         if not isinstance(meta, dict) or any(n < 0 for n in sizes) or sum(sizes) > self.limit:
             raise FrameError("bad or oversized frame")
         end = start + sum(sizes)

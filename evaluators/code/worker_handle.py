@@ -36,6 +36,9 @@ MAX_FRAME = 64 << 20
 STARTUP_TIMEOUT_S = 60.0
 GRACE_S = 2.0  # for the worker to report a child we just killed
 CHILD_FRAMES = ("check", "load_error", "end")  # all a child may say; the worker alone reports `exit`
+# All a child's frames together: a task's results are small tensors, and 80 frames of 32 MB each would
+# otherwise all be held by the trusted process.
+MAX_CHILD_BYTES = 2 * MAX_FRAME
 
 
 @dataclass
@@ -257,19 +260,34 @@ class _ChildFrames:
         self.fd = fd
         self.closed = False
         self._decoder = FrameDecoder(MAX_FRAME)
+        self._bytes = 0
+        self._names: set[str] = set()
 
     def read_into(self, outcome: RawOutcome) -> bool:
-        """Read what is there; False once the pipe is closed or the child sent garbage."""
+        """Read what is there; False once the pipe is closed or the child sent garbage (a frame of a type
+        or shape the harness never writes, a second result for one check, more than MAX_CHILD_BYTES)."""
         chunk = os.read(self.fd, 1 << 20)
         try:
             self._decoder.feed(chunk)
             while (frame := self._decoder.frame()) is not None:
-                if frame[0].get("type") in CHILD_FRAMES:
-                    outcome.frames.append(frame)
+                self._keep(frame, outcome)
         except FrameError:
             chunk = b""
         self.closed = not chunk
         return not self.closed
+
+
+    def _keep(self, frame: tuple[dict[str, Any], list[bytes]], outcome: RawOutcome) -> None:
+        meta, blobs = frame
+        self._bytes += sum(len(b) for b in blobs)
+        if meta.get("type") not in CHILD_FRAMES or self._bytes > MAX_CHILD_BYTES:
+            raise FrameError("not a frame the harness writes")
+        if meta["type"] == "check":
+            name = meta.get("name")
+            if not isinstance(name, str) or name in self._names:
+                raise FrameError("a check result without a name, or a second one")
+            self._names.add(name)
+        outcome.frames.append(frame)
 
 
 def _ended(outcome: RawOutcome) -> bool:
