@@ -15,7 +15,10 @@ REPLACEMENT = "\ufffd"
 
 
 def not_text(value: str) -> str | None:
-    """Why `value` is not text, or None when it is."""
+    """Why `value` is not text, or None when it is. A NUL character is not either: PostgreSQL cannot store
+    one, and no answer needs it."""
+    if (nul := value.find("\x00")) >= 0:
+        return f"holds a NUL character (\\u0000) at character {nul}, which is not text"
     found = _SURROGATE.search(value)
     if found is None:
         return None
@@ -24,5 +27,5 @@ def not_text(value: str) -> str | None:
 
 
 def as_text(value: str) -> str:
-    """`value` with each lone surrogate shown as U+FFFD, as a browser shows bytes it cannot read."""
-    return _SURROGATE.sub(REPLACEMENT, value)
+    """`value` with each lone surrogate (and NUL) shown as U+FFFD, as a browser shows bytes it cannot read."""
+    return _SURROGATE.sub(REPLACEMENT, value).replace("\x00", REPLACEMENT)

@@ -163,3 +163,9 @@ def test_cors_is_off_unless_configured(tmp_path):
     open_ = TestClient(create_app(Settings(data_dir=tmp_path, cors_origins=["https://ui.example"])))
     response = open_.options("/v1/sessions", headers=preflight)
     assert response.headers["access-control-allow-origin"] == "https://ui.example"
+
+
+def test_a_nul_character_is_a_422_before_anything_is_stored(alice):
+    created = alice.post("/v1/sessions", json={"topics": ["tensors"], "num_questions": 1}).json()
+    reply = alice.post(f"/v1/sessions/{created['id']}/answers", json={"text": "Views \u0000 share storage"})
+    assert assert_problem(reply, 422)["detail"].startswith("invalid text: holds a NUL character")

@@ -271,7 +271,13 @@ def test_kill_9_mid_session_then_resume_loses_nothing(tmp_path: Path, bank):
     assert turns[0].answered and turns[0].evaluation is not None  # nothing lost
     engine = InterviewEngine(
         repo=repo, selector=QuestionSelector(open_store(data_dir=str(tmp_path / "chroma"), embedder=HashingEmbedder())),
-        bank=by_id(bank), scorer=AnswerScorer(evaluator=RubricScorer(HashingEmbedder())),
+        bank=by_id(bank), scorer=AnswerScorer(evaluator=RubricScorer(HashingEmbedder())), resume_after_s=3600,
+    )
+    # Just answered, maybe still being handled by a live process: not finished from here yet.
+    assert engine.current_prompt(session_id=session_id, user_id=user) is None and len(repo.turns(session_id)) == 1
+    engine = InterviewEngine(
+        repo=repo, selector=QuestionSelector(open_store(data_dir=str(tmp_path / "chroma"), embedder=HashingEmbedder())),
+        bank=by_id(bank), scorer=AnswerScorer(evaluator=RubricScorer(HashingEmbedder())), resume_after_s=0,
     )
     prompt = engine.current_prompt(session_id=session_id, user_id=user)
     assert prompt is not None and prompt.question_id != first_question or prompt.kind is PromptKind.FOLLOW_UP
@@ -372,43 +378,57 @@ def test_related_entries_merge_the_missed_points_best_first(ingested_store, bank
     assert one[0]["id"] == next(h.id for h in best_single if h.id != question.id)
 
 
-def test_a_poll_while_an_answer_is_scored_adds_no_second_turn(repo, ingested_store, bank, scorer, user):
-    """A page polling the session while an answer is still being handled must wait for it, not take the
-    half-done step (answer stored, next turn not yet added) for a crash and add the next turn itself."""
-    reached, release = threading.Event(), threading.Event()
+class SlowPhraser(Phraser):
+    """Pauses the thread named "answering" between storing its answer and adding the next turn."""
 
-    class SlowPhraser(Phraser):  # the answering request pauses between storing the answer and adding a turn
-        def _pause(self) -> None:
-            if threading.current_thread().name == "answering":
-                reached.set()
-                release.wait(30)
+    def __init__(self) -> None:
+        self.reached, self.release = threading.Event(), threading.Event()
 
-        def question(self, question, *, number, total):
-            self._pause()
-            return super().question(question, number=number, total=total)
+    def _pause(self) -> None:
+        if threading.current_thread().name == "answering":
+            self.reached.set()
+            self.release.wait(30)
 
-        def follow_up(self, question, probe, related=None):
-            self._pause()
-            return super().follow_up(question, probe, related)
+    def question(self, question, *, number, total):
+        self._pause()
+        return super().question(question, number=number, total=total)
 
+    def follow_up(self, question, probe, related=None):
+        self._pause()
+        return super().follow_up(question, probe, related)
+
+
+@pytest.mark.parametrize("other_process", [False, True], ids=["same-process", "another-process"])
+def test_a_poll_while_an_answer_is_scored_adds_no_second_turn(
+    tmp_path, repo, ingested_store, bank, scorer, user, other_process
+):
+    """A page polling the session while an answer is still being handled (in this process: it waits; in
+    another, sharing the database: it sees no prompt yet) must not take the half-done step (answer stored,
+    next turn not yet added) for a crash and add the next turn itself; the answer gets its 200."""
+    phraser = SlowPhraser()
     engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
-                             scorer=AnswerScorer(evaluator=scorer), phraser=SlowPhraser())
+                             scorer=AnswerScorer(evaluator=scorer), phraser=phraser)
+    poller = engine if not other_process else InterviewEngine(
+        repo=open_repository(f"sqlite:///{tmp_path / 'interviews.db'}"), selector=QuestionSelector(ingested_store),
+        bank=by_id(bank), scorer=AnswerScorer(evaluator=scorer))
     session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=["autograd"], seed=1))
     answered: list = []
     answering = threading.Thread(name="answering", target=lambda: answered.append(engine.answer(
         session_id=session.id, user_id=user, text="It is about gradients.", code=None)))
     answering.start()
-    assert reached.wait(60)
+    assert phraser.reached.wait(60)
     polled: list = []
-    poll = threading.Thread(target=lambda: polled.append(engine.current_prompt(session_id=session.id, user_id=user)))
+    poll = threading.Thread(target=lambda: polled.append(poller.current_prompt(session_id=session.id, user_id=user)))
     poll.start()
     poll.join(1.0)  # the old engine finished the step from here, then the answering request added its turn too
-    release.set()
+    phraser.release.set()
     answering.join(60)
     poll.join(60)
     turns = repo.turns(session.id)
     assert [t.position for t in turns] == [0, 1] and turns[0].answered and not turns[1].answered
-    assert polled[0].turn == answered[0].prompt.turn == 1
+    assert answered[0].prompt.turn == 1
+    assert polled[0] is None if other_process else polled[0].turn == 1
+    assert poller.current_prompt(session_id=session.id, user_id=user).turn == 1
 
 
 def test_an_action_on_a_prompt_already_answered_is_refused_and_records_nothing(engine, repo, user):

@@ -250,6 +250,17 @@ def test_turns_round_trip_with_payloads(repo: Repository) -> None:
     assert stored[0].answered_at is not None and stored[0].answered_at.tzinfo == UTC
 
 
+def test_a_new_turn_is_current_in_its_own_commit_and_a_hint_counts_once(repo: Repository) -> None:
+    user_id, session_id, _ = _session_with_turn(repo)
+    second = repo.add_turn(session_id, question_id="autograd-1", topic="autograd", difficulty=2, kind="follow_up",
+                           prompt="And then?", state={"step": 2})
+    stored = repo.get_session(session_id, user_id)
+    assert stored is not None and stored.state == {"step": 2, "current_turn_id": second.id}
+    with pytest.raises(ConflictError, match="another hint was given"):
+        repo.add_hint(second.id, seen=1)  # chosen when one hint was counted; there are none
+    assert repo.add_hint(second.id, seen=0) == 1
+
+
 def test_answer_rules(repo: Repository) -> None:
     _, session_id, turn_id = _session_with_turn(repo)
     with pytest.raises(ValueError):
@@ -430,3 +441,22 @@ def test_sqlite_url_from_settings_works_out_of_the_box(tmp_path: Path) -> None:
         assert conn.execute(text("SELECT count(*) FROM users")).scalar() == 0
     engine.dispose()
     assert (tmp_path / "data" / "interviewer.db").exists()
+
+
+def test_values_postgresql_refuses_are_said_up_front_or_fitted(repo: Repository) -> None:
+    """SQLite stores what PostgreSQL refuses with a driver error: each backend must behave the same."""
+    with pytest.raises(UserFacingError, match="a key name is 101 characters; at most 100"):
+        repo.create_api_key(repo.get_or_create_user("alice").id, "k" * 101)
+    with pytest.raises(UserFacingError, match="a user name is 201 characters; at most 200"):
+        repo.get_or_create_user("u" * 201)
+    _, session_id, turn_id = _session_with_turn(repo)
+    long_name = "offline-rubric (fallback from llm-judge:" + "org/Model-GGUF/" * 8 + "model-Q4_K_M.gguf)"
+    stored = repo.record_answer(turn_id, action="answer", evaluation={**EVALUATION, "evaluator": long_name})
+    assert stored.evaluation is not None and stored.evaluation["evaluator"] == long_name  # the payload keeps it
+
+
+def test_a_nul_character_is_not_text() -> None:
+    from app.text_input import as_text, not_text
+
+    assert not_text("a\x00b") == "holds a NUL character (\\u0000) at character 1, which is not text"
+    assert as_text("a\x00b") == "a\ufffdb"

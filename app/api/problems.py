@@ -11,7 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DataError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.errors import ConflictError, NotFoundError, UserFacingError, domain_errors, one_line
@@ -117,6 +117,12 @@ async def _database_unavailable(_request: Request, exc: Exception) -> JSONRespon
     return problem(503, "the database is not reachable right now; try again shortly", headers={"Retry-After": "5"})
 
 
+async def _unstorable(_request: Request, exc: Exception) -> JSONResponse:
+    # A value of the request the database refuses (PostgreSQL: a NUL in a path, a text past its column).
+    log.warning("database refused a value: %s", " ".join(str(getattr(exc, "orig", exc)).split())[:200])
+    return problem(400, "the request holds a value the database cannot store (a NUL character, or one too long)")
+
+
 async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
     # The traceback goes to the log, never to the client (it may name paths or settings).
     log.exception("unhandled error: %s", type(exc).__name__)
@@ -132,6 +138,7 @@ def install(app: FastAPI) -> None:
             app.add_exception_handler(error_type, _domain_error)
     app.add_exception_handler(UserFacingError, _domain_error)
     app.add_exception_handler(OperationalError, _database_unavailable)
+    app.add_exception_handler(DataError, _unstorable)
     app.add_exception_handler(Exception, _unexpected)
 
 

@@ -26,6 +26,10 @@ from knowledge.schema import Question
 # turn. Locks are striped by session id so the table stays bounded; across processes the repository
 # refuses a second next turn (add_turn's `position`) and a second answer to one turn.
 LOCK_STRIPES = 64
+# An answered turn with no next turn after it is a step still running (here or in another process: the
+# LLM phrasing the next question, say) until this long has passed; then it is a step a crash cut short,
+# and the next request finishes it. Longer than any step: LLM calls time out at 20 s and retry once.
+RESUME_AFTER_S = 60.0
 
 
 class InterviewEngine:
@@ -37,8 +41,10 @@ class InterviewEngine:
         bank: dict[str, Question],
         scorer: AnswerScorer,
         phraser: Phraser | None = None,
+        resume_after_s: float = RESUME_AFTER_S,
     ) -> None:
         self._repo = SessionTurns(repo)
+        self._resume_after_s = resume_after_s
         self._selector = selector
         self._bank = bank
         self._scorer = scorer
@@ -142,7 +148,7 @@ class InterviewEngine:
         text = hint_for(question, evaluation=last, hints_used=used, target=target, hints_on_turn=turn.hints_used)
         if text is None:
             raise ConflictError("no more hints for this question")
-        self._repo.add_hint(turn.id)
+        self._repo.add_hint(turn.id, seen=turn.hints_used)
         message = f"{text} (hints cost {HINT_COST} points each on this question)"
         return TurnOutcome(status="active", prompt=self._prompt_for(turn, config, state), message=message)
 
@@ -223,19 +229,16 @@ class InterviewEngine:
         self, session_id: str, state: SessionState, question: Question, kind: PromptKind, text: str,
         target_point: str | None,
     ) -> Any:
-        """The new turn and the state that leads to it commit together; only the turn id is patched in
-        after (a crash in between leaves current_turn_id None, and _load adopts the open turn). The turn
+        """The new turn and the state that leads to it (naming it as current) commit together. The turn
         goes right after the one just answered, or nowhere (another process moved the session on)."""
         follows = state.current_turn_id
         position = 0 if follows is None else self._repo.turn(session_id, follows).position + 1
-        state.current_turn_id = None
         turn = self._repo.add_turn(
             session_id, question_id=question.id, topic=question.topic.value, difficulty=question.difficulty,
             kind=kind.value, prompt=text, target_point=target_point, state=state.model_dump(mode="json"),
             position=position,
         )
         state.current_turn_id = turn.id
-        self._repo.save_state(session_id, state=state.model_dump(mode="json"))
         return turn
 
     # --- helpers -----------------------------------------------------------------------------
@@ -321,6 +324,9 @@ class InterviewEngine:
                                 "the question bank; start a new session (this one's report is still available)")
         if session.status != "completed" and state.current_turn_id is not None:
             turn = self._repo.turn(session_id, state.current_turn_id)
+            if turn.answered and _elapsed_s(turn.answered_at) < self._resume_after_s:
+                raise ConflictError(f"the answer to turn {turn.position} is still being handled; try again in a "
+                                    "moment")
             if turn.answered:  # the process died after the answer committed: finish that step now
                 self._resume_after(session_id, user_id, config, state, turn)
                 session, config, state = self._load(session_id, user_id)

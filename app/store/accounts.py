@@ -30,6 +30,7 @@ class AccountRepository(RepositoryBase):
         """The user called `name`, created on first use."""
         if not name.strip():
             raise UserFacingError("a user name cannot be empty")
+        _fits(name, "a user name", User.name.type.length)
         query = select(User).where(User.name == name)
         try:
             with self._writing() as session:
@@ -46,6 +47,7 @@ class AccountRepository(RepositoryBase):
 
     def create_api_key(self, user_id: int, name: str) -> tuple[str, ApiKeyRecord]:
         """A new key for the user: the plaintext is returned here once and never stored."""
+        _fits(name, "a key name", ApiKey.name.type.length)
         plaintext = KEY_PREFIX + secrets.token_urlsafe(32)
         with self._writing() as session:
             if session.get(User, user_id) is None:
@@ -94,3 +96,9 @@ class AccountRepository(RepositoryBase):
                 .values(revoked_at=utcnow())
             )
             return bool(getattr(result, "rowcount", 0))
+
+
+def _fits(value: str, what: str, length: int | None) -> None:
+    """Said up front: PostgreSQL refuses a longer value with a driver error (SQLite would store it)."""
+    if length is not None and len(value) > length:
+        raise UserFacingError(f"{what} is {len(value)} characters; at most {length}")

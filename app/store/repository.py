@@ -84,9 +84,10 @@ class Repository(AccountRepository):
         state: dict[str, Any] | None = None,
         position: int | None = None,
     ) -> TurnRecord:
-        """Append a question or follow-up to the session (with the engine's new state, if given). With
-        `position`, only if the turn would land there: a caller that read the session before another
-        request moved it on gets a ConflictError instead of adding a second next turn."""
+        """Append a question or follow-up to the session, with the engine's new state if given (its
+        `current_turn_id` set to the new turn in the same commit). With `position`, only if the turn would
+        land there: a caller that read the session before another request moved it on gets a
+        ConflictError instead of adding a second next turn."""
         require_choice(kind, TURN_KINDS, "kind")
         with self._writing() as session:
             owner = _locked_session(session, session_id)
@@ -107,8 +108,8 @@ class Repository(AccountRepository):
                 code_result=None,
             )
             session.add(row)
-            _apply_state(owner, state=state)
             session.flush()
+            _apply_state(owner, state=None if state is None else {**state, "current_turn_id": row.id})
             return turn_record(row)
 
     def record_answer(
@@ -147,14 +148,21 @@ class Repository(AccountRepository):
             session.flush()
             return turn_record(turn)
 
-    def add_hint(self, turn_id: int) -> int:
-        """Count one more hint on the turn; returns the turn's hint count."""
+    def add_hint(self, turn_id: int, *, seen: int | None = None) -> int:
+        """Count one more hint on the turn; returns the turn's hint count. With `seen` (the count the caller
+        chose its hint by), only if no other request gave one meanwhile: else a ConflictError, so two
+        processes asked at once do not both charge for the same hint."""
         with self._writing() as session:
-            # Incremented in SQL so two processes giving hints at once both count.
-            session.execute(update(Turn).where(Turn.id == turn_id).values(hints_used=Turn.hints_used + 1))
+            # Incremented in SQL, compared in the same statement.
+            change = update(Turn).where(Turn.id == turn_id).values(hints_used=Turn.hints_used + 1)
+            if seen is not None:
+                change = change.where(Turn.hints_used == seen)
+            counted = session.execute(change).rowcount  # type: ignore[attr-defined]  # a CursorResult
             count = session.scalar(select(Turn.hints_used).where(Turn.id == turn_id))
             if count is None:
                 raise NotFoundError(f"no turn with id {turn_id}")
+            if not counted:
+                raise ConflictError("another hint was given for this question meanwhile; ask again for the next")
             return count
 
     def turns(self, session_id: str) -> list[TurnRecord]:
@@ -222,9 +230,13 @@ def _apply_state(row: InterviewSession, *, state: dict[str, Any] | None, status:
 def _evaluation_row(evaluation: Mapping[str, Any] | None) -> Evaluation | None:
     if evaluation is None:
         return None
-    return Evaluation(
-        score=float(evaluation["score"]), evaluator=str(evaluation["evaluator"]), payload=dict(evaluation)
-    )
+    # The column holds a name, clipped to fit ("offline-rubric (fallback from llm-judge:<a long model
+    # path>)" can pass 100 characters, which PostgreSQL refuses); the payload keeps it whole.
+    evaluator = str(evaluation["evaluator"])
+    limit = Evaluation.evaluator.type.length or len(evaluator)
+    if len(evaluator) > limit:
+        evaluator = evaluator[: limit - 1] + "…"
+    return Evaluation(score=float(evaluation["score"]), evaluator=evaluator, payload=dict(evaluation))
 
 
 def _code_result_row(code_result: Mapping[str, Any] | None) -> CodeResult | None:
