@@ -25,6 +25,21 @@ PAGES = {
 }
 
 
+def restore_from_address() -> None:
+    """A reload (or Back then Forward) starts a new browser session: the session in progress is found
+    again from the page's address (?session=ID, set when it began), as History's Continue would."""
+    sid = st.query_params.get("session")
+    if not sid or st.session_state.get("sid"):
+        return
+    key = st.session_state.get("api_key") or os.environ.get("INTERVIEWER_API_KEY", "")
+    try:
+        detail = ApiClient(api_url(), key.strip() or None).get(f"/v1/sessions/{sid}")
+    except ApiError:
+        return  # gone, or not this key's: the Start page as usual
+    state.resume_session(detail)
+    st.session_state["_goto"] = "Interview"
+
+
 def sidebar() -> ApiClient:
     with st.sidebar:
         st.title("🎤 PyTorch mock interviewer")
@@ -45,6 +60,7 @@ def sidebar() -> ApiClient:
 
 
 def main() -> None:
+    restore_from_address()
     api = sidebar()
     page = st.session_state.get("nav", "Start")
     try:

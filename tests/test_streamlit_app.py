@@ -225,8 +225,34 @@ def test_a_prompt_answered_elsewhere_brings_the_page_up_to_date(server, monkeypa
     sid = at.session_state["sid"]
     auth = {"Authorization": f"Bearer {keys['flow']}"}
     assert httpx.post(f"{url}/v1/sessions/{sid}/skip", headers=auth).status_code == 200  # another tab
+    at.text_area[-1].set_value("a draft for the first question")
     click(at, "⏭ Skip")
-    assert "This page now shows the session as it stands" in texts(at.info)
+    assert "This session moved on elsewhere" in texts(at.info) and "turn 0" not in texts(at.info)
     assert at.session_state["prompt"]["turn"] == 1  # the prompt the other tab moved to, not skipped again
+    assert at.text_area[-1].value == ""  # the draft stays with its own prompt
     transcript = httpx.get(f"{url}/v1/sessions/{sid}", headers=auth).json()["transcript"]
     assert len(transcript) == 2 and transcript[1]["action"] is None
+
+
+def test_a_reload_finds_the_session_in_progress_again(server, monkeypatch):
+    url, keys = server
+    auth = {"Authorization": f"Bearer {keys['reader']}"}
+    created = httpx.post(f"{url}/v1/sessions", json={"num_questions": 2}, headers=auth).json()
+    at = app_for(monkeypatch, url, keys["reader"])
+    at.query_params["session"] = created["id"]  # the address a reload keeps
+    at.run()
+    assert not at.exception and at.session_state["nav"] == "Interview"
+    assert at.session_state["sid"] == created["id"] and at.session_state["prompt"]["turn"] == 0
+
+
+def test_history_offers_no_report_for_an_interview_in_progress(server, monkeypatch):
+    url, keys = server
+    auth = {"Authorization": f"Bearer {keys['historian']}"}
+    interview = httpx.post(f"{url}/v1/sessions", json={"mode": "interview", "num_questions": 2}, headers=auth).json()
+    at = app_for(monkeypatch, url, keys["historian"])
+    at.session_state["nav"] = "History"
+    at.run()
+    keys_shown = {b.key for b in at.button}
+    assert f"continue-{interview['id']}" in keys_shown and f"report-{interview['id']}" not in keys_shown
+    assert "questions done" in texts(at.markdown)
+

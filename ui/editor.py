@@ -23,15 +23,26 @@ def ace_available() -> bool:
 
 
 def code_editor(*, key: str, starter: str, plain: bool) -> str:
-    """The candidate's code, starting from the task's starter code; `key` must start with 'code-'."""
+    """The candidate's code, starting from the task's starter code; `key` must start with 'code-'. The code
+    so far is kept under `key:code`, so switching between the editor and the plain box keeps it."""
+    latest = st.session_state.get(f"{key}:code", starter)
     if plain or not ace_available():
         st.markdown(MONOSPACE_CSS, unsafe_allow_html=True)
-        return str(st.text_area("Your code", value=starter, height=320, key=key))
-    from streamlit_ace import st_ace
+        if st.session_state.get(f"{key}:shown") != "plain":
+            st.session_state[key] = latest  # the code as the editor had it, not the box's own last state
+        st.session_state[f"{key}:shown"] = "plain"
+        code = str(st.text_area("Your code", height=320, key=key))
+    else:
+        from streamlit_ace import st_ace
 
-    st.caption("Your code (the editor sends it as you type; Ctrl+Enter also applies it)")
-    # auto_update sends each edit back, so "Run checks" and "Submit" always see what is on screen.
-    return str(
-        st_ace(value=starter, language="python", theme="tomorrow", key=key, auto_update=True,
-               min_lines=14, font_size=14, tab_size=4, show_gutter=True)
-    )
+        st.caption("Your code (the editor sends it as you type)")
+        # auto_update sends each edit back, so "Run checks" and "Submit" see what is on screen. The editor
+        # is made anew with the latest code when it comes back from the plain box.
+        if st.session_state.get(f"{key}:shown") == "plain":
+            st.session_state[f"{key}:switches"] = st.session_state.get(f"{key}:switches", 0) + 1
+        st.session_state[f"{key}:shown"] = "ace"
+        editor_key = f"{key}-ace-{st.session_state.get(f'{key}:switches', 0)}"
+        code = str(st_ace(value=latest, language="python", theme="tomorrow", key=editor_key, auto_update=True,
+                          min_lines=14, font_size=14, tab_size=4, show_gutter=True))
+    st.session_state[f"{key}:code"] = code
+    return code

@@ -78,9 +78,11 @@ def _sessions(api: ApiClient, sessions: list[dict[str, Any]]) -> None:
             left, middle, right = st.columns([3, 1, 1])
             left.markdown(
                 f"**{session['created_at'][:16].replace('T', ' ')}** · {session['mode']} · "
-                f"{session['answered']} of {session['num_questions']} questions · {session['status']}"
+                f"{session['answered']} of {session['num_questions']} questions done · {session['status']}"
             )
-            if middle.button("Report", key=f"report-{session['id']}"):
+            # An interview-mode report exists once the session is completed; before, the button would only err.
+            hidden = session["mode"] == "interview" and session["status"] != "completed"
+            if not hidden and middle.button("Report", key=f"report-{session['id']}"):
                 st.session_state["report_sid"] = session["id"]
                 state.goto("Report")
             if session["status"] == "active" and right.button("Continue", key=f"continue-{session['id']}"):

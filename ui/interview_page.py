@@ -78,21 +78,23 @@ def _timer(limit_s: int, asked_at: float) -> None:
 
 
 def _answer_form(api: ApiClient, sid: str, prompt: dict[str, Any]) -> None:
-    turn = st.session_state.get("turn", 0)
+    # Widgets are keyed by the prompt's turn: a draft stays with its prompt, and a click on a button of a
+    # prompt already answered (a second click after the page moved on) finds no widget and does nothing.
+    turn = prompt["turn"]
     code = None
     if prompt.get("code_contract"):
         code = _code_panel(api, prompt, sid)
     text = st.text_area("Your answer", key=f"answer-{sid}-{turn}", height=160,
                         placeholder="Explain your answer as you would to an interviewer.")
     columns = st.columns([2, 1, 1, 1, 1.4])
-    if columns[0].button("Submit answer", type="primary", width="stretch"):
+    if columns[0].button("Submit answer", type="primary", width="stretch", key=f"submit-{sid}-{turn}"):
         body = {"text": text, "turn": prompt["turn"]}
         if code is not None and code.strip() != (prompt.get("starter_code") or "").strip():
             body["code"] = code
         with st.spinner("Scoring your answer…"):
             _act(api, sid, "answers", body=body, action="answer")
     for column, (action, label) in zip(columns[1:], ACTIONS, strict=True):
-        if column.button(label, width="stretch"):
+        if column.button(label, width="stretch", key=f"{action}-{sid}-{turn}"):
             # The prompt's turn goes with the action: a double click is refused, not applied to the next prompt.
             _act(api, sid, f"{action}?turn={prompt['turn']}", action=action.replace("-", "_"))
 
@@ -119,7 +121,7 @@ def _code_panel(api: ApiClient, prompt: dict[str, Any], sid: str) -> str:
     return code
 
 
-def _caught_up(api: ApiClient, sid: str, why: str) -> bool:
+def _caught_up(api: ApiClient, sid: str) -> bool:
     """After a 409 (the session moved on in another tab, or a request that timed out here was recorded
     there), show the session as the API has it, saying why; False if it cannot be fetched."""
     try:
@@ -127,16 +129,19 @@ def _caught_up(api: ApiClient, sid: str, why: str) -> bool:
     except ApiError:
         return False
     state.resume_session(detail)
-    st.session_state["chat"].append({"role": "assistant", "type": "message",
-                                     "text": f"{why} This page now shows the session as it stands."})
+    st.session_state["chat"].append({"role": "assistant", "type": "message", "text": CAUGHT_UP})
     return True
+
+
+CAUGHT_UP = ("This session moved on elsewhere (in another tab, or by a request this page gave up waiting for), "
+             "so nothing was sent: here it is as it stands now.")
 
 
 def _act(api: ApiClient, sid: str, path: str, *, action: str, body: dict[str, Any] | None = None) -> None:
     try:
         outcome = api.post(f"/v1/sessions/{sid}/{path}", body)
     except ApiError as exc:
-        if exc.status == 409 and _caught_up(api, sid, str(exc)):
+        if exc.status == 409 and _caught_up(api, sid):
             st.rerun()
         st.error(widgets.literal(str(exc)))
         return

@@ -28,13 +28,13 @@ def begin_session(created: dict[str, Any]) -> None:
     """Remember a session the API just created (POST /v1/sessions) and its first prompt; the Report page
     follows it from now on, not a past session opened from History."""
     st.session_state.pop("report_sid", None)
+    st.query_params["session"] = created["id"]  # a reload finds it again (streamlit_app.restore_from_address)
     st.session_state.update(
         sid=created["id"],
         status=created["status"],
         mode=created["config"]["mode"],
         chat=[],
         prompt=None,
-        turn=0,
     )
     show_prompt(created.get("prompt"))
 
@@ -66,7 +66,6 @@ def show_prompt(prompt: dict[str, Any] | None) -> None:
     if prompt is None or same:
         return
     st.session_state["chat"].append({"role": "assistant", "type": "prompt", "prompt": prompt})
-    st.session_state["turn"] = st.session_state.get("turn", 0) + 1
     st.session_state.pop("check_result", None)
 
 
