@@ -256,3 +256,18 @@ def test_history_offers_no_report_for_an_interview_in_progress(server, monkeypat
     assert f"continue-{interview['id']}" in keys_shown and f"report-{interview['id']}" not in keys_shown
     assert "questions done" in texts(at.markdown)
 
+
+
+def test_code_typed_in_the_plain_box_survives_switching_to_the_editor_and_back(server, monkeypatch):
+    """The click that leaves the plain box is also what commits its text: both arrive in one rerun."""
+    url, keys = server
+    at = app_for(monkeypatch, url, keys["flow"])
+    at.run()
+    at.sidebar.checkbox(key="plain_editor").check().run()
+    start_session(at, topics=["autograd"], difficulty=3, questions=1, seed="1")
+    box = next(t for t in at.text_area if t.label == "Your code")
+    box.set_value("def mine():\n    return 42\n")
+    at.sidebar.checkbox(key="plain_editor").uncheck().run()  # one rerun: the new text and the switch
+    assert not at.exception
+    at.sidebar.checkbox(key="plain_editor").check().run()
+    assert next(t for t in at.text_area if t.label == "Your code").value == "def mine():\n    return 42\n"

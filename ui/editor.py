@@ -26,6 +26,8 @@ def code_editor(*, key: str, starter: str, plain: bool) -> str:
     """The candidate's code, starting from the task's starter code; `key` must start with 'code-'. The code
     so far is kept under `key:code`, so switching between the editor and the plain box keeps it."""
     latest = st.session_state.get(f"{key}:code", starter)
+    if st.session_state.get(f"{key}:shown") == "plain" and key in st.session_state:
+        latest = str(st.session_state[key])  # the box's own text: the click that switches back commits it
     if plain or not ace_available():
         st.markdown(MONOSPACE_CSS, unsafe_allow_html=True)
         if st.session_state.get(f"{key}:shown") != "plain":
