@@ -17,7 +17,7 @@ from knowledge.loader import bank_index
 from tests.conftest import REPO
 from tests.test_api_server import free_port, running_server
 
-USERS = ("starter", "flow", "historian", "reader")
+USERS = ("starter", "flow", "historian", "reader", "switcher")
 # The bank's own reference solution: a correct answer the hidden checks must accept.
 RELU = bank_index()["relu-autograd-function"].code.solution
 
@@ -261,7 +261,7 @@ def test_history_offers_no_report_for_an_interview_in_progress(server, monkeypat
 def test_code_typed_in_the_plain_box_survives_switching_to_the_editor_and_back(server, monkeypatch):
     """The click that leaves the plain box is also what commits its text: both arrive in one rerun."""
     url, keys = server
-    at = app_for(monkeypatch, url, keys["flow"])
+    at = app_for(monkeypatch, url, keys["switcher"])  # a user of its own: no question seen, so the code task
     at.run()
     at.sidebar.checkbox(key="plain_editor").check().run()
     start_session(at, topics=["autograd"], difficulty=3, questions=1, seed="1")
