@@ -115,9 +115,10 @@ class LLMJudge(Evaluator):
         except (LLMError, ValidationError) as exc:
             reason = exc.reason if isinstance(exc, LLMError) else "malformed output"
             return self._fall_back(task, reason)
-        if not _known_ids(task, reply.points):  # {"points": [], "score": 5}: no verdict to check, so none to keep
+        by_id, unknown = _known_ids(task, reply.points)
+        if not by_id:  # {"points": [], "score": 5}: no verdict to check, so none to keep
             return self._fall_back(task, "the reply judged none of the rubric points", notes)
-        evaluation = self._verified(task, reply)
+        evaluation = self._verified(task, reply, by_id, unknown)
         return evaluation.model_copy(update={"notes": [*notes, *evaluation.notes]}) if notes else evaluation
 
     def _fitted_prompt(self, task: GradingTask) -> tuple[str, list[str]]:
@@ -153,9 +154,11 @@ class LLMJudge(Evaluator):
             }
         )
 
-    def _verified(self, task: GradingTask, reply: JudgeReply) -> Evaluation:
+    def _verified(
+        self, task: GradingTask, reply: JudgeReply, by_id: dict[str, JudgedPoint], unknown: int
+    ) -> Evaluation:
         texts = [task.answer, *task.earlier_answers]
-        verdicts, dropped, unknown = _verified_points(task, reply.points, texts)
+        verdicts, dropped = _verified_points(task, by_id, texts)
         wrong, wrong_dropped, unlisted = _verified_misconceptions(
             task.misconceptions, reply.misconceptions, texts
         )
@@ -203,12 +206,10 @@ class LLMJudge(Evaluator):
 
 
 def _verified_points(
-    task: GradingTask, judged: list[JudgedPoint], texts: list[str]
-) -> tuple[list[PointVerdict], list[str], int]:
+    task: GradingTask, by_id: dict[str, JudgedPoint], texts: list[str]
+) -> tuple[list[PointVerdict], list[str]]:
     """One verdict per rubric point, in rubric order; credit only with a quote found in the answer, and the
     evidence kept is the answer's own words there (not the model's copy of them)."""
-    by_id = _known_ids(task, judged)
-    unknown = len(judged) - sum(1 for j in judged if j.point_id.casefold() in {p.id.casefold() for p in task.rubric})
     out, dropped = [], []
     for point in task.rubric:
         given = by_id.get(point.id)
@@ -218,17 +219,18 @@ def _verified_points(
             dropped.append(point.id)
             verdict = Verdict.MISSED
         out.append(PointVerdict.judged(point, verdict, CREDIT[verdict], quote if verdict is not Verdict.MISSED else ""))
-    return out, dropped, unknown
+    return out, dropped
 
 
-def _known_ids(task: GradingTask, judged: list[JudgedPoint]) -> dict[str, JudgedPoint]:
-    """The verdicts on the task's rubric points by id (case aside); a repeated id cannot earn twice."""
+def _known_ids(task: GradingTask, judged: list[JudgedPoint]) -> tuple[dict[str, JudgedPoint], int]:
+    """The verdicts on the task's rubric points by id (case aside; a repeated id cannot earn twice), and
+    how many verdicts name no rubric point."""
     ids = {p.id.casefold(): p.id for p in task.rubric}
     by_id: dict[str, JudgedPoint] = {}
     for j in judged:
         if j.point_id.casefold() in ids:
             by_id.setdefault(ids[j.point_id.casefold()], j)
-    return by_id
+    return by_id, sum(j.point_id.casefold() not in ids for j in judged)
 
 
 def _verified_misconceptions(
