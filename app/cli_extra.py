@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 import typer
 
@@ -46,6 +47,7 @@ def grade(
     if not to_stdout and (not output_path.parent.is_dir() or output_path.is_dir()):  # said before any grading
         raise UserFacingError(f"output {output_path}: " + ("is a folder" if output_path.is_dir() else
                                                            f"folder {output_path.parent} does not exist"))
+    where = "standard output" if to_stdout else str(output_path)
     bank = bank_index(settings.bank_dir)
 
     def open_store() -> Any:
@@ -66,42 +68,46 @@ def grade(
             raise UserFacingError(f"{examples_path}: {exc}") from None
         err.print(f"Grading at your standard on {questions} question(s), from {examples_path}.")
     graded = failed = 0
-    # A regular file is written whole or not at all (a temporary file renamed over it); standard output, a
-    # pipe or a device as it goes.
-    whole = not to_stdout and (output_path.is_file() or not output_path.exists())
-    written = output_path.with_name(output_path.name + ".tmp") if whole else output_path
-    try:
-        # Half a surrogate pair from an input line is written back as the JSON escape it came as.
-        sink = _stdout_sink() if to_stdout else written.open("w", encoding="utf-8", errors="backslashreplace")
-    except OSError as exc:
-        raise UserFacingError(f"output {output_path}: cannot be written ({exc.strerror})") from None
 
     def one_line_done(line_failed: bool) -> None:
         nonlocal failed
         failed += line_failed
         bar.advance(task)
 
-    try:
-        with input_path.open("rb") as source, sink, progress() as bar:
-            task = bar.add_task("Grading", total=count_lines(source))
-            for record in grader.grade_stream(iter(source), on_line=one_line_done):
-                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
-                graded += 1
-    except BaseException:  # Ctrl-C, a full disk: the output is left as it was, with no half-written file
-        if whole:
-            written.unlink(missing_ok=True)
-        raise
-    if whole:
-        written.replace(output_path)
-    err.print(f"Graded {graded - failed} of {graded} lines; {failed} with errors. Output: "
-              f"{'standard output' if to_stdout else output_path}")
+    with input_path.open("rb") as source, _output(None if to_stdout else output_path) as sink, progress() as bar:
+        task = bar.add_task("Grading", total=count_lines(source))
+        for record in grader.grade_stream(iter(source), on_line=one_line_done):
+            sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+            graded += 1
+    err.print(f"Graded {graded - failed} of {graded} lines; {failed} with errors. Output: {where}")
     if graded and failed == graded:
         sys.exit(1)
 
 
-def _stdout_sink() -> Any:
-    """Standard output as UTF-8 whatever the locale, left open when the run is done."""
-    return open(sys.stdout.fileno(), "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+@contextmanager
+def _output(path: Path | None) -> Iterator[TextIO]:
+    """Where graded lines go: standard output (None), a pipe or a device as they come, a regular file whole
+    or not at all (a temporary file renamed over it, removed on Ctrl-C or a full disk). UTF-8 whatever the
+    locale; half a surrogate pair from an input line is written back as the JSON escape it came as."""
+    if path is None:
+        with open(sys.stdout.fileno(), "w", encoding="utf-8", errors="backslashreplace", closefd=False) as out:
+            yield out
+        return
+    whole = path.is_file() or not path.exists()
+    written = path.with_name(path.name + ".tmp") if whole else path
+    try:
+        sink = written.open("w", encoding="utf-8", errors="backslashreplace")
+    except OSError as exc:
+        raise UserFacingError(f"output {path}: cannot be written ({exc.strerror})") from None
+    try:
+        with sink:
+            yield sink
+    except BaseException:
+        if whole:
+            written.unlink(missing_ok=True)
+        raise
+    if whole:
+        written.replace(path)
 
 
 def _starts_utf16(path: Path) -> bool:
