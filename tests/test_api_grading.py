@@ -3,6 +3,8 @@
 # ruff: noqa: F811 - pytest fixtures imported from tests.api_fixtures are redefined as arguments
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from app.grading import MATCH_THRESHOLD
@@ -74,6 +76,10 @@ def test_batch_grades_at_the_standard_of_the_callers_examples(alice):
     over = [{**examples[0], "grade": 6, "grade_max": 5}]
     assert "above grade_max" in assert_problem(
         alice.post("/v1/grade/batch", json={"items": [item], "examples": over}), 422)["detail"]
+    for odd in ({"grade": True}, {"grade": 1, "grade_max": float("inf")}):  # `true` is no grade, nor infinity a scale
+        body = json.dumps({"items": [item], "examples": [{**examples[0], **odd}]})  # Infinity, as JavaScript sends
+        refused = alice.post("/v1/grade/batch", content=body, headers={"content-type": "application/json"})
+        assert "examples.0" in assert_problem(refused, 422)["detail"]
 
 
 def test_a_callers_own_question_id_beside_a_reference_is_a_label(alice):
@@ -212,6 +218,22 @@ def test_code_in_an_answer_counts_as_a_check_only_where_it_runs(api, alice, bank
     reply = alice.post(f"/v1/sessions/{concept['id']}/answers", json={"text": "Views share storage.", "code": "x = 1"})
     assert reply.status_code == 200, reply.text  # a concept question runs no code
     assert_problem(alice.post("/v1/sessions/nope/answers", json={"code": "x = 1"}), 404)
+
+
+def test_an_answer_refused_as_stale_takes_no_code_check(alice, bank):
+    task = code_question(bank)
+    for seed in range(40):  # a session whose first prompt is a code task
+        session = alice.post("/v1/sessions", json={"topics": [task.topic.value], "num_questions": 2, "seed": seed})
+        if session.json()["prompt"]["code_contract"]:
+            break
+    sid = session.json()["id"]
+    body = {"question_id": task.id, "code": PASSING_MARK}
+    assert all(alice.post("/v1/code/check", json=body).status_code == 200 for _ in range(5))  # the limit used up
+    for _ in range(3):  # a retry of an answer to another turn is refused for that, and costs no check
+        stale = alice.post(f"/v1/sessions/{sid}/answers", json={"code": PASSING_MARK, "turn": 1})
+        assert "not the current prompt" in assert_problem(stale, 409)["detail"]
+    assert_problem(alice.post(f"/v1/sessions/{sid}/answers", json={"code": PASSING_MARK, "turn": 0}), 429)
+    assert alice.get(f"/v1/sessions/{sid}").json()["transcript"][0]["action"] is None  # nothing recorded
 
 
 def test_a_full_batch_of_long_answers_is_within_the_batch_routes_body_cap(alice):

@@ -52,6 +52,8 @@ def test_report_formats_by_query_and_accept(alice, bank):
     pdf = alice.get(f"/v1/sessions/{sid}/report", headers={"Accept": "text/plain;q=0.5, application/pdf"})
     assert pdf.headers["content-type"] == "application/pdf" and pdf.content.startswith(b"%PDF")
     assert_problem(alice.get(f"/v1/sessions/{sid}/report", headers={"Accept": "image/png"}), 406)
+    text = alice.get(f"/v1/sessions/{sid}/report", headers={"Accept": "text/*"})  # Markdown is text
+    assert text.status_code == 200 and text.headers["content-type"].startswith("text/markdown")
     assert_problem(alice.get(f"/v1/sessions/{sid}/report", params={"format": "docx"}), 422)
 
 

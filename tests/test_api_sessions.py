@@ -105,6 +105,10 @@ def test_a_retried_action_on_an_answered_prompt_is_409_and_records_nothing(alice
         assert "turn 0 is not the current prompt (turn 1 is)" in refused["detail"]
     transcript = alice.get(f"/v1/sessions/{sid}").json()["transcript"]
     assert len(transcript) == 2 and transcript[1]["action"] is None and transcript[1]["hints_used"] == 0
+    ahead = assert_problem(alice.post(f"/v1/sessions/{sid}/skip", params={"turn": 5}), 409)["detail"]
+    assert "turn 5 is not the current prompt (turn 1 is): it has not been asked" in ahead
+    assert_problem(alice.post(f"/v1/sessions/{sid}/skip", params={"turn": -1}), 422)
+    assert_problem(alice.post(f"/v1/sessions/{sid}/answers", json={"text": "x", "turn": -1}), 422)
 
 
 def test_finished_session_refuses_more_answers(alice):

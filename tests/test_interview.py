@@ -507,3 +507,89 @@ def test_words_beside_passing_code_add_to_its_score_and_never_take_from_it(score
                                      earlier=[])
     assert code_only.score == with_words.score == 5.0 and with_words.evaluation["rubric_score"] < 4.5
     assert choose_follow_up(question, with_words.rubric, score=with_words.score, asked=0, probed=[]) is None
+
+
+def test_a_hint_given_by_another_process_while_an_answer_is_scored_is_never_free(
+    tmp_path, repo, ingested_store, bank, scorer, user
+):
+    """Two servers on one database: a hint asked for at one while the other scores the answer to that turn.
+    The answer was charged for the hints it saw, so it is refused (nothing recorded) and charged on resending;
+    a hint that comes after the answer is stored is refused, as it could never be charged."""
+    other = InterviewEngine(repo=open_repository(f"sqlite:///{tmp_path / 'interviews.db'}"),
+                            selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                            scorer=AnswerScorer(evaluator=scorer))
+
+    class HintMeanwhile(AnswerScorer):
+        def score(self, question, **kwargs):
+            other.hint(session_id=session.id, user_id=user, turn=0)
+            return super().score(question, **kwargs)
+
+    engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                             scorer=HintMeanwhile(evaluator=scorer))
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=["tensors"], seed=2))
+    answer = by_id(bank)[prompt.question_id].reference_answer
+    with pytest.raises(ConflictError, match="a hint was given on turn 0 while this answer was scored"):
+        engine.answer(session_id=session.id, user_id=user, text=answer, code=None, turn=0)
+    assert not repo.turns(session.id)[0].answered and repo.turns(session.id)[0].hints_used == 1
+    resent = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                             scorer=AnswerScorer(evaluator=scorer))
+    outcome = resent.answer(session_id=session.id, user_id=user, text=answer, code=None, turn=0)
+    assert outcome.evaluation["penalties"] == ["1 hint(s) used: -0.5 points"]
+    first = repo.turns(session.id)[0]
+    with pytest.raises(ConflictError, match="answered meanwhile"):
+        repo.add_hint(first.id, seen=first.hints_used)
+    assert repo.turns(session.id)[0].hints_used == 1
+
+
+def test_a_hint_on_a_follow_up_costs_its_points_when_the_follow_up_is_given_up(engine, user):
+    for action in ("skip", "dont_know"):
+        session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["training-loop"],
+                                                                          seed=1))
+        first = engine.answer(session_id=session.id, user_id=user, code=None,
+                              text="It resets the gradients before the next backward pass.")
+        assert first.prompt.kind is PromptKind.FOLLOW_UP and first.evaluation["score"] >= 0.5
+        engine.hint(session_id=session.id, user_id=user)
+        given_up = getattr(engine, action)(session_id=session.id, user_id=user)
+        state = engine._repo.get_session(session.id, user).state
+        assert state["question_scores"][prompt.question_id] == round(first.evaluation["score"] - 0.5, 1)
+        assert given_up.evaluation["penalties"] == ["1 hint(s) used on the follow-up: -0.5 points"]
+
+
+def test_a_late_follow_up_charges_a_hint_taken_before_the_first_answer_once(
+    repo, ingested_store, bank, scorer, monkeypatch
+):
+    import app.interview.engine as engine_module
+
+    engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                             scorer=AnswerScorer(evaluator=scorer))
+    user = repo.get_or_create_user("hinted").id
+    config = SessionConfig(num_questions=1, topics=["training-loop"], seed=1, time_limit_s=30)
+    session, prompt = engine.start(user_id=user, config=config)
+    monkeypatch.setattr(engine_module, "_elapsed_s", lambda _: 1.0)
+    engine.hint(session_id=session.id, user_id=user)
+    text = "It resets the gradients before the next backward pass."
+    first = engine.answer(session_id=session.id, user_id=user, code=None, text=text)
+    assert first.prompt.kind is PromptKind.FOLLOW_UP and first.evaluation["penalties"]
+    monkeypatch.setattr(engine_module, "_elapsed_s", lambda _: 1000.0)
+    engine.answer(session_id=session.id, user_id=user, text=text, code=None)  # adds nothing, and is late
+    late = repo.get_session(session.id, user).state["question_scores"][prompt.question_id]
+    assert late == pytest.approx(first.evaluation["score"], abs=0.11)  # not the hint charged a second time
+
+
+def test_the_code_run_is_counted_only_for_code_on_the_current_code_prompt(engine, user, bank):
+    runs: list[str] = []
+    concept, _ = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["deployment"], seed=1))
+    engine.answer(session_id=concept.id, user_id=user, text="words", code="x = 1",
+                  before_code_run=lambda: runs.append("concept"))
+    task = next(q for q in bank if q.code is not None)
+    for seed in range(40):
+        session, prompt = engine.start(user_id=user, config=SessionConfig(
+            num_questions=1, topics=[task.topic.value], seed=seed))
+        if prompt.code_contract:
+            break
+    with pytest.raises(ConflictError):  # a stale answer is refused before anything is counted
+        engine.answer(session_id=session.id, user_id=user, text=None, code="x = 1", turn=1,
+                      before_code_run=lambda: runs.append("stale"))
+    engine.answer(session_id=session.id, user_id=user, text=None, code="x = 1", turn=0,
+                  before_code_run=lambda: runs.append("code"))
+    assert runs == ["code"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, HTTPException
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, StrictFloat, model_validator
 
 from app.api.deps import BankDep, EvaluatorDep, SettingsDep, StoreDep, UserDep, require_size
 from app.api.problems import problem_responses
@@ -57,8 +57,9 @@ class GradeOut(EvaluationOut):
 class GradedExampleIn(GradeIn):
     """An answer you graded yourself, given the way items are."""
 
-    grade: float = Field(ge=0, description="Your grade, out of grade_max")
-    grade_max: float = Field(default=5.0, gt=0)
+    # Strict and finite: `true` is not a grade of 1, and an infinite scale is no scale.
+    grade: StrictFloat = Field(ge=0, allow_inf_nan=False, description="Your grade, out of grade_max")
+    grade_max: StrictFloat = Field(default=5.0, gt=0, allow_inf_nan=False)
 
     @model_validator(mode="after")
     def _within_scale(self) -> GradedExampleIn:

@@ -69,7 +69,7 @@ class SessionConfigIn(SessionConfig):
 
 TURN_HELP = ("The `turn` of the prompt this acts on (from the prompt): if the session has moved past it (a retry, "
              "a double click), the request is refused with 409 and nothing is recorded")
-TurnQuery = Annotated[int | None, Query(description=TURN_HELP)]
+TurnQuery = Annotated[int | None, Query(ge=0, description=TURN_HELP)]
 
 
 class AnswerIn(RequestModel):
@@ -79,7 +79,7 @@ class AnswerIn(RequestModel):
     code: str | None = Field(
         default=None, examples=["def pairwise_distances(x, y):\n    return torch.cdist(x, y)"]
     )
-    turn: StrictInt | None = Field(default=None, description=TURN_HELP)
+    turn: StrictInt | None = Field(default=None, ge=0, description=TURN_HELP)
 
 
 ANSWER_EXAMPLES = {
@@ -172,14 +172,11 @@ def submit_answer(
     """Answer the current prompt: returns the evaluation (practice mode) and the next prompt."""
     require_size(answer.text, settings.max_answer_chars, "text")
     require_size(answer.code, settings.max_code_chars, "code")
-    if answer.code and answer.code.strip() and runner is not None:
-        # Code runs in the sandbox, and counts like a code check, only on a code task's prompt (a session
-        # that is not the caller's is a 404 here, not a 429).
-        current = engine.current_prompt(session_id=session_id, user_id=user.id)
-        if current is not None and current.code_contract:
-            take_code_check(user, limiter)
+    # Code runs in the sandbox, and counts like a code check, only on a code task's prompt: the engine says
+    # when, once it knows the answer is for the current prompt (a stale answer is a 409 and costs nothing).
     outcome = engine.answer(
-        session_id=session_id, user_id=user.id, text=answer.text, code=answer.code, turn=answer.turn
+        session_id=session_id, user_id=user.id, text=answer.text, code=answer.code, turn=answer.turn,
+        before_code_run=None if runner is None else lambda: take_code_check(user, limiter),
     )
     return _turn_out(outcome)
 
@@ -269,6 +266,8 @@ def _negotiate(accept: str) -> str:
             return by_media[media]
         if negative_q < 0 and media in ("*/*", "application/*", ""):
             return "json"
+        if negative_q < 0 and media == "text/*":
+            return "markdown"
     if not accept.strip():
         return "json"
     raise HTTPException(406, f"cannot produce {accept!r}; accepted: {', '.join(REPORT_TYPES.values())}")

@@ -6,7 +6,7 @@ import dataclasses
 import random
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -90,16 +90,22 @@ class InterviewEngine:
     # --- candidate actions -------------------------------------------------------------------
     # `turn`, when given, is the prompt's `turn` the candidate acted on: a retried or doubled request whose
     # prompt was already answered is refused (409) rather than applied to a prompt they never saw.
+    # `before_code_run` is called once the answer is known to be for the current prompt and that prompt is a
+    # code task with code to run, before the sandbox runs it (the API counts it against a rate limit there, so
+    # a stale or refused answer costs nothing and a race with skip cannot dodge the limit).
     def answer(
-        self, *, session_id: str, user_id: int, text: str | None, code: str | None, turn: int | None = None
+        self, *, session_id: str, user_id: int, text: str | None, code: str | None, turn: int | None = None,
+        before_code_run: Callable[[], None] | None = None,
     ) -> TurnOutcome:
         if not (text or "").strip() and not (code or "").strip():
             raise UserFacingError("an answer needs text or code (or use skip / I don't know)")
         with self._one_at_a_time(session_id):
-            return self._answer(session_id, user_id, text=text, code=code, expected=turn)
+            return self._answer(session_id, user_id, text=text, code=code, expected=turn,
+                                before_code_run=before_code_run)
 
     def _answer(
-        self, session_id: str, user_id: int, *, text: str | None, code: str | None, expected: int | None
+        self, session_id: str, user_id: int, *, text: str | None, code: str | None, expected: int | None,
+        before_code_run: Callable[[], None] | None = None,
     ) -> TurnOutcome:
         session, config, state = self._active(session_id, user_id, expected=expected)
         question = self._bank[state.current_question_id or ""]
@@ -109,6 +115,8 @@ class InterviewEngine:
             # "I don't know" typed to a follow-up does what the button does: the earlier score stands and
             # the interview moves on, rather than probing another point the candidate just said they lack.
             return self._give_up(session_id, user_id, action="dont_know", text=text)
+        if before_code_run is not None and question.code is not None and (code or "").strip():
+            before_code_run()
         scored = self._scorer.score(
             question, text=text or "", code=code, earlier=state.answers_so_far,
             earlier_code=self._repo.last_code_result(session_id, question.id),
@@ -118,9 +126,10 @@ class InterviewEngine:
         scored = self._spoken(question, scored, state, config)
         state.answers_so_far.append(" ".join(filter(None, [text, code])))
         state.question_scores[question.id] = scored.score
-        # The answer, its evaluation and the state that records it commit together.
+        # The answer, its evaluation and the state that records it commit together, unless another process
+        # gave a hint on this turn while it was scored (its penalty is not in this score): then a 409.
         self._repo.record_answer(
-            turn.id, action="answer", answer_text=text, answer_code=code,
+            turn.id, action="answer", answer_text=text, answer_code=code, hints_seen=turn.hints_used,
             evaluation=scored.evaluation, code_result=scored.code_result, state=state.model_dump(mode="json"),
         )
         return self._after_answer(session_id, user_id, config, state, question, scored)
@@ -174,9 +183,14 @@ class InterviewEngine:
                 "feedback": f"Follow-up {'skipped' if action == 'skip' else 'not known'}; the score of your "
                             f"earlier answer stands. {earlier.get('feedback', '')}".strip(),
             })
+            if turn.hints_used:  # less the hints taken on the follow-up itself, which nothing has charged yet
+                cost = HINT_COST * turn.hints_used
+                scored = scored.adjusted(factor=1.0, minus=cost, notes=[
+                    *earlier.get("penalties", []), f"{turn.hints_used} hint(s) used on the follow-up: -{cost} points"])
         state.question_scores[question.id] = scored.score
         self._repo.record_answer(
-            turn.id, action=action, answer_text=text, evaluation=scored.evaluation, state=state.model_dump(mode="json")
+            turn.id, action=action, answer_text=text, evaluation=scored.evaluation, hints_seen=turn.hints_used,
+            state=state.model_dump(mode="json"),
         )
         return self._move_on(session_id, user_id, config, state, scored)
 
@@ -251,7 +265,10 @@ class InterviewEngine:
             notes.append(f"{hints} hint(s) used: -{penalty} points")
         if config.time_limit_s and _elapsed_s(turn.created_at) > config.time_limit_s:
             if turn.kind == PromptKind.FOLLOW_UP:  # what was earned on time stays; only what this adds is halved
-                kept = state.question_scores.get(turn.question_id, 0.0)
+                # The score kept is net of the hints charged before this turn; compared before them, as this
+                # answer's score is, so those hints are charged once (only this turn's own hints are new).
+                charged = hints - turn.hints_used
+                kept = state.question_scores.get(turn.question_id, 0.0) + HINT_COST * charged
                 notes.append(f"answered after the {config.time_limit_s}s limit: what this answer added is halved")
                 return scored.adjusted(factor=0.5, minus=penalty, notes=notes, kept=kept)
             notes.append(f"answered after the {config.time_limit_s}s limit: score halved")
@@ -334,8 +351,9 @@ class InterviewEngine:
             raise ConflictError("this session is completed; start a new one or fetch its report")
         current = self._repo.turn(session_id, state.current_turn_id).position
         if expected is not None and expected != current:
-            raise ConflictError(f"turn {expected} is not the current prompt (turn {current} is): it was answered "
-                                "already, so nothing was recorded; fetch the session for the current prompt")
+            why = "it was answered already" if expected < current else "it has not been asked"
+            raise ConflictError(f"turn {expected} is not the current prompt (turn {current} is): {why}, so nothing "
+                                "was recorded; fetch the session for the current prompt")
         return session, config, state
 
     def _resume_after(

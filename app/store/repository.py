@@ -123,11 +123,13 @@ class Repository(AccountRepository):
         code_result: Mapping[str, Any] | None = None,
         state: dict[str, Any] | None = None,
         status: str | None = None,
+        hints_seen: int | None = None,
     ) -> TurnRecord:
         """Store an answer with its evaluation and code result, all in one commit.
 
         Passing the engine's next `state` (and `status`) here saves it in the same commit, so a
-        crash can never leave an answer stored without the session knowing it moved on.
+        crash can never leave an answer stored without the session knowing it moved on. With
+        `hints_seen` (the turn's hint count the score was charged for), only if no hint was given since.
         """
         require_choice(action, ANSWER_ACTIONS, "action")
         if evaluation is not None:
@@ -139,7 +141,10 @@ class Repository(AccountRepository):
             if turn is None:
                 raise NotFoundError(f"no turn with id {turn_id}")
             if turn.answered_at is not None:
-                raise ConflictError(f"turn {turn_id} was already answered")
+                raise ConflictError(f"turn {turn.position} was already answered; nothing was recorded")
+            if hints_seen is not None and turn.hints_used != hints_seen:
+                raise ConflictError(f"a hint was given on turn {turn.position} while this answer was scored, so its "
+                                    "score is out of date; nothing was recorded: send the answer again")
             turn.action, turn.answer_text, turn.answer_code = action, answer_text, answer_code
             turn.answered_at = utcnow()
             turn.evaluation = _evaluation_row(evaluation)
@@ -151,10 +156,12 @@ class Repository(AccountRepository):
     def add_hint(self, turn_id: int, *, seen: int | None = None) -> int:
         """Count one more hint on the turn; returns the turn's hint count. With `seen` (the count the caller
         chose its hint by), only if no other request gave one meanwhile: else a ConflictError, so two
-        processes asked at once do not both charge for the same hint."""
+        processes asked at once do not both charge for the same hint. An answered turn takes no hint: its
+        score is final, so the hint could never be charged."""
         with self._writing() as session:
             # Incremented in SQL, compared in the same statement.
-            change = update(Turn).where(Turn.id == turn_id).values(hints_used=Turn.hints_used + 1)
+            change = (update(Turn).where(Turn.id == turn_id, Turn.answered_at.is_(None))
+                      .values(hints_used=Turn.hints_used + 1))
             if seen is not None:
                 change = change.where(Turn.hints_used == seen)
             counted = session.execute(change).rowcount  # type: ignore[attr-defined]  # a CursorResult
@@ -162,7 +169,10 @@ class Repository(AccountRepository):
             if count is None:
                 raise NotFoundError(f"no turn with id {turn_id}")
             if not counted:
-                raise ConflictError("another hint was given for this question meanwhile; ask again for the next")
+                answered = session.scalar(select(Turn.answered_at).where(Turn.id == turn_id)) is not None
+                raise ConflictError("this prompt was answered meanwhile; fetch the session for the current prompt"
+                                    if answered else
+                                    "another hint was given for this question meanwhile; ask again for the next")
             return count
 
     def turns(self, session_id: str) -> list[TurnRecord]:
