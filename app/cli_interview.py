@@ -14,6 +14,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from app.errors import UserFacingError
+from app.interview.scoring import split_fenced
 from app.text_input import as_text
 
 HELP = (
@@ -23,7 +24,6 @@ HELP = (
 )
 # A command is one word on the first line (":hint", or a mistyped ":hnt"); ":) it computes..." is an answer.
 _COMMAND = re.compile(r":[A-Za-z]\S*")
-_FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\n(.*?)```", re.S)
 
 
 def read_answer(stream: TextIO) -> tuple[str, str | None, str | None] | None:
@@ -45,9 +45,10 @@ def read_answer(stream: TextIO) -> tuple[str, str | None, str | None] | None:
 
 def split_code(block: str) -> tuple[str | None, str | None]:
     """Separate prose from code: fenced blocks and `:code PATH` lines become the code answer."""
-    code_parts = [m.group(1) for m in _FENCE.finditer(block)]
+    prose, fenced = split_fenced(block)
+    code_parts = [fenced] if fenced else []
     prose_lines = []
-    for line in _FENCE.sub("", block).splitlines():
+    for line in prose.splitlines():
         if line.strip() == ":code":
             raise UserFacingError(":code needs a file: `:code PATH`")
         if line.strip().startswith(":code "):

@@ -593,3 +593,49 @@ def test_the_code_run_is_counted_only_for_code_on_the_current_code_prompt(engine
     engine.answer(session_id=session.id, user_id=user, text=None, code="x = 1", turn=0,
                   before_code_run=lambda: runs.append("code"))
     assert runs == ["code"]
+
+
+def test_a_late_answer_stays_halved_when_a_follow_up_on_time_adds_nothing(
+    repo, ingested_store, bank, scorer, monkeypatch
+):
+    import app.interview.engine as engine_module
+
+    engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                             scorer=AnswerScorer(evaluator=scorer))
+    user = repo.get_or_create_user("slow").id
+    session, prompt = engine.start(user_id=user, config=SessionConfig(
+        num_questions=1, topics=["training-loop"], seed=1, time_limit_s=30))
+    monkeypatch.setattr(engine_module, "_elapsed_s", lambda _: 1000.0)
+    first = engine.answer(session_id=session.id, user_id=user, code=None,
+                          text="It resets the gradients before the next backward pass.")
+    assert first.prompt.kind is PromptKind.FOLLOW_UP and first.evaluation["score"] > 0
+    monkeypatch.setattr(engine_module, "_elapsed_s", lambda _: 1.0)
+    quick = engine.answer(session_id=session.id, user_id=user, text="That is all I can say about it.", code=None)
+    assert quick.evaluation["score"] == pytest.approx(first.evaluation["score"], abs=0.11)  # not back to whole
+    assert "answered after the 30s limit: score halved" in quick.evaluation["penalties"]
+
+
+def test_code_pasted_in_a_fence_into_the_words_is_run_and_read_as_code_by_the_follow_up(engine, user, bank):
+    class CountingRunner:
+        def __init__(self):
+            self.runs = []
+
+        def check(self, spec, code, question_id):
+            self.runs.append(code)
+            return {"status": "passed", "score": 1.0, "checks": []}
+
+    runner = CountingRunner()
+    engine._scorer = AnswerScorer(evaluator=engine._scorer._evaluator, code_runner=runner)
+    task = by_id(bank)["relu-autograd-function"]
+    for seed in range(60):
+        session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["autograd"],
+                                                                          seed=seed))
+        if prompt.question_id == task.id:
+            break
+    code = task.code.solution
+    outcome = engine.answer(session_id=session.id, user_id=user, code=None,
+                            text=f"I subclass autograd.Function.\n```python\n{code}\n```")
+    assert runner.runs == [code.strip()] and outcome.evaluation["code_score"] == 5.0
+    assert outcome.message.startswith("The fenced code in your answer was run as your code.")
+    earlier = engine._repo.get_session(session.id, user).state["answers_so_far"]
+    assert earlier == [f"I subclass autograd.Function.\n```python\n{code.strip()}\n```"]

@@ -15,7 +15,7 @@ from app.errors import ConflictError, NotFoundError, UserFacingError
 from app.interview.followups import HINT_COST, choose_follow_up, hint_for
 from app.interview.models import Mode, Prompt, PromptKind, SessionConfig, SessionState, TurnOutcome
 from app.interview.phrasing import Phraser
-from app.interview.scoring import AnswerScorer, ScoredAnswer
+from app.interview.scoring import AnswerScorer, ScoredAnswer, split_fenced, with_code
 from app.interview.selection import History, QuestionSelector, next_difficulty
 from app.interview.turns import SessionTurns
 from evaluators.text import is_non_answer
@@ -115,16 +115,24 @@ class InterviewEngine:
             # "I don't know" typed to a follow-up does what the button does: the earlier score stands and
             # the interview moves on, rather than probing another point the candidate just said they lack.
             return self._give_up(session_id, user_id, action="dont_know", text=text)
+        moved = None
+        if question.code is not None and not (code or "").strip() and "```" in (text or ""):
+            # Code pasted in a fence into the words box is the code answer: the prompt promised to run it.
+            text, code = split_fenced(text or "")
+            moved = "The fenced code in your answer was run as your code."
         if before_code_run is not None and question.code is not None and (code or "").strip():
             before_code_run()
         scored = self._scorer.score(
             question, text=text or "", code=code, earlier=state.answers_so_far,
             earlier_code=self._repo.last_code_result(session_id, question.id),
         )
+        if moved:
+            scored = dataclasses.replace(scored, message=" ".join(filter(None, [moved, scored.message])))
         scored = self._apply_penalties(scored, state, config, turn)
         scored = self._with_related(question, scored)
         scored = self._spoken(question, scored, state, config)
-        state.answers_so_far.append(" ".join(filter(None, [text, code])))
+        # Read again with the next answer as the rubric read it here (code in a fence, so it reads as code).
+        state.answers_so_far.append(with_code(text or "", (code or "").strip() or None).strip())
         state.question_scores[question.id] = scored.score
         # The answer, its evaluation and the state that records it commit together, unless another process
         # gave a hint on this turn while it was scored (its penalty is not in this score): then a 409.
@@ -185,7 +193,7 @@ class InterviewEngine:
             })
             if turn.hints_used:  # less the hints taken on the follow-up itself, which nothing has charged yet
                 cost = HINT_COST * turn.hints_used
-                scored = scored.adjusted(factor=1.0, minus=cost, notes=[
+                scored = scored.penalised(scored.score - cost, [
                     *earlier.get("penalties", []), f"{turn.hints_used} hint(s) used on the follow-up: -{cost} points"])
         state.question_scores[question.id] = scored.score
         self._repo.record_answer(
@@ -235,7 +243,7 @@ class InterviewEngine:
         state.asked.append(question.id)
         state.asked_topics.append(question.topic.value)
         state.current_question_id = question.id
-        state.follow_ups_asked, state.probed_points, state.answers_so_far = 0, [], []
+        state.follow_ups_asked, state.probed_points, state.answers_so_far, state.raw_so_far = 0, [], [], None
         turn = self._add_turn(session_id, state, question, PromptKind.QUESTION, phrased.text, None)
         return self._prompt_for(turn, config, state)
 
@@ -259,21 +267,25 @@ class InterviewEngine:
     def _apply_penalties(
         self, scored: ScoredAnswer, state: SessionState, config: SessionConfig, turn: Any
     ) -> ScoredAnswer:
+        """Hints and lateness. A follow-up is scored on all that was said on the question, so what it adds is
+        its score over the question's score before it, both before penalties: that is added to the score kept
+        (halved if this answer is late, and a loss counts whole), so lateness and hints are charged once."""
+        follow_up = turn.kind == PromptKind.FOLLOW_UP
+        kept = state.question_scores.get(turn.question_id, 0.0) if follow_up else 0.0
+        before = kept if state.raw_so_far is None else state.raw_so_far
+        added = scored.score - (before if follow_up else 0.0)
+        state.raw_so_far = scored.score
+        earlier = self._repo.last_evaluation_dict(turn.session_id, turn.question_id) if follow_up else None
+        notes = [n for n in (earlier or {}).get("penalties", []) if "hint(s) used" not in n]
         hints = self._repo.hints_on_question(turn.session_id, turn.question_id)
-        penalty, notes = HINT_COST * hints, []
         if hints:
-            notes.append(f"{hints} hint(s) used: -{penalty} points")
+            notes.append(f"{hints} hint(s) used: -{HINT_COST * hints} points")
         if config.time_limit_s and _elapsed_s(turn.created_at) > config.time_limit_s:
-            if turn.kind == PromptKind.FOLLOW_UP:  # what was earned on time stays; only what this adds is halved
-                # The score kept is net of the hints charged before this turn; compared before them, as this
-                # answer's score is, so those hints are charged once (only this turn's own hints are new).
-                charged = hints - turn.hints_used
-                kept = state.question_scores.get(turn.question_id, 0.0) + HINT_COST * charged
-                notes.append(f"answered after the {config.time_limit_s}s limit: what this answer added is halved")
-                return scored.adjusted(factor=0.5, minus=penalty, notes=notes, kept=kept)
-            notes.append(f"answered after the {config.time_limit_s}s limit: score halved")
-            return scored.adjusted(factor=0.5, minus=penalty, notes=notes)
-        return scored.adjusted(factor=1.0, minus=penalty, notes=notes)
+            notes.append(f"answered after the {config.time_limit_s}s limit: "
+                         + ("what this answer added is halved" if follow_up else "score halved"))
+            added = added * 0.5 if added > 0 else added
+        # Only this turn's hints are new: the earlier turns' were charged in the score kept.
+        return scored.penalised(kept + added - HINT_COST * turn.hints_used, list(dict.fromkeys(notes)))
 
     def _spoken(
         self, question: Question, scored: ScoredAnswer, state: SessionState, config: SessionConfig

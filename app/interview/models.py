@@ -44,6 +44,9 @@ class SessionState(BaseModel):
     follow_ups_asked: int = 0
     probed_points: list[str] = Field(default_factory=list)
     answers_so_far: list[str] = Field(default_factory=list)  # evidence from earlier turns on this question
+    # This question's score before hint and time penalties, as of its last answer (None: not recorded, as in
+    # sessions stored before it was, where the score kept stands in for it).
+    raw_so_far: float | None = None
     target_difficulty: int = 2
     asked: list[str] = Field(default_factory=list)
     asked_topics: list[str] = Field(default_factory=list)

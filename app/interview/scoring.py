@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -11,6 +12,19 @@ from knowledge.schema import Question
 # For code tasks with both code and explanation, running code weighs most; words can add to the code's
 # score but never take from it (an explanation, or a follow-up answered in words, must not cost points).
 CODE_SHARE = 0.75
+_FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\n(.*?)```", re.S)
+
+
+def split_fenced(block: str) -> tuple[str, str]:
+    """The prose of an answer and the code of its fenced blocks (joined): what a candidate who types both in
+    one box means by them."""
+    code = "\n\n".join(m.group(1) for m in _FENCE.finditer(block)).strip()
+    return _FENCE.sub("", block).strip(), code
+
+
+def with_code(text: str, code: str | None) -> str:
+    """An answer as the rubric reads it: the words, then the code in a fence (so it is read as code)."""
+    return text if not code else f"{text}\n```python\n{code}\n```"
 
 
 @dataclass(frozen=True)
@@ -22,13 +36,11 @@ class ScoredAnswer:
     message: str | None = None
     notes: list[str] = field(default_factory=list)
 
-    def adjusted(self, *, factor: float, minus: float, notes: list[str], kept: float = 0.0) -> ScoredAnswer:
-        """Apply time-limit and hint penalties; the reasons travel with the stored evaluation. The factor
-        scales only what the score adds above `kept` (a follow-up's earlier score on the question)."""
-        if not notes:
+    def penalised(self, score: float, notes: list[str]) -> ScoredAnswer:
+        """The score after time-limit and hint penalties; the reasons travel with the stored evaluation."""
+        if not notes and score == self.score:
             return self
-        base = min(kept, self.score)
-        score = round(max(0.0, base + (self.score - base) * factor - minus), 1)
+        score = round(max(0.0, score), 1)
         evaluation = {**self.evaluation, "score": score, "penalties": notes}
         return replace(self, score=score, evaluation=evaluation, notes=[*self.notes, *notes])
 
@@ -44,8 +56,7 @@ class AnswerScorer:
     ) -> ScoredAnswer:
         """Score one turn. A follow-up answered in words keeps the code result of an earlier turn."""
         code = code if code and code.strip() else None  # blank code is no code (and no fence around it)
-        as_text = text if not code else f"{text}\n```python\n{code}\n```"
-        rubric = self._evaluator.evaluate(GradingTask.from_question(question, as_text, earlier))
+        rubric = self._evaluator.evaluate(GradingTask.from_question(question, with_code(text, code), earlier))
         evaluation = {**rubric.model_dump(mode="json"), "rubric": rubric.model_dump(mode="json")}
         has_code = bool(question.code and code and code.strip())
         if not has_code and not (question.code and earlier_code):
