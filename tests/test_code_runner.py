@@ -206,3 +206,12 @@ def test_each_submission_gets_fresh_inputs(runner: CodeRunner) -> None:
     assert spy != solution()
     seen = [runner.check(relu_task(), spy, QUESTION_ID).stdout for _ in range(2)]
     assert "input" in seen[0] and seen[0] != seen[1]
+
+
+def test_a_classifier_that_squeezes_away_a_batch_of_one_fails_its_shape_check(runner: CodeRunner, bank) -> None:
+    task = next(q for q in bank if q.id == "binary-classifier")
+    squeezed = task.code.solution.replace(".squeeze(-1)", ".squeeze()")  # (1,) becomes ()
+    assert squeezed != task.code.solution
+    result = runner.check(task.code, squeezed, task.id)
+    failed = {c.name: c.message for c in result.checks if not c.passed}
+    assert list(failed) == ["forward-logits"] and "batch of one" in failed["forward-logits"]

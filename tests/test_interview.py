@@ -169,6 +169,9 @@ def test_i_dont_know_typed_to_a_follow_up_moves_on_and_keeps_the_earlier_score(e
     assert outcome.evaluation["score"] == first.evaluation["score"]
     turn = engine._repo.turns(session.id)[1]
     assert (turn.action, turn.answer_text) == ("dont_know", "I don't know")  # the transcript keeps the words
+    typed = engine.answer(session_id=session.id, user_id=user, text="I don't know.", code=None)  # to a question
+    assert typed.evaluation["model_answer"] and typed.evaluation["gate"] == "dont_know"
+    assert engine._repo.turns(session.id)[2].action == "dont_know"  # counted as not known, not as answered
 
 
 def test_skip_and_dont_know_score_zero_and_show_the_model_answer(engine, user, bank):
@@ -639,3 +642,13 @@ def test_code_pasted_in_a_fence_into_the_words_is_run_and_read_as_code_by_the_fo
     assert outcome.message.startswith("The fenced code in your answer was run as your code.")
     earlier = engine._repo.get_session(session.id, user).state["answers_so_far"]
     assert earlier == [f"I subclass autograd.Function.\n```python\n{code.strip()}\n```"]
+
+
+def test_a_fixed_level_that_runs_out_says_so_once(engine, user, bank):
+    easy = [q for q in bank if q.topic.value == "autograd" and q.difficulty == 1]
+    config = SessionConfig(num_questions=len(easy) + 2, topics=["autograd"], difficulty=1, seed=1)
+    session, prompts, _ = run_session(engine, user, config, lambda p: "It tracks operations.")
+    levels = [p.difficulty for p in prompts if p.kind is PromptKind.QUESTION]
+    assert levels[: len(easy)] == [1] * len(easy) and set(levels[len(easy):]) - {1}  # unseen before the level
+    notes = engine._repo.get_session(session.id, user).state["notes"]
+    assert sum("No question at difficulty 1 that you have not seen is left" in n for n in notes) == 1

@@ -110,10 +110,10 @@ class InterviewEngine:
         session, config, state = self._active(session_id, user_id, expected=expected)
         question = self._bank[state.current_question_id or ""]
         turn = self._repo.turn(session_id, state.current_turn_id)
-        if (turn.kind == PromptKind.FOLLOW_UP and not (code or "").strip()
-                and is_non_answer(text or "", question.reference_answer)):
-            # "I don't know" typed to a follow-up does what the button does: the earlier score stands and
-            # the interview moves on, rather than probing another point the candidate just said they lack.
+        if not (code or "").strip() and is_non_answer(text or "", question.reference_answer):
+            # "I don't know" typed does what the button does: the model answer is shown and the report counts it
+            # as not known, not answered; on a follow-up the earlier score stands and the interview moves on,
+            # rather than probing another point the candidate just said they lack.
             return self._give_up(session_id, user_id, action="dont_know", text=text)
         moved = None
         if question.code is not None and not (code or "").strip() and "```" in (text or ""):
@@ -237,6 +237,10 @@ class InterviewEngine:
             self._repo.save_state(session_id, state=state.model_dump(mode="json"), status="completed")
             return None
         question = self._bank[hit.id]
+        if config.difficulty != "adaptive" and question.difficulty != int(config.difficulty):
+            # Unseen questions come before the level asked for (no repeats); say so, once.
+            self._note(state, f"No question at difficulty {config.difficulty} that you have not seen is left in "
+                              "these topics, so some questions are at another level.")
         state.question_number += 1
         phrased = self._phraser.question(question, number=state.question_number, total=config.num_questions)
         self._note(state, phrased.note)
@@ -387,7 +391,7 @@ class InterviewEngine:
 
     @staticmethod
     def _note(state: SessionState, note: str | None) -> None:
-        if note:
+        if note and note not in state.notes:
             state.notes.append(note)
 
 
