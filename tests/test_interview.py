@@ -625,7 +625,7 @@ def test_code_pasted_in_a_fence_into_the_words_is_run_and_read_as_code_by_the_fo
 
         def check(self, spec, code, question_id):
             self.runs.append(code)
-            return {"status": "passed", "score": 1.0, "checks": []}
+            return {"status": "failed", "score": 0.0, "checks": []}  # failing, so a follow-up comes
 
     runner = CountingRunner()
     engine._scorer = AnswerScorer(evaluator=engine._scorer._evaluator, code_runner=runner)
@@ -638,10 +638,13 @@ def test_code_pasted_in_a_fence_into_the_words_is_run_and_read_as_code_by_the_fo
     code = task.code.solution
     outcome = engine.answer(session_id=session.id, user_id=user, code=None,
                             text=f"I subclass autograd.Function.\n```python\n{code}\n```")
-    assert runner.runs == [code.strip()] and outcome.evaluation["code_score"] == 5.0
+    assert runner.runs == [code.strip()] and outcome.evaluation["code_score"] == 0.0
     assert outcome.message.startswith("The fenced code in your answer was run as your code.")
     earlier = engine._repo.get_session(session.id, user).state["answers_so_far"]
     assert earlier == [f"I subclass autograd.Function.\n```python\n{code.strip()}\n```"]
+    assert outcome.prompt.kind is PromptKind.FOLLOW_UP  # a snippet in answer to it illustrates a point: not run
+    engine.answer(session_id=session.id, user_id=user, code=None, text="Call it as\n```python\nMyReLU.apply(x)\n```")
+    assert len(runner.runs) == 1
 
 
 def test_a_fixed_level_that_runs_out_says_so_once(engine, user, bank):

@@ -116,8 +116,11 @@ class InterviewEngine:
             # rather than probing another point the candidate just said they lack.
             return self._give_up(session_id, user_id, action="dont_know", text=text)
         moved = None
-        if question.code is not None and not (code or "").strip() and "```" in (text or ""):
-            # Code pasted in a fence into the words box is the code answer: the prompt promised to run it.
+        if (question.code is not None and turn.kind == PromptKind.QUESTION and not (code or "").strip()
+                and "```" in (text or "")):
+            # Code pasted in a fence into the words box of the task itself is the code answer: the prompt
+            # promised to run it. Not on a follow-up, where a snippet illustrates a point (and a run of it
+            # would stand in for the task's code run).
             text, code = split_fenced(text or "")
             moved = "The fenced code in your answer was run as your code."
         if before_code_run is not None and question.code is not None and (code or "").strip():
