@@ -16,6 +16,7 @@ from ingest.formats import (
     ANSWER_RE,
     MD_HEADING_RE,
     NUMBERED_RE,
+    QA_QUESTION_RE,
     QUOTED_TASK_RE,
     RULE_RE,
     Heading,
@@ -92,7 +93,7 @@ class _Walker:
             return None
         md = MD_HEADING_RE.match(stripped)
         body = strip_markup(md["body"] if md else stripped).strip()
-        if self._numbered(body, indent):
+        if self._numbered(body, indent) or self._marked(body, indent):
             return None
         heading = self._heading(body, markdown=bool(md))
         if heading:
@@ -133,6 +134,15 @@ class _Walker:
             self.pending = int(match["num"])
             return True
         return self._start_if_question(match["rest"], int(match["num"]), indent)
+
+    def _marked(self, body: str, indent: int) -> bool:
+        """A question marked "Q:" without a number: a question whatever its wording, as the mark says."""
+        match = QA_QUESTION_RE.match(body)
+        if not match or self.kind == "skip" or (self.current is not None and indent > self.current.indent):
+            return False
+        text, difficulty = clean_question(match["rest"])
+        self._start(text, None, difficulty, indent)
+        return True
 
     def _out_of_sequence(self, raw: str, number: int, indent: int) -> bool:
         """A question whose number skips ahead (an item deleted from the list): taken when it plainly is

@@ -29,7 +29,9 @@ _TAG_END_RE = re.compile(rf"\s*{_EMOJI}\s*{_LEVEL_WORD}\s*$")
 NUMBERED_RE = re.compile(
     r"^(?:[•*·▪◦‣–-]\s*)?(?:Q(?:uestion)?\s*)?(?P<num>\d{1,3})(?:[.):](?=\s|$)\s*|\s+|$)(?P<rest>.*)$"
 )
-ANSWER_RE = re.compile(r"^\s*(?:\*\*)?(?:answer|ans)\s*(?:\*\*)?\s*:\s*(?:\*\*)?\s*", re.IGNORECASE)
+ANSWER_RE = re.compile(r"^\s*(?:\*\*)?(?:answer|ans|a)\s*(?:\*\*)?\s*:\s*(?:\*\*)?\s*", re.IGNORECASE)
+# "Q: ..." / "Question: ..." with no number, as notes and flash cards are written (answers after "A:").
+QA_QUESTION_RE = re.compile(r"^(?:Q|Question)\s*[:.)]\s*(?P<rest>\S.*)$", re.IGNORECASE)
 MD_HEADING_RE = re.compile(r"^#{1,6}\s+(?P<body>.*?)\s*#*\s*$")
 RULE_RE = re.compile(r"^(?:-{3,}|\*{3,}|_{3,})$")
 FENCE_RE = re.compile(r"^\s*(?P<mark>`{3,}|~{3,})")

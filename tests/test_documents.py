@@ -438,3 +438,16 @@ def test_an_untagged_question_between_tagged_ones_stays_its_own() -> None:
         ("#1", "What is a tensor?", 1, "An n-dimensional array."),
         ("#2", "What is autograd?", None, "It records operations."),
         ("#3", "What is DDP?", 3, "Distributed data parallel.")]
+
+
+def test_flash_cards_marked_q_and_a_without_numbers() -> None:
+    doc = ("# My flash cards\n\nQ: What does optimizer.zero_grad() do?\nA: It clears the .grad buffers.\n"
+           "Once per step.\n\n"
+           "Q: Batch norm vs layer norm\nA: One normalises over the batch, the other over features.\n\n"
+           "Question: Why call model.eval()? 🔥 Hard\nAnswer: Dropout off, running statistics on.\n"
+           "    Q: an indented mark inside an answer stays answer text\n")
+    assert [(q.ref, q.text, q.difficulty, q.answer) for q in _parse(doc)] == [
+        ("item#1", "What does optimizer.zero_grad() do?", None, "It clears the .grad buffers.\nOnce per step."),
+        ("item#2", "Batch norm vs layer norm", None, "One normalises over the batch, the other over features."),
+        ("item#3", "Why call model.eval()?", 3,
+         "Dropout off, running statistics on.\n    Q: an indented mark inside an answer stays answer text")]
