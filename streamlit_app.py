@@ -8,6 +8,7 @@ INTERVIEWER_API_KEY or the sidebar.
 from __future__ import annotations
 
 import os
+import re
 
 import streamlit as st
 
@@ -25,6 +26,9 @@ PAGES = {
 }
 
 
+SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
 def restore_from_address() -> None:
     """A reload (or Back then Forward) starts a new browser session: the session in progress is found
     again from the page's address (?session=ID, set when it began), as History's Continue would."""
@@ -32,10 +36,15 @@ def restore_from_address() -> None:
     if not sid or st.session_state.get("sid"):
         return
     key = st.session_state.get("api_key") or os.environ.get("INTERVIEWER_API_KEY", "")
-    try:
-        detail = ApiClient(api_url(), key.strip() or None).get(f"/v1/sessions/{sid}")
-    except ApiError:
-        return  # gone, or not this key's: the Start page as usual
+    detail = None
+    if SESSION_ID.fullmatch(sid):  # an id, not a path ("../me/progress") or a mangled link
+        try:
+            detail = ApiClient(api_url(), key.strip() or None).get(f"/v1/sessions/{sid}")
+        except ApiError:
+            pass
+    if not isinstance(detail, dict) or "transcript" not in detail:
+        del st.query_params["session"]  # gone, not this key's, or no id: the Start page as usual
+        return
     state.resume_session(detail)
     st.session_state["_goto"] = "Interview"
 

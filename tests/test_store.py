@@ -258,7 +258,9 @@ def test_a_new_turn_is_current_in_its_own_commit_and_a_hint_counts_once(repo: Re
     assert stored is not None and stored.state == {"step": 2, "current_turn_id": second.id}
     with pytest.raises(ConflictError, match="another hint was given"):
         repo.add_hint(second.id, seen=1)  # chosen when one hint was counted; there are none
+    before = repo.get_session(session_id, user_id).updated_at
     assert repo.add_hint(second.id, seen=0) == 1
+    assert repo.get_session(session_id, user_id).updated_at > before  # the report's version moves with it
 
 
 def test_answer_rules(repo: Repository) -> None:

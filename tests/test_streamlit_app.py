@@ -17,7 +17,7 @@ from knowledge.loader import bank_index
 from tests.conftest import REPO
 from tests.test_api_server import free_port, running_server
 
-USERS = ("starter", "flow", "historian", "reader", "switcher")
+USERS = ("starter", "flow", "historian", "reader", "switcher", "hinter", "drafter")
 # The bank's own reference solution: a correct answer the hidden checks must accept.
 RELU = bank_index()["relu-autograd-function"].code.solution
 
@@ -271,3 +271,60 @@ def test_code_typed_in_the_plain_box_survives_switching_to_the_editor_and_back(s
     assert not at.exception
     at.sidebar.checkbox(key="plain_editor").check().run()
     assert next(t for t in at.text_area if t.label == "Your code").value == "def mine():\n    return 42\n"
+
+
+def test_a_refused_hint_is_an_error_and_the_hints_given_stay(server, monkeypatch):
+    url, keys = server
+    auth = {"Authorization": f"Bearer {keys['hinter']}"}
+    created = httpx.post(f"{url}/v1/sessions", json={"topics": ["training-loop"], "num_questions": 2, "seed": 1},
+                         headers=auth).json()
+    at = app_for(monkeypatch, url, keys["hinter"])
+    at.query_params["session"] = created["id"]
+    at.run()
+    for _ in range(3):  # two hints per question, then "no more hints"
+        click(at, "💡 Hint")
+    assert "no more hints for this question" in texts(at.error)
+    assert "moved on elsewhere" not in texts(at.info) and texts(at.info).count("hints cost") == 2
+
+    again = app_for(monkeypatch, url, keys["hinter"])  # a reload: the hints' cost is still shown
+    again.query_params["session"] = created["id"]
+    again.run()
+    assert "2 hint(s) taken here" in texts(again.info)
+
+    body = {"text": "It resets a thing before the next pass.", "turn": 0}
+    follow_up = httpx.post(f"{url}/v1/sessions/{created['id']}/answers", json=body, headers=auth).json()["prompt"]
+    assert follow_up["kind"] == "follow_up"
+    again = app_for(monkeypatch, url, keys["hinter"])
+    again.query_params["session"] = created["id"]
+    again.run()
+    click(again, "⏭ Skip")
+    assert "Follow-up skipped: the score of your earlier answer on this question stands." in texts(again.info)
+
+
+def test_a_draft_and_plain_box_code_survive_a_visit_to_another_page(server, monkeypatch):
+    url, keys = server
+    at = app_for(monkeypatch, url, keys["drafter"])
+    at.run()
+    at.sidebar.checkbox(key="plain_editor").check().run()
+    start_session(at, topics=["autograd"], difficulty=3, questions=1, seed="1")
+    next(t for t in at.text_area if t.label == "Your code").set_value("def mine():\n    return 42\n")
+    next(t for t in at.text_area if t.label == "Your answer").set_value("my draft answer")
+    at.run()
+    at.session_state["report_sid"] = "an-old-session"  # opened from History meanwhile
+    at.sidebar.radio(key="nav").set_value("History").run()
+    at.sidebar.radio(key="nav").set_value("Interview").run()
+    assert not at.exception and "report_sid" not in at.session_state  # the Report page follows the interview
+    assert next(t for t in at.text_area if t.label == "Your answer").value == "my draft answer"
+    assert next(t for t in at.text_area if t.label == "Your code").value == "def mine():\n    return 42\n"
+
+
+@pytest.mark.parametrize("address", ["{sid}/", "{sid}\n", "../me/progress", "nope"])
+def test_a_mangled_session_address_opens_the_start_page(server, monkeypatch, address):
+    url, keys = server
+    auth = {"Authorization": f"Bearer {keys['reader']}"}
+    created = httpx.post(f"{url}/v1/sessions", json={"num_questions": 1}, headers=auth).json()
+    at = app_for(monkeypatch, url, keys["reader"])
+    at.query_params["session"] = address.format(sid=created["id"])
+    at.run()
+    assert not at.exception and not at.error and at.session_state["nav"] == "Start"
+

@@ -34,3 +34,11 @@ def test_a_model_answer_keeps_its_code_and_loses_accidental_emphasis():
     assert "size = c * h * w  # __dunder__" in html.unescape(rendered)  # the block, untouched
     assert not re.search(r"<(strong|em)\b", rendered), rendered
     assert "__len__" in text_of(rendered) and "C*H*W" in text_of(rendered)
+
+
+def test_literal_keeps_indentation_entities_and_colon_words_as_typed():
+    indent = "\u00a0" * 4  # non-breaking: kept where leading spaces are dropped
+    assert literal("def f():\n    return 1\n\tpass") == f"def f():  \n{indent}return 1  \n{indent}pass"
+    assert literal("&lt; &amp;") == "\\&lt; \\&amp;"  # shown as typed, not as "<" and "&"
+    assert literal(":100: :smile:") == ":\u200b100: :\u200bsmile:"  # not turned into emoji
+

@@ -42,9 +42,9 @@ class ApiClient:
             response = self._http.request(method, path, **kwargs)
         except httpx.TimeoutException:
             raise ApiError(f"the API at {self.base_url} did not answer in time; try again") from None
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise ApiError(f"cannot reach the API at {self.base_url}: {exc or type(exc).__name__}") from None
-        if response.status_code >= 400:
+        if response.status_code >= 300:  # a redirect is no answer (the API redirects a path with a trailing /)
             raise ApiError(problem_detail(response), status=response.status_code)
         return response
 

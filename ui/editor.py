@@ -30,8 +30,10 @@ def code_editor(*, key: str, starter: str, plain: bool) -> str:
         latest = str(st.session_state[key])  # the box's own text: the click that switches back commits it
     if plain or not ace_available():
         st.markdown(MONOSPACE_CSS, unsafe_allow_html=True)
-        if st.session_state.get(f"{key}:shown") != "plain":
-            st.session_state[key] = latest  # the code as the editor had it, not the box's own last state
+        if st.session_state.get(f"{key}:shown") != "plain" or key not in st.session_state:
+            # The code as the editor had it, not the box's own last state; or, when the box was not drawn in
+            # the last run (another page was shown, and Streamlit dropped its state), the code kept.
+            st.session_state[key] = latest
         st.session_state[f"{key}:shown"] = "plain"
         code = str(st.text_area("Your code", height=320, key=key))
     else:

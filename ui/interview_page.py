@@ -23,6 +23,7 @@ def render(api: ApiClient) -> None:
         if st.button("Go to Start"):
             state.goto("Start")
         return
+    st.session_state.pop("report_sid", None)  # back in the interview, the Report page follows it again
     mode = st.session_state.get("mode", "practice")
     st.caption(f"{mode.title()} mode · session {sid[:8]}")
     for entry in st.session_state.get("chat", []):
@@ -84,8 +85,9 @@ def _answer_form(api: ApiClient, sid: str, prompt: dict[str, Any]) -> None:
     code = None
     if prompt.get("code_contract"):
         code = _code_panel(api, prompt, sid)
-    text = st.text_area("Your answer", key=f"answer-{sid}-{turn}", height=160,
+    text = st.text_area("Your answer", key=state.kept(f"answer-{sid}-{turn}"), height=160,
                         placeholder="Explain your answer as you would to an interviewer.")
+    state.keep(f"answer-{sid}-{turn}", text)
     columns = st.columns([2, 1, 1, 1, 1.4])
     if columns[0].button("Submit answer", type="primary", width="stretch", key=f"submit-{sid}-{turn}"):
         body = {"text": text, "turn": prompt["turn"]}
@@ -123,10 +125,15 @@ def _code_panel(api: ApiClient, prompt: dict[str, Any], sid: str) -> str:
 
 def _caught_up(api: ApiClient, sid: str) -> bool:
     """After a 409 (the session moved on in another tab, or a request that timed out here was recorded
-    there), show the session as the API has it, saying why; False if it cannot be fetched."""
+    there), show the session as the API has it, saying why. False if it cannot be fetched, or if it has not
+    moved (a refusal such as "no more hints for this question" is itself the news, and the chat stays)."""
     try:
         detail = api.get(f"/v1/sessions/{sid}")
     except ApiError:
+        return False
+    here = st.session_state.get("prompt") or {}
+    there = detail.get("prompt")
+    if detail["status"] == st.session_state.get("status") and (there is None or there["turn"] == here.get("turn")):
         return False
     state.resume_session(detail)
     st.session_state["chat"].append({"role": "assistant", "type": "message", "text": CAUGHT_UP})

@@ -24,6 +24,18 @@ def apply_pending_page() -> None:
         st.session_state["nav"] = st.session_state.pop("_goto")
 
 
+def kept(key: str) -> str:
+    """A widget's key, its value put back from `keep`'s copy when the widget was not drawn in the last run
+    (Streamlit drops a widget's state when another page is shown: a draft would be lost to a page switch)."""
+    if key not in st.session_state and f"{key}:kept" in st.session_state:
+        st.session_state[key] = st.session_state[f"{key}:kept"]
+    return key
+
+
+def keep(key: str, value: Any) -> None:
+    st.session_state[f"{key}:kept"] = value
+
+
 def begin_session(created: dict[str, Any]) -> None:
     """Remember a session the API just created (POST /v1/sessions) and its first prompt; the Report page
     follows it from now on, not a past session opened from History."""
@@ -46,6 +58,9 @@ def resume_session(detail: dict[str, Any]) -> None:
     for turn in detail["transcript"]:
         prompt = {**turn, "text": turn["prompt"], "number": None, "total": detail["config"]["num_questions"]}
         chat.append({"role": "assistant", "type": "prompt", "prompt": prompt})
+        if turn.get("hints_used"):  # the hints' texts are not stored; what they cost is
+            chat.append({"role": "assistant", "type": "message",
+                         "text": f"{turn['hints_used']} hint(s) taken here (each costs points on this question)."})
         if turn.get("action"):
             chat.append(_user_entry(turn["action"], turn.get("answer_text"), turn.get("answer_code")))
         if turn.get("evaluation"):

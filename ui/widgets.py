@@ -19,16 +19,25 @@ STATUS_WORDS = {
 
 # What Markdown reads as markup. Answers and the bank's own texts are full of it by accident: Streamlit
 # showed "__len__" as a bold "len", "C*H*W" with an italic H and "x[0](y)" as a link.
-_MARKUP = re.compile(r"([\\`*_\[\]<>#|!$~])")
+_MARKUP = re.compile(r"([\\`*_\[\]<>#|!$~&])")  # "&" too: "&lt;" shows as typed, not as "<"
 _CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.S)  # fenced blocks and inline code spans
 # What a line's start makes of it: "---" or "===" under a line makes that line a heading, and "- ", "+ ",
 # "1. " start a list.
 _LINE_START = re.compile(r"^(\s*)([-+=]|\d+(?=[.)]))")
+# Streamlit turns ":100:" or ":smile:" into an emoji; a zero-width space after the first colon keeps the words.
+_SHORTCODE = re.compile(r"(?<![\w:]):(?=[\w+-]+:)")  # not inside "127.0.0.1:8000:" or "a::b:"
+_INDENT = re.compile(r"^[ \t]+")
 
 
 def literal(text: str) -> str:
-    """Text for st.markdown shown as it was typed: markup escaped, line breaks kept."""
-    return "  \n".join(_LINE_START.sub(_escape_start, _MARKUP.sub(r"\\\1", line)) for line in str(text).split("\n"))
+    """Text for st.markdown shown as it was typed: markup escaped, line breaks and indentation kept."""
+    return "  \n".join(_line(line) for line in str(text).split("\n"))
+
+
+def _line(line: str) -> str:
+    line = _LINE_START.sub(_escape_start, _MARKUP.sub(r"\\\1", _SHORTCODE.sub(":\u200b", line)))
+    # Leading spaces would be dropped (pasted Python lost its indentation): non-breaking ones stay.
+    return _INDENT.sub(lambda m: m.group(0).expandtabs(4).replace(" ", "\u00a0"), line)
 
 
 def _escape_start(found: re.Match[str]) -> str:
@@ -77,6 +86,13 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
         if code_result:
             show_code_result(code_result)
         return
+    if evaluation.get("follow_up"):  # a follow-up skipped or not known: the earlier answer's score stands
+        st.info(f"{FOLLOW_UP_GIVEN_UP[evaluation['follow_up']]} Score: {score_text(evaluation['score'])}.")
+        for note in evaluation.get("penalties") or []:
+            st.caption(literal(note))
+        return
+    if evaluation.get("gate") in ("skip", "dont_know"):
+        st.info(literal(evaluation.get("feedback") or "Scored 0."))
     st.metric("Score", score_text(evaluation["score"]))
     covered = [p for p in evaluation.get("points", []) if p["verdict"] != "missed"]
     missed = [p for p in evaluation.get("points", []) if p["verdict"] == "missed"]
@@ -100,6 +116,12 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
     if evaluation.get("model_answer"):
         with st.expander("Model answer"):
             st.markdown(bank_markdown(evaluation["model_answer"]))
+
+
+FOLLOW_UP_GIVEN_UP = {
+    "skip": "Follow-up skipped: the score of your earlier answer on this question stands.",
+    "dont_know": "Follow-up not known: the score of your earlier answer on this question stands.",
+}
 
 
 def show_code_result(result: dict[str, Any]) -> None:

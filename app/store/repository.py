@@ -173,6 +173,9 @@ class Repository(AccountRepository):
                 raise ConflictError("this prompt was answered meanwhile; fetch the session for the current prompt"
                                     if answered else
                                     "another hint was given for this question meanwhile; ask again for the next")
+            # The session changed: a report of it cached by its version (the app's downloads) is out of date.
+            owner = select(Turn.session_id).where(Turn.id == turn_id).scalar_subquery()
+            session.execute(update(InterviewSession).where(InterviewSession.id == owner).values(updated_at=utcnow()))
             return count
 
     def turns(self, session_id: str) -> list[TurnRecord]:
