@@ -35,6 +35,14 @@ def app_for(monkeypatch: pytest.MonkeyPatch, url: str, key: str | None = None) -
     return AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
 
 
+def app_at(monkeypatch: pytest.MonkeyPatch, url: str, key: str, address: str) -> AppTest:
+    """The app opened (or reloaded) at ?session=ADDRESS, the address a page in progress keeps."""
+    at = app_for(monkeypatch, url, key)
+    at.query_params["session"] = address
+    at.run()
+    return at
+
+
 def click(at: AppTest, label: str) -> AppTest:
     next(b for b in at.button if b.label == label).click().run()
     assert not at.exception, at.exception
@@ -238,9 +246,7 @@ def test_a_reload_finds_the_session_in_progress_again(server, monkeypatch):
     url, keys = server
     auth = {"Authorization": f"Bearer {keys['reader']}"}
     created = httpx.post(f"{url}/v1/sessions", json={"num_questions": 2}, headers=auth).json()
-    at = app_for(monkeypatch, url, keys["reader"])
-    at.query_params["session"] = created["id"]  # the address a reload keeps
-    at.run()
+    at = app_at(monkeypatch, url, keys["reader"], created["id"])
     assert not at.exception and at.session_state["nav"] == "Interview"
     assert at.session_state["sid"] == created["id"] and at.session_state["prompt"]["turn"] == 0
 
@@ -278,25 +284,19 @@ def test_a_refused_hint_is_an_error_and_the_hints_given_stay(server, monkeypatch
     auth = {"Authorization": f"Bearer {keys['hinter']}"}
     created = httpx.post(f"{url}/v1/sessions", json={"topics": ["training-loop"], "num_questions": 2, "seed": 1},
                          headers=auth).json()
-    at = app_for(monkeypatch, url, keys["hinter"])
-    at.query_params["session"] = created["id"]
-    at.run()
+    at = app_at(monkeypatch, url, keys["hinter"], created["id"])
     for _ in range(3):  # two hints per question, then "no more hints"
         click(at, "💡 Hint")
     assert "no more hints for this question" in texts(at.error)
     assert "moved on elsewhere" not in texts(at.info) and texts(at.info).count("hints cost") == 2
 
-    again = app_for(monkeypatch, url, keys["hinter"])  # a reload: the hints' cost is still shown
-    again.query_params["session"] = created["id"]
-    again.run()
+    again = app_at(monkeypatch, url, keys["hinter"], created["id"])  # a reload: the hints' cost is still shown
     assert "2 hint(s) taken here" in texts(again.info)
 
     body = {"text": "It resets a thing before the next pass.", "turn": 0}
     follow_up = httpx.post(f"{url}/v1/sessions/{created['id']}/answers", json=body, headers=auth).json()["prompt"]
     assert follow_up["kind"] == "follow_up"
-    again = app_for(monkeypatch, url, keys["hinter"])
-    again.query_params["session"] = created["id"]
-    again.run()
+    again = app_at(monkeypatch, url, keys["hinter"], created["id"])
     click(again, "⏭ Skip")
     assert "Follow-up skipped: the score of your earlier answer on this question stands." in texts(again.info)
 
@@ -323,8 +323,6 @@ def test_a_mangled_session_address_opens_the_start_page(server, monkeypatch, add
     url, keys = server
     auth = {"Authorization": f"Bearer {keys['reader']}"}
     created = httpx.post(f"{url}/v1/sessions", json={"num_questions": 1}, headers=auth).json()
-    at = app_for(monkeypatch, url, keys["reader"])
-    at.query_params["session"] = address.format(sid=created["id"])
-    at.run()
+    at = app_at(monkeypatch, url, keys["reader"], address.format(sid=created["id"]))
     assert not at.exception and not at.error and at.session_state["nav"] == "Start"
 
