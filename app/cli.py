@@ -86,7 +86,7 @@ def search(
     k: Annotated[int, typer.Option("--k", min=1, max=50, help="Results per query.")] = 5,
     framework: Annotated[str | None, typer.Option(help="pytorch, tensorflow or general.")] = None,
     topic: Annotated[str | None, typer.Option(help="A topic from the taxonomy.")] = None,
-    difficulty: Annotated[int | None, typer.Option(help="1, 2 or 3.")] = None,
+    difficulty: Annotated[int | None, typer.Option(help="1, 2 or 3.", min=1, max=3)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Search the bank; one result list per query (the bank is indexed first if it never was)."""

@@ -47,6 +47,9 @@ def grade(
     if not to_stdout and (not output_path.parent.is_dir() or output_path.is_dir()):  # said before any grading
         raise UserFacingError(f"output {output_path}: " + ("is a folder" if output_path.is_dir() else
                                                            f"folder {output_path.parent} does not exist"))
+    for name, path in (("input", input_path), ("examples", examples_path)):
+        if not to_stdout and path is not None and path.resolve() == output_path:  # yours, not ours to replace
+            raise UserFacingError(f"output {output_path} is the {name} file: write the graded lines elsewhere")
     where = "standard output" if to_stdout else str(output_path)
     bank = bank_index(settings.bank_dir)
 
@@ -60,7 +63,8 @@ def grade(
             err.print(f"Question matching is off: the bank search could not be opened ({one_line(exc)}).")
             return None
 
-    grader = BulkGrader(evaluator=rubric_scorer_for(settings), bank=bank, store=None, open_store=open_store)
+    grader = BulkGrader(evaluator=rubric_scorer_for(settings), bank=bank, store=None, open_store=open_store,
+                        max_answer_chars=settings.max_answer_chars)
     if examples_path is not None:
         try:
             questions = grader.learn_standards(_json_lines(examples_path))
@@ -117,16 +121,14 @@ def _starts_utf16(path: Path) -> bool:
 
 def _json_lines(path: Path) -> Iterator[Any]:
     """The file's non-blank lines as JSON values; a bad one is an ExampleError."""
-    from app.grading import ExampleError
+    from app.grading import ExampleError, LineError, load_json_line
 
     with path.open("rb") as lines:
         for index, raw in enumerate(raw for raw in lines if raw.strip()):
             try:
-                yield json.loads(raw.decode("utf-8-sig"))
-            except UnicodeDecodeError:
-                raise ExampleError(index, "line is not valid UTF-8") from None
-            except json.JSONDecodeError as exc:
-                raise ExampleError(index, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+                yield load_json_line(raw)
+            except LineError as exc:
+                raise ExampleError(index, str(exc)) from None
 
 
 def check(

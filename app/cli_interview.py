@@ -14,7 +14,6 @@ from rich.panel import Panel
 from rich.text import Text
 
 from app.errors import UserFacingError
-from app.interview.scoring import split_fenced
 from app.text_input import as_text
 
 HELP = (
@@ -44,11 +43,12 @@ def read_answer(stream: TextIO) -> tuple[str, str | None, str | None] | None:
 
 
 def split_code(block: str) -> tuple[str | None, str | None]:
-    """Separate prose from code: fenced blocks and `:code PATH` lines become the code answer."""
-    prose, fenced = split_fenced(block)
-    code_parts = [fenced] if fenced else []
+    """Separate prose from code: a `:code PATH` line's file is the code answer. Fenced blocks stay in the
+    words, as the app's words box has them: the engine runs them as the code answer on a code task's own
+    prompt, and on a follow-up they illustrate a point (a run of a snippet would replace the task's run)."""
+    code_parts = []
     prose_lines = []
-    for line in prose.splitlines():
+    for line in block.splitlines():
         if line.strip() == ":code":
             raise UserFacingError(":code needs a file: `:code PATH`")
         if line.strip().startswith(":code "):
@@ -56,7 +56,7 @@ def split_code(block: str) -> tuple[str | None, str | None]:
             if not path.is_file():
                 raise UserFacingError(f"code file not found: {path}; nothing was sent, so answer again")
             try:
-                code_parts.append(path.read_text(encoding="utf-8"))
+                code_parts.append(path.read_text(encoding="utf-8-sig"))  # Notepad's byte-order mark dropped
             except (OSError, UnicodeDecodeError) as exc:
                 why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror
                 raise UserFacingError(f"code file {path} cannot be read ({why}); nothing was sent, so answer again") \
@@ -92,9 +92,13 @@ def show_outcome(console: Console, outcome: Any) -> None:
         result = outcome.code_result
         passed, total = result.get("passed_checks"), result.get("total_checks")
         console.print(f" code checks: {passed}/{total} ({result.get('status')})")
+    if evaluation.get("gate") in ("skip", "dont_know") and evaluation.get("model_answer"):
+        console.print(Panel(Markdown(evaluation["model_answer"]), title="Model answer"))
 
 
-def run_interview(engine: Any, user_id: int, config: Any, stream: TextIO, console: Console) -> str:
+def run_interview(
+    engine: Any, user_id: int, config: Any, stream: TextIO, console: Console, *, max_chars: int = 20_000
+) -> str:
     session, prompt = engine.start(user_id=user_id, config=config)
     console.print(HELP, style="dim")
     actions = {"hint": engine.hint, "skip": engine.skip, "repeat": engine.repeat, "idk": engine.dont_know}
@@ -109,6 +113,10 @@ def run_interview(engine: Any, user_id: int, config: Any, stream: TextIO, consol
             console.print("Session paused; it can be resumed through the API.")
             return str(session.id)
         command, text, code = block
+        if len(text or "") > max_chars:  # the API's limit (INTERVIEWER_MAX_ANSWER_CHARS), here too
+            console.print(f"The answer is {len(text or '')} characters; the limit is {max_chars}. Nothing was "
+                          "sent: answer again, shorter.", style="red")
+            continue
         try:
             if command == "answer":
                 outcome = engine.answer(session_id=session.id, user_id=user_id, text=text, code=code)
@@ -127,12 +135,25 @@ def run_interview(engine: Any, user_id: int, config: Any, stream: TextIO, consol
     return str(session.id)
 
 
+def _one_of(*choices: str) -> Any:
+    """An option's check at parsing, so a value out of range is a usage error (exit 2, with the usage)."""
+
+    def check(value: str) -> str:
+        if value not in choices:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}")
+        return value
+
+    return check
+
+
 def interview(
     topics: Annotated[list[str] | None, typer.Option(
         "--topics", help="Topics to draw from (repeatable, or comma-separated).")] = None,
     questions: Annotated[int, typer.Option("--questions", min=1, max=30, help="Number of questions.")] = 5,
-    difficulty: Annotated[str, typer.Option(help="1, 2, 3 or adaptive.")] = "adaptive",
-    mode: Annotated[str, typer.Option(help="practice or interview.")] = "practice",
+    difficulty: Annotated[str, typer.Option(
+        help="1, 2, 3 or adaptive.", callback=_one_of("1", "2", "3", "adaptive"))] = "adaptive",
+    mode: Annotated[str, typer.Option(
+        help="practice or interview.", callback=_one_of("practice", "interview"))] = "practice",
     seed: Annotated[int | None, typer.Option(help="Random seed for a reproducible session.")] = None,
 ) -> None:
     """Run a mock interview in the terminal and print the report at the end."""
@@ -154,7 +175,10 @@ def interview(
     try:
         engine = engine_for(settings, repo=repo, store=open_bank_search(settings), runner=runner)
         user_id = repo.get_or_create_user("local").id
-        session_id = run_interview(engine, user_id, config, sys.stdin, out)
+        # Bytes that are not UTF-8 arrive as lone surrogates whatever the locale (read_answer shows them as
+        # U+FFFD), rather than stopping the interview with a UnicodeDecodeError.
+        sys.stdin.reconfigure(errors="surrogateescape")  # type: ignore[union-attr]  # a TextIOWrapper
+        session_id = run_interview(engine, user_id, config, sys.stdin, out, max_chars=settings.max_answer_chars)
         print_report(out, repo, session_id, user_id, settings)
     finally:
         if runner is not None:
@@ -163,6 +187,9 @@ def interview(
 
 def print_report(console: Console, repo: Any, session_id: str, user_id: int, settings: Any) -> None:
     session = repo.get_session(session_id, user_id)
+    if session.config.get("mode") == "interview" and session.status != "completed":
+        console.print("An interview-mode report is ready once the session is completed.")
+        return
     try:
         from app.reports import build_report, render
         from knowledge.loader import bank_index

@@ -103,5 +103,15 @@ class Settings(BaseSettings):
 
 @lru_cache
 def get_settings() -> Settings:
-    """The process's settings, read once; tests clear the cache to swap them."""
-    return Settings()
+    """The process's settings, read once; tests clear the cache to swap them. A setting that cannot be read
+    at all (a list not written as JSON, a .env that is not UTF-8) is one line, as a bad value is."""
+    from pydantic_settings import SettingsError
+
+    from app.errors import UserFacingError
+
+    try:
+        return Settings()
+    except (SettingsError, UnicodeDecodeError) as exc:
+        why = ("the .env file is not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else
+               f'{exc} (a list such as INTERVIEWER_CORS_ORIGINS is written as JSON: ["http://localhost:8501"])')
+        raise UserFacingError(f"settings: {why}") from None

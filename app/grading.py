@@ -252,11 +252,7 @@ class BulkGrader:
         try:
             # A byte-order mark (Windows tools write one) is dropped; NaN and Infinity are not JSON, and would
             # be written back as they came.
-            record = json.loads(raw.decode("utf-8-sig"), parse_constant=_not_json)
-        except UnicodeDecodeError:
-            return GradeLine(record={}, error="line is not valid UTF-8")
-        except json.JSONDecodeError as exc:
-            return GradeLine(record={}, error=f"invalid JSON: {exc.msg} at column {exc.colno}")
+            record = load_json_line(raw)
         except LineError as exc:
             return GradeLine(record={}, error=str(exc))
         if not isinstance(record, dict):
@@ -283,8 +279,33 @@ class BulkGrader:
             yield {**line.record, **ours, **({"given": given} if given else {})}
 
 
+def load_json_line(raw: bytes) -> Any:
+    """One JSONL line's value, or a LineError saying what is wrong with it. A byte-order mark (Windows tools
+    write one) is dropped. NaN, Infinity and numbers past a float (1e999) are not JSON and would be written
+    back as they came; an integer of thousands of digits, or arrays nested past the stack, are refused."""
+    try:
+        return json.loads(raw.decode("utf-8-sig"), parse_constant=_not_json, parse_float=_finite)
+    except UnicodeDecodeError:
+        raise LineError("line is not valid UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise LineError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+    except RecursionError:
+        raise LineError("invalid JSON: nested too deeply") from None
+    except LineError:
+        raise
+    except ValueError as exc:  # Python's limit on an integer's digits
+        raise LineError(f"invalid JSON: {exc}") from None
+
+
 def _not_json(constant: str) -> Any:
     raise LineError(f"invalid JSON: {constant} is not a JSON value (write null, or the number as a string)")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise LineError(f"invalid JSON: {text} is past the largest number (write it as a string)")
+    return value
 
 
 def _not_a_string(field: str, value: Any) -> str:

@@ -245,6 +245,31 @@ def test_grade_refuses_a_utf16_file_in_one_line(cli_env, tmp_path):
     assert out.stderr.strip() == f"error: input file {source} is UTF-16 text: save it as UTF-8"
 
 
+def test_grade_writes_over_neither_its_input_nor_the_examples(cli_env, tmp_path):
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"question_id": "zero-grad", "answer": "It clears gradients."}\nnot json\n', encoding="utf-8")
+    for target, name in ((source, "input"), (tmp_path / "link.jsonl", "input")):
+        if target.name == "link.jsonl":
+            target.symlink_to(source)
+        out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+        assert out.returncode == 1 and f"is the {name} file" in out.stderr
+    out = run("grade", "--input", str(source), "--examples", str(source), "--output", str(source), env=cli_env)
+    assert out.returncode == 1 and "is the input file" in out.stderr
+    assert source.read_text(encoding="utf-8").endswith("not json\n")  # the user's file as it was
+
+
+def test_grade_refuses_numbers_past_json_and_lines_past_the_stack_line_by_line(cli_env, tmp_path):
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    good = {"question_id": "zero-grad", "answer": "It clears gradients."}
+    source.write_text("\n".join([json.dumps({**good, "n": 1}).replace("1}", "1e999}"), '{"n": ' + "9" * 5000 + "}",
+                                 "[" * 100_000 + "]" * 100_000, json.dumps(good)]) + "\n", encoding="utf-8")
+    out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    rows = [json.loads(line) for line in target.read_text().splitlines()]  # valid JSON, every line
+    assert [("error" in row) for row in rows] == [True, True, True, False]
+    assert "past the largest number" in rows[0]["error"] and "nested too deeply" in rows[2]["error"]
+
+
 def test_ingest_docs_writes_drafts_for_new_questions(cli_env, tmp_path):
     if not SEEDS.is_dir():
         pytest.skip("shared seeds not present")
@@ -275,6 +300,18 @@ def test_terminal_interview_reads_answers_from_stdin(cli_env):
     assert "hints cost" in out.stdout
     assert "Score" in out.stdout
     assert "unknown command :x[/x]" in out.stdout and "code file not found: /nonexistent/answer.py" in out.stdout
+
+
+def test_terminal_interview_shows_the_model_answer_keeps_an_interview_report_and_reads_any_bytes(cli_env):
+    practice = run("interview", "--topics", "deployment", "--questions", "1", "--seed", "1", env=cli_env,
+                   stdin=":idk\n")
+    assert practice.returncode == 0, practice.stderr
+    assert "Model answer" in practice.stdout  # what ":idk" is for
+    proc = subprocess.run([str(CLI), "interview", "--mode", "interview", "--questions", "2"], env=cli_env,
+                          input=b"backward \xff\xfe chains.\n.\n:quit\n", capture_output=True, timeout=180)
+    said = proc.stdout.decode()
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
+    assert "report is ready once the session is completed" in said and "Score" not in said  # no scores yet
 
 
 def test_terminal_interview_takes_comma_separated_topics(cli_env):
@@ -342,9 +379,14 @@ def test_terminal_answers_from_windows_files_and_odd_first_lines():
     import io
 
     from app.cli_interview import read_answer
+    from app.interview.scoring import split_fenced
 
     crlf = "Here is my ReLU.\r\n```python\r\ndef relu(x):\r\n    return x.clamp(min=0)\r\n```\r\n.\r\n"
-    assert read_answer(io.StringIO(crlf)) == ("answer", "Here is my ReLU.", "def relu(x):\n    return x.clamp(min=0)")
+    command, text, code = read_answer(io.StringIO(crlf))  # the fence stays in the words, for the engine to run
+    assert (command, code) == ("answer", None)
+    assert split_fenced(text) == ("Here is my ReLU.", "def relu(x):\n    return x.clamp(min=0)")
+    for odd in ("``` python \n  def relu(x):\n      return x\n  ```", "  ```py\n  def relu(x):\n      return x\n  ```"):
+        assert split_fenced(f"Mine:\n{odd}") == ("Mine:", "def relu(x):\n    return x")  # spaces; indented as a whole
     smiley = ":) backward computes the gradients\nwith the chain rule.\n.\n"
     assert read_answer(io.StringIO(smiley)) == (
         "answer", ":) backward computes the gradients\nwith the chain rule.", None)
@@ -353,13 +395,15 @@ def test_terminal_answers_from_windows_files_and_odd_first_lines():
     assert read_answer(io.StringIO(not_utf8)) == ("answer", "backward \ufffd\ufffd chains.", None)
 
 
-@pytest.mark.parametrize("args, said", [
-    (["keys", "create", "--name", "a", "--user", ""], "error: a user name cannot be empty"),
-    (["interview", "--difficulty", "²"], "error: invalid difficulty"),
+@pytest.mark.parametrize("args, code, said", [
+    (["keys", "create", "--name", "a", "--user", ""], 1, "error: a user name cannot be empty"),
+    (["interview", "--difficulty", "²"], 2, "Invalid value for '--difficulty'"),  # usage errors exit 2
+    (["interview", "--mode", "exam"], 2, "Invalid value for '--mode'"),
+    (["search", "--difficulty", "4", "zero_grad"], 2, "Invalid value for '--difficulty'"),
 ])
-def test_more_bad_input_is_one_line(cli_env, args, said):
+def test_more_bad_input_is_one_line(cli_env, args, code, said):
     out = run(*args, env=cli_env, stdin=":quit\n")
-    assert out.returncode == 1 and out.stderr.strip().startswith(said) and "Traceback" not in out.stderr
+    assert out.returncode == code and said in out.stderr and "Traceback" not in out.stderr
 
 
 def test_drafts_are_not_written_over_a_folder_or_the_document_read(cli_env, tmp_path):

@@ -215,3 +215,11 @@ def test_a_classifier_that_squeezes_away_a_batch_of_one_fails_its_shape_check(ru
     result = runner.check(task.code, squeezed, task.id)
     failed = {c.name: c.message for c in result.checks if not c.passed}
     assert list(failed) == ["forward-logits"] and "batch of one" in failed["forward-logits"]
+
+
+def test_a_code_file_saved_with_a_byte_order_mark_runs(runner: CodeRunner, tmp_path: Path) -> None:
+    marked = tmp_path / "relu.py"
+    marked.write_text(solution(), encoding="utf-8-sig")
+    (result,) = runner.check_files(QUESTION_ID, [marked])
+    assert result["status"] == "passed", result
+

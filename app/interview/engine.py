@@ -121,8 +121,9 @@ class InterviewEngine:
             # Code pasted in a fence into the words box of the task itself is the code answer: the prompt
             # promised to run it. Not on a follow-up, where a snippet illustrates a point (and a run of it
             # would stand in for the task's code run).
-            text, code = split_fenced(text or "")
-            moved = "The fenced code in your answer was run as your code."
+            prose, fenced = split_fenced(text or "")
+            if fenced.strip():
+                text, code, moved = prose, fenced, "The fenced code in your answer was run as your code."
         if before_code_run is not None and question.code is not None and (code or "").strip():
             before_code_run()
         scored = self._scorer.score(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -13,13 +14,14 @@ from knowledge.schema import Question
 # For code tasks with both code and explanation, running code weighs most; words can add to the code's
 # score but never take from it (an explanation, or a follow-up answered in words, must not cost points).
 CODE_SHARE = 0.75
-_FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\n(.*?)```", re.S)
+# An opening fence may carry a language and stray spaces ("``` python "); the block may be indented.
+_FENCE = re.compile(r"^([ \t]*)```[ \t]*[\w+-]*[ \t]*\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M)
 
 
 def split_fenced(block: str) -> tuple[str, str]:
-    """The prose of an answer and the code of its fenced blocks (joined): what a candidate who types both in
-    one box means by them."""
-    code = "\n\n".join(m.group(1) for m in _FENCE.finditer(block)).strip()
+    """The prose of an answer and the code of its fenced blocks (joined, each dedented as a whole): what a
+    candidate who types both in one box means by them."""
+    code = "\n\n".join(textwrap.dedent(m.group(2)).strip("\n") for m in _FENCE.finditer(block)).strip("\n")
     return _FENCE.sub("", block).strip(), code
 
 

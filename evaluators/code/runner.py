@@ -97,7 +97,7 @@ class CodeRunner:
         results = []
         for path in paths:
             try:
-                source = Path(path).read_text(encoding="utf-8")
+                source = Path(path).read_text(encoding="utf-8-sig")  # a byte-order mark (Notepad's) is no code
             except (OSError, UnicodeDecodeError) as exc:
                 result = _all_failed(task, question_id, Status.ERROR, f"cannot read {path}: {exc}")
             else:
