@@ -17,6 +17,7 @@ from ingest.formats import (
     MD_HEADING_RE,
     NUMBERED_RE,
     QA_QUESTION_RE,
+    QA_SAME_LINE_ANSWER_RE,
     QUOTED_TASK_RE,
     RULE_RE,
     Heading,
@@ -77,6 +78,7 @@ class _Walker:
         self.title: str | None = None
         self.restarted = False  # numbering restarted: refs must carry the section
         self.pending: int | None = None  # "• 7." alone on its line, question on a later one
+        self.pending_mark = False  # "Q:" alone on its line, question on the next one
 
     def feed(self, line: str, code: bool) -> None:
         stripped = line.strip()
@@ -91,6 +93,9 @@ class _Walker:
             return self._close()
         if self.pending is not None and self._take_pending(stripped, indent):
             return None
+        if self.pending_mark:
+            self.pending_mark = False
+            return self._marked_question(strip_markup(stripped).strip(), indent)
         md = MD_HEADING_RE.match(stripped)
         body = strip_markup(md["body"] if md else stripped).strip()
         if self._numbered(body, indent) or self._marked(body, indent):
@@ -140,9 +145,20 @@ class _Walker:
         match = QA_QUESTION_RE.match(body)
         if not match or self.kind == "skip" or (self.current is not None and indent > self.current.indent):
             return False
-        text, difficulty = clean_question(match["rest"])
-        self._start(text, None, difficulty, indent)
+        if not match["rest"].strip():
+            self._close()
+            self.pending_mark = True
+            return True
+        self._marked_question(match["rest"], indent)
         return True
+
+    def _marked_question(self, rest: str, indent: int) -> None:
+        question, *answer = QA_SAME_LINE_ANSWER_RE.split(rest, maxsplit=1)
+        text, difficulty = clean_question(question)
+        self._start(text, None, difficulty, indent)
+        assert self.current is not None
+        self.current.wrapping = not answer and difficulty is None and not is_complete(text)  # "Q: ... leaf tensor"
+        self.current.answer.extend(answer)
 
     def _out_of_sequence(self, raw: str, number: int, indent: int) -> bool:
         """A question whose number skips ahead (an item deleted from the list): taken when it plainly is
@@ -288,8 +304,9 @@ def parse_document(text: str, *, source: str) -> list[ParsedQuestion]:
     ]
 
 
-def parse_file(path: Path) -> list[ParsedQuestion]:
-    """Parse one document file; DocumentError (one line) when it cannot be read or holds no questions."""
+def parse_file(path: Path, *, source: str | None = None) -> list[ParsedQuestion]:
+    """Parse one document file; DocumentError (one line) when it cannot be read or holds no questions. Its
+    questions name the file by `source`, its file name unless given."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -300,7 +317,7 @@ def parse_file(path: Path) -> list[ParsedQuestion]:
         raise DocumentError(f"{path}: not UTF-8 text (bad byte at offset {exc.start})") from exc
     if "\x00" in text:
         raise DocumentError(f"{path}: binary file, not a text document")
-    questions = parse_document(text, source=path.name)
+    questions = parse_document(text, source=source or path.name)
     if not questions:
         raise DocumentError(f"{path}: no questions found")
     return questions

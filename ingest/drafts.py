@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +32,10 @@ def classify_documents(
 ) -> list[DraftCandidate]:
     """Parse every document (all must parse before anything is written) and match against the bank."""
     parsed: list[ParsedQuestion] = []
+    names = Counter(path.name for path in paths)
     for path in paths:
-        parsed.extend(parse_file(path))
+        # Two documents of one name (d1/notes.md, d2/notes.md) are told apart by the path given.
+        parsed.extend(parse_file(path, source=path.name if names[path.name] == 1 else str(path)))
         if on_file:
             on_file(path)
     candidates = []

@@ -29,9 +29,11 @@ _TAG_END_RE = re.compile(rf"\s*{_EMOJI}\s*{_LEVEL_WORD}\s*$")
 NUMBERED_RE = re.compile(
     r"^(?:[•*·▪◦‣–-]\s*)?(?:Q(?:uestion)?\s*)?(?P<num>\d{1,3})(?:[.):](?=\s|$)\s*|\s+|$)(?P<rest>.*)$"
 )
-ANSWER_RE = re.compile(r"^\s*(?:\*\*)?(?:answer|ans|a)\s*(?:\*\*)?\s*:\s*(?:\*\*)?\s*", re.IGNORECASE)
-# "Q: ..." / "Question: ..." with no number, as notes and flash cards are written (answers after "A:").
-QA_QUESTION_RE = re.compile(r"^(?:Q|Question)\s*[:.)]\s*(?P<rest>\S.*)$", re.IGNORECASE)
+ANSWER_RE = re.compile(r"^\s*(?:\*\*)?(?:answer|ans|a)\s*\d*\s*(?:\*\*)?\s*:\s*(?:\*\*)?\s*", re.IGNORECASE)
+# "Q: ..." / "Question: ..." with no number, as notes and flash cards are written (answers after "A:"); the
+# question may wait on the next line ("Q:" alone), and its answer may follow on the same line ("? A: ...").
+QA_QUESTION_RE = re.compile(r"^(?:[-*•]\s*)?(?:Q|Question)\s*[:)]\s*(?P<rest>.*)$", re.IGNORECASE)
+QA_SAME_LINE_ANSWER_RE = re.compile(r"(?<=[?？])\s+A\s*:\s*")
 MD_HEADING_RE = re.compile(r"^#{1,6}\s+(?P<body>.*?)\s*#*\s*$")
 RULE_RE = re.compile(r"^(?:-{3,}|\*{3,}|_{3,})$")
 FENCE_RE = re.compile(r"^\s*(?P<mark>`{3,}|~{3,})")

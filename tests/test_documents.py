@@ -451,3 +451,17 @@ def test_flash_cards_marked_q_and_a_without_numbers() -> None:
         ("item#2", "Batch norm vs layer norm", None, "One normalises over the batch, the other over features."),
         ("item#3", "Why call model.eval()?", 3,
          "Dropout off, running statistics on.\n    Q: an indented mark inside an answer stays answer text")]
+
+
+def test_flash_cards_wrapped_waiting_or_answered_on_the_same_line() -> None:
+    doc = ("Q: What is the difference between a leaf tensor\nand a non-leaf tensor?\nA: Leaves are made by the user."
+           "\n\n"
+           "Q:\nHow do you freeze a layer?\nA: requires_grad=False.\n\n"
+           "**Q:** Why warm up? A: Early updates are noisy.\n\n"
+           "- Q: How do you export a model?\n  A1: With torch.export.\n")
+    assert [(q.text, q.answer) for q in _parse(doc)] == [
+        ("What is the difference between a leaf tensor and a non-leaf tensor?", "Leaves are made by the user."),
+        ("How do you freeze a layer?", "requires_grad=False."),
+        ("Why warm up?", "Early updates are noisy."),
+        ("How do you export a model?", "With torch.export.")]
+

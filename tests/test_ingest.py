@@ -58,6 +58,16 @@ def test_a_new_question_is_written_as_a_draft(ingested_store, tmp_path: Path):
     assert drafts[0]["sources"] == [{"seed": "extra.md", "ref": "#1"}]
 
 
+def test_two_documents_of_one_name_keep_apart_sources(ingested_store, tmp_path: Path):
+    docs = []
+    for folder in ("d1", "d2"):
+        (tmp_path / folder).mkdir()
+        docs.append(tmp_path / folder / "notes.md")
+        docs[-1].write_text("1. What is a tensor?\n", encoding="utf-8")
+    sources = [c.parsed.source for c in classify_documents(ingested_store, docs)]
+    assert sources == [str(docs[0]), str(docs[1])]
+
+
 def test_unreadable_document_fails_before_anything_is_written(ingested_store, tmp_path: Path):
     good = tmp_path / "good.md"
     good.write_text("1. What is a tensor?\n", encoding="utf-8")
