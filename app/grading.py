@@ -250,8 +250,6 @@ class BulkGrader:
 
     def _parse(self, raw: bytes) -> GradeLine:
         try:
-            # A byte-order mark (Windows tools write one) is dropped; NaN and Infinity are not JSON, and would
-            # be written back as they came.
             record = load_json_line(raw)
         except LineError as exc:
             return GradeLine(record={}, error=str(exc))

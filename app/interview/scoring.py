@@ -15,13 +15,13 @@ from knowledge.schema import Question
 # score but never take from it (an explanation, or a follow-up answered in words, must not cost points).
 CODE_SHARE = 0.75
 # An opening fence may carry a language and stray spaces ("``` python "); the block may be indented.
-_FENCE = re.compile(r"^([ \t]*)```[ \t]*[\w+-]*[ \t]*\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M)
+_FENCE = re.compile(r"^[ \t]*```[ \t]*[\w+-]*[ \t]*\n(.*?)```", re.S | re.M)
 
 
 def split_fenced(block: str) -> tuple[str, str]:
     """The prose of an answer and the code of its fenced blocks (joined, each dedented as a whole): what a
     candidate who types both in one box means by them."""
-    code = "\n\n".join(textwrap.dedent(m.group(2)).strip("\n") for m in _FENCE.finditer(block)).strip("\n")
+    code = "\n\n".join(textwrap.dedent(m.group(1)).strip("\n").rstrip() for m in _FENCE.finditer(block))
     return _FENCE.sub("", block).strip(), code
 
 
