@@ -425,8 +425,10 @@ def test_ctrl_c_says_aborted_and_exits_130(cli_env):
     import signal
     import time
 
+    # Ctrl-C as a terminal sends it, even where this run ignores it (a background job inherits SIG_IGN).
     proc = subprocess.Popen([str(CLI), "interview", "--questions", "1"], env=cli_env, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stdout is not None
     deadline = time.monotonic() + 120
     while "Question 1 of 1" not in proc.stdout.readline():  # waiting for the answer now

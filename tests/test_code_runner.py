@@ -108,9 +108,14 @@ def test_frames_from_the_jail_are_bounded() -> None:
 def test_a_worker_killed_mid_job_costs_only_that_job() -> None:
     with CodeRunner(workers=1, timeout_s=20.0) as code_runner:
         (jail,) = code_runner.pool.worker_pids()
+        idle = _bytes_read_under(jail)
         pending = ThreadPoolExecutor(max_workers=1).submit(
             code_runner.check, relu_task(), "import time\ntime.sleep(15)\n", QUESTION_ID)
-        time.sleep(1.0)  # the job is running in the jail now
+        deadline = time.monotonic() + 30  # on a loaded machine the reference run alone can take a while
+        while _bytes_read_under(jail) == idle:  # until the jail has read the job: killed before, it is re-run
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(0.2)
         os.killpg(jail, signal.SIGKILL)
         lost = pending.result(timeout=30)
         assert lost.status is Status.ERROR and "sandbox stopped unexpectedly" in lost.checks[0].message
@@ -119,6 +124,26 @@ def test_a_worker_killed_mid_job_costs_only_that_job() -> None:
             assert result.status is Status.PASSED, result.to_json()
         assert code_runner.pool.worker_pids() != [jail]
         assert code_runner.pool.health()[0]
+
+
+def _bytes_read_under(root: int) -> int:
+    """Bytes read by the process and all its descendants (/proc/PID/io's rchar): it grows when a job arrives."""
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    tree = {root}
+    while grown := {pid for pid, parent in parents.items() if parent in tree} - tree:
+        tree |= grown
+    total = 0
+    for pid in tree:
+        try:
+            total += int((Path("/proc") / str(pid) / "io").read_text().split("rchar:")[1].split()[0])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
 
 
 def _dead(pid: int) -> bool:
