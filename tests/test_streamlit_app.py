@@ -62,6 +62,16 @@ def start_session(at: AppTest, *, topics: list[str], difficulty: int, questions:
     click(at, "Start interview")
 
 
+def code_task_in_the_plain_box(monkeypatch: pytest.MonkeyPatch, url: str, key: str, questions: int) -> AppTest:
+    """A new session on the autograd code task, with the plain code box (the Ace component does not render in
+    AppTest); each caller is a user of its own, who has seen no question, so the first one is the code task."""
+    at = app_for(monkeypatch, url, key)
+    at.run()
+    at.sidebar.checkbox(key="plain_editor").check().run()
+    start_session(at, topics=["autograd"], difficulty=3, questions=questions, seed="1")
+    return at
+
+
 def test_start_page_offers_the_bank_and_says_which_interviewer(server, monkeypatch):
     url, keys = server
     at = app_for(monkeypatch, url, keys["starter"])
@@ -77,10 +87,7 @@ def test_start_page_offers_the_bank_and_says_which_interviewer(server, monkeypat
 
 def test_practice_session_with_a_code_task_then_the_report(server, monkeypatch):
     url, keys = server
-    at = app_for(monkeypatch, url, keys["flow"])
-    at.run()
-    at.sidebar.checkbox(key="plain_editor").check().run()  # the Ace component does not render in AppTest
-    start_session(at, topics=["autograd"], difficulty=3, questions=2, seed="1")
+    at = code_task_in_the_plain_box(monkeypatch, url, keys["flow"], questions=2)
     assert at.session_state["nav"] == "Interview"
     assert "Question 1 of 2" in at.get("progress")[0].proto.text
     assert "relu" in texts(at.markdown).lower() and "MyReLU" in texts(at.markdown)  # question and contract
@@ -267,10 +274,7 @@ def test_history_offers_no_report_for_an_interview_in_progress(server, monkeypat
 def test_code_typed_in_the_plain_box_survives_switching_to_the_editor_and_back(server, monkeypatch):
     """The click that leaves the plain box is also what commits its text: both arrive in one rerun."""
     url, keys = server
-    at = app_for(monkeypatch, url, keys["switcher"])  # a user of its own: no question seen, so the code task
-    at.run()
-    at.sidebar.checkbox(key="plain_editor").check().run()
-    start_session(at, topics=["autograd"], difficulty=3, questions=1, seed="1")
+    at = code_task_in_the_plain_box(monkeypatch, url, keys["switcher"], questions=1)
     box = next(t for t in at.text_area if t.label == "Your code")
     box.set_value("def mine():\n    return 42\n")
     at.sidebar.checkbox(key="plain_editor").uncheck().run()  # one rerun: the new text and the switch
@@ -303,10 +307,7 @@ def test_a_refused_hint_is_an_error_and_the_hints_given_stay(server, monkeypatch
 
 def test_a_draft_and_plain_box_code_survive_a_visit_to_another_page(server, monkeypatch):
     url, keys = server
-    at = app_for(monkeypatch, url, keys["drafter"])
-    at.run()
-    at.sidebar.checkbox(key="plain_editor").check().run()
-    start_session(at, topics=["autograd"], difficulty=3, questions=1, seed="1")
+    at = code_task_in_the_plain_box(monkeypatch, url, keys["drafter"], questions=1)
     next(t for t in at.text_area if t.label == "Your code").set_value("def mine():\n    return 42\n")
     next(t for t in at.text_area if t.label == "Your answer").set_value("my draft answer")
     at.run()
