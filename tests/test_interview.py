@@ -682,3 +682,37 @@ def test_a_line_of_code_that_fails_its_checks_is_not_praised(scorer, bank, statu
     praised = [p for p in scored.evaluation["points"] if p["verdict"] == "covered" and p["evidence"] in code_lines]
     assert bool(praised) == (status == "passed")  # the run, not the look of the line, shows the point
     assert ("grad_output * (grad_output > 0)" in scored.evaluation["feedback"]) == (status == "passed")
+
+
+@pytest.mark.parametrize(
+    ("raw", "follow_up", "kept", "raw_before", "hints_on_question", "hints_on_turn", "late_after_s", "score"),
+    [
+        (4.0, False, 0.0, None, 1, 1, None, 3.5),
+        (4.0, False, 0.0, None, 0, 0, 60, 2.0),
+        # A follow-up adds its gain over the raw score before it, not over the (penalised) score kept.
+        (3.0, True, 1.0, 2.0, 0, 0, None, 2.0),
+        (3.0, True, 1.0, 2.0, 1, 0, 60, 1.5),
+        (1.5, True, 1.0, 2.0, 0, 0, 60, 0.5),  # a loss counts whole, late or not
+        # An older session stored no raw score: the score kept stands in; this turn's hint is charged.
+        (3.0, True, 2.5, None, 1, 1, None, 2.5),
+    ],
+)
+def test_each_penalty_is_charged_once_along_a_question(
+    raw, follow_up, kept, raw_before, hints_on_question, hints_on_turn, late_after_s, score
+):
+    from app.interview.penalties import charge_answer
+
+    charged = charge_answer(raw, follow_up=follow_up, kept=kept, raw_before=raw_before, earlier_notes=[],
+                            hints_on_question=hints_on_question, hints_on_turn=hints_on_turn,
+                            late_after_s=late_after_s)
+    assert charged.score == pytest.approx(score)
+    assert bool(late_after_s) == any("limit" in n for n in charged.notes)
+    assert bool(hints_on_question) == any("hint(s) used" in n for n in charged.notes)
+
+
+def test_a_given_up_follow_up_keeps_the_score_less_only_its_own_hints():
+    from app.interview.penalties import charge_give_up
+
+    assert charge_give_up(3.0, earlier_notes=["x"], hints_on_turn=0).score == 3.0
+    given_up = charge_give_up(3.0, earlier_notes=["x"], hints_on_turn=2)
+    assert given_up.score == 2.0 and given_up.notes[0] == "x" and "2 hint(s)" in given_up.notes[1]

@@ -12,10 +12,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.errors import ConflictError, NotFoundError, UserFacingError
-from app.interview.followups import HINT_COST, choose_follow_up, hint_for
+from app.interview.followups import choose_follow_up, hint_for
 from app.interview.models import Mode, Prompt, PromptKind, SessionConfig, SessionState, TurnOutcome
+from app.interview.penalties import HINT_COST, charge_answer, charge_give_up
 from app.interview.phrasing import Phraser
-from app.interview.scoring import AnswerScorer, ScoredAnswer, split_fenced, with_code
+from app.interview.scoring import AnswerScorer, ScoredAnswer, code_out_of_fence, with_code
 from app.interview.selection import History, QuestionSelector, next_difficulty
 from app.interview.turns import SessionTurns
 from evaluators.text import is_non_answer
@@ -116,14 +117,11 @@ class InterviewEngine:
             # rather than probing another point the candidate just said they lack.
             return self._give_up(session_id, user_id, action="dont_know", text=text)
         moved = None
-        if (question.code is not None and turn.kind == PromptKind.QUESTION and not (code or "").strip()
-                and "```" in (text or "")):
+        if question.code is not None and turn.kind == PromptKind.QUESTION and not (code or "").strip():
             # Code pasted in a fence into the words box of the task itself is the code answer: the prompt
             # promised to run it. Not on a follow-up, where a snippet illustrates a point (and a run of it
             # would stand in for the task's code run).
-            prose, fenced = split_fenced(text or "")
-            if fenced.strip():
-                text, code, moved = prose, fenced, "The fenced code in your answer was run as your code."
+            text, code, moved = code_out_of_fence(text or "")
         if before_code_run is not None and question.code is not None and (code or "").strip():
             before_code_run()
         scored = self._scorer.score(
@@ -195,10 +193,9 @@ class InterviewEngine:
                 "feedback": f"Follow-up {'skipped' if action == 'skip' else 'not known'}; the score of your "
                             f"earlier answer stands. {earlier.get('feedback', '')}".strip(),
             })
-            if turn.hints_used:  # less the hints taken on the follow-up itself, which nothing has charged yet
-                cost = HINT_COST * turn.hints_used
-                scored = scored.penalised(scored.score - cost, [
-                    *earlier.get("penalties", []), f"{turn.hints_used} hint(s) used on the follow-up: -{cost} points"])
+            charged = charge_give_up(scored.score, earlier_notes=earlier.get("penalties", []),
+                                     hints_on_turn=turn.hints_used)
+            scored = scored.penalised(charged.score, charged.notes)
         state.question_scores[question.id] = scored.score
         self._repo.record_answer(
             turn.id, action=action, answer_text=text, evaluation=scored.evaluation, hints_seen=turn.hints_used,
@@ -275,25 +272,19 @@ class InterviewEngine:
     def _apply_penalties(
         self, scored: ScoredAnswer, state: SessionState, config: SessionConfig, turn: Any
     ) -> ScoredAnswer:
-        """Hints and lateness. A follow-up is scored on all that was said on the question, so what it adds is
-        its score over the question's score before it, both before penalties: that is added to the score kept
-        (halved if this answer is late, and a loss counts whole), so lateness and hints are charged once."""
+        """Hints and lateness, charged once along the question's turns (`penalties.charge_answer`)."""
         follow_up = turn.kind == PromptKind.FOLLOW_UP
-        kept = state.question_scores.get(turn.question_id, 0.0) if follow_up else 0.0
-        before = kept if state.raw_so_far is None else state.raw_so_far
-        added = scored.score - (before if follow_up else 0.0)
-        state.raw_so_far = scored.score
         earlier = self._repo.last_evaluation_dict(turn.session_id, turn.question_id) if follow_up else None
-        notes = [n for n in (earlier or {}).get("penalties", []) if "hint(s) used" not in n]
-        hints = self._repo.hints_on_question(turn.session_id, turn.question_id)
-        if hints:
-            notes.append(f"{hints} hint(s) used: -{HINT_COST * hints} points")
-        if config.time_limit_s and _elapsed_s(turn.created_at) > config.time_limit_s:
-            notes.append(f"answered after the {config.time_limit_s}s limit: "
-                         + ("what this answer added is halved" if follow_up else "score halved"))
-            added = added * 0.5 if added > 0 else added
-        # Only this turn's hints are new: the earlier turns' were charged in the score kept.
-        return scored.penalised(kept + added - HINT_COST * turn.hints_used, list(dict.fromkeys(notes)))
+        limit = config.time_limit_s
+        late = limit is not None and limit > 0 and _elapsed_s(turn.created_at) > limit
+        charged = charge_answer(
+            scored.score, follow_up=follow_up, kept=state.question_scores.get(turn.question_id, 0.0),
+            raw_before=state.raw_so_far, earlier_notes=(earlier or {}).get("penalties", []),
+            hints_on_question=self._repo.hints_on_question(turn.session_id, turn.question_id),
+            hints_on_turn=turn.hints_used, late_after_s=limit if late else None,
+        )
+        state.raw_so_far = scored.score
+        return scored.penalised(charged.score, charged.notes)
 
     def _spoken(
         self, question: Question, scored: ScoredAnswer, state: SessionState, config: SessionConfig

@@ -7,7 +7,6 @@ from knowledge.schema import FollowUp, Question
 
 MAX_FOLLOW_UPS = 2
 MAX_HINTS = 2
-HINT_COST = 0.5  # score points (of 5) per hint on that question
 GOOD_ENOUGH = 4.5  # above this a follow-up would only waste the candidate's time
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evaluators.base import Evaluation, Evaluator, GradingTask, Verdict
@@ -25,6 +25,17 @@ def split_fenced(block: str) -> tuple[str, str]:
     return _FENCE.sub("", block).strip(), code
 
 
+def code_out_of_fence(text: str) -> tuple[str, str | None, str | None]:
+    """An answer to a code task typed in the words box with its code in a fence: the words, the code to run
+    and a message saying it was run (the code and message are None when there is no fenced code)."""
+    if "```" not in text:
+        return text, None, None
+    prose, fenced = split_fenced(text)
+    if not fenced.strip():
+        return text, None, None
+    return prose, fenced, "The fenced code in your answer was run as your code."
+
+
 def with_code(text: str, code: str | None) -> str:
     """An answer as the rubric reads it: the words, then the code in a fence (so it is read as code)."""
     return text if not code else f"{text}\n```python\n{code}\n```"
@@ -37,7 +48,6 @@ class ScoredAnswer:
     rubric: Evaluation | None = None  # drives follow-ups
     code_result: dict[str, Any] | None = None
     message: str | None = None
-    notes: list[str] = field(default_factory=list)
 
     def penalised(self, score: float, notes: list[str]) -> ScoredAnswer:
         """The score after time-limit and hint penalties; the reasons travel with the stored evaluation."""
@@ -45,7 +55,7 @@ class ScoredAnswer:
             return self
         score = round(max(0.0, score), 1)
         evaluation = {**self.evaluation, "score": score, "penalties": notes}
-        return replace(self, score=score, evaluation=evaluation, notes=[*self.notes, *notes])
+        return replace(self, score=score, evaluation=evaluation)
 
 
 class AnswerScorer:

@@ -1,0 +1,49 @@
+"""What hints and lateness cost on one question. Pure arithmetic, kept apart from the engine's bookkeeping.
+
+A follow-up is scored on everything said on its question, so its raw score is not new credit: only what it
+adds over the question's raw score before it is. Each charge is made once, on the turn it belongs to: a hint
+on the turn it was taken, lateness on what a late answer added (a loss is never softened by lateness)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+HINT_COST = 0.5  # score points (of 5) per hint on that question
+LATE_SHARE = 0.5  # what a late answer adds counts this much
+
+
+@dataclass(frozen=True)
+class Charged:
+    score: float  # before rounding and the floor at 0 (ScoredAnswer.penalised applies both)
+    notes: list[str]
+
+
+def charge_answer(
+    raw: float, *, follow_up: bool, kept: float, raw_before: float | None, earlier_notes: list[str],
+    hints_on_question: int, hints_on_turn: int, late_after_s: int | None,
+) -> Charged:
+    """The score an answer keeps. `raw` is the scorer's score of all that was said on the question, `kept` the
+    question's score before this turn (0 on a first answer) and `raw_before` its raw score, when stored (older
+    sessions did not store it: the score kept stands in). `late_after_s` is the time limit this answer missed."""
+    before = kept if raw_before is None else raw_before
+    added = raw - before if follow_up else raw
+    kept = kept if follow_up else 0.0
+    # The notes say what the question's score has been charged in all: the hint count is restated whole.
+    notes = [n for n in earlier_notes if "hint(s) used" not in n] if follow_up else []
+    if hints_on_question:
+        notes.append(f"{hints_on_question} hint(s) used: -{HINT_COST * hints_on_question} points")
+    if late_after_s:
+        notes.append(f"answered after the {late_after_s}s limit: "
+                     + ("what this answer added is halved" if follow_up else "score halved"))
+        added = added * LATE_SHARE if added > 0 else added
+    # Only this turn's hints are new: the earlier turns' were charged in the score kept.
+    return Charged(kept + added - HINT_COST * hints_on_turn, list(dict.fromkeys(notes)))
+
+
+def charge_give_up(kept: float, *, earlier_notes: list[str], hints_on_turn: int) -> Charged:
+    """A follow-up skipped or not known keeps the question's score, less the hints taken on that follow-up,
+    which no answer has charged."""
+    if not hints_on_turn:
+        return Charged(kept, earlier_notes)
+    cost = HINT_COST * hints_on_turn
+    return Charged(kept - cost, [*earlier_notes, f"{hints_on_turn} hint(s) used on the follow-up: -{cost} points"])
