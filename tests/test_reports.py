@@ -124,7 +124,7 @@ def test_overall_and_per_topic_means(report: Report) -> None:
     assert "over 3 of 3 question(s): 2 answered, 1 skipped or not known (scored 0)" in overview_lines(report)[-1]
 
 
-def test_a_follow_up_given_up_leaves_its_question_answered_and_all_skipped_is_nothing_answered(bank) -> None:
+def test_a_follow_up_given_up_leaves_its_question_answered_and_all_skipped_is_a_full_report(bank) -> None:
     answered = evaluation(3.1, [point("records-graph", "covered", "Autograd records every operation")])
     kept = {**answered, "follow_up": "skip"}  # the engine keeps the earlier score when a follow-up is skipped
     turns = [turn(1, "autograd-basics", "autograd", answer_text="Autograd records every operation.",
@@ -136,8 +136,15 @@ def test_a_follow_up_given_up_leaves_its_question_answered_and_all_skipped_is_no
     skipped = [turn(i, qid, "autograd", action="skip", evaluation=skip_eval)
                for i, qid in enumerate(["autograd-basics", "relu-autograd-function"], start=1)]
     nothing = build_report(session=session({}), turns=skipped, bank=bank)
-    assert nothing.questions_answered == 0 and nothing.empty and nothing.overall_score == 0.0
-    assert overview_lines(nothing)[-2:] == [NOTHING_ANSWERED, "2 question(s) skipped or not known, each scored 0."]
+    assert nothing.questions_answered == 0 and not nothing.empty and nothing.overall_score == 0.0
+    assert overview_lines(nothing)[-1].endswith("over 2 of 2 question(s): 0 answered, 2 skipped or not known "
+                                                "(scored 0).")
+    # Every format tells the same story as the JSON: both questions, and what to study for them.
+    assert [i.question_id for i in nothing.study_plan] == ["autograd-basics", "relu-autograd-function"]
+    for fmt in ("markdown", "html"):
+        body = render(nothing, fmt)[0].decode()
+        assert NOTHING_ANSWERED not in body and "Study plan" in body and body.count("skipped") >= 2
+        assert all(bank[i].question.split()[0] in body for i in ("autograd-basics", "relu-autograd-function"))
 
 
 def test_every_strength_quotes_the_candidates_stored_answer(report: Report) -> None:

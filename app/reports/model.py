@@ -136,5 +136,6 @@ class Report(_Frozen):
 
     @property
     def empty(self) -> bool:
-        """Nothing was answered, so there is nothing to grade or praise."""
-        return self.questions_answered == 0
+        """No question was answered, skipped or given up: there is nothing to score, praise or study. A session
+        of skips alone is not empty: each scores 0 and goes into the study plan, in every format."""
+        return all(q.score is None for q in self.questions)

@@ -33,10 +33,9 @@ def overview_lines(report: Report) -> list[str]:
         f"Started {report.created_at:%Y-%m-%d %H:%M}, last activity {report.updated_at:%Y-%m-%d %H:%M}.",
         *(f"Note: {note}" for note in report.notes),
     ]
-    given_up = sum(q.skipped or q.dont_know for q in report.questions)
-    zeros = f"{given_up} question(s) skipped or not known, each scored 0."
     if report.empty:
-        return [*lines, NOTHING_ANSWERED, *([zeros] if given_up else [])]
+        return [*lines, NOTHING_ANSWERED]
+    given_up = sum(q.skipped or q.dont_know for q in report.questions)
     overall = f"Overall score: {score_text(report.overall_score)} over {report.questions_answered + given_up} of " \
               f"{len(report.questions)} question(s)"
     if not given_up:
