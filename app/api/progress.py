@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from app.api.deps import RepoDep, UserDep
 from app.api.problems import problem_responses
 from app.interview.models import Mode
-from app.interview.selection import WEAK_TOPIC_MEAN
+from app.interview.selection import RECENT, WEAK_TOPIC_MEAN, topic_standing
 
 router = APIRouter(prefix="/v1/me", tags=["progress"], responses=problem_responses(401))
 
@@ -23,9 +23,13 @@ class MasteryPoint(BaseModel):
     answers: int
 
 
+SCORED = ("Questions scored, a skip or \"I don't know\" among them (scored 0; a report's questions_answered "
+          "leaves them out)")
+
+
 class TopicProgress(BaseModel):
     topic: str
-    answers: int
+    answers: int = Field(description=SCORED)
     mean_score: float = Field(ge=0, le=5)
     latest_score: float = Field(ge=0, le=5)
     history: list[MasteryPoint] = Field(description="One point per session, oldest first")
@@ -34,9 +38,10 @@ class TopicProgress(BaseModel):
 class Progress(BaseModel):
     sessions: int
     completed_sessions: int
-    answers: int
+    answers: int = Field(description=SCORED)
     topics: list[TopicProgress]
-    weak_topics: list[str] = Field(description=f"Topics whose mean score is below {WEAK_TOPIC_MEAN}")
+    weak_topics: list[str] = Field(description=f"Topics whose latest {RECENT} question scores average below "
+                                   f"{WEAK_TOPIC_MEAN}, weakest first: a new session brings them back for review")
 
 
 @router.get("/progress", response_model=Progress)
@@ -50,14 +55,13 @@ def progress(user: UserDep, repo: RepoDep) -> Progress:
     for row in scores:
         by_topic.setdefault(row.topic, []).append(row)
     topics = [_topic_progress(topic, rows) for topic, rows in sorted(by_topic.items())]
+    standing = topic_standing([(row.topic, row.score) for row in scores])
     return Progress(
         sessions=len(sessions),
         completed_sessions=sum(s.status == "completed" for s in sessions),
         answers=len(scores),
         topics=topics,
-        weak_topics=[
-            t.topic for t in sorted(topics, key=lambda t: t.mean_score) if t.mean_score < WEAK_TOPIC_MEAN
-        ],
+        weak_topics=[t for t, m in sorted(standing.items(), key=lambda tm: (tm[1], tm[0])) if m < WEAK_TOPIC_MEAN],
     )
 
 

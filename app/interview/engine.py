@@ -51,6 +51,7 @@ class InterviewEngine:
         self._scorer = scorer
         self._phraser = phraser or Phraser()
         self._locks = [threading.Lock() for _ in range(LOCK_STRIPES)]
+        self._user_locks = [threading.Lock() for _ in range(LOCK_STRIPES)]
 
     @contextmanager
     def _one_at_a_time(self, session_id: str) -> Iterator[None]:
@@ -64,13 +65,20 @@ class InterviewEngine:
 
     def start(self, *, user_id: int, config: SessionConfig) -> tuple[Any, Prompt | None]:
         """Create a session and ask its first question."""
-        available = len(self._selector.pool(config))  # fails before creating anything if nothing matches
-        start = 2 if config.difficulty == "adaptive" else int(config.difficulty)
+        pool = self._selector.pool(config)  # fails before creating anything if nothing matches
+        history = self._history(user_id)
+        start = history.starting_difficulty if config.difficulty == "adaptive" else int(config.difficulty)
         state = SessionState(target_difficulty=start)
-        if config.num_questions > available:  # "Question 2 of 5" must not be the last one
-            self._note(state, f"Only {available} bank question(s) match these topics, so the interview has "
-                              f"{available} rather than {config.num_questions}.")
-            config = config.model_copy(update={"num_questions": available})
+        new = sum(hit.id not in history.seen for hit in pool)
+        if not new:
+            self._note(state, "You have been asked every question in these topics before, so this session brings "
+                              "back the ones you saw longest ago.")
+        most = new if 0 < new < len(pool) else len(pool)  # none repeats while any is new
+        if config.num_questions > most:  # and "Question 2 of 5" must not be the last one
+            which = "are new to you" if most == new < len(pool) else "are in the bank"
+            self._note(state, f"Only {most} question(s) in these topics {which}, so the interview has {most} "
+                              f"rather than {config.num_questions}.")
+            config = config.model_copy(update={"num_questions": most})
         session = self._repo.create_session(
             user_id, config=config.model_dump(mode="json"), state=state.model_dump(mode="json")
         )
@@ -229,10 +237,17 @@ class InterviewEngine:
         return self._move_on(session_id, user_id, config, state, scored)
 
     def _ask_next(self, session_id: str, user_id: int, config: SessionConfig, state: SessionState) -> Prompt | None:
-        hit = None
+        # One user's sessions choose one at a time, so two started together cannot both take one unseen question.
+        with self._user_locks[user_id % LOCK_STRIPES]:
+            return self._choose_and_ask(session_id, user_id, config, state)
+
+    def _choose_and_ask(
+        self, session_id: str, user_id: int, config: SessionConfig, state: SessionState
+    ) -> Prompt | None:
+        hit, history = None, self._history(user_id, besides=session_id)
         if state.question_number < config.num_questions:
             rng = random.Random(f"{config.seed if config.seed is not None else session_id}:{state.question_number}")
-            hit = self._selector.choose(config=config, state=state, history=self._history(user_id), rng=rng)
+            hit = self._selector.choose(config=config, state=state, history=history, rng=rng)
         if hit is None:
             state.current_turn_id = state.current_question_id = None
             self._repo.save_state(session_id, state=state.model_dump(mode="json"), status="completed")
@@ -240,8 +255,15 @@ class InterviewEngine:
         question = self._bank[hit.id]
         if config.difficulty != "adaptive" and question.difficulty != int(config.difficulty):
             # Unseen questions come before the level asked for (no repeats); say so, once.
-            self._note(state, f"No question at difficulty {config.difficulty} that you have not seen is left in "
-                              "these topics, so some questions are at another level.")
+            if int(config.difficulty) in {h.difficulty for h in self._selector.pool(config)}:
+                self._note(state, f"No question at difficulty {config.difficulty} that you have not seen is left in "
+                                  "these topics, so some questions are at another level.")
+            else:
+                self._note(state, f"These topics have no question at difficulty {config.difficulty}, so the "
+                                  "questions are at other levels.")
+        if (mean := history.weak_topics.get(question.topic.value)) is not None:
+            self._note(state, f"{question.topic.value} comes back for review: your latest answers on it averaged "
+                              f"{mean:.1f} / 5.")
         state.question_number += 1
         phrased = self._phraser.question(question, number=state.question_number, total=config.num_questions)
         self._note(state, phrased.note)
@@ -380,8 +402,10 @@ class InterviewEngine:
         else:
             self._move_on(session_id, user_id, config, state, scored)
 
-    def _history(self, user_id: int) -> History:
-        scores = [(row.topic, row.score) for row in self._repo.question_scores(user_id)]
+    def _history(self, user_id: int, *, besides: str | None = None) -> History:
+        """What the user was asked, and how they did in sessions other than `besides` (this one's answers are
+        its own business: one weak answer must not turn the rest of it into review)."""
+        scores = [(row.topic, row.score) for row in self._repo.question_scores(user_id) if row.session_id != besides]
         return History.from_scores(self._repo.seen_questions(user_id), scores)
 
     @staticmethod

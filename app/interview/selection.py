@@ -12,23 +12,42 @@ from app.interview.models import SessionConfig, SessionState
 from knowledge.vectorstore import QuestionStore, SearchHit
 
 STRONG, WEAK = 4.0, 2.0  # a question score at or above STRONG steps up; at or below WEAK steps down
-WEAK_TOPIC_MEAN = 2.5  # a topic whose past mean score is below this comes back sooner
+WEAK_TOPIC_MEAN = 2.5  # a topic whose recent mean score is below this comes back for review
+RECENT = 3  # a topic's standing is the mean of its latest few questions: a topic learnt since stops being weak
+# At most this share of a session's questions are review questions on weak topics (at least one), so the
+# topics a candidate does well in still come up and review is spread over sessions.
+REVIEW_SHARE = 0.4
+
+
+def topic_standing(scores: list[tuple[str, float]]) -> dict[str, float]:
+    """Each topic's mean over its RECENT latest question scores (`scores` oldest first)."""
+    latest: dict[str, list[float]] = {}
+    for topic, score in scores:
+        latest.setdefault(topic, []).append(score)
+    return {t: round(sum(s[-RECENT:]) / len(s[-RECENT:]), 2) for t, s in latest.items()}
 
 
 @dataclass
 class History:
-    """What the user has been asked before and where they struggle."""
+    """What the user has been asked before and, from earlier sessions, where they struggle."""
 
     seen: dict[str, datetime] = field(default_factory=dict)
-    weak_topics: set[str] = field(default_factory=set)
+    weak_topics: dict[str, float] = field(default_factory=dict)  # topic -> its recent mean score
+    latest_scores: list[float] = field(default_factory=list)  # the last few question scores, oldest first
 
     @classmethod
     def from_scores(cls, seen: dict[str, datetime], topic_scores: list[tuple[str, float]]) -> History:
-        totals: dict[str, list[float]] = {}
-        for topic, score in topic_scores:
-            totals.setdefault(topic, []).append(score)
-        weak = {t for t, s in totals.items() if sum(s) / len(s) < WEAK_TOPIC_MEAN}
-        return cls(seen=seen, weak_topics=weak)
+        """`topic_scores`: the earlier sessions' question scores, oldest first."""
+        standing = topic_standing(topic_scores)
+        return cls(seen=seen, weak_topics={t: m for t, m in standing.items() if m < WEAK_TOPIC_MEAN},
+                   latest_scores=[score for _, score in topic_scores[-5:]])
+
+    @property
+    def starting_difficulty(self) -> int:
+        """An adaptive session starts where the user's latest answers left off (2 with none)."""
+        if not self.latest_scores:
+            return 2
+        return next_difficulty(2, sum(self.latest_scores) / len(self.latest_scores))
 
 
 def next_difficulty(current: int, score: float) -> int:
@@ -108,6 +127,8 @@ class QuestionSelector:
             return None
         target = state.target_difficulty if config.difficulty == "adaptive" else int(config.difficulty)
         jitter = {h.id: rng.random() for h in sorted(candidates, key=lambda h: h.id)}
+        reviews = sum(topic in history.weak_topics for topic in state.asked_topics)
+        review_open = reviews < max(1, round(REVIEW_SHARE * config.num_questions))
 
         def rank(hit: SearchHit) -> tuple[float, ...]:
             last_seen = history.seen.get(hit.id)
@@ -115,8 +136,9 @@ class QuestionSelector:
             seen_rank = 0.0 if last_seen is None else 1.0 + last_seen.timestamp() / 1e10
             return (
                 seen_rank,
+                # A weak topic comes back whatever its questions' level: review is what it is for.
+                0.0 if review_open and hit.topic in history.weak_topics else 1.0,
                 abs(hit.difficulty - target),
-                0.0 if hit.topic in history.weak_topics else 1.0,
                 float(state.asked_topics.count(hit.topic)),  # spread topics out
                 jitter[hit.id],
             )
