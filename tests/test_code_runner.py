@@ -248,3 +248,16 @@ def test_a_code_file_saved_with_a_byte_order_mark_runs(runner: CodeRunner, tmp_p
     (result,) = runner.check_files(QUESTION_ID, [marked])
     assert result["status"] == "passed", result
 
+
+
+def test_a_class_the_contract_names_but_the_code_lacks_is_named_not_a_key_error(runner: CodeRunner, bank) -> None:
+    task = next(q for q in bank if q.id == "custom-layer").code
+    result = runner.check(task, "import torch\n\nclass MyLinear(torch.nn.Module):\n    pass\n", "custom-layer")
+    assert result.status is not Status.PASSED
+    messages = [c.message or "" for c in result.checks if c.message]
+    assert messages and all("KeyError" not in m for m in messages)
+    assert any("does not define CustomLinear" in m for m in messages), messages
+    # The candidate's own KeyError keeps its type and line.
+    own = runner.check(task, "import torch\nclass CustomLinear(torch.nn.Module):\n    def __init__(self, *a, **k):\n"
+                             "        raise KeyError('weights')\n", "custom-layer")
+    assert any(m.startswith("KeyError: 'weights'") and "line 4" in m for m in (c.message or "" for c in own.checks))

@@ -101,5 +101,12 @@ def describe_exception(exc: BaseException) -> str:
 def run_probe(probe: Any, namespace: dict[str, Any], inputs: Any) -> ProbeOutcome:
     try:
         return ProbeOutcome(value=probe(namespace, inputs))
+    except KeyError as exc:
+        name = exc.args[0] if exc.args else None
+        raised_in_submission = any(f.filename == SUBMISSION_FILENAME for f in traceback.extract_tb(exc.__traceback__))
+        if isinstance(name, str) and name not in namespace and not raised_in_submission:
+            # The probe looked up a name the contract asks for (ns["CustomLinear"]): say that, not "KeyError".
+            return ProbeOutcome(error=f"your code does not define {name}, which the task asks for by that name")
+        return ProbeOutcome(error=describe_exception(exc))
     except Exception as exc:  # the submission's failure is data, not our crash
         return ProbeOutcome(error=describe_exception(exc))
