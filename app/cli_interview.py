@@ -18,7 +18,8 @@ from app.text_input import as_text
 
 HELP = (
     "Type your answer; finish it with a line containing only '.' (or end of input). "
-    "Commands on their own line: :hint  :skip  :repeat  :idk (I don't know)  :quit. "
+    "Commands on their own line: :hint  :skip  :repeat  :idk (I don't know)  :end (finish now, with a report)  "
+    ":quit (pause). "
     "Code: a ```python fenced block in the answer, or ':code PATH' to send a file."
 )
 # A command is one word on the first line (":hint", or a mistyped ":hnt"); ":) it computes..." is an answer.
@@ -101,7 +102,8 @@ def run_interview(
 ) -> str:
     session, prompt = engine.start(user_id=user_id, config=config)
     console.print(HELP, style="dim")
-    actions = {"hint": engine.hint, "skip": engine.skip, "repeat": engine.repeat, "idk": engine.dont_know}
+    actions = {"hint": engine.hint, "skip": engine.skip, "repeat": engine.repeat, "idk": engine.dont_know,
+               "end": engine.finish}
     while prompt is not None:
         show_prompt(console, prompt)
         try:

@@ -202,3 +202,24 @@ def test_auth_disabled_acts_as_the_local_user(tmp_path, ingested_store, bank, sc
     local = api.repo.get_or_create_user("local")
     assert api.repo.get_session(sid, local.id) is not None
     assert [s["id"] for s in api.client.get("/v1/sessions").json()] == [sid]
+
+
+def test_an_interview_can_be_finished_early_without_drawing_or_scoring_more(alice, bank):
+    """An interview-mode session ended after one answer: its report is ready, the question on screen is not
+    scored (no zero dragging the mean down) and no further question is drawn to be skipped through."""
+    reference = {q.id: q.reference_answer for q in bank}
+    created = start(alice, mode="interview", num_questions=3)
+    sid, prompt = created["id"], created["prompt"]
+    while prompt["number"] == 1:  # the first question and any follow-up on it
+        outcome = alice.post(f"/v1/sessions/{sid}/answers",
+                             json={"text": reference[prompt["question_id"]], "turn": prompt["turn"]}).json()
+        prompt = outcome["prompt"]
+    assert_problem(alice.post(f"/v1/sessions/{sid}/finish", params={"turn": prompt["turn"] - 1}), 409)
+    ended = alice.post(f"/v1/sessions/{sid}/finish", params={"turn": prompt["turn"]})
+    assert ended.status_code == 200 and ended.json()["status"] == "completed" and ended.json()["prompt"] is None
+    report = alice.get(f"/v1/sessions/{sid}/report").json()
+    assert [q["score"] is None for q in report["questions"]] == [False, True]  # none drawn after it
+    assert report["overall_score"] == report["questions"][0]["score"] and report["questions_answered"] == 1
+    assert any("Ended early" in note for note in report["notes"])
+    assert_problem(alice.post(f"/v1/sessions/{sid}/finish"), 409)  # once only
+    assert_problem(alice.post(f"/v1/sessions/{sid}/answers", json={"text": "more"}), 409)

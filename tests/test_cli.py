@@ -314,11 +314,14 @@ def test_terminal_interview_shows_the_model_answer_keeps_an_interview_report_and
     assert "report is ready once the session is completed" in said and "Score" not in said  # no scores yet
 
 
-def test_terminal_interview_takes_comma_separated_topics(cli_env):
-    """frameworks (4 questions) and distributed (2): a session of 6 draws on both."""
-    out = run("interview", "--topics", "frameworks, distributed", "--questions", "6", env=cli_env, stdin=":quit\n")
+def test_terminal_interview_takes_comma_separated_topics_and_ends_early_with_a_report(cli_env, tmp_path):
+    """frameworks (4 questions) and distributed (2): a session of 6 draws on both (for a user who has seen
+    none of them: its own data directory). `:end` finishes it there, with the report."""
+    env = {**cli_env, "INTERVIEWER_DATA_DIR": str(tmp_path / "data")}
+    out = run("interview", "--topics", "frameworks, distributed", "--questions", "6", env=env, stdin=":end\n")
     assert out.returncode == 0, out.stderr
-    assert "Question 1 of 6" in out.stdout
+    assert "Question 1 of 6" in out.stdout and "Question 2 of 6" not in out.stdout
+    assert "The interview has ended" in out.stdout and "Ended early" in out.stdout
 
 
 def test_grading_opens_the_question_search_only_at_the_first_line_that_needs_it():

@@ -17,7 +17,7 @@ from knowledge.loader import bank_index
 from tests.conftest import REPO
 from tests.test_api_server import free_port, running_server
 
-USERS = ("starter", "flow", "historian", "reader", "switcher", "hinter", "drafter")
+USERS = ("starter", "flow", "historian", "reader", "switcher", "hinter", "drafter", "ender")
 # The bank's own reference solution: a correct answer the hidden checks must accept.
 RELU = bank_index()["relu-autograd-function"].code.solution
 
@@ -327,3 +327,17 @@ def test_a_mangled_session_address_opens_the_start_page(server, monkeypatch, add
     at = app_at(monkeypatch, url, keys["reader"], address.format(sid=created["id"]))
     assert not at.exception and not at.error and at.session_state["nav"] == "Start"
 
+
+
+def test_an_interview_ended_early_is_complete_with_its_report(server, monkeypatch):
+    url, keys = server
+    at = app_for(monkeypatch, url, keys["ender"])
+    at.run()
+    at.radio(key="mode_choice").set_value("interview")
+    start_session(at, topics=["training-loop"], difficulty=1, questions=3, seed="2")
+    click(at, "End now")
+    assert "The interview is complete" in texts(at.success) and "The interview has ended" in texts(at.info)
+    click(at, "See my report")  # an interview-mode report, ready although 2 of the 3 questions never came
+    assert not at.error, texts(at.error)
+    page = texts(at.markdown) + texts(at.info) + texts(at.caption)
+    assert "Ended early" in page, page

@@ -99,6 +99,10 @@ def _answer_form(api: ApiClient, sid: str, prompt: dict[str, Any]) -> None:
         if column.button(label, width="stretch", key=f"{action}-{sid}-{turn}"):
             # The prompt's turn goes with the action: a double click is refused, not applied to the next prompt.
             _act(api, sid, f"{action}?turn={prompt['turn']}", action=action.replace("-", "_"))
+    with st.popover("⏹ End the interview"):
+        st.caption("End now: your report covers what you have answered, and this question is not scored.")
+        if st.button("End now", key=f"finish-{sid}-{turn}"):
+            _act(api, sid, f"finish?turn={turn}", action="finish")
 
 
 def _code_panel(api: ApiClient, prompt: dict[str, Any], sid: str) -> str:

@@ -119,6 +119,7 @@ ACTION_WORDS = {
     "dont-know": "I don't know.",
     "hint": "Could I have a hint?",
     "repeat": "Could you repeat the question?",
+    "finish": "Let's end the interview here.",
 }
 
 

@@ -205,6 +205,13 @@ def repeat(session_id: str, user: UserDep, engine: EngineDep, turn: TurnQuery = 
     return _turn_out(engine.repeat(session_id=session_id, user_id=user.id, turn=turn))
 
 
+@router.post("/{session_id}/finish", response_model=TurnOut, responses=SESSION_ERRORS)
+def finish(session_id: str, user: UserDep, engine: EngineDep, turn: TurnQuery = None) -> TurnOut:
+    """End the session now (an interview-mode one too): its report covers what was answered. The prompt on
+    screen stays unanswered and unscored, and no further question is drawn."""
+    return _turn_out(engine.finish(session_id=session_id, user_id=user.id, turn=turn))
+
+
 REPORT_TYPES = {
     "json": "application/json",
     "markdown": "text/markdown",

@@ -185,6 +185,23 @@ class InterviewEngine:
             current = self._repo.turn(session_id, state.current_turn_id)
             return TurnOutcome(status="active", prompt=self._prompt_for(current, config, state))
 
+    def finish(self, *, session_id: str, user_id: int, turn: int | None = None) -> TurnOutcome:
+        """End the session now: what was answered is its report. The prompt on screen is left unanswered and
+        unscored (no zero for it, and no further question is drawn to be skipped through)."""
+        with self._one_at_a_time(session_id):
+            session, config, state = self._active(session_id, user_id, expected=turn)
+            current = self._repo.turn(session_id, state.current_turn_id)
+            if current.kind == PromptKind.FOLLOW_UP:
+                self._note(state, f"Ended early, at a follow-up on question {state.question_number} of "
+                                  f"{config.num_questions}, which was not answered.")
+            else:
+                self._note(state, f"Ended early: question {state.question_number} of {config.num_questions} was "
+                                  "shown but not answered, so it is not scored.")
+            state.current_turn_id = state.current_question_id = None
+            self._repo.save_state(session_id, state=state.model_dump(mode="json"), status="completed")
+            return TurnOutcome(status="completed", message="The interview has ended; its report covers what you "
+                                                           "answered.")
+
     # --- transitions -------------------------------------------------------------------------
     def _give_up(
         self, session_id: str, user_id: int, *, action: str, text: str | None = None, expected: int | None = None
