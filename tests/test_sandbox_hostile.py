@@ -362,3 +362,34 @@ def test_results_that_would_cost_the_trusted_side_are_refused_before_verifying()
     with pytest.raises(ValueError, match="compressed"):
         loads(deflated.getvalue())
     assert torch.equal(loads(dumps(torch.arange(4))), torch.arange(4))  # as torch.save writes it: fine
+    # A pickle decodes in pure Python at about a second per MiB: a long list of numbers is refused unread.
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="structure over 1 MiB"):
+        loads(dumps([0.5] * 3_000_000))
+    assert time.monotonic() - started < 1.0
+    assert loads(dumps({"out": torch.ones(1 << 20), "shape": [1, 2]}))["shape"] == [1, 2]  # tensor data is apart
+
+
+# Every other process in the jail: bwrap's pid 1 (our uid, dumpable, no seccomp, no limits) and the worker.
+OTHERS_MEMORY = """
+import os
+for pid in sorted(int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()):
+    for mode in ("r+b", "rb"):
+        try:
+            open(f"/proc/{pid}/mem", mode).close()
+            print("OPENED", pid, mode)
+        except OSError as exc:
+            print("refused", pid, mode, exc.errno)
+"""
+
+
+def test_no_other_process_in_the_jail_can_be_read_or_written(runner: CodeRunner) -> None:
+    """Written, pid 1's memory ran the attacker's code outside the filter and limits, past the job and the
+    worker, answering for the next user's job (a Landlock domain stops it)."""
+    from evaluators.code.jail import landlock_abi
+
+    if not landlock_abi():
+        pytest.skip("this kernel has no Landlock")
+    result = run(runner, OTHERS_MEMORY, with_solution=True)
+    assert result.status is Status.PASSED and "refused 1 r+b" in result.stdout, result.stdout
+    assert "OPENED" not in result.stdout, result.stdout

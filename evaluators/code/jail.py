@@ -1,8 +1,8 @@
 """Per-submission limits, applied inside the sandbox in the forked child before untrusted code.
 
 Runs in the jail: standard library plus pyseccomp only. The child is already uid 65534 in
-bubblewrap's namespaces; here it becomes non-dumpable (no /proc/<pid>/mem, no core), gets a
-seccomp deny-list, and hard rlimits (soft == hard, so it cannot raise them back).
+bubblewrap's namespaces; here it becomes non-dumpable (no /proc/<pid>/mem, no core), enters a
+Landlock domain, gets a seccomp deny-list, and hard rlimits (soft == hard, so it cannot raise them back).
 """
 
 from __future__ import annotations
@@ -18,6 +18,15 @@ PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 _libc = ctypes.CDLL(None, use_errno=True)
+# Landlock's system calls have one number on every architecture that has them.
+SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_RESTRICT_SELF = 444, 446
+LANDLOCK_CREATE_RULESET_VERSION = 1
+# What the domain handles (and, with no rule to allow it, denies): device nodes, which the jail never makes.
+# The point is the domain itself: a process in it cannot ptrace, nor open /proc/<pid>/mem of, any process
+# outside it. bwrap's pid 1 runs as our uid, dumpable, with no seccomp and no limits: a submission that could
+# write its memory would run code there that outlives the job and speaks for the worker.
+LANDLOCK_ACCESS_FS_MAKE_CHAR, LANDLOCK_ACCESS_FS_MAKE_BLOCK = 1 << 6, 1 << 11
+LANDLOCK_SCOPE_SIGNAL = 1 << 1  # ABI 6: no signal to a process outside the domain either
 
 # Denied outright with EPERM. Sockets: no network (even the jail's own loopback) and no
 # abstract unix sockets. Processes: no tracing, no reading other processes' memory, no
@@ -105,10 +114,44 @@ def install_seccomp(protected: list[int]) -> None:
     filt.load()
 
 
+def _syscall(number: int, *args: object) -> int:
+    function = _libc.syscall
+    function.restype = ctypes.c_long
+    return int(function(ctypes.c_long(number), *args))
+
+
+def landlock_abi() -> int:
+    """This kernel's Landlock ABI version; 0 without Landlock (before Linux 5.13, or turned off)."""
+    return max(0, _syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), LANDLOCK_CREATE_RULESET_VERSION))
+
+
+def enter_landlock_domain() -> int:
+    """Enter a Landlock domain of our own; its ABI version, or 0 where the kernel has none (the seccomp
+    filter and rlimits still apply there, but pid 1's memory is not protected)."""
+    abi = landlock_abi()
+    if abi < 1:
+        return 0
+    fields = [LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK]  # handled_access_fs
+    if abi >= 6:
+        fields += [0, LANDLOCK_SCOPE_SIGNAL]  # handled_access_net, scoped
+    attr = (ctypes.c_uint64 * len(fields))(*fields)
+    ruleset = _syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), 0)
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
+    try:
+        if _syscall(SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), 0) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
+    finally:
+        os.close(ruleset)
+    return abi
+
+
 def lock_down(jailed: bool) -> None:
     """Job-independent part, done in the pre-forked child while it waits for work."""
     prctl(PR_SET_DUMPABLE, 0)
-    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    prctl(PR_SET_NO_NEW_PRIVS, 1)  # before Landlock, which requires it
+    if jailed:
+        enter_landlock_domain()
     install_seccomp(other_tasks() if jailed else [os.getppid()])
 
 

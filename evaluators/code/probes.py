@@ -42,6 +42,7 @@ def dumps(value: Any) -> bytes:
 # The most elements one decoded result may hold. A tensor expanded to 2e10 elements from one stored value
 # is 2 KB on the wire, and comparing it would cost the trusted side minutes of CPU outside every limit.
 MAX_ELEMENTS = 1 << 24
+MAX_PICKLE_BYTES = 1 << 20
 
 
 def loads(blob: bytes) -> Any:
@@ -51,6 +52,11 @@ def loads(blob: bytes) -> Any:
     with zipfile.ZipFile(io.BytesIO(blob)) as archive:
         if any(info.compress_type != zipfile.ZIP_STORED for info in archive.infolist()):
             raise ValueError("a compressed record: results are stored as torch.save writes them")
+        # The pickle is decoded in pure Python, about a second of the server's CPU per MiB: a forged one of
+        # 57 MiB (a list of 30 million zeros) held a request thread for 70 s. Tensors' data lives in records
+        # of its own, so a real result's pickle is a few kilobytes.
+        if any(info.filename.endswith(".pkl") and info.file_size > MAX_PICKLE_BYTES for info in archive.infolist()):
+            raise ValueError(f"a result's structure over {MAX_PICKLE_BYTES >> 20} MiB: return tensors, not long lists")
     value = torch.load(io.BytesIO(blob), weights_only=True)
     _check_sizes(value)
     return value

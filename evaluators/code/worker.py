@@ -258,7 +258,7 @@ def _sweep(jailed: bool, keep: int) -> None:
     for entry in os.scandir("/tmp") if jailed else ():
         try:
             _remove(entry.path)
-        except OSError as exc:
+        except Exception as exc:  # OSError, or RecursionError in a tree 1,000 directories deep
             # Never hand the next submission what this one left: stop, and the parent (which
             # waits for `ready` before it sends a job) starts a clean worker instead.
             sys.stderr.write(f"worker: could not empty /tmp ({exc}); stopping\n")
