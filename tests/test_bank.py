@@ -133,3 +133,60 @@ def test_bank_prose_is_our_own_words(bank):
         if overlap:
             copied[q.id] = " ".join(sorted(overlap)[0])
     assert copied == {}
+
+
+def _verdicts(task, source: str, seeds: range) -> Counter:
+    """Failed checks by name over many input seeds, in process (the runner draws a fresh seed each time)."""
+    from evaluators.code import harness
+    from evaluators.code.probes import dumps, exec_submission, loads
+
+    failed: Counter = Counter()
+    for seed in seeds:
+        expected = harness.reference_outputs(task, seed)
+        namespace = exec_submission(source)
+        for check in task.checks:
+            inputs, want = expected[check.name]
+            outcome = harness._probe(task, check, namespace, inputs)
+            if outcome.error or harness.verify(task, check, inputs, loads(dumps(outcome.value)), want):
+                failed[check.name] += 1
+    return failed
+
+
+LOG_SOFTMAX_BY_LOGSUMEXP = """
+import torch
+def log_softmax(x, dim=-1):
+    m = x.amax(dim=dim, keepdim=True).detach()
+    return x - (m + (x - m).exp().sum(dim=dim, keepdim=True).log())
+"""
+DISTANCES_WITHOUT_CLAMP = """
+import torch
+def pairwise_distances(x, y):
+    return ((x * x).sum(1, keepdim=True) + (y * y).sum(1)[None, :] - 2 * x @ y.T).sqrt()
+"""
+RELU_IN_PLACE = """
+import torch
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp_(min=0)
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * (x > 0).to(grad_output.dtype)
+"""
+
+
+def test_hidden_checks_pass_correct_variants_and_fail_known_bugs_on_every_draw(bank):
+    """Verdicts a reviewer found to depend on the draw or the idiom: a correct x - logsumexp failed 4% of
+    draws on logits near 6,000; a non-persistent `pe` buffer always failed; an expansion with no clamp
+    passed 1 draw in 5; a forward that clamps the caller's tensor in place always passed."""
+    tasks = {q.id: q.code for q in bank if q.code}
+    seeds = range(1, 41)
+    assert not _verdicts(tasks["stable-log-softmax"], LOG_SOFTMAX_BY_LOGSUMEXP, seeds)
+    persistent = tasks["sinusoidal-positional-encoding"].solution
+    non_persistent = persistent.replace('d_model))', 'd_model), persistent=False)')
+    assert non_persistent != persistent and not _verdicts(tasks["sinusoidal-positional-encoding"], non_persistent,
+                                                          range(1, 3))
+    assert _verdicts(tasks["pairwise-distances"], DISTANCES_WITHOUT_CLAMP, seeds)["identical-rows"] == len(seeds)
+    assert _verdicts(tasks["relu-autograd-function"], RELU_IN_PLACE, range(1, 4))["forward-values"] == 3
