@@ -83,6 +83,8 @@ def show_outcome(console: Console, outcome: Any) -> None:
     if not evaluation:
         return
     console.print(f"Score {evaluation['score']} / 5", style="bold")
+    for note in evaluation.get("notes") or []:  # an LLM judge's reply not used, or verdicts of its dropped
+        console.print(Text(f" scoring: {note}"), style="dim")
     for point in evaluation.get("points", []):
         mark = {"covered": ("✔", "green"), "partial": ("~", "yellow")}.get(point["verdict"], ("✘", "red"))
         console.print(Text.assemble(" ", mark, f" {point['description']}"), highlight=False)

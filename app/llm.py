@@ -8,9 +8,12 @@ can take over without knowing which SDK raised what.
 from __future__ import annotations
 
 import json
+import re
 import threading
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -70,7 +73,11 @@ class LangChainChatModel(ChatModel):
 
         key = api_key if isinstance(api_key, SecretStr) else SecretStr(api_key)
         self.name = model
-        self.base_url = base_url
+        self.base_url = _URL_PASSWORD.sub(r"\1", base_url)  # shown in reasons: without a user:password@ part
+        # A server may echo what it was sent (the key, in an error message); what reaches a note, the database
+        # or a report never holds them.
+        passwords = [m.group(2) for m in _URL_PASSWORD.finditer(base_url)]
+        self._secrets = [v for v in (key.get_secret_value(), *passwords) if len(v) >= 4]
         self.timeout_s = timeout_s
         self.max_tokens = max_tokens
         self._allowed: list[StructuredMethod] = list(STRUCTURED_METHODS) if method == "auto" else [method]
@@ -83,7 +90,7 @@ class LangChainChatModel(ChatModel):
         )
         self._llm = ChatOpenAI(
             base_url=base_url, api_key=key, model=model, temperature=0, timeout=timeout_s,
-            max_retries=max_retries,
+            max_retries=max_retries, http_client=_client_with_deadline(timeout_s),
             # `max_tokens` in the body, not ChatOpenAI's own field: that is sent as max_completion_tokens,
             # which llama-cpp-python ignores; every server here (and OpenAI's chat models) takes max_tokens.
             extra_body={"max_tokens": max_tokens} if max_tokens else None,
@@ -96,6 +103,17 @@ class LangChainChatModel(ChatModel):
         return window - (self.max_tokens or DEFAULT_REPLY_TOKENS) if window else None
 
     def complete_structured(self, *, system: str, user: str, schema: type[T]) -> T:
+        with self._redacted():
+            return self._complete(system=system, user=user, schema=schema)
+
+    @contextmanager
+    def _redacted(self) -> Iterator[None]:
+        try:
+            yield
+        except LLMError as exc:
+            raise LLMError(redact(exc.reason, self._secrets)) from None
+
+    def _complete(self, *, system: str, user: str, schema: type[T]) -> T:
         self._check_model()
         for method in self._candidates():
             try:
@@ -173,9 +191,10 @@ class LangChainChatModel(ChatModel):
             raise LLMError(f"model {self.name!r} is not served at {self.base_url} (it serves: {_clip(served, 60)})")
 
     def complete_text(self, *, system: str, user: str) -> str:
-        self._check_model()
-        message = self._invoke(self._llm, system, user)
-        self._check_reply(message)
+        with self._redacted():
+            self._check_model()
+            message = self._invoke(self._llm, system, user)
+            self._check_reply(message)
         text = message.text.strip()
         if not text:
             raise LLMError("malformed output: empty reply")
@@ -205,6 +224,49 @@ def _messages(system: str, user: str) -> list[Any]:
     from langchain_core.messages import HumanMessage, SystemMessage
 
     return [SystemMessage(content=system), HumanMessage(content=user)]
+
+
+def _client_with_deadline(seconds: float) -> Any:
+    """An HTTP client whose every reply must arrive whole within `seconds`. The SDK's timeout bounds each
+    read, so a server sending a byte now and then held a request, and a server thread, as long as it liked
+    (a space every 5 s: 90 s at a 20 s timeout)."""
+    import httpx
+
+    class Until(httpx.SyncByteStream):
+        def __init__(self, inner: Any, request: httpx.Request, deadline: float) -> None:
+            self._inner, self._request, self._deadline = inner, request, deadline
+
+        def __iter__(self) -> Iterator[bytes]:
+            for chunk in self._inner:
+                if time.monotonic() > self._deadline:
+                    raise httpx.ReadTimeout(f"the reply took over {seconds:g} s in all", request=self._request)
+                yield chunk
+
+        def close(self) -> None:
+            self._inner.close()
+
+    class Deadline(httpx.HTTPTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            deadline = time.monotonic() + seconds
+            response = super().handle_request(request)
+            response.stream = Until(response.stream, request, deadline)
+            return response
+
+    return httpx.Client(transport=Deadline(), timeout=seconds, follow_redirects=True)
+
+
+_URL_PASSWORD = re.compile(r"(//)[^/@\s]*:([^/@\s]*)@")
+_BEARER = re.compile(r"(?i)\b(bearer\s+)\S+")
+_KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}")
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    """The text without the given secrets, bearer tokens, "sk-..." keys or a URL's user:password@."""
+    for secret in secrets:
+        text = text.replace(secret, "[redacted]")
+    text = _BEARER.sub(r"\1[redacted]", text)
+    text = _KEY_LIKE.sub("[redacted]", text)
+    return _URL_PASSWORD.sub(r"\1", text)
 
 
 def describe_failure(exc: BaseException, *, timeout_s: float | None = None) -> str:

@@ -171,7 +171,20 @@ def engine_for(
         bank=bank_index(settings.bank_dir),
         scorer=AnswerScorer(evaluator=evaluator or evaluator_for(settings), code_runner=runner),
         phraser=phraser_for(settings),
+        resume_after_s=resume_after_s(settings),
     )
+
+
+def resume_after_s(settings: Settings) -> float:
+    """How long an answered turn with no next turn is a step still running (in this process or another),
+    not one a crash cut short. A step makes up to three LLM calls (judge, follow-up, feedback wording), each
+    up to the timeout per attempt: with a slow model a step took 70 s and another process, at a fixed 60 s,
+    redid it while it ran (the answer then came back a 409)."""
+    from app.interview.engine import RESUME_AFTER_S
+
+    if not settings.llm_base_url:
+        return RESUME_AFTER_S
+    return max(RESUME_AFTER_S, 3 * settings.llm_timeout_s * (settings.llm_max_retries + 1) + 30)
 
 
 @lru_cache

@@ -36,6 +36,8 @@ class Reply:
     delay_s: float = 0.0
     finish_reason: str = "stop"
     respond: Callable[[str], str] | None = None  # builds the content from the request's last message
+    drip_s: float = 0.0  # send the headers, then a space this often (`drips` times) before the body
+    drips: int = 0
 
 
 def content(value: Any, *, delay_s: float = 0.0) -> Reply:
@@ -56,6 +58,12 @@ def broken_json(text: str = '{"points": [{"point_id": "subclass-static-methods",
 def slow(value: Any = "too late", *, delay_s: float = 5.0) -> Reply:
     """A reply that arrives after `delay_s`, beyond a client timeout set lower than that."""
     return content(value, delay_s=delay_s)
+
+
+def dripping(value: Any, *, every_s: float, drips: int) -> Reply:
+    """A reply that trickles in: each read is quick, the whole takes every_s * drips."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    return Reply(content=text, drip_s=every_s, drips=drips)
 
 
 def http_error(status: int = 500, message: str = "The server had an error") -> Reply:
@@ -221,17 +229,24 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 error = {"error": {"message": reply.content, "type": "server_error", "code": None}}
                 self._send(reply.status, error, {"retry-after-ms": "10"})
                 return
-            self._send(200, _completion(body, reply, len(fake.requests)))
+            self._send(200, _completion(body, reply, len(fake.requests)), drip=reply)
 
-        def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None,
+                  drip: Reply | None = None) -> None:
             data = json.dumps(payload).encode()
+            spaces = drip.drips if drip else 0
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Content-Length", str(spaces + len(data)))
                 for key, value in (headers or {}).items():
                     self.send_header(key, value)
                 self.end_headers()
+                for _ in range(spaces):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    if fake._stopping.wait(drip.drip_s if drip else 0):
+                        return
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (timeout); nothing to answer

@@ -461,3 +461,15 @@ def test_a_bank_changed_since_indexing_is_reindexed_before_a_search(cli_env, tmp
     assert out.returncode == 0, out.stderr
     assert "The question bank changed since it was indexed: 0 new, 0 changed and 1 removed" in out.stderr
     assert gone["id"] not in [hit["id"] for hit in json.loads(out.stdout)[0]["results"]]
+
+
+def test_the_terminal_says_when_a_score_came_from_the_offline_fallback():
+    from rich.console import Console
+
+    from app.cli_interview import show_outcome
+    from app.interview.models import TurnOutcome
+
+    why = "LLM judge failed: HTTP 500; offline score used"
+    console = Console(record=True, width=200)
+    show_outcome(console, TurnOutcome(status="active", evaluation={"score": 2.1, "points": [], "notes": [why]}))
+    assert why in console.export_text()

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from app.config import Settings, get_settings
 from app.llm import LangChainChatModel, LLMError, ScriptedChatModel, chat_model_from_settings
-from tests.fake_openai import FakeOpenAI, broken_json, content, http_error, refusal, slow
+from tests.fake_openai import FakeOpenAI, broken_json, content, dripping, http_error, refusal, slow
 
 
 @pytest.fixture
@@ -153,3 +153,43 @@ def test_scripted_model_is_deterministic_and_records_calls():
 def test_an_llm_url_that_is_not_one_is_said_at_start_up(url):
     with pytest.raises(ValueError, match="INTERVIEWER_LLM_BASE_URL"):
         Settings(llm_base_url=url, llm_model="m")
+
+
+def test_a_server_that_echoes_the_key_or_a_password_never_puts_them_in_a_reason(fake_openai):
+    """An error message is stored as a note (session, evaluation, report): what the server echoes of the
+    request's credentials is cut out of it."""
+    key, password = "sk-CANARY-7f3a9b21-secret", "hunter2pw"
+    echo = f"Invalid request for key Bearer {key} from http://bob:{password}@host"
+    url = fake_openai.base_url.replace("//", f"//bob:{password}@", 1)
+    for call in ("structured", "text"):
+        fake_openai.script([http_error(400, echo)])
+        model = LangChainChatModel(base_url=url, model="fake-chat", api_key=key, timeout_s=0.5, max_retries=0)
+        with pytest.raises(LLMError) as caught:
+            if call == "structured":
+                model.complete_structured(system="s", user="u", schema=Probe)
+            else:
+                model.complete_text(system="s", user="u")
+        reason = caught.value.reason
+        assert reason.startswith("HTTP 400") and key not in reason and password not in reason, reason
+        assert "[redacted]" in reason and caught.value.__cause__ is None and caught.value.__suppress_context__
+    assert password not in model.base_url
+
+
+def test_a_reply_that_trickles_in_is_cut_at_the_timeout_in_all(fake_openai):
+    """Every read is quick (a space each 0.2 s), so a per-read timeout would wait for all 40 (8 s); the
+    timeout bounds the whole reply."""
+    fake_openai.script([dripping({"topic": "autograd", "difficulty": 2}, every_s=0.2, drips=40)])
+    started = time.monotonic()
+    with pytest.raises(LLMError) as caught:
+        model_for(fake_openai, timeout_s=1.0).complete_structured(system="s", user="u", schema=Probe)
+    assert caught.value.reason.startswith("timeout") and time.monotonic() - started < 3.0
+    fake_openai.script([dripping({"topic": "autograd", "difficulty": 2}, every_s=0.05, drips=4)])
+    assert model_for(fake_openai, timeout_s=1.0).complete_structured(system="s", user="u", schema=Probe).difficulty == 2
+
+
+def test_a_step_with_a_slow_model_is_not_taken_for_a_crashed_one():
+    from app.services import resume_after_s
+
+    assert resume_after_s(Settings()) == 60.0
+    slow = Settings(llm_base_url="http://127.0.0.1:1/v1", llm_model="m", llm_timeout_s=75, llm_max_retries=0)
+    assert resume_after_s(slow) >= 3 * 75  # judge, follow-up and feedback wording, each up to the timeout

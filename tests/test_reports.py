@@ -296,3 +296,16 @@ def test_a_question_the_bank_no_longer_has_is_named_by_its_words_without_the_int
                  answer_text="A tensor sharing storage.", evaluation=evaluation(2.0, []))]
     entry = build_report(session=session({"retired-entry": 2.0}), turns=gone, bank=bank).questions[0]
     assert entry.question == "What does detach() return?"
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html"])
+def test_a_fallback_or_a_dropped_verdict_of_the_llm_judge_shows_under_its_question(bank, fmt: str) -> None:
+    """The README promises every fallback is visible: the evaluation's notes reach every report format."""
+    why = "LLM judge failed: timeout after 20 s; offline score used"
+    graded = evaluation(2.0, [point("records-graph", "covered", "Autograd records every operation")],
+                        notes=[why], evaluator="offline-rubric (fallback from llm-judge:m)")
+    turns = [turn(1, "autograd-basics", "autograd", answer_text="Autograd records every operation.",
+                  evaluation=graded)]
+    report = build_report(session=session({"autograd-basics": 2.0}), turns=turns, bank=bank)
+    assert report.questions[0].scoring_notes == [why]
+    assert why in render(report, fmt)[0].decode()

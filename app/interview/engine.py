@@ -29,7 +29,8 @@ from knowledge.schema import Question
 LOCK_STRIPES = 64
 # An answered turn with no next turn after it is a step still running (here or in another process: the
 # LLM phrasing the next question, say) until this long has passed; then it is a step a crash cut short,
-# and the next request finishes it. Longer than any step: LLM calls time out at 20 s and retry once.
+# and the next request finishes it. Longer than any offline step; with an LLM, services.resume_after_s
+# lengthens it to cover the step's calls at the configured timeout.
 RESUME_AFTER_S = 60.0
 
 

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from evaluators.chat import LLMError
 from evaluators.text import content_words
 from knowledge.schema import Question
 
@@ -84,7 +85,8 @@ class LLMPhraser(Phraser):
                 system=SYSTEM, user=f"Context (bank entry):\n{context}\n\nLine:\n{template.text}"
             )
         except Exception as exc:  # every LLM failure degrades to the template, visibly
-            return Phrased(template.text, note=f"LLM phrasing failed ({type(exc).__name__}: {exc}); template used")
+            failure = exc.reason if isinstance(exc, LLMError) else f"unexpected error: {type(exc).__name__}"
+            return Phrased(template.text, note=f"LLM phrasing failed ({failure}); template used")
         text = " ".join(str(text).split())
         why = _not_a_rewording(template.text, text)
         if why:

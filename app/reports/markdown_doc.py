@@ -50,6 +50,7 @@ def _question(entry: QuestionEntry) -> list[str]:
         lines.append(f"- {md(code)}")
     lines += [f"- Failed check {md(c.name)}: {md(c.message or '')}" for c in entry.failed_checks]
     lines += [f"- Penalty: {md(p)}" for p in entry.penalties]
+    lines += [f"- Scoring: {md(n)}" for n in entry.scoring_notes]
     if entry.covered:
         lines += ["", "Covered:", ""]
         lines += [f"- {md(p.description)} ({p.verdict}): \u201c{md(p.quote)}\u201d" for p in entry.covered]

@@ -63,6 +63,9 @@ class QuestionEntry(_Frozen):
     missed: list[MissedPoint] = Field(default_factory=list)
     misconceptions: list[MisconceptionNote] = Field(default_factory=list)
     penalties: list[str] = Field(default_factory=list)
+    # How the scoring went where it did not go as configured: an LLM judge's reply replaced by the offline
+    # score, or verdicts of its dropped (the evaluations' own notes).
+    scoring_notes: list[str] = Field(default_factory=list)
     code_status: str | None = None
     code_checks_passed: int | None = None
     code_checks_total: int | None = None

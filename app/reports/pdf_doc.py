@@ -128,7 +128,8 @@ def _questions(report: Report) -> list[Flowable]:
 
 def _question(entry: QuestionEntry) -> list[Flowable]:
     facts = f"{entry.topic} \u00b7 difficulty {entry.difficulty} \u00b7 score {w.score_text(entry.score)}"
-    flags = [*w.status_flags(entry), *filter(None, [w.code_text(entry)]), *entry.penalties]
+    flags = [*w.status_flags(entry), *filter(None, [w.code_text(entry)]), *entry.penalties,
+             *(f"Scoring: {n}" for n in entry.scoring_notes)]
     flags += [f"Failed check {c.name}: {c.message or ''}" for c in entry.failed_checks]
     story: list[Flowable] = [
         Paragraph(f"Q{entry.number}. {esc(entry.question)}", H3), Paragraph(esc(facts), BODY)

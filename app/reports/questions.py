@@ -59,6 +59,7 @@ def question_entry(
         missed=_missed_points(question, answered, covered),
         misconceptions=_misconceptions(question_id, turns[0].topic, answered, texts),
         penalties=[str(p) for p in evaluation.get("penalties") or []],
+        scoring_notes=list(dict.fromkeys(str(n) for t in answered for n in (t.evaluation or {}).get("notes") or [])),
         feedback=evaluation.get("feedback"),
         **_code_fields(answered),
     )
