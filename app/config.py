@@ -52,6 +52,7 @@ class Settings(BaseSettings):
     max_answer_chars: int = Field(default=20_000, gt=0)
     max_code_chars: int = Field(default=50_000, gt=0)
     code_checks_per_minute: int = Field(default=30, gt=0)
+    code_checks_in_flight: int = Field(default=1, gt=0)
 
     # Code runner
     runner_workers: int = Field(default=0, ge=0, le=32)  # 0 means one per core

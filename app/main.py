@@ -125,7 +125,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings
-    app.state.code_limiter = SlidingWindowLimiter(settings.code_checks_per_minute, window_s=60.0)
+    app.state.code_limiter = SlidingWindowLimiter(settings.code_checks_per_minute, window_s=60.0,
+                                                  in_flight=settings.code_checks_in_flight)
     problems.install(app)
     for module in (sessions, questions, grading, code, progress, health):
         app.include_router(module.router)

@@ -6,6 +6,7 @@ component comes in through `app.dependency_overrides`, as the house style asks.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,9 @@ from evaluators.rubric import RubricScorer
 PASSING_MARK = "# passes"
 
 
+SLOW_MARK = "# slow check"
+
+
 class FakeRunner:
     """Passes every check when the source contains PASSING_MARK, fails them all otherwise."""
 
@@ -34,6 +38,8 @@ class FakeRunner:
 
     def check(self, task: Any, source: str, question_id: str = "") -> CodeResult:
         self.calls.append(question_id)
+        if SLOW_MARK in source:  # a check that holds its worker a while
+            time.sleep(1.5)
         ok = PASSING_MARK in source
         checks = [
             CheckResult(c.name, c.description, c.weight, ok, None if ok else "wrong values")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -200,6 +201,29 @@ def test_code_checks_are_rate_limited_per_user(api, alice, bank):
     assert_problem(limited, 429)
     assert 1 <= int(limited.headers["retry-after"]) <= 60
     assert api.client.post("/v1/code/check", json=body, headers=api.as_user("bob")).status_code == 200
+
+
+def test_one_users_checks_run_one_at_a_time_and_others_are_not_held_up(api, alice, bank):
+    """Each check can hold a sandbox worker for its time limit: one user's second check while the first
+    runs is a 429 (it would take the pool from everyone else), another user's runs, and once the first
+    is done the user's next runs."""
+    import threading
+
+    from tests.api_fixtures import SLOW_MARK
+
+    body = {"question_id": code_question(bank).id, "code": PASSING_MARK}
+    first: list[int] = []
+    slow = threading.Thread(target=lambda: first.append(
+        alice.post("/v1/code/check", json={**body, "code": PASSING_MARK + SLOW_MARK}).status_code))
+    slow.start()
+    deadline = time.monotonic() + 10
+    while not api.runner.calls and time.monotonic() < deadline:
+        time.sleep(0.01)
+    refused = assert_problem(alice.post("/v1/code/check", json=body), 429)
+    assert "still running" in refused["detail"]
+    assert api.client.post("/v1/code/check", json=body, headers=api.as_user("bob")).status_code == 200
+    slow.join(10)
+    assert first == [200] and alice.post("/v1/code/check", json=body).status_code == 200
 
 
 def test_without_a_sandbox_code_checks_are_503(tmp_path, ingested_store, bank, scorer):

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Body, HTTPException
 from pydantic import Field
 
-from app.api.deps import BankDep, LimiterDep, RunnerDep, SettingsDep, UserDep, require_size, take_code_check
+from app.api.deps import BankDep, LimiterDep, RunnerDep, SettingsDep, UserDep, code_check_slot, require_size
 from app.api.problems import problem_responses
 from app.api.schemas import CodeResultOut, RequestModel, code_result_out
 from app.errors import NotFoundError, UserFacingError
@@ -42,8 +42,9 @@ def check_code(
         raise UserFacingError(f"question {body.question_id!r} is not a code task: nothing to run")
     if runner is None:
         raise HTTPException(503, "code checks are unavailable on this server (the sandbox could not start)")
-    take_code_check(user, limiter)
-    result = runner.check(question.code, body.code, question.id)
+    with code_check_slot(user, limiter) as take:
+        take()
+        result = runner.check(question.code, body.code, question.id)
     out = code_result_out(result if isinstance(result, dict) else result.to_json())
     assert out is not None
     return out

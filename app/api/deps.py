@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ipaddress
 import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
@@ -123,10 +125,32 @@ def require_size(value: str | None, limit: int, what: str) -> None:
         raise HTTPException(413, f"{what} is {len(value)} characters; the limit is {limit}")
 
 
+@contextmanager
+def code_check_slot(user: UserRecord, limiter: SlidingWindowLimiter) -> Iterator[Callable[[], None]]:
+    """A function that takes one sandbox run for the user (429 when over the rate, or while as many of the
+    user's runs as allowed are still going), called once the run is certain; the run is let go on leaving."""
+    taken = False
+
+    def take() -> None:
+        nonlocal taken
+        take_code_check(user, limiter)
+        taken = True
+
+    try:
+        yield take
+    finally:
+        if taken:
+            limiter.finish(user.id)
+
+
 def take_code_check(user: UserRecord, limiter: SlidingWindowLimiter) -> None:
-    """Count one sandbox run for the user, or 429 with the seconds to wait."""
+    """Count one sandbox run for the user, or 429 with the seconds to wait. Pair with limiter.finish."""
+    if not limiter.start(user.id):
+        raise HTTPException(429, f"{limiter.in_flight} code check(s) of yours are still running; send this one "
+                                 "when they finish", headers={"Retry-After": "2"})
     wait = limiter.acquire(user.id)
     if wait is not None:
+        limiter.finish(user.id)
         raise HTTPException(
             429,
             f"too many code checks: the limit is {limiter.limit} per {limiter.window_s:g} s; "

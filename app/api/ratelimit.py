@@ -17,13 +17,34 @@ class SlidingWindowLimiter:
     """
 
     def __init__(
-        self, limit: int, window_s: float = 60.0, clock: Callable[[], float] = time.monotonic
+        self, limit: int, window_s: float = 60.0, clock: Callable[[], float] = time.monotonic,
+        in_flight: int | None = None,
     ) -> None:
         self.limit = limit
         self.window_s = window_s
+        # At most this many running at once per key (None: no cap): one user's checks, each holding a worker
+        # up to its time limit, would otherwise fill the pool, and every other user waits.
+        self.in_flight = in_flight
         self._clock = clock
         self._events: dict[object, deque[float]] = {}
+        self._running: dict[object, int] = {}
         self._lock = threading.Lock()
+
+    def start(self, key: object) -> bool:
+        """Count one more running for `key`; False (nothing counted) when it has as many as it may."""
+        with self._lock:
+            if self.in_flight is not None and self._running.get(key, 0) >= self.in_flight:
+                return False
+            self._running[key] = self._running.get(key, 0) + 1
+            return True
+
+    def finish(self, key: object) -> None:
+        with self._lock:
+            left = self._running.get(key, 0) - 1
+            if left > 0:
+                self._running[key] = left
+            else:
+                self._running.pop(key, None)
 
     def acquire(self, key: object) -> float | None:
         """Count one event for `key`; None when allowed, else the seconds until it would be."""

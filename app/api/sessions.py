@@ -15,8 +15,8 @@ from app.api.deps import (
     RunnerDep,
     SettingsDep,
     UserDep,
+    code_check_slot,
     require_size,
-    take_code_check,
 )
 from app.api.problems import problem_responses
 from app.api.schemas import (
@@ -174,10 +174,11 @@ def submit_answer(
     require_size(answer.code, settings.max_code_chars, "code")
     # Code runs in the sandbox, and counts like a code check, only on a code task's prompt: the engine says
     # when, once it knows the answer is for the current prompt (a stale answer is a 409 and costs nothing).
-    outcome = engine.answer(
-        session_id=session_id, user_id=user.id, text=answer.text, code=answer.code, turn=answer.turn,
-        before_code_run=None if runner is None else lambda: take_code_check(user, limiter),
-    )
+    with code_check_slot(user, limiter) as take:
+        outcome = engine.answer(
+            session_id=session_id, user_id=user.id, text=answer.text, code=answer.code, turn=answer.turn,
+            before_code_run=None if runner is None else take,
+        )
     return _turn_out(outcome)
 
 
