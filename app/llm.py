@@ -165,7 +165,7 @@ class LangChainChatModel(ChatModel):
         message = self._invoke(llm, system, user)
         self._check_reply(message)
         try:
-            return schema.model_validate_json(message.text)
+            return schema.model_validate_json(_unfenced(message.text))
         except ValidationError as exc:
             raise LLMError(describe_failure(exc)) from exc
 
@@ -253,6 +253,15 @@ def _client_with_deadline(seconds: float) -> Any:
             return response
 
     return httpx.Client(transport=Deadline(), timeout=seconds, follow_redirects=True)
+
+
+_FENCED = re.compile(r"^\s*```[\w-]*\s*\n(.*?)\n?```\s*$", re.S)
+
+
+def _unfenced(text: str) -> str:
+    """JSON a model wrapped in a Markdown fence (```json ... ```), as small models often do."""
+    match = _FENCED.match(text)
+    return match.group(1) if match else text
 
 
 _URL_PASSWORD = re.compile(r"(//)[^/@\s]*:([^/@\s]*)@")

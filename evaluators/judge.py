@@ -19,7 +19,7 @@ from evaluators.base import DetectedMisconception, Evaluation, Evaluator, Gradin
 from evaluators.chat import LLMError, StructuredChatModel, estimate_tokens
 from evaluators.feedback import compose_feedback
 from evaluators.judge_reply import JudgedMisconception, JudgedPoint, JudgeReply, reply_schema
-from evaluators.text import is_non_answer
+from evaluators.text import is_negated, is_non_answer
 from knowledge.schema import Misconception
 
 log = logging.getLogger(__name__)
@@ -190,7 +190,10 @@ class LLMJudge(Evaluator):
         # every claim checked out and its own score is within a point of the verified one.
         agreed = not dropped and not unstated and not wrong_dropped and not refuted and abs(reply.score - score) < 1.0
         if agreed and reply.feedback.strip():
-            comments = reply.feedback.strip()
+            # The model's text goes into notes, the database and reports: no control or bidi-override characters
+            # (a NUL breaks PostgreSQL text; U+202E turns a line around).
+            comments = "".join(c for c in reply.feedback if c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cf"))
+            comments = comments.strip()
             if len(comments) > MAX_FEEDBACK_CHARS:
                 comments = comments[:MAX_FEEDBACK_CHARS].rstrip() + "\u2026"
             feedback = f"{feedback}\nInterviewer's comments: {comments}".strip()
@@ -264,13 +267,21 @@ def _verified_misconceptions(
         quote = find_quote(clean_quote(j.quote), texts)
         if match is None:
             unlisted += 1
-        elif quote is None:
+        elif quote is None or not _same_polarity(quote, match):
             dropped += 1
         elif match.claim not in found:
             found[match.claim] = DetectedMisconception(
                 claim=match.claim, correction=match.correction, quote=quote
             )
     return list(found.values()), dropped, unlisted
+
+
+def _same_polarity(quote: str, claim: Misconception) -> bool:
+    """A quote states a claim only in the claim's polarity: "zero_grad does not reset the weights" and "It is
+    not true that ..." deny "zero_grad resets the weights". A claim stated with an incidental negation goes
+    uncharged too: an answer that refutes a claim is never to be accused of it, and a missed charge costs
+    less than a false one."""
+    return is_negated(quote) == is_negated(claim.claim)
 
 
 def _match_claim(claim: str, listed: list[Misconception]) -> Misconception | None:
@@ -302,7 +313,8 @@ def _notes(
             f"({', '.join(unstated)})"
         )
     if wrong_dropped:
-        notes.append(f"LLM judge: {wrong_dropped} misconception(s) ignored, quote not found in the answer")
+        notes.append(f"LLM judge: {wrong_dropped} misconception(s) ignored, quote not found in the answer or "
+                     "denying the claim")
     if refuted:
         notes.append(f"LLM judge: {refuted} misconception(s) ignored, the answer states the correction")
     if unknown:

@@ -116,3 +116,20 @@ def test_a_rewording_keeps_the_lines_technical_names():
         "dropped torch.var, zero_grad()"
     assert _not_a_rewording(line, "One more: by default, what does torch.var compute, and why call zero_grad() "
                                   "before that?") is None
+
+
+def test_a_rewording_asks_and_holds_no_run_of_the_model_answer():
+    from app.interview.phrasing import _not_a_rewording
+
+    line = "Follow-up: Your validation pass uses far more memory than training. What would you check?"
+    answer = "The loop has a fixed skeleton. Create the optimizer once, before the loop, and call zero_grad."
+    leak = ("Your validation pass uses far more memory than training: what would you check? (Model answer: the "
+            "loop has a fixed skeleton. Create the optimizer once, before the loop.)")
+    assert "words of the model answer" in _not_a_rewording(line, leak, answer)
+    meta = ("The interviewer is looking for a detail: your validation pass uses far more memory than training, "
+            "what would you check?")
+    assert _not_a_rewording(line, meta, answer) == "talked about the task rather than asking"
+    flat = "Your validation pass uses far more memory than training. Say what you would check."
+    assert _not_a_rewording(line, flat, answer) == "returned no question"
+    fine = "Validation is eating far more memory than training. What would you check first?"
+    assert _not_a_rewording(line, fine, answer) is None

@@ -389,3 +389,25 @@ def test_a_quote_that_says_nothing_of_its_point_credits_nothing(offline, relu, a
     assert result.score <= 1.0 and not any(p.verdict is Verdict.COVERED for p in result.points), result.points
     assert any("the quote does not state the point" in n for n in result.notes)
     assert "Excellent" not in result.feedback
+
+
+@pytest.mark.parametrize("sentence", [
+    "zero_grad does not reset the model's weights to zero, it only clears the .grad buffers.",
+    "It is not true that zero_grad resets the model's weights to zero.",
+])
+def test_a_quote_that_denies_the_claim_is_not_charged(offline, bank, sentence):
+    zero_grad = next(q for q in bank if q.id == "zero-grad")
+    claim = next(m.claim for m in zero_grad.misconceptions if "weights" in m.claim)
+    answer = f"zero_grad clears the gradients stored in each parameter's .grad before backward. {sentence}"
+    points = [{"point_id": p.id, "verdict": "missed", "evidence_quote": None} for p in zero_grad.rubric]
+    wrong = reply(points=points, misconceptions=[{"claim": claim, "quote": sentence}], score=1.0)
+    result = LLMJudge(ScriptedChatModel(replies=[JudgeReply.model_validate(wrong)], name=MODEL),
+                      offline).evaluate(GradingTask.from_question(zero_grad, answer))
+    assert result.misconceptions == [] and any("denying the claim" in n for n in result.notes), result.notes
+
+
+def test_the_models_comments_carry_no_control_or_bidi_characters(offline, relu):
+    said = reply(feedback="Clear custom\x00 Function;\u202e add a gradcheck.", score=4.2)
+    result = LLMJudge(ScriptedChatModel(replies=[JudgeReply.model_validate(said)], name=MODEL),
+                      offline).evaluate(GradingTask.from_question(relu, ANSWER))
+    assert "Interviewer's comments: Clear custom Function; add a gradcheck." in result.feedback

@@ -193,3 +193,9 @@ def test_a_step_with_a_slow_model_is_not_taken_for_a_crashed_one():
     assert resume_after_s(Settings()) == 60.0
     slow = Settings(llm_base_url="http://127.0.0.1:1/v1", llm_model="m", llm_timeout_s=75, llm_max_retries=0)
     assert resume_after_s(slow) >= 3 * 75  # judge, follow-up and feedback wording, each up to the timeout
+
+
+def test_json_a_model_wraps_in_a_fence_is_read(fake_openai):
+    fake_openai.script([content('```json\n{"topic": "autograd", "difficulty": 2}\n```')])
+    got = model_for(fake_openai, method="json_mode").complete_structured(system="s", user="u", schema=Probe)
+    assert got == Probe(topic="autograd", difficulty=2)

@@ -52,10 +52,11 @@ class Phraser:
 _TERM = re.compile(r"\b\w+(?:[._]\w+)+(?:\(\))?|\b\w+\(\)|\b[A-Za-z]+\d+\w*")
 
 
-def _not_a_rewording(line: str, reply: str) -> str | None:
+def _not_a_rewording(line: str, reply: str, answer: str = "") -> str | None:
     """Why the model's reply cannot stand for the line, or None: empty, a hidden reasoning block (it may
-    hold the answer), far longer than the line, a technical name dropped, or most of the line's words
-    gone ("I'm sorry, I can't help with that", "Here is the question.")."""
+    hold the answer), far longer than the line, a question no longer asked or talk about the task ("The
+    interviewer is looking for..."), words of the model answer (`answer`), a technical name dropped, or most
+    of the line's words gone ("I'm sorry, I can't help with that", "Here is the question.")."""
     if not reply:
         return "returned an empty line"
     if re.search(r"</?\s*think\b", reply, re.I):
@@ -68,7 +69,26 @@ def _not_a_rewording(line: str, reply: str) -> str | None:
     stems = {w[:5] for w in content_words(line)}
     if stems and len(stems & {w[:5] for w in content_words(reply)}) < len(stems) / 2:
         return "kept under half of the line's words"
+    if "?" in line and "?" not in reply:
+        return "returned no question"
+    if _META.search(reply) and not _META.search(line):
+        return "talked about the task rather than asking"
+    if answer and _shared_run(reply, answer):
+        return f"repeated {ANSWER_RUN} or more words of the model answer in a row"
     return None
+
+
+_META = re.compile(r"\b(the|this) (interviewer|line|rephras\w*|rewording)\b|\bthe candidate\b", re.I)
+# A model that saw the model answer elsewhere (a server that keeps what it was sent) must not slip it into a
+# question: this many of its words in a row are not a rewording's.
+ANSWER_RUN = 8
+
+
+def _shared_run(text: str, answer: str) -> bool:
+    said = re.findall(r"\w+", answer.lower())
+    runs = {tuple(said[i:i + ANSWER_RUN]) for i in range(len(said) - ANSWER_RUN + 1)}
+    words = re.findall(r"\w+", text.lower())
+    return any(tuple(words[i:i + ANSWER_RUN]) in runs for i in range(len(words) - ANSWER_RUN + 1))
 
 
 class LLMPhraser(Phraser):
@@ -79,7 +99,7 @@ class LLMPhraser(Phraser):
     def __init__(self, chat_model: Any) -> None:
         self._chat = chat_model
 
-    def _reword(self, template: Phrased, context: str) -> Phrased:
+    def _reword(self, template: Phrased, context: str, answer: str = "") -> Phrased:
         try:
             text = self._chat.complete_text(
                 system=SYSTEM, user=f"Context (bank entry):\n{context}\n\nLine:\n{template.text}"
@@ -88,19 +108,19 @@ class LLMPhraser(Phraser):
             failure = exc.reason if isinstance(exc, LLMError) else f"unexpected error: {type(exc).__name__}"
             return Phrased(template.text, note=f"LLM phrasing failed ({failure}); template used")
         text = " ".join(str(text).split())
-        why = _not_a_rewording(template.text, text)
+        why = _not_a_rewording(template.text, text, answer)
         if why:
             return Phrased(template.text, note=f"LLM phrasing {why}; template used")
         return Phrased(text)
 
     def question(self, question: Question, *, number: int, total: int) -> Phrased:
         template = super().question(question, number=number, total=total)
-        return self._reword(template, question.question)
+        return self._reword(template, question.question, question.reference_answer)
 
     def follow_up(self, question: Question, probe: str, related: list[str] | None = None) -> Phrased:
         nearby = "".join(f"\nRelated bank question: {text}" for text in related or [])
         context = f"{question.question}\nProbe: {probe}{nearby}\nDo not answer the probe for the candidate."
-        return self._reword(super().follow_up(question, probe), context)
+        return self._reword(super().follow_up(question, probe), context, question.reference_answer)
 
     def feedback(self, question: Question, feedback: str) -> Phrased | None:
         """Only the verified rubric feedback is reworded: the model adds no judgement of its own."""
