@@ -57,3 +57,12 @@ def test_detail_hides_answers_rubrics_and_checks(alice, bank):
         body
     )
     assert_problem(alice.get("/v1/questions/no-such-question"), 404)
+
+
+def test_a_task_that_forbids_built_ins_says_what_else_it_refuses(alice, bank):
+    """`import operator` (for functools.reduce) scored 0 with no word of it in the contract."""
+    forbidding = next(q for q in bank if q.code and q.code.forbidden)
+    plain = next(q for q in bank if q.code and not q.code.forbidden)
+    shown = alice.get(f"/v1/questions/{forbidding.id}").json()["code"]["contract"]
+    assert shown.startswith(forbidding.code.contract.rstrip()) and "`operator`" in shown and "`eval`" in shown
+    assert alice.get(f"/v1/questions/{plain.id}").json()["code"]["contract"] == plain.code.contract

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from app.api.deps import BankDep, StoreDep, UserDep
 from app.api.problems import problem_responses
 from app.errors import NotFoundError
+from evaluators.code.forbidden import contract_with_refusals
 from knowledge.schema import Framework, Kind, Topic
 from knowledge.vectorstore import SearchHit
 
@@ -84,7 +85,8 @@ def get_question(question_id: str, _user: UserDep, bank: BankDep) -> QuestionDet
     question = bank.get(question_id)
     if question is None:
         raise NotFoundError(f"no question {question_id!r}; list them with GET /v1/questions")
-    code = CodeSpec(contract=question.code.contract, starter=question.code.starter) if question.code else None
+    code = CodeSpec(contract=contract_with_refusals(question.code), starter=question.code.starter) \
+        if question.code else None
     return QuestionDetail(
         id=question.id,
         question=question.question,

@@ -19,6 +19,7 @@ from app.interview.phrasing import Phraser
 from app.interview.scoring import AnswerScorer, ScoredAnswer, code_out_of_fence, with_code
 from app.interview.selection import History, QuestionSelector, next_difficulty
 from app.interview.turns import SessionTurns
+from evaluators.code.forbidden import contract_with_refusals
 from evaluators.text import is_non_answer
 from knowledge.schema import Question
 
@@ -364,7 +365,7 @@ class InterviewEngine:
             turn=turn.position, kind=PromptKind(turn.kind), question_id=question.id, text=turn.prompt,
             topic=question.topic.value,
             difficulty=question.difficulty, number=state.question_number, total=config.num_questions,
-            code_contract=question.code.contract if question.code else None,
+            code_contract=contract_with_refusals(question.code) if question.code else None,
             starter_code=question.code.starter if question.code else None,
             time_limit_s=config.time_limit_s, asked_at=_aware(turn.created_at),
         )

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.code.guard import resolve
-from knowledge.schema import Forbidden
+from knowledge.schema import CodeTask, Forbidden
 
 REFUSED_MODULES = (
     "importlib", "inspect", "gc", "ctypes", "builtins", "types", "marshal", "pickle", "code", "codeop",
@@ -43,6 +43,17 @@ REFUSED_ATTRIBUTES = {
 ALLOWED_DUNDERS = {"__init__", "__name__", "__qualname__", "__doc__", "__class__", "__module__", "__version__"}
 REFUSED_SYS = {"modules", "meta_path", "path_hooks", "exc_info", "exception", "last_traceback"}
 WHY_REFUSED = "in a task that forbids built-ins, code that could reach them without naming them is refused"
+
+
+def contract_with_refusals(task: CodeTask) -> str:
+    """The contract as a candidate reads it: for a task that forbids built-ins, also what else is refused,
+    so `import operator` (for functools.reduce) is not learnt from a score of 0."""
+    if task.forbidden is None:
+        return task.contract
+    modules = ", ".join(f"`{m}`" for m in REFUSED_MODULES if m not in ("evaluators", "knowledge", "__main__"))
+    names = ", ".join(f"`{n}`" for n in REFUSED_NAMES if not n.startswith("__"))
+    return (f"{task.contract.rstrip()}\n\nSo that the forbidden calls cannot be reached without naming them, "
+            f"this task also refuses the modules {modules}, and {names}.")
 
 
 BINDINGS = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.NamedExpr)
