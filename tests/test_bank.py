@@ -180,7 +180,8 @@ class MyReLU(torch.autograd.Function):
 def test_hidden_checks_pass_correct_variants_and_fail_known_bugs_on_every_draw(bank):
     """Verdicts a reviewer found to depend on the draw or the idiom: a correct x - logsumexp failed 4% of
     draws on logits near 6,000; a non-persistent `pe` buffer always failed; an expansion with no clamp
-    passed 1 draw in 5; a forward that clamps the caller's tensor in place always passed."""
+    passed 1 draw in 5; a forward that clamps the caller's tensor in place, and a residual block that adds
+    into its input, always passed."""
     tasks = {q.id: q.code for q in bank if q.code}
     seeds = range(1, 41)
     assert not _verdicts(tasks["stable-log-softmax"], LOG_SOFTMAX_BY_LOGSUMEXP, seeds)
@@ -190,3 +191,13 @@ def test_hidden_checks_pass_correct_variants_and_fail_known_bugs_on_every_draw(b
                                                           range(1, 3))
     assert _verdicts(tasks["pairwise-distances"], DISTANCES_WITHOUT_CLAMP, seeds)["identical-rows"] == len(seeds)
     assert _verdicts(tasks["relu-autograd-function"], RELU_IN_PLACE, range(1, 4))["forward-values"] == 3
+    # torchvision's `out += identity` adds into the branch's own output: fine. Adding into the shortcut's
+    # output adds into the caller's x when the shortcut is the identity: it fails.
+    block = tasks["resnet-block"].solution
+    torchvision_style = block.replace("return F.relu(out + self.shortcut(x))", "out += self.shortcut(x)\n"
+                                      "        return F.relu(out)")
+    into_input = block.replace("return F.relu(out + self.shortcut(x))", "shortcut = self.shortcut(x)\n"
+                               "        shortcut += out\n        return F.relu(shortcut)")
+    assert block != torchvision_style != into_input
+    assert not _verdicts(tasks["resnet-block"], torchvision_style, range(1, 3))
+    assert _verdicts(tasks["resnet-block"], into_input, range(1, 3))["identity-block-eval"] == 2
