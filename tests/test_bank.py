@@ -163,18 +163,6 @@ import torch
 def pairwise_distances(x, y):
     return ((x * x).sum(1, keepdim=True) + (y * y).sum(1)[None, :] - 2 * x @ y.T).sqrt()
 """
-RELU_IN_PLACE = """
-import torch
-class MyReLU(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x.clamp_(min=0)
-    @staticmethod
-    def backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        return grad_output * (x > 0).to(grad_output.dtype)
-"""
 
 
 def test_hidden_checks_pass_correct_variants_and_fail_known_bugs_on_every_draw(bank):
@@ -190,7 +178,9 @@ def test_hidden_checks_pass_correct_variants_and_fail_known_bugs_on_every_draw(b
     assert non_persistent != persistent and not _verdicts(tasks["sinusoidal-positional-encoding"], non_persistent,
                                                           range(1, 3))
     assert _verdicts(tasks["pairwise-distances"], DISTANCES_WITHOUT_CLAMP, seeds)["identical-rows"] == len(seeds)
-    assert _verdicts(tasks["relu-autograd-function"], RELU_IN_PLACE, range(1, 4))["forward-values"] == 3
+    relu = tasks["relu-autograd-function"].solution
+    in_place = relu.replace("return x.clamp(min=0)", "return x.clamp_(min=0)")
+    assert in_place != relu and _verdicts(tasks["relu-autograd-function"], in_place, range(1, 4))["forward-values"] == 3
     # torchvision's `out += identity` adds into the branch's own output: fine. Adding into the shortcut's
     # output adds into the caller's x when the shortcut is the identity: it fails.
     block = tasks["resnet-block"].solution
