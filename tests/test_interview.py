@@ -662,6 +662,22 @@ def test_a_fixed_level_that_runs_out_says_so_once(engine, user, bank):
     assert sum("No question at difficulty 1 that you have not seen is left" in n for n in notes) == 1
 
 
+def test_an_adaptive_level_that_runs_out_says_so_and_one_that_never_was_says_that(engine, user, bank):
+    """A strong candidate's level rises to 3; once the topic's hardest questions are used up, the easier ones
+    that come are explained (the session once fell silently to difficulty 1)."""
+    bank_map = by_id(bank)
+    hard = [q for q in bank if q.topic.value == "autograd" and q.difficulty == 3]
+    config = SessionConfig(num_questions=len(hard) + 3, topics=["autograd"], seed=2)
+    session, _, _ = run_session(engine, user, config, lambda p: bank_map[p.question_id].reference_answer)
+    notes = engine._repo.get_session(session.id, user).state["notes"]
+    assert any("No question at difficulty 3 that you have not seen is left" in n for n in notes), notes
+    lacking = sorted({1, 2, 3} - {q.difficulty for q in bank if q.topic.value == "distributed"})
+    if lacking:  # the distributed-training questions cover only some levels
+        session, _ = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["distributed"],
+                                                                     difficulty=lacking[0]))
+        assert any(f"These topics have no question at difficulty {lacking[0]}" in n for n in session.state["notes"])
+
+
 BAD_MASK = """import torch
 class MyReLU(torch.autograd.Function):
     @staticmethod

@@ -272,14 +272,17 @@ class InterviewEngine:
             self._repo.save_state(session_id, state=state.model_dump(mode="json"), status="completed")
             return None
         question = self._bank[hit.id]
-        if config.difficulty != "adaptive" and question.difficulty != int(config.difficulty):
-            # Unseen questions come before the level asked for (no repeats); say so, once.
-            if int(config.difficulty) in {h.difficulty for h in self._selector.pool(config)}:
-                self._note(state, f"No question at difficulty {config.difficulty} that you have not seen is left in "
-                                  "these topics, so some questions are at another level.")
-            else:
-                self._note(state, f"These topics have no question at difficulty {config.difficulty}, so the "
-                                  "questions are at other levels.")
+        target = state.target_difficulty if config.difficulty == "adaptive" else int(config.difficulty)
+        if question.difficulty != target:
+            # Unseen questions come before the level asked for, or reached (no repeats); say so, once.
+            pool = self._selector.pool(config)
+            if target not in {h.difficulty for h in pool}:
+                self._note(state, f"These topics have no question at difficulty {target}, so the questions are at "
+                                  "other levels.")
+            elif not any(h.difficulty == target and h.id not in history.seen and h.id not in state.asked
+                         for h in pool):
+                self._note(state, f"No question at difficulty {target} that you have not seen is left in these "
+                                  "topics, so some questions are at another level.")
         if (mean := history.weak_topics.get(question.topic.value)) is not None:
             self._note(state, f"{question.topic.value} comes back for review: your latest answers on it averaged "
                               f"{mean:.1f} / 5.")
