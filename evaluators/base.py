@@ -93,11 +93,6 @@ class Evaluator(ABC):
         """Score several answers; an evaluator that batches its work (one embedding pass, several
         model calls in flight) does it here."""
 
-    def quote_credit(self, task: GradingTask, quotes: dict[str, str]) -> dict[str, float] | None:
-        """Per point id, the credit this evaluator reads for that point in its quote; None when it cannot
-        tell (the LLM judge then takes the quotes as they are)."""
-        return None
-
     def corrected_claims(self, task: GradingTask) -> set[str]:
         """The listed wrong claims whose correction the answer states, so it names them only to reject
         them (the LLM judge does not charge those); an evaluator that cannot tell returns none."""

@@ -19,6 +19,7 @@ from evaluators.base import DetectedMisconception, Evaluation, Evaluator, Gradin
 from evaluators.chat import LLMError, StructuredChatModel, estimate_tokens
 from evaluators.feedback import compose_feedback
 from evaluators.judge_reply import JudgedMisconception, JudgedPoint, JudgeReply, reply_schema
+from evaluators.rubric import RubricScorer
 from evaluators.text import is_negated, is_non_answer
 from knowledge.schema import Misconception
 
@@ -216,7 +217,7 @@ class LLMJudge(Evaluator):
         stated where the scorer reads none of it."""
         quotes = {v.point_id: v.evidence for v in verdicts if v.verdict is not Verdict.MISSED and v.evidence}
         try:
-            credit = self._fallback.quote_credit(task, quotes)
+            credit = _quote_credit(self._fallback, task, quotes)
         except Exception:  # the check embeds the quotes: a failing (remote) embedder must not cost the grade
             log.warning("quote check failed; the model's verdicts are kept", exc_info=True)
             credit = None
@@ -226,6 +227,19 @@ class LLMJudge(Evaluator):
         points = {p.id: p for p in task.rubric}
         return [PointVerdict.judged(points[v.point_id], Verdict.MISSED, 0.0, None) if v.point_id in unstated else v
                 for v in verdicts], unstated
+
+
+def _quote_credit(scorer: Evaluator, task: GradingTask, quotes: dict[str, str]) -> dict[str, float] | None:
+    """Per point id, the credit the offline scorer reads for that point in its quote alone (each quote read as
+    an answer to a rubric of that one point, so a sentence stating two points counts for both, and one
+    stating a listed wrong claim for neither); None when the fallback is not the offline scorer."""
+    if not isinstance(scorer, RubricScorer) or not quotes:
+        return None
+    points = {p.id: p for p in task.rubric if p.id in quotes}
+    read = scorer.signals_many([task.model_copy(update={"answer": quotes[i], "earlier_answers": [],
+                                                        "rubric": [points[i]]}) for i in points])
+    return {i: scorer.model.points.read(r[1][0], len(points[i].evidence))[1] if r else 0.0
+            for i, r in zip(points, read, strict=True)}
 
 
 def _verified_points(

@@ -70,22 +70,6 @@ class RubricScorer(Evaluator):
         return corrected_claims(task, rubric, *reading[:2], self.model.wrong, self._embedder.embed_batch,
                                 {m.claim for m in task.misconceptions}) if reading else set()
 
-    def quote_credit(self, task: GradingTask, quotes: dict[str, str]) -> dict[str, float] | None:
-        """Per rubric point id given a quote, the credit this scorer reads in that quote for that point (0 when
-        it reads nothing of the point there): how a judge's verdict is checked against what the quote says."""
-        if not quotes:
-            return {}
-        (rubric,) = self._rubrics([task])
-        points = {p.id: (i, p) for i, p in enumerate(task.rubric)}
-        ids = [i for i in quotes if i in points]
-        read = self._read_texts([quotes[i] for i in ids])
-        credit = {}
-        for point_id in ids:
-            index, point = points[point_id]
-            support = float((rubric.point_vectors[index] @ read[quotes[point_id]][0]).max())
-            credit[point_id] = self.model.points.read(support, len(point.evidence))[1]
-        return credit
-
     def warm(self, tasks: list[GradingTask]) -> None:
         """Embed rubrics ahead of time (a server does this at start-up, off the request path), a few
         questions per model pass: a request that arrives meanwhile is not queued behind the whole bank."""
