@@ -17,7 +17,7 @@ from app.interview.models import Mode, Prompt, PromptKind, SessionConfig, Sessio
 from app.interview.penalties import HINT_COST, charge_answer, charge_give_up
 from app.interview.phrasing import Phraser
 from app.interview.scoring import AnswerScorer, ScoredAnswer, code_out_of_fence, with_code
-from app.interview.selection import History, QuestionSelector, next_difficulty
+from app.interview.selection import History, QuestionSelector, next_difficulty, session_size, why_chosen
 from app.interview.turns import SessionTurns
 from evaluators.code.forbidden import contract_with_refusals
 from evaluators.text import is_non_answer
@@ -71,16 +71,10 @@ class InterviewEngine:
         history = self._history(user_id)
         start = history.starting_difficulty if config.difficulty == "adaptive" else int(config.difficulty)
         state = SessionState(target_difficulty=start)
-        new = sum(hit.id not in history.seen for hit in pool)
-        if not new:
-            self._note(state, "You have been asked every question in these topics before, so this session brings "
-                              "back the ones you saw longest ago.")
-        most = new if 0 < new < len(pool) else len(pool)  # none repeats while any is new
-        if config.num_questions > most:  # and "Question 2 of 5" must not be the last one
-            which = "are new to you" if most == new < len(pool) else "are in the bank"
-            self._note(state, f"Only {most} question(s) in these topics {which}, so the interview has {most} "
-                              f"rather than {config.num_questions}.")
-            config = config.model_copy(update={"num_questions": most})
+        size, notes = session_size(pool, history, config.num_questions)
+        for note in notes:
+            self._note(state, note)
+        config = config.model_copy(update={"num_questions": size})
         session = self._repo.create_session(
             user_id, config=config.model_dump(mode="json"), state=state.model_dump(mode="json")
         )
@@ -272,20 +266,8 @@ class InterviewEngine:
             self._repo.save_state(session_id, state=state.model_dump(mode="json"), status="completed")
             return None
         question = self._bank[hit.id]
-        target = state.target_difficulty if config.difficulty == "adaptive" else int(config.difficulty)
-        if question.difficulty != target:
-            # Unseen questions come before the level asked for, or reached (no repeats); say so, once.
-            pool = self._selector.pool(config)
-            if target not in {h.difficulty for h in pool}:
-                self._note(state, f"These topics have no question at difficulty {target}, so the questions are at "
-                                  "other levels.")
-            elif not any(h.difficulty == target and h.id not in history.seen and h.id not in state.asked
-                         for h in pool):
-                self._note(state, f"No question at difficulty {target} that you have not seen is left in these "
-                                  "topics, so some questions are at another level.")
-        if (mean := history.weak_topics.get(question.topic.value)) is not None:
-            self._note(state, f"{question.topic.value} comes back for review: your latest answers on it averaged "
-                              f"{mean:.1f} / 5.")
+        for note in why_chosen(hit, config=config, state=state, history=history, pool=self._selector.pool(config)):
+            self._note(state, note)
         state.question_number += 1
         phrased = self._phraser.question(question, number=state.question_number, total=config.num_questions)
         self._note(state, phrased.note)

@@ -50,6 +50,39 @@ class History:
         return next_difficulty(2, sum(self.latest_scores) / len(self.latest_scores))
 
 
+def session_size(pool: list[SearchHit], history: History, wanted: int) -> tuple[int, list[str]]:
+    """How many questions a session asks, and why not `wanted`: no question repeats while one in the topics
+    is new to the user, and "Question 2 of 5" must not be the last one. Once all were asked, they come back,
+    the ones seen longest ago first."""
+    new = sum(hit.id not in history.seen for hit in pool)
+    notes = [] if new else ["You have been asked every question in these topics before, so this session brings "
+                            "back the ones you saw longest ago."]
+    most = new if 0 < new < len(pool) else len(pool)
+    if wanted <= most:
+        return wanted, notes
+    which = "are new to you" if most == new < len(pool) else "are in the bank"
+    return most, [*notes, f"Only {most} question(s) in these topics {which}, so the interview has {most} rather "
+                          f"than {wanted}."]
+
+
+def why_chosen(
+    hit: SearchHit, *, config: SessionConfig, state: SessionState, history: History, pool: list[SearchHit]
+) -> list[str]:
+    """What the candidate is told about a choice: a level other than the one asked for or reached (unseen
+    questions come first), and a topic back for review."""
+    notes = []
+    target = state.target_difficulty if config.difficulty == "adaptive" else int(config.difficulty)
+    if hit.difficulty != target and target not in {h.difficulty for h in pool}:
+        notes.append(f"These topics have no question at difficulty {target}, so the questions are at other levels.")
+    elif hit.difficulty != target and not any(
+            h.difficulty == target and h.id not in history.seen and h.id not in state.asked for h in pool):
+        notes.append(f"No question at difficulty {target} that you have not seen is left in these topics, so some "
+                     "questions are at another level.")
+    if (mean := history.weak_topics.get(hit.topic)) is not None:
+        notes.append(f"{hit.topic} comes back for review: your latest answers on it averaged {mean:.1f} / 5.")
+    return notes
+
+
 def next_difficulty(current: int, score: float) -> int:
     """Step up after a strong answer, down after a weak one, within 1-3."""
     if score >= STRONG:
