@@ -116,6 +116,28 @@ def test_a_session_whose_question_left_the_bank_is_a_conflict_not_a_crash(engine
     with pytest.raises(ConflictError, match="no longer in the question bank"):
         later.hint(session_id=session.id, user_id=user)
     assert later.current_prompt(session_id=session.id, user_id=user) is None
+    # It can still be finished, so it does not stay active for good.
+    assert later.finish(session_id=session.id, user_id=user).status == "completed"
+    assert repo.get_session(session.id, user).status == "completed"
+
+
+def test_entries_the_index_holds_but_the_bank_does_not_are_never_asked(repo, user, bank, ingested_store, scorer):
+    """A pack ingested again while the server runs: the index lists an entry the server's bank lacks. It is
+    not drawn (it was a KeyError, a 500 and a session stored with no question)."""
+    topic = "distributed"
+    missing = {q.id for q in bank if q.topic.value == topic}
+    def engine_with(known):
+        return InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store),
+                               scorer=AnswerScorer(evaluator=scorer), bank={q.id: q for q in bank if q.id in known})
+
+    engine = engine_with({q.id for q in bank} - missing)
+    with pytest.raises(UserFacingError, match="no bank questions match"):
+        engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=[topic]))
+    assert repo.list_sessions(user) == []
+    kept = sorted(missing)[0]  # one of them still known: only it is asked
+    engine = engine_with({q.id for q in bank} - missing | {kept})
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=[topic]))
+    assert prompt.question_id == kept and session.config["num_questions"] == 1
 
 
 def test_follow_up_probes_a_missed_point_and_its_answer_can_earn_it(engine, user, bank):

@@ -67,7 +67,7 @@ class InterviewEngine:
 
     def start(self, *, user_id: int, config: SessionConfig) -> tuple[Any, Prompt | None]:
         """Create a session and ask its first question."""
-        pool = self._selector.pool(config)  # fails before creating anything if nothing matches
+        pool = self._selector.pool(config, self._bank)  # fails before creating anything if nothing matches
         history = self._history(user_id)
         start = history.starting_difficulty if config.difficulty == "adaptive" else int(config.difficulty)
         state = SessionState(target_difficulty=start)
@@ -185,9 +185,11 @@ class InterviewEngine:
         """End the session now: what was answered is its report. The prompt on screen is left unanswered and
         unscored (no zero for it, and no further question is drawn to be skipped through)."""
         with self._one_at_a_time(session_id):
-            session, config, state = self._active(session_id, user_id, expected=turn)
+            session, config, state = self._active(session_id, user_id, expected=turn, ending=True)
             current = self._repo.turn(session_id, state.current_turn_id)
-            if current.kind == PromptKind.FOLLOW_UP:
+            if current.answered:
+                self._note(state, f"Ended early, after question {state.question_number} of {config.num_questions}.")
+            elif current.kind == PromptKind.FOLLOW_UP:
                 self._note(state, f"Ended early, at a follow-up on question {state.question_number} of "
                                   f"{config.num_questions}, which was not answered.")
             else:
@@ -260,13 +262,14 @@ class InterviewEngine:
         hit, history = None, self._history(user_id, besides=session_id)
         if state.question_number < config.num_questions:
             rng = random.Random(f"{config.seed if config.seed is not None else session_id}:{state.question_number}")
-            hit = self._selector.choose(config=config, state=state, history=history, rng=rng)
+            hit = self._selector.choose(config=config, state=state, history=history, rng=rng, known=self._bank)
         if hit is None:
             state.current_turn_id = state.current_question_id = None
             self._repo.save_state(session_id, state=state.model_dump(mode="json"), status="completed")
             return None
         question = self._bank[hit.id]
-        for note in why_chosen(hit, config=config, state=state, history=history, pool=self._selector.pool(config)):
+        pool = self._selector.pool(config, self._bank)
+        for note in why_chosen(hit, config=config, state=state, history=history, pool=pool):
             self._note(state, note)
         state.question_number += 1
         phrased = self._phraser.question(question, number=state.question_number, total=config.num_questions)
@@ -369,19 +372,22 @@ class InterviewEngine:
         return session, SessionConfig.model_validate(session.config), state
 
     def _active(
-        self, session_id: str, user_id: int, *, expected: int | None = None
+        self, session_id: str, user_id: int, *, expected: int | None = None, ending: bool = False
     ) -> tuple[Any, SessionConfig, SessionState]:
+        """The session, if it takes an action now. `ending`: to finish it, which needs neither its current
+        question in the bank nor a step a crash cut short to be completed first."""
         session, config, state = self._load(session_id, user_id)
-        if session.status != "completed" and state.current_question_id not in (None, *self._bank):
+        if not ending and session.status != "completed" and state.current_question_id not in (None, *self._bank):
             # The bank changed under a session in progress (a new release, another pack): say so, not a 500.
             raise ConflictError(f"this session's current question {state.current_question_id!r} is no longer in "
-                                "the question bank; start a new session (this one's report is still available)")
+                                "the question bank; finish it (its report covers what was answered) or start a "
+                                "new session")
         if session.status != "completed" and state.current_turn_id is not None:
             turn = self._repo.turn(session_id, state.current_turn_id)
             if turn.answered and _elapsed_s(turn.answered_at) < self._resume_after_s:
                 raise ConflictError(f"the answer to turn {turn.position} is still being handled; try again in a "
                                     "moment")
-            if turn.answered:  # the process died after the answer committed: finish that step now
+            if turn.answered and not ending:  # the process died after the answer committed: finish that step now
                 self._resume_after(session_id, user_id, config, state, turn)
                 session, config, state = self._load(session_id, user_id)
         if session.status == "completed" or state.current_turn_id is None:

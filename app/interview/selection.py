@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -98,9 +99,10 @@ class QuestionSelector:
         self._related: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
         self._pools: dict[tuple[tuple[str, ...], tuple[str, ...]], list[SearchHit]] = {}
 
-    def pool(self, config: SessionConfig) -> list[SearchHit]:
-        """Every entry matching the session's frameworks and topics. Cached per filter: a Chroma
-        lookup costs ~5 ms per turn and the bank only changes on deploy (like `related`)."""
+    def pool(self, config: SessionConfig, known: Collection[str] | None = None) -> list[SearchHit]:
+        """Every entry matching the session's frameworks and topics, of those in `known` (the bank the server
+        holds: a pack ingested again while it runs puts entries in the index that it does not have). Cached
+        per filter: a Chroma lookup costs ~5 ms per turn and the bank only changes on deploy (like `related`)."""
         key = (tuple(sorted(config.frameworks or ())), tuple(sorted(config.topics or ())))
         hits = self._pools.get(key)
         if hits is None:
@@ -110,6 +112,7 @@ class QuestionSelector:
                 self._pools[key] = hits
                 if len(self._pools) > 256:
                     self._pools.pop(next(iter(self._pools)))
+        hits = [h for h in hits if known is None or h.id in known]
         if not hits:
             raise UserFacingError(
                 "no bank questions match these frameworks and topics; widen the selection "
@@ -152,10 +155,11 @@ class QuestionSelector:
             self._remember((question_id, point, k), hits)
 
     def choose(
-        self, *, config: SessionConfig, state: SessionState, history: History, rng: random.Random
+        self, *, config: SessionConfig, state: SessionState, history: History, rng: random.Random,
+        known: Collection[str] | None = None,
     ) -> SearchHit | None:
         """The next question, or None when the matching pool has nothing left for this session."""
-        candidates = [h for h in self.pool(config) if h.id not in state.asked]
+        candidates = [h for h in self.pool(config, known) if h.id not in state.asked]
         if not candidates:
             return None
         target = state.target_difficulty if config.difficulty == "adaptive" else int(config.difficulty)
