@@ -22,6 +22,13 @@ EXAMPLES_HELP = ("JSONL of answers you graded yourself, as --input's lines plus 
                  "each question with examples is graded at your standard.")
 
 
+
+def jsonl_line(record: dict) -> str:
+    """A record as one JSON line that no reader splits: U+2028, U+2029 and U+0085 end a line for Python's
+    splitlines() and for JavaScript, so they are escaped (inside JSON strings, the only place they can be)."""
+    text = json.dumps(record, ensure_ascii=False)
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\u0085", "\\u0085")
+
 def grade(
     input_path: Annotated[Path, typer.Option("--input", help=INPUT_HELP)],
     output_path: Annotated[Path, typer.Option("--output", help=OUTPUT_HELP)],
@@ -81,7 +88,7 @@ def grade(
     with input_path.open("rb") as source, _output(None if to_stdout else output_path) as sink, progress() as bar:
         task = bar.add_task("Grading", total=count_lines(source))
         for record in grader.grade_stream(iter(source), on_line=one_line_done):
-            sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+            sink.write(jsonl_line(record) + "\n")
             graded += 1
     err.print(f"Graded {graded - failed} of {graded} lines; {failed} with errors. Output: {where}")
     if graded and failed == graded:

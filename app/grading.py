@@ -51,6 +51,7 @@ class GradeLine:
     matched_id: str | None = None
     match_confidence: float | None = None  # how sure the bank match is, 0-1 (None: no match was needed)
     error: str | None = None
+    notes: list[str] = field(default_factory=list)  # about how it was graded, beside the evaluation's own
 
     @property
     def question_key(self) -> str | None:
@@ -97,7 +98,11 @@ def best_evaluations(evaluator: Evaluator, lines: list[GradeLine]) -> list[Evalu
     return [max(found, key=lambda e: e.score) if found else None for found in read]  # ties: the first reference
 
 
-def evaluation_fields(evaluation: Evaluation) -> dict[str, Any]:
+CODE_NOT_RUN = ("a code task: its hidden checks were not run here, and the answer was read as words only; run code "
+                "with POST /v1/code/check or `interviewer check`, or answer it in a session")
+
+
+def evaluation_fields(evaluation: Evaluation, line: GradeLine) -> dict[str, Any]:
     """The output contract's fields for one graded answer."""
     return {
         "score": evaluation.score,
@@ -106,7 +111,7 @@ def evaluation_fields(evaluation: Evaluation) -> dict[str, Any]:
         "feedback": evaluation.feedback,
         "evaluator": evaluation.evaluator,
         "gate": evaluation.gate,  # "empty" or "non-answer": scored 0 without being read
-        "notes": evaluation.notes,  # e.g. why an LLM judge's reply was not used
+        "notes": [*evaluation.notes, *line.notes],  # e.g. why an LLM judge's reply was not used
     }
 
 
@@ -185,6 +190,7 @@ class BulkGrader:
             entry = self._bank.get(str(record["question_id"]))
             if entry is None:
                 raise LineError(f"unknown question_id {record['question_id']!r}")
+            line.notes += [CODE_NOT_RUN] if entry.code else []
             return [GradingTask.from_question(entry, answer)]
         # With a reference answer of the caller's own, a question_id is the caller's label for the
         # question (an LMS item id): it pairs the line with graded examples and is not looked up.
@@ -228,6 +234,7 @@ class BulkGrader:
                 f"below {MATCH_THRESHOLD}); add question_id or reference_answer"
             )
         line.matched_id, line.match_confidence = best.id, confidence
+        line.notes += [CODE_NOT_RUN] if self._bank[best.id].code else []
         return GradingTask.from_question(self._bank[best.id], answer)
 
     def grade_stream(
@@ -237,7 +244,10 @@ class BulkGrader:
         each line, and whether it failed (a caller's own `error` field, even null, does not say so)."""
         pending: list[GradeLine] = []
         for number, raw in enumerate(lines, start=1):
-            if not raw.strip():
+            if not raw.strip():  # kept as a line of its own, so output line N is input line N
+                yield from self._flush(pending, on_line)
+                pending = []
+                yield {"line": number, "skipped": "blank line"}
                 continue
             line = self._parse(raw)
             if not line.record:
@@ -262,7 +272,7 @@ class BulkGrader:
     ) -> Iterator[dict[str, Any]]:
         for line, evaluation in zip(pending, best_evaluations(self._evaluator, pending), strict=True):
             if evaluation is not None:
-                ours = {**evaluation_fields(evaluation), **self.standard_fields(line, evaluation)}
+                ours = {**evaluation_fields(evaluation, line), **self.standard_fields(line, evaluation)}
                 if line.matched_id:
                     ours.update(matched_id=line.matched_id, match_confidence=line.match_confidence)
             else:

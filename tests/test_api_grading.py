@@ -267,3 +267,13 @@ def test_a_full_batch_of_long_answers_is_within_the_batch_routes_body_cap(alice)
     too_big = {"items": [{**item, "answer": "x" * 20_000}] * 100, "examples": [{**item, "grade": 1}] * 100,
                "pad": "y" * 20_000_000}
     assert "send fewer items" in assert_problem(alice.post("/v1/grade/batch", json=too_big), 413)["detail"]
+
+
+def test_grading_a_code_task_says_its_checks_were_not_run(alice, bank):
+    """Code sent to /v1/grade is read as words (the checks run in /v1/code/check or a session): said, not silent."""
+    task = code_question(bank)
+    graded = alice.post("/v1/grade", json={"question_id": task.id, "answer": task.code.solution}).json()
+    assert any("hidden checks were not run" in n for n in graded["notes"])
+    concept = next(q for q in bank if q.code is None)
+    plain = alice.post("/v1/grade", json={"question_id": concept.id, "answer": concept.reference_answer}).json()
+    assert not any("hidden checks" in n for n in plain["notes"])

@@ -42,7 +42,7 @@ def test_report_formats_by_query_and_accept(alice, bank):
     sid = finish(alice, bank, good=True, seed=4)
     as_json = alice.get(f"/v1/sessions/{sid}/report")
     assert as_json.status_code == 200 and as_json.headers["content-type"].startswith("application/json")
-    assert isinstance(as_json.json(), dict)
+    assert isinstance(as_json.json(), dict) and as_json.headers["vary"] == "Accept"  # for caches between
     markdown = alice.get(f"/v1/sessions/{sid}/report", headers={"Accept": "text/markdown"})
     assert markdown.headers["content-type"].startswith("text/markdown") and markdown.text.strip()
     html = alice.get(

@@ -201,6 +201,20 @@ def test_grade_indexes_a_never_ingested_bank_to_match_free_questions(cli_env, tm
     assert "no bank search is available" in json.loads(target.read_text())["error"]
 
 
+def test_grade_writes_one_output_line_per_input_line(cli_env, tmp_path):
+    """An LMS zips its rows with ours by line: a blank line keeps its place, and an answer holding a line
+    separator (U+2028, U+2029, U+0085) stays on one line for a reader that splits on them."""
+    answer = "Gradients add up\u2028across calls,\u2029so clear them\u0085each step."
+    record = json.dumps({"question_id": "zero-grad", "answer": answer}, ensure_ascii=False)
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text(f"{record}\n\n   \n{record}\n", encoding="utf-8")
+    out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 4 and rows[1] == {"line": 2, "skipped": "blank line"} and rows[2]["line"] == 3
+    assert rows[0]["answer"] == rows[3]["answer"] == answer and rows[0]["score"] == rows[3]["score"]
+
+
 def test_grade_exits_nonzero_only_when_every_line_failed(cli_env, tmp_path):
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text("nope\n{}\n", encoding="utf-8")

@@ -138,7 +138,7 @@ def grade(
     (evaluation,) = best_evaluations(evaluator, [line])
     if evaluation is None:
         raise HTTPException(422, line.error or "this answer cannot be graded")
-    fields: dict[str, Any] = evaluation_fields(evaluation)
+    fields: dict[str, Any] = evaluation_fields(evaluation, line)
     return GradeOut.model_validate(
         {
             **fields,
@@ -177,7 +177,8 @@ def grade_batch(
             results.append(GradeItemOut(index=index, error=line.error or "this answer cannot be graded"))
             continue
         label = evaluation.question_id or body.items[index].question_id
-        fields = {**evaluation_fields(evaluation), "question_id": label, **grader.standard_fields(line, evaluation)}
+        fields = {**evaluation_fields(evaluation, line), "question_id": label,
+                  **grader.standard_fields(line, evaluation)}
         result = GradeOut.model_validate(
             {**fields, "matched_id": line.matched_id, "match_confidence": line.match_confidence}
         )

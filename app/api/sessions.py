@@ -255,7 +255,8 @@ def report(
     except ImportError:
         raise HTTPException(503, "reports are not available in this build") from None
     body, media_type = render(build_report(session=session, turns=repo.turns(session_id), bank=bank), fmt)
-    return Response(content=body, media_type=media_type)
+    # Chosen by the Accept header: a cache keeps one copy per Accept, not the PDF for a JSON client.
+    return Response(content=body, media_type=media_type, headers={"Vary": "Accept"})
 
 
 def _negotiate(accept: str) -> str:
