@@ -93,7 +93,16 @@ class BodySizeLimit:
             await self.app(scope, receive, send)
             return
         cap = self.batches.get(scope["path"], self.max_bytes)
-        declared = dict(scope["headers"]).get(b"content-length", b"")
+        headers = dict(scope["headers"])
+        declared = headers.get(b"content-length", b"")
+        sends_body = declared not in (b"", b"0") or b"transfer-encoding" in headers
+        media = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
+        if sends_body and scope["method"] in ("POST", "PUT", "PATCH") and not _json_media(media):
+            # Every body this API reads is JSON: a form post (curl -d) or text/plain is told so, not given a 422
+            # about "a valid dictionary".
+            await problems.problem(415, f"send the body as JSON with Content-Type: application/json (it came as "
+                                        f"{media.decode('latin-1') or 'no content type'})")(scope, receive, send)
+            return
         if declared.isdigit() and int(declared) > cap:
             await problems.problem(413, self._detail(scope["path"], cap))(scope, receive, send)
             return
@@ -112,6 +121,10 @@ class BodySizeLimit:
     def _detail(self, path: str, cap: int) -> str:
         advice = "send fewer items per request" if path in self.batches else "shorten the answer or code"
         return f"the request body is larger than {cap} bytes; {advice}"
+
+
+def _json_media(media: bytes) -> bool:
+    return media == b"application/json" or media.startswith(b"application/") and media.endswith(b"+json")
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

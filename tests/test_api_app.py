@@ -23,6 +23,18 @@ def test_a_body_that_is_not_json_is_said_to_be_so(alice):
     assert assert_problem(reply, 422)["detail"].startswith("the request body is not valid JSON (at character")
 
 
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", None])
+def test_a_body_sent_as_another_media_type_is_a_415_naming_json(alice, content_type):
+    """curl -d sends a form; a JSON body under it was a 422 about "a valid dictionary"."""
+    headers = {"Content-Type": content_type} if content_type else {}
+    reply = alice.post("/v1/grade", content=b'{"question_id": "zero-grad", "answer": "x"}', headers=headers)
+    assert "application/json" in assert_problem(reply, 415)["detail"]
+    assert alice.post("/v1/sessions").status_code == 201  # no body: nothing to refuse
+    fine = alice.post("/v1/grade", content=b'{"question_id": "zero-grad", "answer": "It clears .grad."}',
+                      headers={"Content-Type": "application/json; charset=utf-8"})
+    assert fine.status_code == 200
+
+
 def test_an_unknown_field_is_named(alice):
     reply = alice.post("/v1/sessions", json={"level": "senior"})
     assert assert_problem(reply, 422)["detail"].startswith("unknown field 'level'")

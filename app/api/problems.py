@@ -152,6 +152,9 @@ def use_problem_media_type(schema: dict[str, Any]) -> dict[str, Any]:
     problem_ref = {"$ref": "#/components/schemas/Problem"}
     for path in schema.get("paths", {}).values():
         for operation in path.values():
+            if "requestBody" in operation:  # app.main refuses a body that is not JSON, and any may be too large
+                for status in (413, 415):
+                    operation["responses"].setdefault(str(status), {"description": HTTPStatus(status).phrase})
             for status, response in operation.get("responses", {}).items():
                 if status.isdigit() and int(status) >= 400:
                     response["content"] = {PROBLEM_MEDIA_TYPE: {"schema": problem_ref}}
