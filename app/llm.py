@@ -7,6 +7,7 @@ can take over without knowing which SDK raised what.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
@@ -16,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from urllib.parse import quote
 
 from pydantic import BaseModel, SecretStr, ValidationError
 
@@ -76,8 +78,11 @@ class LangChainChatModel(ChatModel):
         self.base_url = _URL_PASSWORD.sub(r"\1", base_url)  # shown in reasons: without a user:password@ part
         # A server may echo what it was sent (the key, in an error message); what reaches a note, the database
         # or a report never holds them.
-        passwords = [m.group(2) for m in _URL_PASSWORD.finditer(base_url)]
-        self._secrets = [v for v in (key.get_secret_value(), *passwords) if len(v) >= 4]
+        users = [m.group(0)[2:-1] for m in _URL_PASSWORD.finditer(base_url)]  # "user:password"
+        secrets = [key.get_secret_value(), *(u.split(":", 1)[1] for u in users)]
+        # As sent (a URL's credentials go as Basic auth, base64) and as a server may echo them (URL-encoded).
+        encoded = [base64.b64encode(u.encode()).decode() for u in users]
+        self._secrets = [v for v in {*secrets, *(quote(v, safe="") for v in secrets), *encoded} if len(v) >= 4]
         self.timeout_s = timeout_s
         self.max_tokens = max_tokens
         self._allowed: list[StructuredMethod] = list(STRUCTURED_METHODS) if method == "auto" else [method]
@@ -198,7 +203,7 @@ class LangChainChatModel(ChatModel):
         text = message.text.strip()
         if not text:
             raise LLMError("malformed output: empty reply")
-        return text
+        return redact(text, self._secrets)  # a wording is shown and stored: it carries no credential either
 
 
 class _Unsupported(LLMError):
@@ -265,12 +270,12 @@ def _unfenced(text: str) -> str:
 
 
 _URL_PASSWORD = re.compile(r"(//)[^/@\s]*:([^/@\s]*)@")
-_BEARER = re.compile(r"(?i)\b(bearer\s+)\S+")
+_BEARER = re.compile(r"(?i)\b((?:bearer|basic)\s+)\S+")
 _KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}")
 
 
 def redact(text: str, secrets: list[str]) -> str:
-    """The text without the given secrets, bearer tokens, "sk-..." keys or a URL's user:password@."""
+    """The text without the given secrets, bearer or basic credentials, "sk-..." keys or a URL's user:password@."""
     for secret in secrets:
         text = text.replace(secret, "[redacted]")
     text = _BEARER.sub(r"\1[redacted]", text)

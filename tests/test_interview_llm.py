@@ -129,6 +129,9 @@ def test_a_rewording_asks_and_holds_no_run_of_the_model_answer():
     meta = ("The interviewer is looking for a detail: your validation pass uses far more memory than training, "
             "what would you check?")
     assert _not_a_rewording(line, meta, answer) == "talked about the task rather than asking"
+    sure = "Sure! Here's a reworded version of the question: your validation pass uses far more memory than " \
+           "training. What would you check?"
+    assert _not_a_rewording(line, sure, answer) == "talked about the task rather than asking"
     flat = "Your validation pass uses far more memory than training. Say what you would check."
     assert _not_a_rewording(line, flat, answer) == "returned no question"
     fine = "Validation is eating far more memory than training. What would you check first?"

@@ -387,13 +387,15 @@ def test_a_quote_that_says_nothing_of_its_point_credits_nothing(offline, relu, a
     result = LLMJudge(ScriptedChatModel(replies=[JudgeReply.model_validate(everything)], name=MODEL),
                       offline).evaluate(GradingTask.from_question(relu, answer))
     assert result.score <= 1.0 and not any(p.verdict is Verdict.COVERED for p in result.points), result.points
-    assert any("the quote does not state the point" in n for n in result.notes)
+    assert any("lowered to what the quote states of the point" in n for n in result.notes)
     assert "Excellent" not in result.feedback
 
 
 @pytest.mark.parametrize("sentence", [
     "zero_grad does not reset the model's weights to zero, it only clears the .grad buffers.",
     "It is not true that zero_grad resets the model's weights to zero.",
+    "Some people say zero_grad resets the model's weights to zero, but that is wrong.",
+    "Myth: zero_grad resets the model's weights to zero.",
 ])
 def test_a_quote_that_denies_the_claim_is_not_charged(offline, bank, sentence):
     zero_grad = next(q for q in bank if q.id == "zero-grad")
@@ -411,3 +413,17 @@ def test_the_models_comments_carry_no_control_or_bidi_characters(offline, relu):
     result = LLMJudge(ScriptedChatModel(replies=[JudgeReply.model_validate(said)], name=MODEL),
                       offline).evaluate(GradingTask.from_question(relu, ANSWER))
     assert "Interviewer's comments: Clear custom Function; add a gradcheck." in result.feedback
+
+
+@pytest.mark.parametrize("answer", ["zero_grad.", "Since PyTorch 2.0 zero_grad sets the grads to None by default."])
+def test_the_whole_answer_quoted_for_every_point_earns_what_it_states(offline, bank, answer):
+    """A model that credits every point with the whole answer: each point earns only what the offline scorer
+    reads of it there (a re-check found 3.3 for "zero_grad." and 5.0 for one sentence on one point)."""
+    zero_grad = next(q for q in bank if q.id == "zero-grad")
+    everything = reply(points=[{"point_id": p.id, "verdict": "covered", "evidence_quote": answer}
+                               for p in zero_grad.rubric], score=5.0)
+    task = GradingTask.from_question(zero_grad, answer)
+    result = LLMJudge(ScriptedChatModel(replies=[JudgeReply.model_validate(everything)], name=MODEL),
+                      offline).evaluate(task)
+    assert result.score <= offline.evaluate(task).score + 1.5, (result.score, result.points)
+    assert sum(p.verdict is Verdict.COVERED for p in result.points) <= 1

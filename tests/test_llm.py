@@ -173,6 +173,19 @@ def test_a_server_that_echoes_the_key_or_a_password_never_puts_them_in_a_reason(
         assert reason.startswith("HTTP 400") and key not in reason and password not in reason, reason
         assert "[redacted]" in reason and caught.value.__cause__ is None and caught.value.__suppress_context__
     assert password not in model.base_url
+    # The same secrets as a server may echo them back: the URL's credentials as sent (Basic, base64), the key
+    # URL-encoded, and in a reply that is not an error.
+    import base64
+    from urllib.parse import quote
+    basic = base64.b64encode(f"bob:{password}".encode()).decode()
+    for echo in (f"got Basic {basic}", f"got token={basic}", f"key={quote(key + '/x', safe='')}"):
+        fake_openai.script([http_error(400, echo)])
+        model = LangChainChatModel(base_url=url, model="fake-chat", api_key=key + "/x", timeout_s=0.5, max_retries=0)
+        with pytest.raises(LLMError) as caught:
+            model.complete_text(system="s", user="u")
+        assert basic not in caught.value.reason and quote(key + "/x", safe="") not in caught.value.reason
+    fake_openai.script([content(f"What does zero_grad clear? (key {key})")])
+    assert key not in model_for(fake_openai, api_key=key).complete_text(system="s", user="u")
 
 
 def test_a_reply_that_trickles_in_is_cut_at_the_timeout_in_all(fake_openai):

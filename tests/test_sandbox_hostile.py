@@ -368,6 +368,11 @@ def test_results_that_would_cost_the_trusted_side_are_refused_before_verifying()
         loads(dumps([0.5] * 3_000_000))
     assert time.monotonic() - started < 1.0
     assert loads(dumps({"out": torch.ones(1 << 20), "shape": [1, 2]}))["shape"] == [1, 2]  # tensor data is apart
+    shared = [[0] * 4000] * 4000  # 16 KB as a pickle (one list, shared), 16 million values to walk
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="values in a result"):
+        loads(dumps(shared))
+    assert time.monotonic() - started < 1.0
 
 
 # Every other process in the jail: bwrap's pid 1 (our uid, dumpable, no seccomp, no limits) and the worker.

@@ -78,7 +78,8 @@ def _not_a_rewording(line: str, reply: str, answer: str = "") -> str | None:
     return None
 
 
-_META = re.compile(r"\b(the|this) (interviewer|line|rephras\w*|rewording)\b|\bthe candidate\b", re.I)
+_META = re.compile(r"\b(the|this) (interviewer|line|rephras\w*|rewording)\b|\bthe candidate\b|"
+                   r"\b(reworded|rephrased|revised) (version|question|line)\b|^\W*(sure|certainly|of course)\b", re.I)
 # A model that saw the model answer elsewhere (a server that keeps what it was sent) must not slip it into a
 # question: this many of its words in a row are not a rewording's.
 ANSWER_RUN = 8

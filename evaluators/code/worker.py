@@ -286,6 +286,9 @@ def main() -> None:
     torch.set_num_threads(1)  # libgomp's thread pool does not survive fork
     jail.prctl(jail.PR_SET_DUMPABLE, 0)  # children are the same uid: keep them out of our memory
     jail.prctl(jail.PR_SET_CHILD_SUBREAPER, 1)  # orphans of a submission come to us to be reaped
+    if JAILED and not jail.landlock_abi():  # said once per worker, in the server's log
+        sys.stderr.write("worker: this kernel has no Landlock (Linux 5.13 or later): submissions are not kept out "
+                         "of the memory of the jail's pid 1\n")
     _warm_up()
     child = Child(side_fd)
     send = lambda data: write_all(control[1], data)  # noqa: E731
