@@ -46,9 +46,10 @@ def load_file(path: Path) -> list[Question]:
 
 def load_bank(directory: Path = BANK_DIR) -> list[Question]:
     """Every question in the bank, checked for unique ids and resolvable `related` links."""
-    files = sorted(directory.glob("*.yaml"))
+    # Both spellings of the extension: a pack's `extra.yml` beside `main.yaml` was skipped without a word.
+    files = sorted([*directory.glob("*.yaml"), *directory.glob("*.yml")])
     if not files:
-        raise BankError(f"{directory}: no bank files (*.yaml) found")
+        raise BankError(f"{directory}: no bank files (*.yaml or *.yml) found")
     questions: list[Question] = []
     origin: dict[str, str] = {}
     for path in files:

@@ -97,6 +97,16 @@ def test_invalid_yaml_and_unknown_related_are_reported(tmp_path: Path, bank):
         load_bank(tmp_path)
 
 
+def test_a_pack_reads_yml_files_as_well_as_yaml(tmp_path: Path, bank):
+    """A pack author's `extra.yml` beside `main.yaml` was skipped without a word ("Bank OK: 4 questions")."""
+    import yaml
+
+    first, second = ({**q.model_dump(mode="json"), "related": []} for q in bank[:2])
+    (tmp_path / "main.yaml").write_text(yaml.safe_dump([first]), encoding="utf-8")
+    (tmp_path / "extra.yml").write_text(yaml.safe_dump([second]), encoding="utf-8")
+    assert [q.id for q in load_bank(tmp_path)] == [second["id"], first["id"]]  # files in name order
+
+
 def test_seed_ref_format_is_enforced():
     from pydantic import ValidationError
 

@@ -809,3 +809,20 @@ def test_an_adaptive_session_starts_where_the_last_answers_left_off(engine, user
     run_session(engine, user, config, lambda p: bank_map[p.question_id].reference_answer)
     session, _ = engine.start(user_id=user, config=config)
     assert session.state["target_difficulty"] == 3
+
+
+def test_a_weak_topic_met_after_the_review_share_is_used_is_not_called_review():
+    """A re-check saw 3-4 "comes back for review" notes in a 6-question session capped at 2 review questions:
+    a weak topic drawn for spread once the share is used is no review."""
+    from app.interview.models import SessionState
+    from app.interview.selection import History, why_chosen
+    from knowledge.vectorstore import SearchHit
+
+    history = History(weak_topics={"autograd": 1.0})
+    hit = SearchHit(id="x", question="q", topic="autograd", difficulty=2, framework="pytorch", kind="concept",
+                    score=1.0)
+    config = SessionConfig(num_questions=5)
+    assert any("comes back for review" in n for n in why_chosen(
+        hit, config=config, state=SessionState(asked_topics=["autograd"]), history=history, pool=[hit]))
+    assert not any("comes back for review" in n for n in why_chosen(
+        hit, config=config, state=SessionState(asked_topics=["autograd", "autograd"]), history=history, pool=[hit]))

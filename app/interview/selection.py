@@ -79,9 +79,15 @@ def why_chosen(
             h.difficulty == target and h.id not in history.seen and h.id not in state.asked for h in pool):
         notes.append(f"No question at difficulty {target} that you have not seen is left in these topics, so some "
                      "questions are at another level.")
-    if (mean := history.weak_topics.get(hit.topic)) is not None:
+    if (mean := history.weak_topics.get(hit.topic)) is not None and review_open(config, state, history):
         notes.append(f"{hit.topic} comes back for review: your latest answers on it averaged {mean:.1f} / 5.")
     return notes
+
+
+def review_open(config: SessionConfig, state: SessionState, history: History) -> bool:
+    """Whether this session may still bring a weak topic back for review (at most REVIEW_SHARE of it)."""
+    reviews = sum(topic in history.weak_topics for topic in state.asked_topics)
+    return reviews < max(1, round(REVIEW_SHARE * config.num_questions))
 
 
 def next_difficulty(current: int, score: float) -> int:
@@ -164,8 +170,7 @@ class QuestionSelector:
             return None
         target = state.target_difficulty if config.difficulty == "adaptive" else int(config.difficulty)
         jitter = {h.id: rng.random() for h in sorted(candidates, key=lambda h: h.id)}
-        reviews = sum(topic in history.weak_topics for topic in state.asked_topics)
-        review_open = reviews < max(1, round(REVIEW_SHARE * config.num_questions))
+        reviewing = review_open(config, state, history)
 
         def rank(hit: SearchHit) -> tuple[float, ...]:
             last_seen = history.seen.get(hit.id)
@@ -174,7 +179,7 @@ class QuestionSelector:
             return (
                 seen_rank,
                 # A weak topic comes back whatever its questions' level: review is what it is for.
-                0.0 if review_open and hit.topic in history.weak_topics else 1.0,
+                0.0 if reviewing and hit.topic in history.weak_topics else 1.0,
                 abs(hit.difficulty - target),
                 float(state.asked_topics.count(hit.topic)),  # spread topics out
                 jitter[hit.id],
