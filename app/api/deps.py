@@ -127,13 +127,25 @@ def require_size(value: str | None, limit: int, what: str) -> None:
 
 @contextmanager
 def code_check_slot(user: UserRecord, limiter: SlidingWindowLimiter) -> Iterator[Callable[[], None]]:
-    """A function that takes one sandbox run for the user (429 when over the rate, or while as many of the
-    user's runs as allowed are still going), called once the run is certain; the run is let go on leaving."""
+    """A function that takes one sandbox run for the user, called once the run is certain: 429 while as many
+    of the user's runs as allowed are still going, or past the rate, with the seconds to wait. The run is let
+    go on leaving."""
     taken = False
 
     def take() -> None:
         nonlocal taken
-        take_code_check(user, limiter)
+        if not limiter.start(user.id):
+            raise HTTPException(429, f"{limiter.in_flight} code check(s) of yours are still running; send this "
+                                     "one when they finish", headers={"Retry-After": "2"})
+        wait = limiter.acquire(user.id)
+        if wait is not None:
+            limiter.finish(user.id)
+            raise HTTPException(
+                429,
+                f"too many code checks: the limit is {limiter.limit} per {limiter.window_s:g} s; "
+                f"retry in {math.ceil(wait)} s",
+                headers={"Retry-After": str(math.ceil(wait))},
+            )
         taken = True
 
     try:
@@ -141,19 +153,3 @@ def code_check_slot(user: UserRecord, limiter: SlidingWindowLimiter) -> Iterator
     finally:
         if taken:
             limiter.finish(user.id)
-
-
-def take_code_check(user: UserRecord, limiter: SlidingWindowLimiter) -> None:
-    """Count one sandbox run for the user, or 429 with the seconds to wait. Pair with limiter.finish."""
-    if not limiter.start(user.id):
-        raise HTTPException(429, f"{limiter.in_flight} code check(s) of yours are still running; send this one "
-                                 "when they finish", headers={"Retry-After": "2"})
-    wait = limiter.acquire(user.id)
-    if wait is not None:
-        limiter.finish(user.id)
-        raise HTTPException(
-            429,
-            f"too many code checks: the limit is {limiter.limit} per {limiter.window_s:g} s; "
-            f"retry in {math.ceil(wait)} s",
-            headers={"Retry-After": str(math.ceil(wait))},
-        )

@@ -72,8 +72,7 @@ class InterviewEngine:
         start = history.starting_difficulty if config.difficulty == "adaptive" else int(config.difficulty)
         state = SessionState(target_difficulty=start)
         size, notes = session_size(pool, history, config.num_questions)
-        for note in notes:
-            self._note(state, note)
+        self._note(state, *notes)
         config = config.model_copy(update={"num_questions": size})
         session = self._repo.create_session(
             user_id, config=config.model_dump(mode="json"), state=state.model_dump(mode="json")
@@ -269,8 +268,7 @@ class InterviewEngine:
             return None
         question = self._bank[hit.id]
         pool = self._selector.pool(config, self._bank)
-        for note in why_chosen(hit, config=config, state=state, history=history, pool=pool):
-            self._note(state, note)
+        self._note(state, *why_chosen(hit, config=config, state=state, history=history, pool=pool))
         state.question_number += 1
         phrased = self._phraser.question(question, number=state.question_number, total=config.num_questions)
         self._note(state, phrased.note)
@@ -419,9 +417,10 @@ class InterviewEngine:
         return History.from_scores(self._repo.seen_questions(user_id), scores)
 
     @staticmethod
-    def _note(state: SessionState, note: str | None) -> None:
-        if note and note not in state.notes:
-            state.notes.append(note)
+    def _note(state: SessionState, *notes: str | None) -> None:
+        for note in notes:
+            if note and note not in state.notes:
+                state.notes.append(note)
 
 
 def _aware(at: datetime) -> datetime:
