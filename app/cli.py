@@ -205,3 +205,7 @@ def main() -> None:
             exc.show()  # type: ignore[attr-defined]
             sys.exit(exc.exit_code)  # type: ignore[attr-defined]
         raise
+
+
+if __name__ == "__main__":  # `python -m app.cli` as well as the `interviewer` script
+    main()

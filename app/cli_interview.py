@@ -95,7 +95,13 @@ def show_outcome(console: Console, outcome: Any) -> None:
         result = outcome.code_result
         passed, total = result.get("passed_checks"), result.get("total_checks")
         console.print(f" code checks: {passed}/{total} ({result.get('status')})")
-    if evaluation.get("gate") in ("skip", "dont_know") and evaluation.get("model_answer"):
+        for check in result.get("checks") or []:  # say why now, not only in the report at the end
+            if not check.get("passed"):
+                why = f": {check['message']}" if check.get("message") else ""
+                console.print(Text.assemble(" ", ("✘", "red"), f" {check.get('description')}{why}"), highlight=False)
+    # Given up on the question or on its follow-up: the model answer, where the mode shows it (practice).
+    gave_up = {evaluation.get("gate"), evaluation.get("follow_up")} & {"skip", "dont_know"}
+    if gave_up and evaluation.get("model_answer"):
         console.print(Panel(Markdown(evaluation["model_answer"]), title="Model answer"))
 
 

@@ -487,3 +487,27 @@ def test_the_terminal_says_when_a_score_came_from_the_offline_fallback():
     console = Console(record=True, width=200)
     show_outcome(console, TurnOutcome(status="active", evaluation={"score": 2.1, "points": [], "notes": [why]}))
     assert why in console.export_text()
+
+
+def test_the_terminal_says_why_code_checks_failed_and_shows_the_model_answer_after_giving_up_a_follow_up():
+    from rich.console import Console
+
+    from app.cli_interview import show_outcome
+    from app.interview.models import TurnOutcome
+
+    console = Console(record=True, width=200)
+    checks = [{"name": "large-logits", "description": "stays finite for large logits", "passed": False,
+               "message": "got inf for logits near 1000"},
+              {"name": "other-dims", "description": "works along any dim", "passed": True, "message": None}]
+    show_outcome(console, TurnOutcome(
+        status="active", evaluation={"score": 2.0, "points": [], "follow_up": "dont_know", "model_answer": "THE MODEL"},
+        code_result={"passed_checks": 1, "total_checks": 2, "status": "failed", "checks": checks}))
+    shown = console.export_text()
+    assert "stays finite for large logits: got inf for logits near 1000" in shown
+    assert "works along any dim" not in shown
+    assert "THE MODEL" in shown
+
+
+def test_python_dash_m_runs_the_cli():
+    out = subprocess.run([sys.executable, "-m", "app.cli", "--help"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "Usage" in out.stdout, (out.stdout, out.stderr)
