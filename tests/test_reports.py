@@ -175,7 +175,22 @@ def test_study_plan_is_weakest_first_and_links_existing_bank_entries(report: Rep
         for link in item.next:
             assert link.id in bank and link.question == bank[link.id].question
     first_links = [link.id for link in report.study_plan[0].next]
-    assert first_links == list(bank["save-and-load-models"].related)[: len(first_links)]
+    curated = [r for r in bank["save-and-load-models"].related if bank[r].framework in ("pytorch", "general")]
+    assert first_links == curated[: len(first_links)] and "tf-model-saving" in bank["save-and-load-models"].related
+
+
+def test_study_plan_never_sends_to_this_sessions_questions_or_to_another_framework(bank) -> None:
+    # Both weak, each in the other's curated `related`: each was once recommended as the other's "next".
+    weak = evaluation(1.0, [point("x", "missed", None)])
+    turns = [turn(1, "device-types-multi-gpu", "distributed", answer_text="Use DataParallel.", evaluation=weak),
+             turn(2, "cuda-and-pytorch", "distributed", answer_text="It is a GPU.", evaluation=weak),
+             turn(3, "tensorboard-visualization", "debugging", answer_text="Logs.", evaluation=weak)]
+    scores = {"device-types-multi-gpu": 1.0, "cuda-and-pytorch": 1.0, "tensorboard-visualization": 1.0}
+    plan = build_report(session=session(scores), turns=turns, bank=bank).study_plan
+    assert len(plan) == 3 and all(item.next for item in plan)
+    for item in plan:
+        for link in item.next:
+            assert link.id not in scores and bank[link.id].framework in ("pytorch", "general"), (item, link)
 
 
 def test_markdown_has_every_heading_and_escapes_markup(report: Report) -> None:

@@ -17,7 +17,7 @@ from app.reports.model import (
 )
 from app.reports.questions import group_by_question, question_entry
 from app.store.records import SessionRecord, TurnRecord
-from knowledge.schema import Question
+from knowledge.schema import Framework, Question
 
 WEAK_BELOW = 3.5  # of 5: a question scored under this goes into the study plan
 LINKS_PER_ITEM = 3  # enough to fill an evening of study without burying the first, most useful one
@@ -98,8 +98,9 @@ def _gaps(answered: list[QuestionEntry], topics: list[TopicScore]) -> list[Topic
 def _study_plan(answered: list[QuestionEntry], bank: Mapping[str, Question]) -> list[StudyItem]:
     """Weak questions, weakest first, each with bank entries to study next."""
     weak = sorted((e for e in answered if (e.score or 0.0) < WEAK_BELOW), key=lambda e: (e.score, e.number))
-    # Questions already answered well need no study; ones already recommended need not repeat.
-    skip = {e.question_id for e in answered if (e.score or 0.0) >= WEAK_BELOW}
+    # This session's questions are never "next": answered well, they need no study; answered weakly, they
+    # are items of the plan already. Ones already recommended need not repeat.
+    skip = {e.question_id for e in answered}
     plan: list[StudyItem] = []
     for entry in weak:
         links = _links(entry, bank, exclude=skip | {entry.question_id})
@@ -112,8 +113,11 @@ def _study_plan(answered: list[QuestionEntry], bank: Mapping[str, Question]) -> 
 
 
 def _links(entry: QuestionEntry, bank: Mapping[str, Question], *, exclude: set[str]) -> list[StudyLink]:
-    """The bank's curated `related` entries; same-topic questions only when those run out."""
+    """The bank's curated `related` entries; same-topic questions only when those run out. Only entries of
+    the question's own framework or of none: a PyTorch candidate is not sent to study TensorFlow."""
     question = bank.get(entry.question_id)
+    frameworks = {Framework.GENERAL, question.framework} if question else set(Framework)
+    exclude = exclude | {q.id for q in bank.values() if q.framework not in frameworks}
     ids = [r for r in (question.related if question else []) if r in bank and r not in exclude]
     if not ids:
         same_topic = sorted(
