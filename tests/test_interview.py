@@ -22,6 +22,7 @@ from app.store import open_repository
 from evaluators.base import Verdict
 from evaluators.rubric import RubricScorer
 from tests.conftest import REPO
+from tests.postgres import postgres_server  # noqa: F401  (fixture)
 
 
 @pytest.fixture(scope="module")
@@ -778,6 +779,78 @@ def test_sessions_started_together_never_share_a_question(engine, user):
     for t in threads:
         t.join(60)
     assert len(firsts) == 4 and len(set(firsts)) == 4, firsts
+
+
+RACING_STARTER = """
+import sys, time
+from pathlib import Path
+from app.interview.engine import InterviewEngine
+from app.interview.models import SessionConfig
+from app.interview.phrasing import Phraser
+from app.interview.scoring import AnswerScorer
+from app.interview.selection import QuestionSelector
+from app.store import open_repository
+from evaluators.rubric import RubricScorer
+from knowledge.embeddings import HashingEmbedder
+from knowledge.loader import bank_index
+from knowledge.vectorstore import SearchHit
+
+url, gate, me, starters = sys.argv[1], Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+bank = bank_index()
+
+
+class BankCatalog:  # the pool straight from the bank: no Chroma shared between processes
+    def catalog(self, filters):
+        return [SearchHit(id=q.id, question=q.question, topic=q.topic.value, difficulty=q.difficulty,
+                          framework=q.framework.value, kind=q.kind.value, score=0.0)
+                for q in bank.values() if q.topic.value in filters["topic"]]
+
+
+class MeetingPhraser(Phraser):
+    \"\"\"Words the first question only once every starter has chosen its own: each has read the history
+    before any records a question, the moment two API workers can meet at.\"\"\"
+
+    met = False
+
+    def question(self, question, *, number, total):
+        if not self.met:
+            (gate / me).touch()
+            deadline = time.monotonic() + 90
+            while len(list(gate.iterdir())) < starters:
+                assert time.monotonic() < deadline, "the other starters never chose"
+                time.sleep(0.02)
+            self.met = True
+        return super().question(question, number=number, total=total)
+
+
+repo = open_repository(url)
+engine = InterviewEngine(repo=repo, selector=QuestionSelector(BankCatalog()), bank=bank,
+                         scorer=AnswerScorer(evaluator=RubricScorer(HashingEmbedder())), phraser=MeetingPhraser())
+user = repo.get_or_create_user("dana").id
+_, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["tensors"], seed=7))
+print(prompt.question_id, flush=True)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_sessions_started_together_in_separate_processes_never_share_a_question(backend, request, tmp_path):
+    """Two API workers (or the CLI beside the API) starting sessions for one user at once: every starter has
+    chosen before any records its question, and still each first question differs."""
+    if backend == "sqlite":
+        url = f"sqlite:///{tmp_path / 'shared.db'}"
+    else:
+        url = request.getfixturevalue("postgres_server").create_database()
+    open_repository(url)  # migrated once, before the starters
+    gate, starters = tmp_path / "gate", 4
+    gate.mkdir()
+    procs = [subprocess.Popen([sys.executable, "-c", RACING_STARTER, url, str(gate), str(n), str(starters)],
+                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for n in range(starters)]
+    outputs = [p.communicate(timeout=180) for p in procs]
+    assert [p.returncode for p in procs] == [0] * starters, [err[-2000:] for _, err in outputs]
+    firsts = [out.strip() for out, _ in outputs]
+    assert len(set(firsts)) == starters, firsts
 
 
 def test_weak_topics_of_earlier_sessions_come_back_in_part_and_say_why(engine, repo, user, bank):

@@ -20,7 +20,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, event, func, text
 from sqlalchemy import select as sql_select
 
-from app.errors import ConflictError, NotFoundError, UserFacingError
+from app.errors import ChoiceOutdatedError, ConflictError, NotFoundError, UserFacingError
 from app.store import Repository, make_engine, migrate, session_factory
 from app.store.db import alembic_config, current_revision
 from app.store.models import ApiKey, Base, CodeResult, Evaluation, Turn
@@ -261,6 +261,25 @@ def test_a_new_turn_is_current_in_its_own_commit_and_a_hint_counts_once(repo: Re
     before = repo.get_session(session_id, user_id).updated_at
     assert repo.add_hint(second.id, seen=0) == 1
     assert repo.get_session(session_id, user_id).updated_at > before  # the report's version moves with it
+
+
+def test_a_question_chosen_before_another_session_took_one_is_not_recorded(repo: Repository) -> None:
+    user_id, first, _ = _session_with_turn(repo)
+    asked = repo.questions_asked(user_id)
+    other = repo.create_session(user_id, config={}, state={})
+    repo.add_turn(other.id, question_id="autograd-1", topic="autograd", difficulty=2, kind="follow_up", prompt="?",
+                  user_asked=asked)  # follow-ups do not count: they ask nothing new
+    repo.add_turn(other.id, question_id="autograd-2", topic="autograd", difficulty=2, kind="question", prompt="?",
+                  user_asked=asked)
+    with pytest.raises(ChoiceOutdatedError):
+        repo.add_turn(first, question_id="autograd-2", topic="autograd", difficulty=2, kind="question", prompt="?",
+                      user_asked=asked)
+    assert len(repo.turns(first)) == 1 and repo.questions_asked(user_id) == asked + 1
+    someone_else = repo.get_or_create_user("bob").id  # another user's questions are no concern of this one
+    repo.add_turn(repo.create_session(someone_else, config={}, state={}).id, question_id="autograd-3",
+                  topic="autograd", difficulty=2, kind="question", prompt="?")
+    repo.add_turn(first, question_id="autograd-3", topic="autograd", difficulty=2, kind="question", prompt="?",
+                  user_asked=asked + 1)
 
 
 def test_answer_rules(repo: Repository) -> None:
