@@ -781,6 +781,31 @@ def test_sessions_started_together_never_share_a_question(engine, user):
     assert len(firsts) == 4 and len(set(firsts)) == 4, firsts
 
 
+def test_a_report_stays_as_asked_when_the_pack_is_edited_later(engine, repo, user, bank):
+    """The question's text and rubric in a report are those the candidate was asked and judged by, stored when
+    asked: an edited pack changes the next sessions, not the reports of earlier ones."""
+    from app.reports import build_report, render
+
+    session, prompts, _ = run_session(engine, user, SessionConfig(num_questions=2, topics=["autograd"], seed=3),
+                                      lambda prompt: "Autograd records the operations in a graph.")
+    asked = by_id(bank)
+    before = build_report(session=repo.get_session(session.id, user), turns=repo.turns(session.id), bank=asked)
+    edited = dict(asked)
+    for prompt in prompts:
+        entry = asked[prompt.question_id]
+        rubric = [p.model_copy(update={"description": f"Edited later: point {p.id} now asks something else."})
+                  for p in entry.rubric[1:]]
+        edited[entry.id] = entry.model_copy(update={"question": "Edited later: a different question entirely?",
+                                                    "rubric": rubric})
+    after = build_report(session=repo.get_session(session.id, user), turns=repo.turns(session.id), bank=edited)
+    assert after == before
+    assert render(after, "markdown")[0] == render(before, "markdown")[0]
+    first = asked[prompts[0].question_id]
+    assert before.questions[0].question == first.question
+    missed = {p.point_id for p in before.questions[0].missed}
+    assert missed and missed <= {p.id for p in first.rubric}
+
+
 RACING_STARTER = """
 import sys, time
 from pathlib import Path

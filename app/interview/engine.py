@@ -13,7 +13,7 @@ from typing import Any
 
 from app.errors import ChoiceOutdatedError, ConflictError, NotFoundError, UserFacingError
 from app.interview.followups import choose_follow_up, hint_for
-from app.interview.models import Mode, Prompt, PromptKind, SessionConfig, SessionState, TurnOutcome
+from app.interview.models import AskedQuestion, Mode, Prompt, PromptKind, SessionConfig, SessionState, TurnOutcome
 from app.interview.penalties import HINT_COST, charge_answer, charge_give_up
 from app.interview.phrasing import Phraser
 from app.interview.scoring import AnswerScorer, ScoredAnswer, code_out_of_fence, with_code
@@ -303,6 +303,7 @@ class InterviewEngine:
             session_id, question_id=question.id, topic=question.topic.value, difficulty=question.difficulty,
             kind=kind.value, prompt=text, target_point=target_point, state=state.model_dump(mode="json"),
             position=position, user_asked=user_asked,
+            bank_entry=AskedQuestion.of(question).model_dump(mode="json") if kind is PromptKind.QUESTION else None,
         )
         state.current_turn_id = turn.id
         return turn

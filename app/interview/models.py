@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from knowledge.schema import Framework, Topic
+from knowledge.schema import Framework, Question, Topic
 
 
 class Mode(StrEnum):
@@ -52,6 +52,28 @@ class SessionState(BaseModel):
     asked_topics: list[str] = Field(default_factory=list)
     question_scores: dict[str, float] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)  # e.g. LLM fallbacks, shown in the transcript
+
+
+class AskedPoint(BaseModel):
+    id: str
+    description: str
+    weight: float = 1.0
+
+
+class AskedQuestion(BaseModel):
+    """A bank entry as the candidate was asked it and judged against it, stored with the question's turn: reports
+    read this copy, so a pack edited later does not rewrite what earlier sessions were asked and scored on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    question: str
+    reference_answer: str
+    rubric: list[AskedPoint]
+
+    @classmethod
+    def of(cls, question: Question) -> AskedQuestion:
+        return cls(question=question.question, reference_answer=question.reference_answer,
+                   rubric=[AskedPoint(id=p.id, description=p.description, weight=p.weight) for p in question.rubric])
 
 
 class PromptKind(StrEnum):

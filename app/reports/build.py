@@ -49,7 +49,7 @@ def build_report(
         strengths=_strengths(answered),
         gaps=_gaps(answered, topics),
         misconceptions=[m for e in answered for m in e.misconceptions],
-        study_plan=_study_plan(answered, bank),
+        study_plan=_study_plan(answered, bank, asked={e.question_id: e.question for e in entries}),
         notes=[str(n) for n in session.state.get("notes") or []],
     )
 
@@ -95,14 +95,17 @@ def _gaps(answered: list[QuestionEntry], topics: list[TopicScore]) -> list[Topic
     return [TopicGaps(topic=t, score=score.get(t), points=grouped[t]) for t in ordered]
 
 
-def _study_plan(answered: list[QuestionEntry], bank: Mapping[str, Question]) -> list[StudyItem]:
-    """Weak questions, weakest first, each with bank entries to study next."""
+def _study_plan(
+    answered: list[QuestionEntry], bank: Mapping[str, Question], *, asked: Mapping[str, str]
+) -> list[StudyItem]:
+    """Weak questions, weakest first, each with bank entries to study next (`asked`: the session's questions as
+    it asked them, which is how a link to one of them reads)."""
     weak = sorted((e for e in answered if (e.score or 0.0) < WEAK_BELOW), key=lambda e: (e.score, e.number))
     # Questions already answered well need no study; ones already recommended need not repeat.
     skip = {e.question_id for e in answered if (e.score or 0.0) >= WEAK_BELOW}
     plan: list[StudyItem] = []
     for entry in weak:
-        links = _links(entry, bank, exclude=skip | {entry.question_id})
+        links = _links(entry, bank, exclude=skip | {entry.question_id}, asked=asked)
         skip.update(link.id for link in links)
         plan.append(StudyItem(
             question_id=entry.question_id, question=entry.question, topic=entry.topic,
@@ -111,8 +114,11 @@ def _study_plan(answered: list[QuestionEntry], bank: Mapping[str, Question]) -> 
     return plan
 
 
-def _links(entry: QuestionEntry, bank: Mapping[str, Question], *, exclude: set[str]) -> list[StudyLink]:
-    """The bank's curated `related` entries; same-topic questions only when those run out."""
+def _links(
+    entry: QuestionEntry, bank: Mapping[str, Question], *, exclude: set[str], asked: Mapping[str, str]
+) -> list[StudyLink]:
+    """The bank's curated `related` entries; same-topic questions only when those run out. Which entries to study
+    next is the bank's current advice; an entry this session asked keeps the words it was asked in."""
     question = bank.get(entry.question_id)
     ids = [r for r in (question.related if question else []) if r in bank and r not in exclude]
     if not ids:
@@ -122,5 +128,6 @@ def _links(entry: QuestionEntry, bank: Mapping[str, Question], *, exclude: set[s
         )
         ids = [q.id for q in same_topic]
     return [
-        StudyLink(id=i, question=bank[i].question, topic=str(bank[i].topic)) for i in ids[:LINKS_PER_ITEM]
+        StudyLink(id=i, question=asked.get(i, bank[i].question), topic=str(bank[i].topic))
+        for i in ids[:LINKS_PER_ITEM]
     ]

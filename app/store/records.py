@@ -65,6 +65,7 @@ class TurnRecord:
     answered_at: datetime | None
     evaluation: dict[str, Any] | None
     code_result: dict[str, Any] | None
+    bank_entry: dict[str, Any] | None = None
 
     @property
     def answered(self) -> bool:

@@ -84,13 +84,15 @@ class Repository(AccountRepository):
         state: dict[str, Any] | None = None,
         position: int | None = None,
         user_asked: int | None = None,
+        bank_entry: Mapping[str, Any] | None = None,
     ) -> TurnRecord:
         """Append a question or follow-up to the session, with the engine's new state if given (its
         `current_turn_id` set to the new turn in the same commit). With `position`, only if the turn would
         land there: a caller that read the session before another request moved it on gets a
         ConflictError instead of adding a second next turn. With `user_asked` (`questions_asked` as read
         before the question was chosen), only if the user was asked no question since, in any session: else a
-        ChoiceOutdatedError, and the caller chooses again with what it missed."""
+        ChoiceOutdatedError, and the caller chooses again with what it missed. `bank_entry`: what the bank said
+        of the question as it is asked, kept for its report."""
         require_choice(kind, TURN_KINDS, "kind")
         with self._writing() as session:
             owner = _locked_session(session, session_id)
@@ -110,6 +112,7 @@ class Repository(AccountRepository):
                 prompt=prompt,
                 target_point=target_point,
                 hints_used=0,
+                bank_entry=None if bank_entry is None else dict(bank_entry),
                 evaluation=None,
                 code_result=None,
             )
