@@ -187,6 +187,25 @@ def test_hint_costs_credit_and_is_recorded(engine, user, bank):
     assert engine._repo.turns(session.id)[0].hints_used == 1
 
 
+def test_a_hint_given_is_shown_again_on_reload_and_quoted_in_the_report(engine, repo, user):
+    from app.reports import build_report, render
+    from app.reports.html_doc import esc
+    from app.reports.markdown_doc import md
+
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["tensors"], seed=11))
+    assert prompt.hints == []
+    given = engine.hint(session_id=session.id, user_id=user)
+    (text,) = given.prompt.hints
+    assert given.message.startswith(text)
+    assert engine.current_prompt(session_id=session.id, user_id=user).hints == [text]  # a reloaded page
+    assert engine.repeat(session_id=session.id, user_id=user).prompt.hints == [text]
+    engine.skip(session_id=session.id, user_id=user)
+    report = build_report(session=repo.get_session(session.id, user), turns=repo.turns(session.id), bank={})
+    assert report.questions[0].hints == [text]
+    assert f"- Hint given: {md(text)}" in render(report, "markdown")[0].decode()
+    assert f"Hint given: {esc(text)}" in render(report, "html")[0].decode()
+
+
 def test_i_dont_know_typed_to_a_follow_up_moves_on_and_keeps_the_earlier_score(engine, user):
     config = SessionConfig(num_questions=2, topics=["modules"], seed=5)
     session, prompt = engine.start(user_id=user, config=config)

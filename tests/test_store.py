@@ -84,7 +84,7 @@ def _count(engine: Engine, model: type[Base]) -> int:
 
 def test_migrations_build_the_schema_the_models_describe(db_url: str, engine: Engine) -> None:
     head = ScriptDirectory.from_config(alembic_config(db_url)).get_current_head()
-    assert current_revision(engine) == head == "0002"
+    assert current_revision(engine) == head == "0003"
     migrate(db_url)  # a second process starting up finds nothing to do
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
@@ -100,7 +100,7 @@ def test_processes_starting_together_migrate_once(blank_url: str) -> None:
     failures = [p.communicate(timeout=60)[1] for p in procs if p.wait(timeout=60) != 0]
     assert failures == []
     engine = make_engine(blank_url)
-    assert current_revision(engine) == "0002"
+    assert current_revision(engine) == "0003"
     engine.dispose()
 
 
@@ -259,8 +259,13 @@ def test_a_new_turn_is_current_in_its_own_commit_and_a_hint_counts_once(repo: Re
     with pytest.raises(ConflictError, match="another hint was given"):
         repo.add_hint(second.id, seen=1)  # chosen when one hint was counted; there are none
     before = repo.get_session(session_id, user_id).updated_at
-    assert repo.add_hint(second.id, seen=0) == 1
+    assert repo.add_hint(second.id, seen=0, text="Think about the graph.") == 1
     assert repo.get_session(session_id, user_id).updated_at > before  # the report's version moves with it
+    with pytest.raises(ConflictError):
+        repo.add_hint(second.id, seen=0, text="A hint refused is not kept.")
+    assert repo.add_hint(second.id, seen=1, text="Think about the leaves.") == 2
+    assert repo.turns(session_id)[1].hints == ("Think about the graph.", "Think about the leaves.")
+    assert repo.turns(session_id)[0].hints == ()
 
 
 def test_a_question_chosen_before_another_session_took_one_is_not_recorded(repo: Repository) -> None:

@@ -173,9 +173,10 @@ class InterviewEngine:
         text = hint_for(question, evaluation=last, hints_used=used, target=target, hints_on_turn=turn.hints_used)
         if text is None:
             raise ConflictError("no more hints for this question")
-        self._repo.add_hint(turn.id, seen=turn.hints_used)
+        self._repo.add_hint(turn.id, seen=turn.hints_used, text=text)
         message = f"{text} (hints cost {HINT_COST} points each on this question)"
-        return TurnOutcome(status="active", prompt=self._prompt_for(turn, config, state), message=message)
+        prompt = self._prompt_for(self._repo.turn(session_id, turn.id), config, state)  # with this hint among its own
+        return TurnOutcome(status="active", prompt=prompt, message=message)
 
     def repeat(self, *, session_id: str, user_id: int, turn: int | None = None) -> TurnOutcome:
         with self._one_at_a_time(session_id):
@@ -366,7 +367,7 @@ class InterviewEngine:
             difficulty=question.difficulty, number=state.question_number, total=config.num_questions,
             code_contract=contract_with_refusals(question.code) if question.code else None,
             starter_code=question.code.starter if question.code else None,
-            time_limit_s=config.time_limit_s, asked_at=_aware(turn.created_at),
+            time_limit_s=config.time_limit_s, asked_at=_aware(turn.created_at), hints=list(turn.hints),
         )
 
     def _load(self, session_id: str, user_id: int) -> tuple[Any, SessionConfig, SessionState]:

@@ -95,6 +95,7 @@ class Prompt(BaseModel):
     starter_code: str | None = None
     time_limit_s: int | None = None
     asked_at: datetime | None = Field(default=None, description="When it was asked: a time limit runs from here")
+    hints: list[str] = Field(default_factory=list, description="The hints given on this prompt so far, in order")
 
 
 class TurnOutcome(BaseModel):

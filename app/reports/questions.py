@@ -55,6 +55,7 @@ def question_entry(
         dont_know=turns[0].action == "dont_know",
         follow_ups=sum(t.kind == "follow_up" for t in turns),
         hints_used=sum(t.hints_used for t in turns),
+        hints=[hint for t in turns for hint in t.hints],
         gate=evaluation.get("gate"),
         covered=covered,
         missed=_missed_points(question, answered, covered),

@@ -144,6 +144,9 @@ class Turn(Base):
     # On a question's first turn: the bank entry as it was asked and judged (text, reference answer, rubric), so
     # its report stays what it was when the pack is edited later. None on follow-ups and on rows from before 0002.
     bank_entry: Mapped[dict[str, Any] | None]
+    # The hints shown on this turn, in order: a page reloaded shows them again and the report quotes them. NULL
+    # on rows from before 0003, which kept only the count.
+    hints: Mapped[list[str] | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     answered_at: Mapped[datetime | None]
 

@@ -162,10 +162,10 @@ class Repository(AccountRepository):
             session.flush()
             return turn_record(turn)
 
-    def add_hint(self, turn_id: int, *, seen: int | None = None) -> int:
-        """Count one more hint on the turn; returns the turn's hint count. With `seen` (the count the caller
-        chose its hint by), only if no other request gave one meanwhile: else a ConflictError, so two
-        processes asked at once do not both charge for the same hint. An answered turn takes no hint: its
+    def add_hint(self, turn_id: int, *, seen: int | None = None, text: str | None = None) -> int:
+        """Count one more hint on the turn, keeping its `text`; returns the turn's hint count. With `seen` (the
+        count the caller chose its hint by), only if no other request gave one meanwhile: else a ConflictError,
+        so two processes asked at once do not both charge for the same hint. An answered turn takes no hint: its
         score is final, so the hint could never be charged."""
         with self._writing() as session:
             # Incremented in SQL, compared in the same statement.
@@ -182,6 +182,10 @@ class Repository(AccountRepository):
                 raise ConflictError("this prompt was answered meanwhile; fetch the session for the current prompt"
                                     if answered else
                                     "another hint was given for this question meanwhile; ask again for the next")
+            if text is not None:  # the row is this transaction's since the update above: no other hint interleaves
+                turn = session.get(Turn, turn_id)
+                assert turn is not None
+                turn.hints = [*(turn.hints or ()), text]
             # The session changed: a report of it cached by its version (the app's downloads) is out of date.
             owner = select(Turn.session_id).where(Turn.id == turn_id).scalar_subquery()
             session.execute(update(InterviewSession).where(InterviewSession.id == owner).values(updated_at=utcnow()))
