@@ -287,6 +287,52 @@ def test_a_question_chosen_before_another_session_took_one_is_not_recorded(repo:
                   user_asked=asked + 1)
 
 
+def test_readers_go_on_while_a_question_is_recorded(db_url: str, monkeypatch) -> None:
+    """The user's lock is held only while a chosen question is checked and recorded; meanwhile every read goes on
+    (WAL on SQLite), on PostgreSQL a new session of the same user too, and a question chosen before is refused."""
+    import app.store.repository as repository
+
+    engines = [make_engine(db_url) for _ in range(3)]  # separate pools, like separate processes
+    writer, reader, other = (Repository(session_factory(e)) for e in engines)
+    user_id, session_id, _ = _session_with_turn(writer)
+    second = writer.create_session(user_id, config={}, state={})
+    asked = writer.questions_asked(user_id)
+    locked, release = threading.Event(), threading.Event()
+    real = repository._asked_locked
+
+    def held(session, user):  # the lock is taken: hold the transaction open until the reads are done
+        count = real(session, user)
+        if threading.current_thread().name == "recording":
+            locked.set()
+            release.wait(30)
+        return count
+
+    monkeypatch.setattr(repository, "_asked_locked", held)
+    recording = threading.Thread(name="recording", target=lambda: writer.add_turn(
+        session_id, question_id="autograd-2", topic="autograd", difficulty=2, kind="question", prompt="?",
+        user_asked=asked))
+    recording.start()
+    try:
+        assert locked.wait(30)
+        assert reader.get_session(session_id, user_id) is not None and len(reader.turns(session_id)) == 1
+        assert reader.questions_asked(user_id) == asked and reader.list_sessions(user_id)
+        if db_url.startswith("postgresql"):  # SQLite has one writer at a time
+            # A new session refers to the locked user row (FOR KEY SHARE): FOR NO KEY UPDATE lets it in.
+            opening = threading.Thread(target=lambda: other.create_session(user_id, config={}, state={}))
+            opening.start()
+            opening.join(10)
+            assert not opening.is_alive(), "opening a session waited for the question being recorded"
+    finally:
+        release.set()
+        recording.join(30)
+    assert len(reader.turns(session_id)) == 2
+    with pytest.raises(ChoiceOutdatedError):  # chosen before the question above was recorded
+        other.add_turn(second.id, question_id="autograd-2", topic="autograd", difficulty=2, kind="question",
+                       prompt="?", user_asked=asked)
+    for e in engines:
+        e.dispose()
+
+
 def test_answer_rules(repo: Repository) -> None:
     _, session_id, turn_id = _session_with_turn(repo)
     with pytest.raises(ValueError):
