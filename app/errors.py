@@ -15,6 +15,11 @@ class ConflictError(UserFacingError):
     """The request is valid but not in the resource's current state."""
 
 
+class ChoiceOutdatedError(ConflictError):
+    """A question was chosen for a user who has been asked another since (in another session, maybe in another
+    process): the choice did not see that one and may repeat it. Choosing again resolves it."""
+
+
 def domain_errors() -> tuple[type[BaseException], ...]:
     """Every error type whose message is meant for the user."""
     from pydantic import ValidationError

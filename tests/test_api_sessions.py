@@ -86,12 +86,16 @@ def test_hint_repeat_skip_and_dont_know(alice):
         and hint["message"]
         and hint["prompt"]["question_id"] == first["question_id"]
     )
-    assert alice.post(f"/v1/sessions/{sid}/repeat").json()["prompt"] == first
+    (hint_text,) = hint["prompt"]["hints"]
+    assert hint["message"].startswith(hint_text)
+    assert alice.post(f"/v1/sessions/{sid}/repeat").json()["prompt"] == {**first, "hints": [hint_text]}
+    assert alice.get(f"/v1/sessions/{sid}").json()["prompt"]["hints"] == [hint_text]  # a reloaded page shows it
     skipped = alice.post(f"/v1/sessions/{sid}/skip").json()
     assert skipped["evaluation"]["score"] == 0 and skipped["prompt"]["question_id"] != first["question_id"]
     unknown = alice.post(f"/v1/sessions/{sid}/dont-know").json()
     assert unknown["evaluation"]["score"] == 0 and unknown["evaluation"]["model_answer"]
-    assert alice.get(f"/v1/sessions/{sid}").json()["transcript"][0]["hints_used"] == 1
+    shown = alice.get(f"/v1/sessions/{sid}").json()["transcript"][0]
+    assert shown["hints_used"] == 1 and shown["hints"] == [hint_text]
 
 
 def test_a_retried_action_on_an_answered_prompt_is_409_and_records_nothing(alice):

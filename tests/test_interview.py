@@ -22,6 +22,7 @@ from app.store import open_repository
 from evaluators.base import Verdict
 from evaluators.rubric import RubricScorer
 from tests.conftest import REPO
+from tests.postgres import postgres_server  # noqa: F401  (fixture)
 
 
 @pytest.fixture(scope="module")
@@ -184,6 +185,25 @@ def test_hint_costs_credit_and_is_recorded(engine, user, bank):
     outcome = engine.answer(session_id=session.id, user_id=user, text=answer, code=None)
     assert outcome.evaluation["penalties"] == ["1 hint(s) used: -0.5 points"]
     assert engine._repo.turns(session.id)[0].hints_used == 1
+
+
+def test_a_hint_given_is_shown_again_on_reload_and_quoted_in_the_report(engine, repo, user):
+    from app.reports import build_report, render
+    from app.reports.html_doc import esc
+    from app.reports.markdown_doc import md
+
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["tensors"], seed=11))
+    assert prompt.hints == []
+    given = engine.hint(session_id=session.id, user_id=user)
+    (text,) = given.prompt.hints
+    assert given.message.startswith(text)
+    assert engine.current_prompt(session_id=session.id, user_id=user).hints == [text]  # a reloaded page
+    assert engine.repeat(session_id=session.id, user_id=user).prompt.hints == [text]
+    engine.skip(session_id=session.id, user_id=user)
+    report = build_report(session=repo.get_session(session.id, user), turns=repo.turns(session.id), bank={})
+    assert report.questions[0].hints == [text]
+    assert f"- Hint given: {md(text)}" in render(report, "markdown")[0].decode()
+    assert f"Hint given: {esc(text)}" in render(report, "html")[0].decode()
 
 
 def test_i_dont_know_typed_to_a_follow_up_moves_on_and_keeps_the_earlier_score(engine, user):
@@ -778,6 +798,103 @@ def test_sessions_started_together_never_share_a_question(engine, user):
     for t in threads:
         t.join(60)
     assert len(firsts) == 4 and len(set(firsts)) == 4, firsts
+
+
+def test_a_report_stays_as_asked_when_the_pack_is_edited_later(engine, repo, user, bank):
+    """The question's text and rubric in a report are those the candidate was asked and judged by, stored when
+    asked: an edited pack changes the next sessions, not the reports of earlier ones."""
+    from app.reports import build_report, render
+
+    session, prompts, _ = run_session(engine, user, SessionConfig(num_questions=2, topics=["autograd"], seed=3),
+                                      lambda prompt: "Autograd records the operations in a graph.")
+    asked = by_id(bank)
+    before = build_report(session=repo.get_session(session.id, user), turns=repo.turns(session.id), bank=asked)
+    edited = dict(asked)
+    for prompt in prompts:
+        entry = asked[prompt.question_id]
+        rubric = [p.model_copy(update={"description": f"Edited later: point {p.id} now asks something else."})
+                  for p in entry.rubric[1:]]
+        edited[entry.id] = entry.model_copy(update={"question": "Edited later: a different question entirely?",
+                                                    "rubric": rubric})
+    after = build_report(session=repo.get_session(session.id, user), turns=repo.turns(session.id), bank=edited)
+    assert after == before
+    assert render(after, "markdown")[0] == render(before, "markdown")[0]
+    first = asked[prompts[0].question_id]
+    assert before.questions[0].question == first.question
+    missed = {p.point_id for p in before.questions[0].missed}
+    assert missed and missed <= {p.id for p in first.rubric}
+
+
+RACING_STARTER = """
+import sys, time
+from pathlib import Path
+from app.interview.engine import InterviewEngine
+from app.interview.models import SessionConfig
+from app.interview.phrasing import Phraser
+from app.interview.scoring import AnswerScorer
+from app.interview.selection import QuestionSelector
+from app.store import open_repository
+from evaluators.rubric import RubricScorer
+from knowledge.embeddings import HashingEmbedder
+from knowledge.loader import bank_index
+from knowledge.vectorstore import SearchHit
+
+url, gate, me, starters = sys.argv[1], Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+bank = bank_index()
+
+
+class BankCatalog:  # the pool straight from the bank: no Chroma shared between processes
+    def catalog(self, filters):
+        return [SearchHit(id=q.id, question=q.question, topic=q.topic.value, difficulty=q.difficulty,
+                          framework=q.framework.value, kind=q.kind.value, score=0.0)
+                for q in bank.values() if q.topic.value in filters["topic"]]
+
+
+class MeetingPhraser(Phraser):
+    \"\"\"Words the first question only once every starter has chosen its own: each has read the history
+    before any records a question, the moment two API workers can meet at.\"\"\"
+
+    met = False
+
+    def question(self, question, *, number, total):
+        if not self.met:
+            (gate / me).touch()
+            deadline = time.monotonic() + 90
+            while len(list(gate.iterdir())) < starters:
+                assert time.monotonic() < deadline, "the other starters never chose"
+                time.sleep(0.02)
+            self.met = True
+        return super().question(question, number=number, total=total)
+
+
+repo = open_repository(url)
+engine = InterviewEngine(repo=repo, selector=QuestionSelector(BankCatalog()), bank=bank,
+                         scorer=AnswerScorer(evaluator=RubricScorer(HashingEmbedder())), phraser=MeetingPhraser())
+user = repo.get_or_create_user("dana").id
+_, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["tensors"], seed=7))
+print(prompt.question_id, flush=True)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_sessions_started_together_in_separate_processes_never_share_a_question(backend, request, tmp_path):
+    """Two API workers (or the CLI beside the API) starting sessions for one user at once: every starter has
+    chosen before any records its question, and still each first question differs."""
+    if backend == "sqlite":
+        url = f"sqlite:///{tmp_path / 'shared.db'}"
+    else:
+        url = request.getfixturevalue("postgres_server").create_database()
+    open_repository(url)  # migrated once, before the starters
+    gate, starters = tmp_path / "gate", 4
+    gate.mkdir()
+    procs = [subprocess.Popen([sys.executable, "-c", RACING_STARTER, url, str(gate), str(n), str(starters)],
+                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for n in range(starters)]
+    outputs = [p.communicate(timeout=180) for p in procs]
+    assert [p.returncode for p in procs] == [0] * starters, [err[-2000:] for _, err in outputs]
+    firsts = [out.strip() for out, _ in outputs]
+    assert len(set(firsts)) == starters, firsts
 
 
 def test_weak_topics_of_earlier_sessions_come_back_in_part_and_say_why(engine, repo, user, bank):

@@ -324,3 +324,22 @@ def test_a_fallback_or_a_dropped_verdict_of_the_llm_judge_shows_under_its_questi
     report = build_report(session=session({"autograd-basics": 2.0}), turns=turns, bank=bank)
     assert report.questions[0].scoring_notes == [why]
     assert why in render(report, fmt)[0].decode()
+
+
+def test_the_hints_given_are_quoted_in_every_format_and_older_turns_keep_their_count(bank) -> None:
+    pypdf = pytest.importorskip("pypdf")
+    hint = "Think about what backward does with the graph."
+    turns = [turn(1, "autograd-basics", "autograd", answer_text=MAIN_ANSWER, hints_used=1, hints=(hint,),
+                  evaluation=evaluation(3.0, [point("records-graph", "covered", "Autograd records every operation")])),
+             turn(2, "requires-grad", "autograd", answer_text="It tracks gradients.", hints_used=1,  # stored before
+                  evaluation=evaluation(1.0, [point("tracks", "covered", "It tracks gradients")]))]
+    built = build_report(session=session({"autograd-basics": 3.0, "requires-grad": 1.0}), turns=turns, bank=bank)
+    assert [q.hints for q in built.questions] == [[hint], []]
+    assert [q.hints_used for q in built.questions] == [1, 1]
+    pdf = pypdf.PdfReader(io.BytesIO(render(built, "pdf")[0]))
+    texts = {"pdf": " ".join(" ".join((page.extract_text() or "").split()) for page in pdf.pages),
+             **{fmt: render(built, fmt)[0].decode() for fmt in ("markdown", "html", "json")}}
+    for fmt, text in texts.items():
+        assert text.count(hint) == 1, fmt
+    for fmt in ("markdown", "html", "pdf"):
+        assert f"Hint given: {hint}" in texts[fmt] and texts[fmt].count("1 hint(s) used") == 2, fmt

@@ -20,7 +20,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, event, func, text
 from sqlalchemy import select as sql_select
 
-from app.errors import ConflictError, NotFoundError, UserFacingError
+from app.errors import ChoiceOutdatedError, ConflictError, NotFoundError, UserFacingError
 from app.store import Repository, make_engine, migrate, session_factory
 from app.store.db import alembic_config, current_revision
 from app.store.models import ApiKey, Base, CodeResult, Evaluation, Turn
@@ -84,7 +84,7 @@ def _count(engine: Engine, model: type[Base]) -> int:
 
 def test_migrations_build_the_schema_the_models_describe(db_url: str, engine: Engine) -> None:
     head = ScriptDirectory.from_config(alembic_config(db_url)).get_current_head()
-    assert current_revision(engine) == head == "0001"
+    assert current_revision(engine) == head == "0003"
     migrate(db_url)  # a second process starting up finds nothing to do
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
@@ -100,7 +100,7 @@ def test_processes_starting_together_migrate_once(blank_url: str) -> None:
     failures = [p.communicate(timeout=60)[1] for p in procs if p.wait(timeout=60) != 0]
     assert failures == []
     engine = make_engine(blank_url)
-    assert current_revision(engine) == "0001"
+    assert current_revision(engine) == "0003"
     engine.dispose()
 
 
@@ -259,8 +259,78 @@ def test_a_new_turn_is_current_in_its_own_commit_and_a_hint_counts_once(repo: Re
     with pytest.raises(ConflictError, match="another hint was given"):
         repo.add_hint(second.id, seen=1)  # chosen when one hint was counted; there are none
     before = repo.get_session(session_id, user_id).updated_at
-    assert repo.add_hint(second.id, seen=0) == 1
+    assert repo.add_hint(second.id, seen=0, text="Think about the graph.") == 1
     assert repo.get_session(session_id, user_id).updated_at > before  # the report's version moves with it
+    with pytest.raises(ConflictError):
+        repo.add_hint(second.id, seen=0, text="A hint refused is not kept.")
+    assert repo.add_hint(second.id, seen=1, text="Think about the leaves.") == 2
+    assert repo.turns(session_id)[1].hints == ("Think about the graph.", "Think about the leaves.")
+    assert repo.turns(session_id)[0].hints == ()
+
+
+def test_a_question_chosen_before_another_session_took_one_is_not_recorded(repo: Repository) -> None:
+    user_id, first, _ = _session_with_turn(repo)
+    asked = repo.questions_asked(user_id)
+    other = repo.create_session(user_id, config={}, state={})
+    repo.add_turn(other.id, question_id="autograd-1", topic="autograd", difficulty=2, kind="follow_up", prompt="?",
+                  user_asked=asked)  # follow-ups do not count: they ask nothing new
+    repo.add_turn(other.id, question_id="autograd-2", topic="autograd", difficulty=2, kind="question", prompt="?",
+                  user_asked=asked)
+    with pytest.raises(ChoiceOutdatedError):
+        repo.add_turn(first, question_id="autograd-2", topic="autograd", difficulty=2, kind="question", prompt="?",
+                      user_asked=asked)
+    assert len(repo.turns(first)) == 1 and repo.questions_asked(user_id) == asked + 1
+    someone_else = repo.get_or_create_user("bob").id  # another user's questions are no concern of this one
+    repo.add_turn(repo.create_session(someone_else, config={}, state={}).id, question_id="autograd-3",
+                  topic="autograd", difficulty=2, kind="question", prompt="?")
+    repo.add_turn(first, question_id="autograd-3", topic="autograd", difficulty=2, kind="question", prompt="?",
+                  user_asked=asked + 1)
+
+
+def test_readers_go_on_while_a_question_is_recorded(db_url: str, monkeypatch) -> None:
+    """The user's lock is held only while a chosen question is checked and recorded; meanwhile every read goes on
+    (WAL on SQLite), on PostgreSQL a new session of the same user too, and a question chosen before is refused."""
+    import app.store.repository as repository
+
+    engines = [make_engine(db_url) for _ in range(3)]  # separate pools, like separate processes
+    writer, reader, other = (Repository(session_factory(e)) for e in engines)
+    user_id, session_id, _ = _session_with_turn(writer)
+    second = writer.create_session(user_id, config={}, state={})
+    asked = writer.questions_asked(user_id)
+    locked, release = threading.Event(), threading.Event()
+    real = repository._asked_locked
+
+    def held(session, user):  # the lock is taken: hold the transaction open until the reads are done
+        count = real(session, user)
+        if threading.current_thread().name == "recording":
+            locked.set()
+            release.wait(30)
+        return count
+
+    monkeypatch.setattr(repository, "_asked_locked", held)
+    recording = threading.Thread(name="recording", target=lambda: writer.add_turn(
+        session_id, question_id="autograd-2", topic="autograd", difficulty=2, kind="question", prompt="?",
+        user_asked=asked))
+    recording.start()
+    try:
+        assert locked.wait(30)
+        assert reader.get_session(session_id, user_id) is not None and len(reader.turns(session_id)) == 1
+        assert reader.questions_asked(user_id) == asked and reader.list_sessions(user_id)
+        if db_url.startswith("postgresql"):  # SQLite has one writer at a time
+            # A new session refers to the locked user row (FOR KEY SHARE): FOR NO KEY UPDATE lets it in.
+            opening = threading.Thread(target=lambda: other.create_session(user_id, config={}, state={}))
+            opening.start()
+            opening.join(10)
+            assert not opening.is_alive(), "opening a session waited for the question being recorded"
+    finally:
+        release.set()
+        recording.join(30)
+    assert len(reader.turns(session_id)) == 2
+    with pytest.raises(ChoiceOutdatedError):  # chosen before the question above was recorded
+        other.add_turn(second.id, question_id="autograd-2", topic="autograd", difficulty=2, kind="question",
+                       prompt="?", user_asked=asked)
+    for e in engines:
+        e.dispose()
 
 
 def test_answer_rules(repo: Repository) -> None:

@@ -111,6 +111,8 @@ class TranscriptTurn(BaseModel):
     answer_text: str | None = None
     answer_code: str | None = None
     hints_used: int = 0
+    hints: list[str] = Field(default_factory=list, description="The hints shown on this turn, in order (none for "
+                             "turns stored before hint texts were kept)")
     asked_at: datetime
     answered_at: datetime | None = None
     evaluation: EvaluationOut | None = None

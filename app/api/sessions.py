@@ -139,6 +139,7 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
             answer_text=t.answer_text,
             answer_code=t.answer_code,
             hints_used=t.hints_used,
+            hints=list(t.hints),
             asked_at=t.created_at,
             answered_at=t.answered_at,
             evaluation=None if hide else evaluation_out(t.evaluation),

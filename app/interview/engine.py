@@ -11,9 +11,9 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from app.errors import ConflictError, NotFoundError, UserFacingError
+from app.errors import ChoiceOutdatedError, ConflictError, NotFoundError, UserFacingError
 from app.interview.followups import choose_follow_up, hint_for
-from app.interview.models import Mode, Prompt, PromptKind, SessionConfig, SessionState, TurnOutcome
+from app.interview.models import AskedQuestion, Mode, Prompt, PromptKind, SessionConfig, SessionState, TurnOutcome
 from app.interview.penalties import HINT_COST, charge_answer, charge_give_up
 from app.interview.phrasing import Phraser
 from app.interview.scoring import AnswerScorer, ScoredAnswer, code_out_of_fence, with_code
@@ -33,6 +33,9 @@ LOCK_STRIPES = 64
 # and the next request finishes it. Longer than any offline step; with an LLM, services.resume_after_s
 # lengthens it to cover the step's calls at the configured timeout.
 RESUME_AFTER_S = 60.0
+# A question chosen while another session of the same user took one (another process) is chosen again; each
+# retry means one of the others got its question, so this covers that many sessions started at once.
+CHOICE_ATTEMPTS = 8
 
 
 class InterviewEngine:
@@ -170,9 +173,10 @@ class InterviewEngine:
         text = hint_for(question, evaluation=last, hints_used=used, target=target, hints_on_turn=turn.hints_used)
         if text is None:
             raise ConflictError("no more hints for this question")
-        self._repo.add_hint(turn.id, seen=turn.hints_used)
+        self._repo.add_hint(turn.id, seen=turn.hints_used, text=text)
         message = f"{text} (hints cost {HINT_COST} points each on this question)"
-        return TurnOutcome(status="active", prompt=self._prompt_for(turn, config, state), message=message)
+        prompt = self._prompt_for(self._repo.turn(session_id, turn.id), config, state)  # with this hint among its own
+        return TurnOutcome(status="active", prompt=prompt, message=message)
 
     def repeat(self, *, session_id: str, user_id: int, turn: int | None = None) -> TurnOutcome:
         with self._one_at_a_time(session_id):
@@ -251,13 +255,22 @@ class InterviewEngine:
         return self._move_on(session_id, user_id, config, state, scored)
 
     def _ask_next(self, session_id: str, user_id: int, config: SessionConfig, state: SessionState) -> Prompt | None:
-        # One user's sessions choose one at a time, so two started together cannot both take one unseen question.
+        """Choose and ask the next question. One user's sessions must not both take one unseen question: in this
+        process they choose one at a time; across processes the store records a question only if the user was
+        asked none since the choice read their history, and otherwise it is chosen again. The store's lock is
+        held for that check and the insert alone, not while an LLM words the question."""
         with self._user_locks[user_id % LOCK_STRIPES]:
-            return self._choose_and_ask(session_id, user_id, config, state)
+            for _ in range(CHOICE_ATTEMPTS - 1):
+                try:  # on a copy: a choice that is not recorded leaves nothing behind
+                    return self._choose_and_ask(session_id, user_id, config, state.model_copy(deep=True))
+                except ChoiceOutdatedError:
+                    continue
+            return self._choose_and_ask(session_id, user_id, config, state)  # its conflict, if any, is a 409
 
     def _choose_and_ask(
         self, session_id: str, user_id: int, config: SessionConfig, state: SessionState
     ) -> Prompt | None:
+        asked = self._repo.questions_asked(user_id)  # read before the history the choice is made from
         hit, history = None, self._history(user_id, besides=session_id)
         if state.question_number < config.num_questions:
             rng = random.Random(f"{config.seed if config.seed is not None else session_id}:{state.question_number}")
@@ -276,12 +289,12 @@ class InterviewEngine:
         state.asked_topics.append(question.topic.value)
         state.current_question_id = question.id
         state.follow_ups_asked, state.probed_points, state.answers_so_far, state.raw_so_far = 0, [], [], None
-        turn = self._add_turn(session_id, state, question, PromptKind.QUESTION, phrased.text, None)
+        turn = self._add_turn(session_id, state, question, PromptKind.QUESTION, phrased.text, None, user_asked=asked)
         return self._prompt_for(turn, config, state)
 
     def _add_turn(
         self, session_id: str, state: SessionState, question: Question, kind: PromptKind, text: str,
-        target_point: str | None,
+        target_point: str | None, *, user_asked: int | None = None,
     ) -> Any:
         """The new turn and the state that leads to it (naming it as current) commit together. The turn
         goes right after the one just answered, or nowhere (another process moved the session on)."""
@@ -290,7 +303,8 @@ class InterviewEngine:
         turn = self._repo.add_turn(
             session_id, question_id=question.id, topic=question.topic.value, difficulty=question.difficulty,
             kind=kind.value, prompt=text, target_point=target_point, state=state.model_dump(mode="json"),
-            position=position,
+            position=position, user_asked=user_asked,
+            bank_entry=AskedQuestion.of(question).model_dump(mode="json") if kind is PromptKind.QUESTION else None,
         )
         state.current_turn_id = turn.id
         return turn
@@ -353,7 +367,7 @@ class InterviewEngine:
             difficulty=question.difficulty, number=state.question_number, total=config.num_questions,
             code_contract=contract_with_refusals(question.code) if question.code else None,
             starter_code=question.code.starter if question.code else None,
-            time_limit_s=config.time_limit_s, asked_at=_aware(turn.created_at),
+            time_limit_s=config.time_limit_s, asked_at=_aware(turn.created_at), hints=list(turn.hints),
         )
 
     def _load(self, session_id: str, user_id: int) -> tuple[Any, SessionConfig, SessionState]:

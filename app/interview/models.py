@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from knowledge.schema import Framework, Topic
+from knowledge.schema import Framework, Question, Topic
 
 
 class Mode(StrEnum):
@@ -54,6 +54,28 @@ class SessionState(BaseModel):
     notes: list[str] = Field(default_factory=list)  # e.g. LLM fallbacks, shown in the transcript
 
 
+class AskedPoint(BaseModel):
+    id: str
+    description: str
+    weight: float = 1.0
+
+
+class AskedQuestion(BaseModel):
+    """A bank entry as the candidate was asked it and judged against it, stored with the question's turn: reports
+    read this copy, so a pack edited later does not rewrite what earlier sessions were asked and scored on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    question: str
+    reference_answer: str
+    rubric: list[AskedPoint]
+
+    @classmethod
+    def of(cls, question: Question) -> AskedQuestion:
+        return cls(question=question.question, reference_answer=question.reference_answer,
+                   rubric=[AskedPoint(id=p.id, description=p.description, weight=p.weight) for p in question.rubric])
+
+
 class PromptKind(StrEnum):
     QUESTION = "question"
     FOLLOW_UP = "follow_up"
@@ -73,6 +95,7 @@ class Prompt(BaseModel):
     starter_code: str | None = None
     time_limit_s: int | None = None
     asked_at: datetime | None = Field(default=None, description="When it was asked: a time limit runs from here")
+    hints: list[str] = Field(default_factory=list, description="The hints given on this prompt so far, in order")
 
 
 class TurnOutcome(BaseModel):

@@ -49,7 +49,7 @@ def build_report(
         strengths=_strengths(answered),
         gaps=_gaps(answered, topics),
         misconceptions=[m for e in answered for m in e.misconceptions],
-        study_plan=_study_plan(answered, bank),
+        study_plan=_study_plan(answered, bank, asked={e.question_id for e in entries}),
         notes=[str(n) for n in session.state.get("notes") or []],
     )
 
@@ -95,15 +95,15 @@ def _gaps(answered: list[QuestionEntry], topics: list[TopicScore]) -> list[Topic
     return [TopicGaps(topic=t, score=score.get(t), points=grouped[t]) for t in ordered]
 
 
-def _study_plan(answered: list[QuestionEntry], bank: Mapping[str, Question]) -> list[StudyItem]:
-    """Weak questions, weakest first, each with bank entries to study next."""
+def _study_plan(answered: list[QuestionEntry], bank: Mapping[str, Question], *, asked: set[str]) -> list[StudyItem]:
+    """Weak questions, weakest first, each with bank entries to study next (`asked`: the session's questions)."""
     weak = sorted((e for e in answered if (e.score or 0.0) < WEAK_BELOW), key=lambda e: (e.score, e.number))
     # This session's questions are never "next": answered well, they need no study; answered weakly, they
     # are items of the plan already. Ones already recommended need not repeat.
-    skip = {e.question_id for e in answered}
+    skip = set(asked)
     plan: list[StudyItem] = []
     for entry in weak:
-        links = _links(entry, bank, exclude=skip | {entry.question_id})
+        links = _links(entry, bank, exclude=skip)
         skip.update(link.id for link in links)
         plan.append(StudyItem(
             question_id=entry.question_id, question=entry.question, topic=entry.topic,
@@ -113,8 +113,9 @@ def _study_plan(answered: list[QuestionEntry], bank: Mapping[str, Question]) -> 
 
 
 def _links(entry: QuestionEntry, bank: Mapping[str, Question], *, exclude: set[str]) -> list[StudyLink]:
-    """The bank's curated `related` entries; same-topic questions only when those run out. Only entries of
-    the question's own framework or of none: a PyTorch candidate is not sent to study TensorFlow."""
+    """The bank's curated `related` entries (its current advice); same-topic questions only when those run
+    out. Only entries of the question's own framework or of none: a PyTorch candidate is not sent to study
+    TensorFlow."""
     question = bank.get(entry.question_id)
     frameworks = {Framework.GENERAL, question.framework} if question else set(Framework)
     exclude = exclude | {q.id for q in bank.values() if q.framework not in frameworks}
@@ -126,5 +127,6 @@ def _links(entry: QuestionEntry, bank: Mapping[str, Question], *, exclude: set[s
         )
         ids = [q.id for q in same_topic]
     return [
-        StudyLink(id=i, question=bank[i].question, topic=str(bank[i].topic)) for i in ids[:LINKS_PER_ITEM]
+        StudyLink(id=i, question=bank[i].question, topic=str(bank[i].topic))
+        for i in ids[:LINKS_PER_ITEM]
     ]

@@ -66,10 +66,7 @@ def _questions(report: Report) -> str:
 def _question(entry: QuestionEntry) -> str:
     parts = [f"<h3>Q{entry.number}. {esc(entry.question)}</h3>",
              f"<p>{esc(entry.topic)} \u00b7 difficulty {entry.difficulty} \u00b7 {_badge(entry.score)}</p>"]
-    flags = [*w.status_flags(entry), *filter(None, [w.code_text(entry)]), *entry.penalties,
-             *(f"Scoring: {n}" for n in entry.scoring_notes)]
-    flags += [f"Failed check {c.name}: {c.message or ''}" for c in entry.failed_checks]
-    parts += [f'<p class="flag">{esc(flag)}</p>' for flag in flags]
+    parts += [f'<p class="flag">{esc(flag)}</p>' for flag in w.detail_lines(entry)]
     parts.append(_list("Covered", [f"{esc(p.description)} ({p.verdict}): <q>{esc(p.quote)}</q>"
                                    for p in entry.covered]))
     parts.append(_list("Missed", [esc(w.missed_text(p.description, p.verdict))

@@ -46,6 +46,7 @@ def _question(entry: QuestionEntry) -> list[str]:
     facts = f"Topic: {md(entry.topic)} · difficulty {entry.difficulty} · score {w.score_text(entry.score)}"
     lines = [f"### Q{entry.number}. {md(entry.question)}", "", f"- {facts}"]
     lines += [f"- {md(flag)}" for flag in w.status_flags(entry)]
+    lines += [f"- Hint given: {md(hint)}" for hint in entry.hints]
     if code := w.code_text(entry):
         lines.append(f"- {md(code)}")
     lines += [f"- Failed check {md(c.name)}: {md(c.message or '')}" for c in entry.failed_checks]

@@ -58,6 +58,7 @@ class QuestionEntry(_Frozen):
     dont_know: bool = False
     follow_ups: int = 0
     hints_used: int = 0
+    hints: list[str] = Field(default_factory=list)  # their texts, where stored (sessions before that have a count)
     gate: str | None = None  # why the final answer was not scored on its merits
     covered: list[CoveredPoint] = Field(default_factory=list)
     missed: list[MissedPoint] = Field(default_factory=list)

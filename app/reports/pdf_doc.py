@@ -128,13 +128,10 @@ def _questions(report: Report) -> list[Flowable]:
 
 def _question(entry: QuestionEntry) -> list[Flowable]:
     facts = f"{entry.topic} \u00b7 difficulty {entry.difficulty} \u00b7 score {w.score_text(entry.score)}"
-    flags = [*w.status_flags(entry), *filter(None, [w.code_text(entry)]), *entry.penalties,
-             *(f"Scoring: {n}" for n in entry.scoring_notes)]
-    flags += [f"Failed check {c.name}: {c.message or ''}" for c in entry.failed_checks]
     story: list[Flowable] = [
         Paragraph(f"Q{entry.number}. {esc(entry.question)}", H3), Paragraph(esc(facts), BODY)
     ]
-    story += [Paragraph(esc(flag), SMALL) for flag in flags]
+    story += [Paragraph(esc(flag), SMALL) for flag in w.detail_lines(entry)]
     story += _titled("Covered", [f"{esc(p.description)} ({p.verdict}): <i>\u201c{esc(p.quote)}\u201d</i>"
                                  for p in entry.covered])
     story += _titled("Missed", [esc(w.missed_text(p.description, p.verdict))

@@ -6,14 +6,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.interview.models import AskedQuestion
 from app.reports.model import CoveredPoint, FailedCheck, MisconceptionNote, MissedPoint, QuestionEntry
 from app.reports.quotes import answer_texts, normalise, quote_found
 from app.store.records import TurnRecord
 from knowledge.schema import Question
 
 _RANK = {"partial": 1, "covered": 2}
-# How the interviewer opened the question (app/interview/phrasing.py), left out where the bank no longer
-# has the entry and the asked wording stands in for its text.
+# How the interviewer opened the question (app/interview/phrasing.py), left out where neither a stored copy nor
+# the bank has the entry and the asked wording stands in for its text.
 _LEAD = re.compile(r"^(?:Let's start\.|Question \d+ of \d+\.)\s+")
 
 
@@ -34,7 +35,7 @@ def question_entry(
     stored_score: float | None = None,
 ) -> QuestionEntry:
     """The final state of one question: the last answer's score, evidence gathered over all answers."""
-    question = bank.get(question_id)
+    question = _as_asked(turns[0], bank.get(question_id))
     answered = _answered(turns)
     final = answered[-1] if answered else None
     evaluation: dict[str, Any] = (final.evaluation or {}) if final else {}
@@ -54,6 +55,7 @@ def question_entry(
         dont_know=turns[0].action == "dont_know",
         follow_ups=sum(t.kind == "follow_up" for t in turns),
         hints_used=sum(t.hints_used for t in turns),
+        hints=[hint for t in turns for hint in t.hints],
         gate=evaluation.get("gate"),
         covered=covered,
         missed=_missed_points(question, answered, covered),
@@ -63,6 +65,14 @@ def question_entry(
         feedback=evaluation.get("feedback"),
         **_code_fields(answered),
     )
+
+
+def _as_asked(first: TurnRecord, in_bank: Question | None) -> AskedQuestion | None:
+    """The question as it was asked, stored with its first turn; the bank's entry as it stands now for turns
+    stored before that copy was kept (None when the bank no longer has it either)."""
+    if first.bank_entry:
+        return AskedQuestion.model_validate(first.bank_entry)
+    return AskedQuestion.of(in_bank) if in_bank else None
 
 
 def _covered_points(answered: list[TurnRecord], texts: list[str]) -> list[CoveredPoint]:
@@ -86,12 +96,12 @@ def _covered_points(answered: list[TurnRecord], texts: list[str]) -> list[Covere
 
 
 def _missed_points(
-    question: Question | None, answered: list[TurnRecord], covered: list[CoveredPoint]
+    question: AskedQuestion | None, answered: list[TurnRecord], covered: list[CoveredPoint]
 ) -> list[MissedPoint]:
-    """Every rubric point not fully covered; the bank's rubric is the source, so a skip lists them all."""
+    """Every rubric point not fully covered; the rubric asked by is the source, so a skip lists them all."""
     if question is not None:
         rubric = [(p.id, p.description) for p in question.rubric]
-    else:  # the bank no longer has the question: fall back to what the evaluations listed
+    else:  # neither a stored copy nor the bank has the question: fall back to what the evaluations listed
         seen: dict[str, str] = {}
         for turn in answered:
             for point in (turn.evaluation or {}).get("points") or []:

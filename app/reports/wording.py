@@ -61,6 +61,14 @@ def status_flags(entry: QuestionEntry) -> list[str]:
     return flags
 
 
+def detail_lines(entry: QuestionEntry) -> list[str]:
+    """Everything said under a question's heading before its points: how it ended, the hints given, its code run,
+    penalties, scoring notes and failed checks."""
+    return [*status_flags(entry), *(f"Hint given: {hint}" for hint in entry.hints),
+            *filter(None, [code_text(entry)]), *entry.penalties, *(f"Scoring: {n}" for n in entry.scoring_notes),
+            *(f"Failed check {c.name}: {c.message or ''}" for c in entry.failed_checks)]
+
+
 def missed_text(description: str, verdict: str) -> str:
     return f"{description} (partly)" if verdict == "partial" else description
 

@@ -141,6 +141,12 @@ class Turn(Base):
     answer_text: Mapped[str | None] = mapped_column(Text)
     answer_code: Mapped[str | None] = mapped_column(Text)
     hints_used: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # On a question's first turn: the bank entry as it was asked and judged (text, reference answer, rubric), so
+    # its report stays what it was when the pack is edited later. None on follow-ups and on rows from before 0002.
+    bank_entry: Mapped[dict[str, Any] | None]
+    # The hints shown on this turn, in order: a page reloaded shows them again and the report quotes them. NULL
+    # on rows from before 0003, which kept only the count.
+    hints: Mapped[list[str] | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     answered_at: Mapped[datetime | None]
 

@@ -65,6 +65,8 @@ class TurnRecord:
     answered_at: datetime | None
     evaluation: dict[str, Any] | None
     code_result: dict[str, Any] | None
+    bank_entry: dict[str, Any] | None = None
+    hints: tuple[str, ...] = ()  # as shown, in order (none stored for turns from before they were)
 
     @property
     def answered(self) -> bool:
@@ -106,4 +108,5 @@ def turn_record(row: models.Turn) -> TurnRecord:
         TurnRecord, row,
         evaluation=copy.deepcopy(row.evaluation.payload) if row.evaluation else None,
         code_result=copy.deepcopy(row.code_result.payload) if row.code_result else None,
+        hints=tuple(row.hints or ()),
     )

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, selectinload
 
-from app.errors import ConflictError, NotFoundError
+from app.errors import ChoiceOutdatedError, ConflictError, NotFoundError
 from app.store.accounts import AccountRepository
 from app.store.base import require_choice, require_keys
 from app.store.models import (
@@ -83,17 +83,25 @@ class Repository(AccountRepository):
         target_point: str | None = None,
         state: dict[str, Any] | None = None,
         position: int | None = None,
+        user_asked: int | None = None,
+        bank_entry: Mapping[str, Any] | None = None,
     ) -> TurnRecord:
         """Append a question or follow-up to the session, with the engine's new state if given (its
         `current_turn_id` set to the new turn in the same commit). With `position`, only if the turn would
         land there: a caller that read the session before another request moved it on gets a
-        ConflictError instead of adding a second next turn."""
+        ConflictError instead of adding a second next turn. With `user_asked` (`questions_asked` as read
+        before the question was chosen), only if the user was asked no question since, in any session: else a
+        ChoiceOutdatedError, and the caller chooses again with what it missed. `bank_entry`: what the bank said
+        of the question as it is asked, kept for its report."""
         require_choice(kind, TURN_KINDS, "kind")
         with self._writing() as session:
             owner = _locked_session(session, session_id)
             count = session.scalar(select(func.count()).where(Turn.session_id == session_id)) or 0
             if position is not None and count != position:
                 raise ConflictError("this session moved on in another request; fetch it for the current prompt")
+            if user_asked is not None and _asked_locked(session, owner.user_id) != user_asked:
+                raise ChoiceOutdatedError("another session of yours was given a question at the same moment; "
+                                          "try again")
             row = Turn(
                 session_id=session_id,
                 position=count,
@@ -104,6 +112,7 @@ class Repository(AccountRepository):
                 prompt=prompt,
                 target_point=target_point,
                 hints_used=0,
+                bank_entry=None if bank_entry is None else dict(bank_entry),
                 evaluation=None,
                 code_result=None,
             )
@@ -153,10 +162,10 @@ class Repository(AccountRepository):
             session.flush()
             return turn_record(turn)
 
-    def add_hint(self, turn_id: int, *, seen: int | None = None) -> int:
-        """Count one more hint on the turn; returns the turn's hint count. With `seen` (the count the caller
-        chose its hint by), only if no other request gave one meanwhile: else a ConflictError, so two
-        processes asked at once do not both charge for the same hint. An answered turn takes no hint: its
+    def add_hint(self, turn_id: int, *, seen: int | None = None, text: str | None = None) -> int:
+        """Count one more hint on the turn, keeping its `text`; returns the turn's hint count. With `seen` (the
+        count the caller chose its hint by), only if no other request gave one meanwhile: else a ConflictError,
+        so two processes asked at once do not both charge for the same hint. An answered turn takes no hint: its
         score is final, so the hint could never be charged."""
         with self._writing() as session:
             # Incremented in SQL, compared in the same statement.
@@ -173,6 +182,10 @@ class Repository(AccountRepository):
                 raise ConflictError("this prompt was answered meanwhile; fetch the session for the current prompt"
                                     if answered else
                                     "another hint was given for this question meanwhile; ask again for the next")
+            if text is not None:  # the row is this transaction's since the update above: no other hint interleaves
+                turn = session.get(Turn, turn_id)
+                assert turn is not None
+                turn.hints = [*(turn.hints or ()), text]
             # The session changed: a report of it cached by its version (the app's downloads) is out of date.
             owner = select(Turn.session_id).where(Turn.id == turn_id).scalar_subquery()
             session.execute(update(InterviewSession).where(InterviewSession.id == owner).values(updated_at=utcnow()))
@@ -190,6 +203,12 @@ class Repository(AccountRepository):
             return [turn_record(row) for row in session.scalars(query)]
 
     # History across sessions
+
+    def questions_asked(self, user_id: int) -> int:
+        """How many questions (not follow-ups) the user has been asked in all their sessions: a choice made
+        after reading this is current while it is unchanged (see add_turn's `user_asked`)."""
+        with self._reading() as session:
+            return _asked(session, user_id)
 
     def seen_questions(self, user_id: int) -> dict[str, datetime]:
         """Each question the user was ever asked, with when it was last asked."""
@@ -229,6 +248,21 @@ def _locked_session(session: Session, session_id: str) -> InterviewSession:
     if row is None:
         raise NotFoundError(f"no session with id {session_id}")
     return row
+
+
+def _asked(session: Session, user_id: int) -> int:
+    query = (select(func.count()).select_from(Turn).join(InterviewSession, InterviewSession.id == Turn.session_id)
+             .where(InterviewSession.user_id == user_id, Turn.kind == "question"))
+    return session.scalar(query) or 0
+
+
+def _asked_locked(session: Session, user_id: int) -> int:
+    """`_asked`, with the user's question choices serialised until this transaction ends. SQLite's BEGIN IMMEDIATE
+    already serialises every writer; PostgreSQL locks the user's row. FOR NO KEY UPDATE, so inserts that only
+    reference the user (a new session, a key) do not wait on it. Every writer that locks the user has locked its
+    session row first, never the other way round, so the two locks cannot deadlock."""
+    session.execute(select(User.id).where(User.id == user_id).with_for_update(key_share=True))
+    return _asked(session, user_id)
 
 
 def _apply_state(row: InterviewSession, *, state: dict[str, Any] | None, status: str | None = None) -> None:
