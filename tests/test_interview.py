@@ -206,6 +206,27 @@ def test_a_hint_given_is_shown_again_on_reload_and_quoted_in_the_report(engine, 
     assert f"Hint given: {esc(text)}" in render(report, "html")[0].decode()
 
 
+def test_a_probe_given_as_a_hint_is_not_asked_again_as_the_follow_up(engine, user, bank):
+    def heaviest_probe(question):  # the probe both the first hint and the first follow-up would reach for
+        first, second = sorted((p.weight for p in question.rubric), reverse=True)[:2]
+        heavy = max(question.rubric, key=lambda p: p.weight).id
+        return next((f.prompt for f in question.follow_ups if f.point == heavy), None) if first > second else None
+
+    probe = {q.id: heaviest_probe(q) for q in bank}
+    for topic in ("modules", "autograd", "tensors", "training-loop", "optimisation", "regularisation"):
+        session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=[topic], seed=5))
+        if probe[prompt.question_id]:
+            break
+        engine.skip(session_id=session.id, user_id=user)
+    else:
+        pytest.fail("no question drawn has a single heaviest point with a probe")
+    (hint,) = engine.hint(session_id=session.id, user_id=user).prompt.hints
+    assert probe[prompt.question_id] in hint
+    outcome = engine.answer(session_id=session.id, user_id=user, text="It is about tensors.", code=None)
+    assert outcome.prompt.kind is PromptKind.FOLLOW_UP, outcome  # the answer merits a follow-up: another probe
+    assert probe[prompt.question_id] not in outcome.prompt.text, (prompt.question_id, hint)
+
+
 def test_i_dont_know_typed_to_a_follow_up_moves_on_and_keeps_the_earlier_score(engine, user):
     config = SessionConfig(num_questions=2, topics=["modules"], seed=5)
     session, prompt = engine.start(user_id=user, config=config)

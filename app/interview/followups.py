@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from evaluators.base import Evaluation, Verdict
 from knowledge.schema import FollowUp, Question
 
@@ -11,10 +13,12 @@ GOOD_ENOUGH = 4.5  # above this a follow-up would only waste the candidate's tim
 
 
 def choose_follow_up(
-    question: Question, evaluation: Evaluation, *, score: float, asked: int, probed: list[str]
+    question: Question, evaluation: Evaluation, *, score: float, asked: int, probed: list[str],
+    hinted: Sequence[str] = (),
 ) -> FollowUp | None:
     """The probe for the heaviest point still missing, if the answer merits one. `score` is the answer's
-    own (for a code task, its code and words together), not the rubric's alone."""
+    own (for a code task, its code and words together), not the rubric's alone. A probe already given as a
+    hint on this question (`hinted`: the hints' texts, which quote their probe) is not asked again."""
     if asked >= MAX_FOLLOW_UPS or evaluation.gate or score >= GOOD_ENOUGH:
         return None
     missing = sorted(
@@ -23,7 +27,7 @@ def choose_follow_up(
     )
     for point in missing:
         for follow_up in question.follow_ups:
-            if follow_up.point == point.point_id:
+            if follow_up.point == point.point_id and not any(follow_up.prompt in h for h in hinted):
                 return follow_up
     return None
 
