@@ -7,6 +7,7 @@ printed evidence shows how) and the verdict must still be `passed`, so grading i
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import time
 from collections.abc import Iterator
@@ -398,3 +399,56 @@ def test_no_other_process_in_the_jail_can_be_read_or_written(runner: CodeRunner)
     result = run(runner, OTHERS_MEMORY, with_solution=True)
     assert result.status is Status.PASSED and "refused 1 r+b" in result.stdout, result.stdout
     assert "OPENED" not in result.stdout, result.stdout
+
+
+# Memory the rlimits do not see: shmem (memfds) and the kernel's objects for files. Each jail's cgroup
+# bounds it. A small jail (about 180 MiB beside a warm worker of ~220 MiB) so the attacks meet the
+# limit in a second or two.
+MEMFD_HOARD = """import os
+chunk = b'\\1' * 2**20
+held = []
+for i in range(120):  # 1.8 GB: RLIMIT_NOFILE is 128, RLIMIT_FSIZE caps each memfd at 16 MiB
+    fd = os.memfd_create(f'm{i}')
+    for _ in range(15):
+        os.write(fd, chunk)
+    held.append(fd)
+print('held', 15 * len(held), 'MiB in memfds', flush=True)
+"""
+DIRECTORY_HOARD = """import os
+name = 'x' * 200
+for n in range(1_000_000):  # an inode and a dentry each, no tmpfs block: the size cap never sees them
+    os.mkdir(f'/tmp/{n}{name}')
+print('made', n + 1, 'directories', flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def small_jail() -> Iterator[CodeRunner]:
+    from evaluators.code import cgroups
+
+    if (why := cgroups.unavailable()) is not None:
+        pytest.skip(f"no cgroup for the jails on this host: {why}")
+    before = cgroups.made_here()
+    with CodeRunner(workers=1, timeout_s=10.0, memory_mb=256, jail_memory_mb=400) as code_runner:
+        yield code_runner
+    assert cgroups.made_here() == before == [], "a jail's cgroup outlived its worker"
+
+
+@pytest.mark.parametrize("attack", [MEMFD_HOARD, DIRECTORY_HOARD], ids=["memfds", "directories"])
+def test_memory_outside_the_rlimits_meets_the_jails_memory_limit(small_jail: CodeRunner, attack: str) -> None:
+    started = time.monotonic()
+    result = run(small_jail, attack, with_solution=True)
+    assert result.status is Status.RESOURCE_LIMIT, result.to_json()
+    assert "memory limit" in result.checks[0].message
+    assert time.monotonic() - started < 60
+
+
+def test_a_killed_workers_cgroup_goes_with_it(small_jail: CodeRunner) -> None:
+    from evaluators.code import cgroups
+
+    (jail,) = small_jail.pool.worker_pids()
+    before = set(cgroups.made_here())  # one directory per hierarchy (memory, pids) of the one jail
+    os.killpg(jail, signal.SIGKILL)
+    assert run(small_jail, solution()).status is Status.PASSED  # a fresh worker in a fresh cgroup
+    after = set(cgroups.made_here())
+    assert before and not before & after and len(after) == len(before), (before, after)
