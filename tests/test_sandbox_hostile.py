@@ -428,27 +428,31 @@ def small_jail() -> Iterator[CodeRunner]:
 
     if (why := cgroups.unavailable()) is not None:
         pytest.skip(f"no cgroup for the jails on this host: {why}")
-    before = cgroups.made_here()
     with CodeRunner(workers=1, timeout_s=10.0, memory_mb=256, jail_memory_mb=400) as code_runner:
         yield code_runner
-    assert cgroups.made_here() == before == [], "a jail's cgroup outlived its worker"
+        last = jail_cgroups(code_runner)
+    assert last and not any(path.exists() for path in last), "a jail's cgroup outlived its pool"
+
+
+def jail_cgroups(runner: CodeRunner) -> set[Path]:
+    """The cgroup directories (one per hierarchy) of the pool's idle workers."""
+    return {path for worker in list(runner.pool._idle.queue) if worker.cgroup for path in worker.cgroup.paths}
 
 
 @pytest.mark.parametrize("attack", [MEMFD_HOARD, DIRECTORY_HOARD], ids=["memfds", "directories"])
 def test_memory_outside_the_rlimits_meets_the_jails_memory_limit(small_jail: CodeRunner, attack: str) -> None:
-    started = time.monotonic()
+    before, started = jail_cgroups(small_jail), time.monotonic()
     result = run(small_jail, attack, with_solution=True)
     assert result.status is Status.RESOURCE_LIMIT, result.to_json()
     assert "memory limit" in result.checks[0].message
     assert time.monotonic() - started < 60
+    assert before and not any(path.exists() for path in before)  # that jail was replaced, its cgroup removed
 
 
 def test_a_killed_workers_cgroup_goes_with_it(small_jail: CodeRunner) -> None:
-    from evaluators.code import cgroups
-
     (jail,) = small_jail.pool.worker_pids()
-    before = set(cgroups.made_here())  # one directory per hierarchy (memory, pids) of the one jail
+    before = jail_cgroups(small_jail)  # one directory per hierarchy (memory, pids)
     os.killpg(jail, signal.SIGKILL)
     assert run(small_jail, solution()).status is Status.PASSED  # a fresh worker in a fresh cgroup
-    after = set(cgroups.made_here())
-    assert before and not before & after and len(after) == len(before), (before, after)
+    after = jail_cgroups(small_jail)
+    assert before and len(after) == len(before) and not any(path.exists() for path in before), (before, after)

@@ -86,6 +86,10 @@ class JailCgroup:
             return None
         return cls(made)
 
+    @property
+    def paths(self) -> list[Path]:
+        return [path for _, path in self._dirs]
+
     def command(self, argv: list[str]) -> list[str]:
         """argv run inside this cgroup from its first instruction."""
         procs = [str(path / "cgroup.procs") for _, path in self._dirs]
@@ -128,11 +132,6 @@ def unavailable() -> str | None:
     """Why jails get no cgroup on this host, or None when they do."""
     bases, why = _bases()
     return None if bases else why
-
-
-def made_here() -> list[Path]:
-    """The jail cgroups of this process that exist now (none once its runners are closed)."""
-    return [entry for base in _bases()[0] for entry in base.path.glob(f"{PREFIX}{os.getpid()}-{_token}-*")]
 
 
 def _set_limits(base: _Base, path: Path, limits: CgroupLimits) -> None:
