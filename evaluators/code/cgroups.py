@@ -31,6 +31,7 @@ from functools import cache
 from pathlib import Path
 
 PREFIX = "interviewer-jail-"
+RUNNER_LEAF = "interviewer-runner"  # cgroup v2: where this process goes so that its cgroup may delegate
 REMOVE_WAIT_S = 5.0
 # Joins the cgroups whose cgroup.procs files are named before `--`, then runs the rest: the jail's
 # first process is in its cgroups before it forks anything. A failed join is reported by `joined`.
@@ -184,13 +185,25 @@ def _say(what: str) -> None:
 def _bases() -> tuple[list[_Base], str]:
     """Where to make jail cgroups on this host (found once), or why nowhere."""
     try:
-        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
-        own = Path("/proc/self/cgroup").read_text().splitlines()
+        bases = locate(Path("/proc/self/mountinfo").read_text(), Path("/proc/self/cgroup").read_text())
     except OSError as exc:
         return [], f"cannot read the cgroup mounts: {exc}"
+    if not bases:
+        return [], "no cgroup memory controller is mounted"
+    for base in bases:
+        why = _delegated(base.path) if base.v2 else _writable(base.path)
+        if why:
+            return [], why
+        _remove_stale(base.path)
+    return bases, ""
+
+
+def locate(mountinfo: str, own: str) -> list[_Base]:
+    """Our own cgroup's directory in the memory and pids hierarchies (v1), else in the unified one (v2),
+    from /proc/self/mountinfo and /proc/self/cgroup."""
     v1: dict[str, tuple[Path, str]] = {}  # controller -> (mount point, root)
     v2: tuple[Path, str] | None = None
-    for line in mounts:
+    for line in mountinfo.splitlines():
         fields = line.split()
         dash = fields.index("-")
         fstype, options = fields[dash + 1], fields[dash + 3].split(",")
@@ -201,15 +214,17 @@ def _bases() -> tuple[list[_Base], str]:
                     v1.setdefault(controller, (point, root))
         elif fstype == "cgroup2" and v2 is None:
             v2 = (point, root)
-    where = {}  # controllers (v1) or "" (v2) -> our own cgroup's path
-    for line in own:
-        _, controllers, path = line.split(":", 2)
-        where[controllers] = path
+    where = dict(line.split(":", 2)[1:] for line in own.splitlines())  # controllers ("" for v2) -> path
     if "memory" in v1:
-        return _v1_bases(v1, where)
+        paths: dict[Path, set[str]] = {}  # one directory for controllers mounted together
+        for controller, (point, root) in v1.items():
+            path = next((path for names, path in where.items() if controller in names.split(",")), None)
+            if path is not None:
+                paths.setdefault(_inside(point, root, path), set()).add(controller)
+        return [_Base(path, "memory" in kinds, "pids" in kinds, False) for path, kinds in paths.items()]
     if v2 is not None and "" in where:
-        return _v2_bases(_inside(*v2, where[""]))
-    return [], "no cgroup memory controller is mounted"
+        return [_Base(_inside(*v2, where[""]), True, True, True)]
+    return []
 
 
 def _inside(point: Path, root: str, own: str) -> Path:
@@ -219,31 +234,27 @@ def _inside(point: Path, root: str, own: str) -> Path:
     return point / own.lstrip("/")
 
 
-def _v1_bases(v1: dict[str, tuple[Path, str]], where: dict[str, str]) -> tuple[list[_Base], str]:
-    paths: dict[Path, set[str]] = {}  # one directory for controllers mounted together
-    for controller, (point, root) in v1.items():
-        own = next((path for names, path in where.items() if controller in names.split(",")), None)
-        if own is not None:
-            paths.setdefault(_inside(point, root, own), set()).add(controller)
-    bases = [_Base(path, "memory" in kinds, "pids" in kinds, False) for path, kinds in paths.items()]
-    for base in bases:
-        if not os.access(base.path, os.W_OK):
-            return [], f"{base.path} is not writable (run as root, or give this user the directory)"
-        _remove_stale(base.path)
-    return bases, ""
+def _writable(path: Path) -> str:
+    return "" if os.access(path, os.W_OK) else f"{path} is not writable (run as root, or give this user the directory)"
 
 
-def _v2_bases(path: Path) -> tuple[list[_Base], str]:
-    """Our own v2 cgroup must hand the memory and pids controllers to its children."""
+def _delegated(path: Path) -> str:
+    """Our own v2 cgroup must hand the memory and pids controllers to its children. v2 lets a cgroup do
+    that only while no process sits in it, so where we do, we first move into a leaf of our own (what
+    systemd asks of a service with Delegate=yes)."""
+    control = path / "cgroup.subtree_control"
     try:
-        enabled = (path / "cgroup.subtree_control").read_text().split()
-        if not {"memory", "pids"} <= set(enabled):
-            (path / "cgroup.subtree_control").write_text("+memory +pids")
+        if {"memory", "pids"} <= set(control.read_text().split()):
+            return ""
+        if str(os.getpid()) in (path / "cgroup.procs").read_text().split():
+            leaf = path / RUNNER_LEAF
+            leaf.mkdir(exist_ok=True)
+            (leaf / "cgroup.procs").write_text(str(os.getpid()))
+        control.write_text("+memory +pids")
     except OSError as exc:
-        return [], (f"cannot enable the memory and pids controllers for children of {path} ({exc}); "
-                    "delegate a cgroup whose processes sit in a leaf below it")
-    _remove_stale(path)
-    return [_Base(path, True, True, True)], ""
+        return (f"cannot enable the memory and pids controllers for children of {path} ({exc}); "
+                "run the server alone in a delegated cgroup (systemd: Delegate=yes)")
+    return ""
 
 
 def _remove_stale(path: Path) -> None:
