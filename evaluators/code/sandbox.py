@@ -62,7 +62,7 @@ INSTALL_HINT = "install bubblewrap and util-linux (Debian/Ubuntu: `apt-get insta
 class SandboxConfig:
     tmp_bytes: int = 64 << 20  # the jail's whole writable space
     # Everything in one jail together (cgroups.py): the warm worker, the submission with all it starts,
-    # memfds and /tmp with its kernel objects. See `jail_memory_for`.
+    # memfds and /tmp with its kernel objects.
     jail_memory_bytes: int = 0  # 0: derived from a submission's limits by `for_submissions`
     jail_tasks: int = 0
     python: str = field(default_factory=lambda: os.path.realpath(sys.executable))
