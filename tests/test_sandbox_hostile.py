@@ -428,7 +428,7 @@ def small_jail() -> Iterator[CodeRunner]:
 
     if (why := cgroups.unavailable()) is not None:
         pytest.skip(f"no cgroup for the jails on this host: {why}")
-    with CodeRunner(workers=1, timeout_s=10.0, memory_mb=256, jail_memory_mb=400) as code_runner:
+    with CodeRunner(workers=1, timeout_s=10.0, memory_mb=256, jail_memory_mb=400, jail_tasks=6) as code_runner:
         yield code_runner
         last = jail_cgroups(code_runner)
     assert last and not any(path.exists() for path in last), "a jail's cgroup outlived its pool"
@@ -447,6 +447,19 @@ def test_memory_outside_the_rlimits_meets_the_jails_memory_limit(small_jail: Cod
     assert "memory limit" in result.checks[0].message
     assert time.monotonic() - started < 60
     assert before and not any(path.exists() for path in before)  # that jail was replaced, its cgroup removed
+
+
+def test_the_jails_task_limit_counts_every_task_in_the_jail(small_jail: CodeRunner) -> None:
+    """6 tasks: bwrap twice, the worker, the child and one thread of the submission's. (RLIMIT_NPROC would
+    allow 32 more, less the tasks other jails run as the same uid on this host.)"""
+    (worker,) = list(small_jail.pool._idle.queue)
+    assert worker.cgroup is not None
+    (events,) = [path / "pids.events" for path in worker.cgroup.paths if (path / "pids.events").exists()]
+    source = "import threading, time\nfor _ in range(3):\n    threading.Thread(target=time.sleep, args=(2,)).start()\n"
+    result = run(small_jail, source, with_solution=True)
+    assert result.status is Status.RESOURCE_LIMIT, result.to_json()
+    assert "can't start new thread" in result.checks[0].message
+    assert int(events.read_text().split()[-1]) > 0  # refused by the cgroup, not by the rlimit
 
 
 def test_a_killed_workers_cgroup_goes_with_it(small_jail: CodeRunner) -> None:
