@@ -235,7 +235,9 @@ def _inside(point: Path, root: str, own: str) -> Path:
 
 
 def _writable(path: Path) -> str:
-    return "" if os.access(path, os.W_OK) else f"{path} is not writable (run as root, or give this user the directory)"
+    if os.access(path, os.W_OK):
+        return ""
+    return f"{path} is not writable (a read-only cgroupfs, or not root: give this user the directory)"
 
 
 def _delegated(path: Path) -> str:
