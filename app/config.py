@@ -57,7 +57,12 @@ class Settings(BaseSettings):
     # Code runner
     runner_workers: int = Field(default=0, ge=0, le=32)  # 0 means one per core
     runner_timeout_s: float = Field(default=10.0, gt=0, le=120)
-    runner_memory_mb: int = Field(default=2048, ge=256)
+    runner_memory_mb: int = Field(default=2048, ge=256)  # a submission's address space, per process
+    # The whole jail together (its cgroup: the warm worker, every process of a submission, memfds, /tmp and
+    # its kernel objects). 0: runner_memory_mb + the jail's 64 MiB /tmp + 512 MiB for the warm worker,
+    # and 32 tasks beyond a submission's own 32.
+    runner_jail_memory_mb: int = Field(default=0, ge=0)
+    runner_jail_tasks: int = Field(default=0, ge=0)
     runner_allow_unsandboxed: bool = False
 
     @field_validator("llm_base_url")
@@ -83,6 +88,18 @@ class Settings(BaseSettings):
                 "LLM mode needs both INTERVIEWER_LLM_BASE_URL and INTERVIEWER_LLM_MODEL "
                 "(set both, or neither for the offline interviewer)"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _jail_holds_a_submission(self) -> Settings:
+        if self.runner_jail_memory_mb and self.runner_jail_memory_mb < self.runner_memory_mb + 256:
+            raise ValueError(
+                f"INTERVIEWER_RUNNER_JAIL_MEMORY_MB={self.runner_jail_memory_mb} leaves no room for the warm worker "
+                f"beside a submission's {self.runner_memory_mb} MB: set 0 (derived) or at least "
+                f"{self.runner_memory_mb + 256}"
+            )
+        if self.runner_jail_tasks and self.runner_jail_tasks < 8:
+            raise ValueError("INTERVIEWER_RUNNER_JAIL_TASKS below 8 cannot start a worker: set 0 (derived) or more")
         return self
 
     @property

@@ -7,6 +7,7 @@ printed evidence shows how) and the verdict must still be `passed`, so grading i
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import time
 from collections.abc import Iterator
@@ -363,15 +364,16 @@ def test_results_that_would_cost_the_trusted_side_are_refused_before_verifying()
         loads(deflated.getvalue())
     assert torch.equal(loads(dumps(torch.arange(4))), torch.arange(4))  # as torch.save writes it: fine
     # A pickle decodes in pure Python at about a second per MiB: a long list of numbers is refused unread.
+    long_list = dumps([0.5] * 3_000_000)  # written on the jail's side: not what is timed (1.5 s under load)
     started = time.monotonic()
     with pytest.raises(ValueError, match="structure over 1 MiB"):
-        loads(dumps([0.5] * 3_000_000))
+        loads(long_list)
     assert time.monotonic() - started < 1.0
     assert loads(dumps({"out": torch.ones(1 << 20), "shape": [1, 2]}))["shape"] == [1, 2]  # tensor data is apart
-    shared = [[0] * 4000] * 4000  # 16 KB as a pickle (one list, shared), 16 million values to walk
+    shared = dumps([[0] * 4000] * 4000)  # 16 KB as a pickle (one list, shared), 16 million values to walk
     started = time.monotonic()
     with pytest.raises(ValueError, match="values in a result"):
-        loads(dumps(shared))
+        loads(shared)
     assert time.monotonic() - started < 1.0
 
 
@@ -398,3 +400,73 @@ def test_no_other_process_in_the_jail_can_be_read_or_written(runner: CodeRunner)
     result = run(runner, OTHERS_MEMORY, with_solution=True)
     assert result.status is Status.PASSED and "refused 1 r+b" in result.stdout, result.stdout
     assert "OPENED" not in result.stdout, result.stdout
+
+
+# Memory the rlimits do not see: shmem (memfds) and the kernel's objects for files. Each jail's cgroup
+# bounds it. A small jail (about 180 MiB beside a warm worker of ~220 MiB) so the attacks meet the
+# limit in a second or two.
+MEMFD_HOARD = """import os
+chunk = b'\\1' * 2**20
+held = []
+for i in range(120):  # 1.8 GB: RLIMIT_NOFILE is 128, RLIMIT_FSIZE caps each memfd at 16 MiB
+    fd = os.memfd_create(f'm{i}')
+    for _ in range(15):
+        os.write(fd, chunk)
+    held.append(fd)
+print('held', 15 * len(held), 'MiB in memfds', flush=True)
+"""
+DIRECTORY_HOARD = """import os
+name = 'x' * 200
+for n in range(1_000_000):  # an inode and a dentry each, no tmpfs block: the size cap never sees them
+    os.mkdir(f'/tmp/{n}{name}')
+print('made', n + 1, 'directories', flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def small_jail() -> Iterator[CodeRunner]:
+    from evaluators.code import cgroups
+
+    if (why := cgroups.unavailable()) is not None:
+        pytest.skip(f"no cgroup for the jails on this host: {why}")
+    with CodeRunner(workers=1, timeout_s=10.0, memory_mb=256, jail_memory_mb=400, jail_tasks=6) as code_runner:
+        yield code_runner
+        last = jail_cgroups(code_runner)
+    assert last and not any(path.exists() for path in last), "a jail's cgroup outlived its pool"
+
+
+def jail_cgroups(runner: CodeRunner) -> set[Path]:
+    """The cgroup directories (one per hierarchy) of the pool's idle workers."""
+    return {path for worker in list(runner.pool._idle.queue) if worker.cgroup for path in worker.cgroup.paths}
+
+
+@pytest.mark.parametrize("attack", [MEMFD_HOARD, DIRECTORY_HOARD], ids=["memfds", "directories"])
+def test_memory_outside_the_rlimits_meets_the_jails_memory_limit(small_jail: CodeRunner, attack: str) -> None:
+    before, started = jail_cgroups(small_jail), time.monotonic()
+    result = run(small_jail, attack, with_solution=True)
+    assert result.status is Status.RESOURCE_LIMIT, result.to_json()
+    assert "memory limit" in result.checks[0].message
+    assert time.monotonic() - started < 60
+    assert before and not any(path.exists() for path in before)  # that jail was replaced, its cgroup removed
+
+
+def test_the_jails_task_limit_counts_every_task_in_the_jail(small_jail: CodeRunner) -> None:
+    """6 tasks: bwrap twice, the worker, the child and one thread of the submission's. (RLIMIT_NPROC would
+    allow 32 more, less the tasks other jails run as the same uid on this host.)"""
+    (worker,) = list(small_jail.pool._idle.queue)
+    assert worker.cgroup is not None
+    (events,) = [path / "pids.events" for path in worker.cgroup.paths if (path / "pids.events").exists()]
+    source = "import threading, time\nfor _ in range(3):\n    threading.Thread(target=time.sleep, args=(2,)).start()\n"
+    result = run(small_jail, source, with_solution=True)
+    assert result.status is Status.RESOURCE_LIMIT, result.to_json()
+    assert "can't start new thread" in result.checks[0].message
+    assert int(events.read_text().split()[-1]) > 0  # refused by the cgroup, not by the rlimit
+
+
+def test_a_killed_workers_cgroup_goes_with_it(small_jail: CodeRunner) -> None:
+    (jail,) = small_jail.pool.worker_pids()
+    before = jail_cgroups(small_jail)  # one directory per hierarchy (memory, pids)
+    os.killpg(jail, signal.SIGKILL)
+    assert run(small_jail, solution()).status is Status.PASSED  # a fresh worker in a fresh cgroup
+    after = jail_cgroups(small_jail)
+    assert before and len(after) == len(before) and not any(path.exists() for path in before), (before, after)

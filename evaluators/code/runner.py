@@ -43,7 +43,7 @@ class CodeRunner:
                  recycle_after: int = 200, stdout_keep: int = 8192, output_limit: int = 1 << 20,
                  max_source_chars: int = 50_000, seed: int | None = None,
                  allow_unsandboxed: bool = False, config: SandboxConfig | None = None,
-                 bank_dir: Path | None = None) -> None:
+                 bank_dir: Path | None = None, jail_memory_mb: int = 0, jail_tasks: int = 0) -> None:
         self.timeout_s = timeout_s
         self.limits = Limits(memory_bytes=memory_mb << 20, cpu_seconds=int(timeout_s) + 1)
         self.stdout_keep, self.output_limit = stdout_keep, output_limit
@@ -57,7 +57,10 @@ class CodeRunner:
         self._lock = threading.Lock()
         self._questions: dict[str, Question] | None = None
         self._bank_dir = bank_dir  # where check_files finds tasks by id: the configured pack, if any
-        self.pool = WorkerPool(workers, config, recycle_after, unsandboxed=allow_unsandboxed)
+        # The whole jail's cgroup limits (0: derived from a submission's limits; see cgroups.py).
+        config = (config or SandboxConfig(jail_memory_bytes=jail_memory_mb << 20, jail_tasks=jail_tasks))
+        self.pool = WorkerPool(workers, config.for_submissions(self.limits), recycle_after,
+                               unsandboxed=allow_unsandboxed)
         # The trusted side runs torch only on a check's small tensors, where a second intra-op
         # thread costs far more than it gives: measured here, nn.GRUCell on a (4, 8) batch takes
         # 16 ms with two threads and 0.08 ms with one, and verifying the GRU task's five checks
@@ -68,7 +71,8 @@ class CodeRunner:
     def from_settings(cls, settings: Any) -> CodeRunner:
         return cls(workers=settings.runner_workers, timeout_s=settings.runner_timeout_s,
                    memory_mb=settings.runner_memory_mb, max_source_chars=settings.max_code_chars,
-                   allow_unsandboxed=settings.runner_allow_unsandboxed, bank_dir=settings.bank_dir)
+                   allow_unsandboxed=settings.runner_allow_unsandboxed, bank_dir=settings.bank_dir,
+                   jail_memory_mb=settings.runner_jail_memory_mb, jail_tasks=settings.runner_jail_tasks)
 
     def __enter__(self) -> CodeRunner:
         return self
@@ -186,6 +190,8 @@ def _status(raw: RawOutcome, load_error: str | None, resource: bool, exit_info: 
             timeout_s: float) -> tuple[Status, str]:
     """Overall status, and why checks that produced nothing did not run."""
     sig = exit_info.get("signal") if exit_info else None
+    if raw.memory_exceeded:  # shmem, files' kernel objects, several processes: past what rlimits see
+        return Status.RESOURCE_LIMIT, "your code ran out of memory (the sandbox's memory limit)"
     if raw.timed_out or sig == signal.SIGXCPU:
         return Status.TIMED_OUT, f"your code exceeded the {timeout_s:g} s time limit"
     if raw.output_exceeded:

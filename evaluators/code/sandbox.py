@@ -24,10 +24,11 @@ import shlex
 import shutil
 import sys
 import sysconfig
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from evaluators.code.errors import SandboxUnavailable
+from evaluators.code.jail import Limits
 
 SANDBOX_UID = 65534
 # The jail's own layout, the same whatever the host paths are (a clone under /tmp, under a path
@@ -49,6 +50,10 @@ JAIL_FILES = (
 )
 # Covered by a tmpfs inside the private mount namespace only; must not hold any bind source.
 STAGE_CANDIDATES = ("/mnt", "/srv", "/media", "/opt", "/var/tmp", "/tmp")
+# What the jail holds besides a submission, on top of its limits: a warm worker measured 216 MiB and
+# 4 tasks (bwrap twice, the worker, the idle child) in its cgroup; the rest is room for the kernel.
+WORKER_BYTES = 512 << 20
+WORKER_TASKS = 32
 SAFE_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 INSTALL_HINT = "install bubblewrap and util-linux (Debian/Ubuntu: `apt-get install bubblewrap util-linux`)"
 
@@ -56,6 +61,10 @@ INSTALL_HINT = "install bubblewrap and util-linux (Debian/Ubuntu: `apt-get insta
 @dataclass(frozen=True)
 class SandboxConfig:
     tmp_bytes: int = 64 << 20  # the jail's whole writable space
+    # Everything in one jail together (cgroups.py): the warm worker, the submission with all it starts,
+    # memfds and /tmp with its kernel objects.
+    jail_memory_bytes: int = 0  # 0: derived from a submission's limits by `for_submissions`
+    jail_tasks: int = 0
     python: str = field(default_factory=lambda: os.path.realpath(sys.executable))
     prefix: str = field(default_factory=lambda: os.path.realpath(sys.base_prefix))
     site_packages: tuple[str, ...] = field(
@@ -63,6 +72,11 @@ class SandboxConfig:
             os.path.realpath(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")
         ))
     )
+
+    def for_submissions(self, limits: Limits) -> SandboxConfig:
+        """This config with the whole-jail limits it leaves at 0 derived from a submission's own."""
+        memory = self.jail_memory_bytes or limits.memory_bytes + self.tmp_bytes + WORKER_BYTES
+        return replace(self, jail_memory_bytes=memory, jail_tasks=self.jail_tasks or limits.extra_tasks + WORKER_TASKS)
 
     def sources(self) -> list[str]:
         """Host directories the jail needs, in the order of `targets`."""

@@ -28,7 +28,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from evaluators.code.cgroups import CgroupLimits, JailCgroup
 from evaluators.code.errors import ProtocolError, SandboxUnavailable
+from evaluators.code.jail import Limits
 from evaluators.code.protocol import FrameDecoder, FrameError, encode, write_all
 from evaluators.code.sandbox import PROJECT_ROOT, SANDBOX_UID, SandboxConfig, worker_command
 
@@ -53,6 +55,7 @@ class RawOutcome:
     output_exceeded: bool = False
     worker_lost: bool = False
     delivered: bool = False  # False when the worker was found dead before it had the job
+    memory_exceeded: bool = False  # the kernel killed a process of the jail at its cgroup's memory limit
     duration_ms: float = 0.0
 
 
@@ -68,12 +71,22 @@ class Worker:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         self._side = ours
+        whole = config.for_submissions(Limits())  # where no runner derived them from its own limits
+        self.cgroup = JailCgroup.create(CgroupLimits(whole.jail_memory_bytes, whole.jail_tasks))
         command = self._command(config, theirs.fileno(), unsandboxed)
-        self.proc = launch(lambda: subprocess.Popen(  # empty environment: no secrets in /proc/*/environ
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            pass_fds=[theirs.fileno()], env={}, cwd="/", start_new_session=True, close_fds=True,
-        ))
-        theirs.close()
+        if self.cgroup is not None:
+            command = self.cgroup.command(command)
+        try:
+            self.proc = launch(lambda: subprocess.Popen(  # empty environment: no secrets in /proc/*/environ
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                pass_fds=[theirs.fileno()], env={}, cwd="/", start_new_session=True, close_fds=True,
+            ))
+        except BaseException:
+            if self.cgroup is not None:
+                self.cgroup.remove()
+            raise
+        finally:
+            theirs.close()
         stdin, stdout, stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
         assert stdin is not None and stdout is not None and stderr is not None  # all three are pipes
         self._stdin, self._stdout, self._err = stdin, stdout, stderr
@@ -83,6 +96,8 @@ class Worker:
         self._ready = False
         if not self.await_ready(STARTUP_TIMEOUT_S):
             raise SandboxUnavailable(self._startup_failure())
+        if self.cgroup is not None:
+            self.cgroup.joined(self.proc.pid)  # warns if not; removed with the worker either way
 
     def await_ready(self, timeout: float = 10.0) -> bool:
         """Wait for the worker's `ready` (sent at start and after each job's clean-up). False, and
@@ -156,11 +171,13 @@ class Worker:
     def run(self, meta: dict[str, Any], blobs: list[bytes], timeout: float, keep: int,
             limit: int) -> RawOutcome:
         outcome, start = RawOutcome(), time.monotonic()
+        oom_kills = self.cgroup.oom_kills() if self.cgroup else 0
         self.jobs += 1
         self._ready = False  # until the worker says so after this job's clean-up
         ours: list[int] = []
         try:
             child = self._child_pid(timeout=10)
+            _first_to_go(child)
             out_r, out_w = os.pipe()
             job_r, job_w = os.pipe()
             results_r, results_w = os.pipe()
@@ -191,7 +208,11 @@ class Worker:
         finally:
             for fd in ours:
                 os.close(fd)
-        if outcome.worker_lost:
+        if self.cgroup is not None:  # whichever process the kernel chose to kill, the job is why
+            outcome.memory_exceeded = self.cgroup.oom_kills() > oom_kills
+        # A jail that hit its memory limit may still hold what the job left there (the kernel objects of
+        # its files, until the sweep): a fresh jail is cheaper than finding out.
+        if outcome.worker_lost or outcome.memory_exceeded:
             self.kill()
         outcome.duration_ms = (time.monotonic() - start) * 1000
         return outcome
@@ -248,6 +269,8 @@ class Worker:
         except OSError:
             pass
         self.proc.wait()
+        if self.cgroup is not None:
+            self.cgroup.remove()
         self._side.close()
         for stream in (self._stdin, self._stdout):
             stream.close()
@@ -312,6 +335,17 @@ def _drain(fd: int, outcome: RawOutcome, keep: int, wait: float) -> None:
     while select.select([fd], [], [], max(deadline - time.monotonic(), 0))[0]:
         if not _read_output(fd, outcome, keep) or outcome.stdout_bytes > 4 * keep + (1 << 20):
             return
+
+
+def _first_to_go(pid: int) -> None:
+    """At the jail's memory limit the kernel kills one process: let it be the submission (and all it
+    forks), not the warm worker, whose resident set is larger. Set from here: the child is not dumpable,
+    so its own /proc files are not its to write. Only root may raise another process's score."""
+    try:
+        with open(f"/proc/{pid}/oom_score_adj", "w") as score:
+            score.write("1000")
+    except OSError:
+        pass  # not root (then the kernel picks by size alone), or no OOM killer at all
 
 
 def _kill_group(pid: int) -> None:
