@@ -200,7 +200,9 @@ def test_markdown_has_every_heading_and_escapes_markup(report: Report) -> None:
     assert text.startswith("# Interview report\n")
     for heading in HEADINGS[1:]:
         assert f"\n## {heading}\n" in text
-    assert "<script>" not in text
+    # The answers are quoted as written only inside code fences, where no viewer reads them as markup.
+    outside = re.sub(r"(?ms)^(`{3,})\w*\n.*?^\1$", "", text)
+    assert "<script>" not in outside and "<script>" in text and "Transcript:" in outside
 
 
 def test_html_escapes_answers_and_embeds_charts_inline(report: Report) -> None:
@@ -244,7 +246,7 @@ def test_pdf_keeps_greek_maths_and_cyrillic_in_quotes(bank) -> None:
     built = build_report(session=session({"autograd-basics": 3.0}), turns=turns, bank=bank)
     reader = pypdf.PdfReader(io.BytesIO(render(built, "pdf")[0]))
     text = " ".join(" ".join((page.extract_text() or "").split()) for page in reader.pages)
-    assert text.count(said) == 2  # under the question and in the strengths
+    assert text.count(said) == 3  # under the question, in its transcript and in the strengths
 
 
 def test_json_round_trips(report: Report) -> None:
@@ -343,3 +345,26 @@ def test_the_hints_given_are_quoted_in_every_format_and_older_turns_keep_their_c
         assert text.count(hint) == 1, fmt
     for fmt in ("markdown", "html", "pdf"):
         assert f"Hint given: {hint}" in texts[fmt] and texts[fmt].count("1 hint(s) used") == 2, fmt
+
+
+def test_the_transcript_keeps_every_prompt_and_reply_and_the_model_answer_comes_when_the_session_is_over(bank) -> None:
+    fence = "Here is a tricky one:\n````\n# not a heading\n````\nand <b>bold</b>"
+    turns = [turn(1, "autograd-basics", "autograd", prompt="Question 1 of 1. How does autograd work?",
+                  answer_text=fence, evaluation=evaluation(2.0, [point("records-graph", "missed", None)])),
+             turn(2, "autograd-basics", "autograd", kind="follow_up", prompt="Follow-up: what is stored?",
+                  action="dont_know", answer_text="I don't know", evaluation=evaluation(2.0, []))]
+    done = build_report(session=session({"autograd-basics": 2.0}), turns=turns, bank=bank)
+    [entry] = done.questions
+    assert [(e.kind, e.prompt, e.action, e.answer) for e in entry.transcript] == [
+        ("question", "Question 1 of 1. How does autograd work?", "answer", fence),
+        ("follow_up", "Follow-up: what is stored?", "dont_know", "I don't know")]
+    assert entry.model_answer == bank["autograd-basics"].reference_answer
+    markdown = render(done, "markdown")[0].decode()
+    assert "`````text\n" + fence + "\n`````" in markdown  # a longer fence: the answer's own cannot close it
+    html = render(done, "html")[0].decode()
+    assert "&lt;b&gt;bold&lt;/b&gt;" in html and "<b>bold</b>" not in html
+    assert "Answered &quot;I don&#x27;t know&quot;" in html
+    active = build_report(session=session({"autograd-basics": 2.0}, status="active"), turns=turns, bank=bank)
+    assert active.questions[0].model_answer is None  # an interview in progress shows no answer
+    for fmt in ("markdown", "html"):
+        assert "Model answer" not in render(active, fmt)[0].decode()

@@ -21,6 +21,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .6rem;
 blockquote,q{font-style:italic;color:#444}.flag{color:#666;font-size:.9rem}
 .charts svg{max-width:100%;height:auto;display:block;margin:1rem 0}
 section.question{border-left:3px solid #ddd;padding-left:1rem;margin:1rem 0}
+pre{white-space:pre-wrap;background:#f6f6f6;padding:.5rem;font-size:.9rem}
 """
 
 
@@ -73,7 +74,21 @@ def _question(entry: QuestionEntry) -> str:
                                   for p in entry.missed]))
     parts.append(_list("Misconceptions", [f"You said <q>{esc(m.quote)}</q> \u2014 {esc(m.correction)}"
                                           for m in entry.misconceptions]))
+    parts.append(_transcript(entry))
     return f'<section class="question">{"".join(parts)}</section>'
+
+
+def _transcript(entry: QuestionEntry) -> str:
+    """Folded away: each prompt and the candidate's reply as written, then the model answer once the session
+    is over."""
+    parts = []
+    for exchange in entry.transcript:
+        parts.append(f"<p><strong>{esc(w.asked_label(exchange))}:</strong> {esc(exchange.prompt)}</p>"
+                     f"<p><em>{esc(w.reply_label(exchange))}</em></p>")
+        parts += [f"<pre>{esc(text)}</pre>" for text in (exchange.answer, exchange.code) if text]
+    if entry.model_answer:
+        parts.append(f"<p><strong>{esc(w.MODEL_ANSWER)}:</strong></p><pre>{esc(entry.model_answer)}</pre>")
+    return f"<details><summary>{esc(w.TRANSCRIPT)}</summary>{''.join(parts)}</details>"
 
 
 def _list(title: str, items: list[str]) -> str:

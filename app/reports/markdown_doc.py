@@ -62,7 +62,26 @@ def _question(entry: QuestionEntry) -> list[str]:
         lines += ["", "Misconceptions:", ""]
         lines += [f"- You said \u201c{md(m.quote)}\u201d \u2014 {md(m.correction)}"
                   for m in entry.misconceptions]
+    return lines + _transcript(entry)
+
+
+def _transcript(entry: QuestionEntry) -> list[str]:
+    """Each prompt and the candidate's reply as written, then the model answer once the session is over."""
+    lines = ["", f"{w.TRANSCRIPT}:"]
+    for exchange in entry.transcript:
+        lines += ["", f"**{w.asked_label(exchange)}:** {md(exchange.prompt)}", "", f"*{w.reply_label(exchange)}*"]
+        lines += [line for text, kind in ((exchange.answer, "text"), (exchange.code, "python")) if text
+                  for line in ("", *_fenced(text, kind))]
+    if entry.model_answer:
+        lines += ["", f"**{w.MODEL_ANSWER}:**", "", *_fenced(entry.model_answer, "text")]
     return lines
+
+
+def _fenced(text: str, kind: str) -> list[str]:
+    """Text kept exactly as written, in a code fence longer than any run of backticks inside it (an answer
+    or a model answer may hold fences of its own), so nothing in it is read as Markdown."""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    return [f"{fence}{kind}", *text.rstrip("\n").split("\n"), fence]
 
 
 def _strengths(report: Report) -> list[str]:

@@ -44,6 +44,17 @@ class FailedCheck(_Frozen):
     message: str | None = None
 
 
+class Exchange(_Frozen):
+    """One prompt of a question and what the candidate did with it, in their own words: the transcript an
+    instructor checks a grade against."""
+
+    kind: Literal["question", "follow_up"]
+    prompt: str  # as it was put to the candidate
+    action: str | None = None  # answer, skip or dont_know; None where the session ended before a reply
+    answer: str | None = None
+    code: str | None = None
+
+
 class QuestionEntry(_Frozen):
     """One main question and its follow-ups, judged by the last answer given to it."""
 
@@ -72,6 +83,9 @@ class QuestionEntry(_Frozen):
     code_checks_total: int | None = None
     failed_checks: list[FailedCheck] = Field(default_factory=list)
     feedback: str | None = None
+    transcript: list[Exchange] = Field(default_factory=list)
+    # The reference answer, once the session is completed (an interview's candidate sees no answer before).
+    model_answer: str | None = None
 
 
 class TopicScore(_Frozen):

@@ -21,7 +21,16 @@ from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 from reportlab.lib.units import cm
 from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
-from reportlab.platypus import Flowable, ListFlowable, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+from reportlab.platypus import (
+    Flowable,
+    ListFlowable,
+    Paragraph,
+    Preformatted,
+    SimpleDocTemplate,
+    Spacer,
+    Table,
+    TableStyle,
+)
 
 from app.reports import wording as w
 from app.reports.charts import HEIGHT, WIDTH, BarChart, Line, Rect, Shape, layout, report_charts
@@ -31,14 +40,17 @@ DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
 
 
 def _font_faces() -> dict[str, str]:
-    """The four faces by role: DejaVu Sans's, registered with reportlab (it embeds the glyphs used),
-    or the built-in Helvetica's where the font is not installed."""
+    """The faces by role: DejaVu Sans's four and its mono, registered with reportlab (it embeds the glyphs
+    used), or the built-in Helvetica's and Courier where the font is not installed."""
     faces = {"": "DejaVuSans", "Bold": "DejaVuSans-Bold", "Oblique": "DejaVuSans-Oblique",
              "BoldOblique": "DejaVuSans-BoldOblique"}
     if not all((DEJAVU / f"{name}.ttf").is_file() for name in faces.values()):
-        return {role: "Helvetica" + (f"-{role}" if role else "") for role in faces}
+        return {**{role: "Helvetica" + (f"-{role}" if role else "") for role in faces}, "Mono": "Courier"}
     for name in faces.values():
         pdfmetrics.registerFont(TTFont(name, str(DEJAVU / f"{name}.ttf")))
+    if (DEJAVU / "DejaVuSansMono.ttf").is_file():  # answers and code as written, indentation kept
+        pdfmetrics.registerFont(TTFont("DejaVuSansMono", str(DEJAVU / "DejaVuSansMono.ttf")))
+        faces["Mono"] = "DejaVuSansMono"
     # <b> and <i> in a paragraph pick their face from the family.
     pdfmetrics.registerFontFamily(faces[""], normal=faces[""], bold=faces["Bold"], italic=faces["Oblique"],
                                   boldItalic=faces["BoldOblique"])
@@ -51,6 +63,9 @@ H1, H2, H3, BODY = (ParagraphStyle(f"report-{key}", parent=_STYLES[key], fontNam
                     for key, role in (("Heading1", "Bold"), ("Heading2", "Bold"), ("Heading3", "BoldOblique"),
                                       ("BodyText", "")))
 SMALL = ParagraphStyle("small", parent=BODY, fontSize=8.5, textColor=colors.HexColor("#555555"))
+MONO = ParagraphStyle("mono", parent=BODY, fontName=FACE.get("Mono", "Courier"), fontSize=8, leading=10,
+                      leftIndent=8, backColor=colors.HexColor("#f6f6f6"))
+MONO_LINE = 95  # characters of the 8-point mono face across A4 less its margins
 _ANCHOR = {"start": "start", "middle": "middle", "end": "end"}
 
 
@@ -139,6 +154,21 @@ def _question(entry: QuestionEntry) -> list[Flowable]:
     story += _titled("Misconceptions", [
         f"You said <i>\u201c{esc(m.quote)}\u201d</i> \u2014 {esc(m.correction)}" for m in entry.misconceptions
     ])
+    return story + _transcript(entry)
+
+
+def _transcript(entry: QuestionEntry) -> list[Flowable]:
+    """Each prompt and the candidate's reply as written (lines wrapped, never cut), then the model answer
+    once the session is over."""
+    story: list[Flowable] = [Paragraph(f"<b>{esc(w.TRANSCRIPT)}</b>", BODY)]
+    for exchange in entry.transcript:
+        story += [Paragraph(f"<b>{esc(w.asked_label(exchange))}:</b> {esc(exchange.prompt)}", SMALL),
+                  Paragraph(f"<i>{esc(w.reply_label(exchange))}</i>", SMALL)]
+        story += [Preformatted(text, MONO, maxLineLength=MONO_LINE)
+                  for text in (exchange.answer, exchange.code) if text]
+    if entry.model_answer:
+        story += [Paragraph(f"<b>{esc(w.MODEL_ANSWER)}:</b>", SMALL),
+                  Preformatted(entry.model_answer, MONO, maxLineLength=MONO_LINE)]
     return story
 
 

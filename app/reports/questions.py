@@ -7,7 +7,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.interview.models import AskedQuestion
-from app.reports.model import CoveredPoint, FailedCheck, MisconceptionNote, MissedPoint, QuestionEntry
+from app.reports.model import (
+    CoveredPoint,
+    Exchange,
+    FailedCheck,
+    MisconceptionNote,
+    MissedPoint,
+    QuestionEntry,
+)
 from app.reports.quotes import answer_texts, normalise, quote_found
 from app.store.records import TurnRecord
 from knowledge.schema import Question
@@ -32,9 +39,10 @@ def _answered(turns: Sequence[TurnRecord]) -> list[TurnRecord]:
 
 def question_entry(
     *, number: int, question_id: str, turns: list[TurnRecord], bank: Mapping[str, Question],
-    stored_score: float | None = None,
+    stored_score: float | None = None, reveal: bool = False,
 ) -> QuestionEntry:
-    """The final state of one question: the last answer's score, evidence gathered over all answers."""
+    """The final state of one question: the last answer's score, evidence gathered over all answers, the
+    transcript, and (`reveal`: the session is over) the model answer."""
     question = _as_asked(turns[0], bank.get(question_id))
     answered = _answered(turns)
     final = answered[-1] if answered else None
@@ -63,6 +71,9 @@ def question_entry(
         penalties=[str(p) for p in evaluation.get("penalties") or []],
         scoring_notes=list(dict.fromkeys(str(n) for t in answered for n in (t.evaluation or {}).get("notes") or [])),
         feedback=evaluation.get("feedback"),
+        transcript=[Exchange(kind="follow_up" if t.kind == "follow_up" else "question", prompt=t.prompt,
+                             action=t.action, answer=t.answer_text, code=t.answer_code) for t in turns],
+        model_answer=question.reference_answer if reveal and question else None,
         **_code_fields(answered),
     )
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.reports.model import QuestionEntry, Report
+from app.reports.model import Exchange, QuestionEntry, Report
 
 TITLE = "Interview report"
 OVERALL = "Overall"
@@ -12,6 +12,8 @@ STRENGTHS = "Strengths"
 GAPS = "Gaps"
 MISCONCEPTIONS = "Misconceptions to unlearn"
 STUDY_PLAN = "Study plan"
+TRANSCRIPT = "Transcript"
+MODEL_ANSWER = "Model answer"
 SECTIONS = (OVERALL, PER_TOPIC, QUESTIONS, STRENGTHS, GAPS, MISCONCEPTIONS, STUDY_PLAN)
 
 NOTHING_ANSWERED = "Nothing was answered in this session, so there is nothing to score yet."
@@ -82,3 +84,18 @@ def code_text(entry: QuestionEntry) -> str | None:
     if entry.code_checks_total is None:
         return None
     return f"Code checks: {entry.code_checks_passed}/{entry.code_checks_total} passed ({entry.code_status})."
+
+
+def asked_label(exchange: Exchange) -> str:
+    return "Follow-up" if exchange.kind == "follow_up" else "Asked"
+
+
+def reply_label(exchange: Exchange) -> str:
+    """How the candidate met the prompt; their words follow where they gave some."""
+    if exchange.action == "skip":
+        return "Skipped"
+    if exchange.action == "dont_know":
+        return "Answered \"I don't know\""
+    if exchange.action is None:
+        return "No reply: the session ended here"
+    return "Your answer"
