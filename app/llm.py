@@ -109,7 +109,9 @@ class LangChainChatModel(ChatModel):
 
     def complete_structured(self, *, system: str, user: str, schema: type[T]) -> T:
         with self._redacted():
-            return self._complete(system=system, user=user, schema=schema)
+            parsed = self._complete(system=system, user=user, schema=schema)
+        # Every string of the reply: the judge's feedback is shown and stored, as a wording is.
+        return schema.model_validate(_redact_strings(parsed.model_dump(), self._secrets))
 
     @contextmanager
     def _redacted(self) -> Iterator[None]:
@@ -270,7 +272,8 @@ def _unfenced(text: str) -> str:
 
 
 _URL_PASSWORD = re.compile(r"(//)[^/@\s]*:([^/@\s]*)@")
-_BEARER = re.compile(r"(?i)\b((?:bearer|basic)\s+)\S+")
+_BEARER = re.compile(r"(?i)\b(bearer\s+)\S+")
+_BASIC = re.compile(r"(?i)\b(basic\s+)([A-Za-z0-9+/]{4,}={0,2})(?![\w+/=])")
 _KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}")
 
 
@@ -279,8 +282,28 @@ def redact(text: str, secrets: list[str]) -> str:
     for secret in secrets:
         text = text.replace(secret, "[redacted]")
     text = _BEARER.sub(r"\1[redacted]", text)
+    text = _BASIC.sub(lambda m: m.group(1) + "[redacted]" if _is_basic_credential(m.group(2)) else m.group(0), text)
     text = _KEY_LIKE.sub("[redacted]", text)
     return _URL_PASSWORD.sub(r"\1", text)
+
+
+def _is_basic_credential(token: str) -> bool:
+    """Base64 of "user:password", as Basic auth sends it; "basic block" in a question or a quote is no credential."""
+    try:
+        return ":" in base64.b64decode(token, validate=True).decode()
+    except ValueError:  # not base64, or not text (binascii.Error and UnicodeDecodeError are ValueErrors)
+        return False
+
+
+def _redact_strings(value: Any, secrets: list[str]) -> Any:
+    """A parsed reply (dicts, lists, strings) with every string redacted."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {k: _redact_strings(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_strings(v, secrets) for v in value]
+    return value
 
 
 def describe_failure(exc: BaseException, *, timeout_s: float | None = None) -> str:
