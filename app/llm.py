@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, SecretStr, ValidationError
 
+from app.llm_breaker import Breaker, breaker_for
 from app.llm_server import ServerProbe
 from evaluators.chat import LLMError
 
@@ -70,6 +71,7 @@ class LangChainChatModel(ChatModel):
         method: StructuredMethod | Literal["auto"] = "auto",
         max_tokens: int | None = None,
         context_tokens: int | None = None,
+        breaker: Breaker | None = None,
     ) -> None:
         from langchain_openai import ChatOpenAI  # imported here: the offline path never pays for it
 
@@ -90,6 +92,7 @@ class LangChainChatModel(ChatModel):
         self._refused: dict[StructuredMethod, str] = {}
         self._lock = threading.Lock()
         self._context_tokens = context_tokens
+        self._breaker = breaker or Breaker()
         self._server = ServerProbe(
             base_url=base_url, api_key=key.get_secret_value(), model=model, timeout_s=timeout_s
         )
@@ -108,7 +111,7 @@ class LangChainChatModel(ChatModel):
         return window - (self.max_tokens or DEFAULT_REPLY_TOKENS) if window else None
 
     def complete_structured(self, *, system: str, user: str, schema: type[T]) -> T:
-        with self._redacted():
+        with self._redacted(), self._breaker.call(unanswered=_Unanswered):
             parsed = self._complete(system=system, user=user, schema=schema)
         # Every string of the reply: the judge's feedback is shown and stored, as a wording is.
         return schema.model_validate(_redact_strings(parsed.model_dump(), self._secrets))
@@ -182,6 +185,8 @@ class LangChainChatModel(ChatModel):
         except Exception as exc:  # the SDK stack raises many types; callers need one
             if _refuses_format(exc):
                 raise _Unsupported(describe_failure(exc)) from exc
+            if _unanswered(exc):
+                raise _Unanswered(describe_failure(exc, timeout_s=self.timeout_s)) from exc
             raise _NoReply(describe_failure(exc, timeout_s=self.timeout_s)) from exc
 
     def _check_reply(self, message: Any) -> None:
@@ -198,7 +203,7 @@ class LangChainChatModel(ChatModel):
             raise LLMError(f"model {self.name!r} is not served at {self.base_url} (it serves: {_clip(served, 60)})")
 
     def complete_text(self, *, system: str, user: str) -> str:
-        with self._redacted():
+        with self._redacted(), self._breaker.call(unanswered=_Unanswered):
             self._check_model()
             message = self._invoke(self._llm, system, user)
             self._check_reply(message)
@@ -214,6 +219,16 @@ class _Unsupported(LLMError):
 
 class _NoReply(LLMError):
     """No reply came (no server, a timeout, an HTTP error): the method it was asked with stays untried."""
+
+
+class _Unanswered(_NoReply):
+    """Nothing at all came back in time (a timeout, no connection): the breaker counts these."""
+
+
+def _unanswered(exc: BaseException) -> bool:
+    import openai
+
+    return isinstance(exc, openai.APIConnectionError)  # APITimeoutError is one
 
 
 def _refuses_format(exc: BaseException) -> bool:
@@ -409,4 +424,5 @@ def chat_model_from_settings(settings: Settings) -> ChatModel | None:
         method=settings.llm_structured_output,
         max_tokens=settings.llm_max_tokens,
         context_tokens=settings.llm_context_tokens or None,
+        breaker=breaker_for(settings.llm_base_url),
     )
