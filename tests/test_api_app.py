@@ -181,3 +181,32 @@ def test_a_nul_character_is_a_422_before_anything_is_stored(alice):
     created = alice.post("/v1/sessions", json={"topics": ["tensors"], "num_questions": 1}).json()
     reply = alice.post(f"/v1/sessions/{created['id']}/answers", json={"text": "Views \u0000 share storage"})
     assert assert_problem(reply, 422)["detail"].startswith("invalid text: holds a NUL character")
+
+
+def test_health_answers_while_every_thread_of_the_pool_is_busy(tmp_path):
+    """Sync routes share one pool of threads: 45 grades held on a slow model took all of it and /healthz waited
+    38 s behind them."""
+    import threading
+
+    import anyio
+    import anyio.to_thread
+    import httpx
+
+    app = create_app(Settings(data_dir=tmp_path / "data"))
+    release = threading.Event()
+
+    async def probe() -> httpx.Response:
+        limiter = anyio.to_thread.current_default_thread_limiter()
+        limiter.total_tokens = 2  # this event loop's pool, kept small
+        async with anyio.create_task_group() as busy:
+            for _ in range(2):
+                busy.start_soon(anyio.to_thread.run_sync, release.wait)
+            await anyio.wait_all_tasks_blocked()
+            try:
+                with anyio.fail_after(5):
+                    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+                        return await c.get("/healthz")
+            finally:
+                release.set()
+
+    assert anyio.run(probe).json() == {"status": "ok"}
