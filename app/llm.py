@@ -107,6 +107,8 @@ class LangChainChatModel(ChatModel):
     @property
     def prompt_budget(self) -> int | None:
         """Tokens left for the prompt in the model's window after the reply's; None when unknown."""
+        if not self._context_tokens and not self._breaker.admits():
+            return None  # no call will be made: asking the server for its window would only wait on it
         window = self._context_tokens or self._server.facts().context_tokens
         return window - (self.max_tokens or DEFAULT_REPLY_TOKENS) if window else None
 

@@ -69,6 +69,12 @@ class Breaker:
             raise
         self._answered()
 
+    def admits(self) -> bool:
+        """Whether a call would be made now (asking changes nothing: the one call that tries again is not taken)."""
+        with self._lock:
+            open_now = self._closed_again_at is not None and (self._clock() < self._closed_again_at or self._trying)
+        return not _step.get() and not open_now
+
     def _admit(self) -> None:
         with self._lock:
             if self._closed_again_at is None:

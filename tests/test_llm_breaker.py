@@ -100,3 +100,52 @@ def test_a_server_that_answers_is_never_skipped():
         model = LangChainChatModel(base_url=server.base_url, model="m", timeout_s=1, max_retries=0,
                                    breaker=Breaker(failures_to_open=1))
         assert [model.complete_text(system="s", user="u") for _ in range(5)] == ["fine"] * 5
+
+
+class HungServer:
+    """Takes connections and never answers (a hung process); counts the connections it took."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self._socket = socket.create_server(("127.0.0.1", 0))
+        self.taken: list[socket.socket] = []
+        threading.Thread(target=self._take, daemon=True).start()
+
+    def _take(self) -> None:
+        while True:
+            try:
+                self.taken.append(self._socket.accept()[0])
+            except OSError:
+                return
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._socket.getsockname()[1]}/v1"
+
+    def close(self) -> None:
+        for conn in self.taken:
+            conn.close()
+        self._socket.close()
+
+
+def test_a_hung_server_is_not_asked_for_its_window_once_its_calls_are_skipped():
+    """The judge asks for the window (GET /models) before its call: that waited out the probe's timeout on every
+    answer, and once more for the model check (9.5 s an answer at a 3 s timeout; 3.1 s each while skipped)."""
+    hung = HungServer()
+    try:
+        settings = Settings(llm_base_url=hung.base_url, llm_model="m", llm_timeout_s=0.5, llm_max_retries=0)
+        model = chat_model_from_settings(settings)
+        assert model is not None
+        for _ in range(3):
+            assert model.prompt_budget is None
+            with pytest.raises(LLMError, match="timeout after 0.5 s"):
+                model.complete_text(system="s", user="u")
+        assert len(hung.taken) == 4  # GET /models once (not asked again soon after), then the three calls
+        assert model.prompt_budget is None
+        with pytest.raises(LLMError, match="not called during a 30 s cool-down"):
+            model.complete_text(system="s", user="u")
+        assert len(hung.taken) == 4
+    finally:
+        hung.close()
