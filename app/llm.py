@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, SecretStr, ValidationError
 
+from app.llm_breaker import Breaker, breaker_for
 from app.llm_server import ServerProbe
 from evaluators.chat import LLMError
 
@@ -70,6 +71,7 @@ class LangChainChatModel(ChatModel):
         method: StructuredMethod | Literal["auto"] = "auto",
         max_tokens: int | None = None,
         context_tokens: int | None = None,
+        breaker: Breaker | None = None,
     ) -> None:
         from langchain_openai import ChatOpenAI  # imported here: the offline path never pays for it
 
@@ -90,6 +92,7 @@ class LangChainChatModel(ChatModel):
         self._refused: dict[StructuredMethod, str] = {}
         self._lock = threading.Lock()
         self._context_tokens = context_tokens
+        self._breaker = breaker or Breaker()
         self._server = ServerProbe(
             base_url=base_url, api_key=key.get_secret_value(), model=model, timeout_s=timeout_s
         )
@@ -104,12 +107,16 @@ class LangChainChatModel(ChatModel):
     @property
     def prompt_budget(self) -> int | None:
         """Tokens left for the prompt in the model's window after the reply's; None when unknown."""
+        if not self._context_tokens and not self._breaker.admits():
+            return None  # no call will be made: asking the server for its window would only wait on it
         window = self._context_tokens or self._server.facts().context_tokens
         return window - (self.max_tokens or DEFAULT_REPLY_TOKENS) if window else None
 
     def complete_structured(self, *, system: str, user: str, schema: type[T]) -> T:
-        with self._redacted():
-            return self._complete(system=system, user=user, schema=schema)
+        with self._redacted(), self._breaker.call(unanswered=_Unanswered):
+            parsed = self._complete(system=system, user=user, schema=schema)
+        # Every string of the reply: the judge's feedback is shown and stored, as a wording is.
+        return schema.model_validate(_redact_strings(parsed.model_dump(), self._secrets))
 
     @contextmanager
     def _redacted(self) -> Iterator[None]:
@@ -180,6 +187,8 @@ class LangChainChatModel(ChatModel):
         except Exception as exc:  # the SDK stack raises many types; callers need one
             if _refuses_format(exc):
                 raise _Unsupported(describe_failure(exc)) from exc
+            if _unanswered(exc):
+                raise _Unanswered(describe_failure(exc, timeout_s=self.timeout_s)) from exc
             raise _NoReply(describe_failure(exc, timeout_s=self.timeout_s)) from exc
 
     def _check_reply(self, message: Any) -> None:
@@ -196,7 +205,7 @@ class LangChainChatModel(ChatModel):
             raise LLMError(f"model {self.name!r} is not served at {self.base_url} (it serves: {_clip(served, 60)})")
 
     def complete_text(self, *, system: str, user: str) -> str:
-        with self._redacted():
+        with self._redacted(), self._breaker.call(unanswered=_Unanswered):
             self._check_model()
             message = self._invoke(self._llm, system, user)
             self._check_reply(message)
@@ -212,6 +221,16 @@ class _Unsupported(LLMError):
 
 class _NoReply(LLMError):
     """No reply came (no server, a timeout, an HTTP error): the method it was asked with stays untried."""
+
+
+class _Unanswered(_NoReply):
+    """Nothing at all came back in time (a timeout, no connection): the breaker counts these."""
+
+
+def _unanswered(exc: BaseException) -> bool:
+    import openai
+
+    return isinstance(exc, openai.APIConnectionError)  # APITimeoutError is one
 
 
 def _refuses_format(exc: BaseException) -> bool:
@@ -270,7 +289,8 @@ def _unfenced(text: str) -> str:
 
 
 _URL_PASSWORD = re.compile(r"(//)[^/@\s]*:([^/@\s]*)@")
-_BEARER = re.compile(r"(?i)\b((?:bearer|basic)\s+)\S+")
+_BEARER = re.compile(r"(?i)\b(bearer\s+)\S+")
+_BASIC = re.compile(r"(?i)\b(basic\s+)([A-Za-z0-9+/]{4,}={0,2})(?![\w+/=])")
 _KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}")
 
 
@@ -279,8 +299,28 @@ def redact(text: str, secrets: list[str]) -> str:
     for secret in secrets:
         text = text.replace(secret, "[redacted]")
     text = _BEARER.sub(r"\1[redacted]", text)
+    text = _BASIC.sub(lambda m: m.group(1) + "[redacted]" if _is_basic_credential(m.group(2)) else m.group(0), text)
     text = _KEY_LIKE.sub("[redacted]", text)
     return _URL_PASSWORD.sub(r"\1", text)
+
+
+def _is_basic_credential(token: str) -> bool:
+    """Base64 of "user:password", as Basic auth sends it; "basic block" in a question or a quote is no credential."""
+    try:
+        return ":" in base64.b64decode(token, validate=True).decode()
+    except ValueError:  # not base64, or not text (binascii.Error and UnicodeDecodeError are ValueErrors)
+        return False
+
+
+def _redact_strings(value: Any, secrets: list[str]) -> Any:
+    """A parsed reply (dicts, lists, strings) with every string redacted."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {k: _redact_strings(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_strings(v, secrets) for v in value]
+    return value
 
 
 def describe_failure(exc: BaseException, *, timeout_s: float | None = None) -> str:
@@ -386,4 +426,5 @@ def chat_model_from_settings(settings: Settings) -> ChatModel | None:
         method=settings.llm_structured_output,
         max_tokens=settings.llm_max_tokens,
         context_tokens=settings.llm_context_tokens or None,
+        breaker=breaker_for(settings.llm_base_url),
     )

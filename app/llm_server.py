@@ -5,6 +5,7 @@ every field is optional and a server that answers nothing here is simply not che
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,11 @@ class ServerFacts:
         return self.models is None or model in self.models or f"{model}:latest" in self.models
 
 
+# A server that did not answer GET /models is not asked again for this long: a hung one held each answer for
+# the probe's timeout twice (the judge's window, then the model check) before its call waited out its own.
+RETRY_AFTER_S = 30.0
+
+
 class ServerProbe:
     """GET {base_url}/models once per process; a server that cannot be reached is asked again later."""
 
@@ -35,15 +41,19 @@ class ServerProbe:
         self._model = model
         self._timeout_s = min(timeout_s, 10.0)
         self._facts: ServerFacts | None = None
+        self._failed_at = -RETRY_AFTER_S
         self._lock = threading.Lock()
 
     def facts(self) -> ServerFacts:
         with self._lock:
             if self._facts is None:
+                if time.monotonic() - self._failed_at < RETRY_AFTER_S:
+                    return ServerFacts()
                 try:
                     reply = httpx.get(self._url, headers=self._headers, timeout=self._timeout_s)
                 except httpx.HTTPError:
-                    return ServerFacts()  # unreachable now: the chat call will say so; ask again next time
+                    self._failed_at = time.monotonic()
+                    return ServerFacts()  # unreachable now: the chat call will say so; ask again later
                 self._facts = _read(reply, self._model)
             return self._facts
 

@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api import code, grading, health, problems, progress, questions, sessions
 from app.api.ratelimit import SlidingWindowLimiter
+from app.api.slow_routes import SlowRouteLimit
 from app.config import Settings, get_settings
 
 log = logging.getLogger(__name__)
@@ -146,6 +147,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # JSON escapes can take up to 12 bytes per character (surrogate pairs), hence the factor. A grading
     # batch holds up to MAX_BATCH items and as many examples, each answer in the limit: at 4 bytes per
     # character (any UTF-8 text), a full batch of full-length answers fits.
+    app.add_middleware(SlowRouteLimit)  # innermost: a request refused for its size takes no slot
     app.add_middleware(
         BodySizeLimit, max_bytes=max(1 << 20, 12 * (settings.max_answer_chars + settings.max_code_chars)),
         batches={"/v1/grade/batch": 2 * grading.MAX_BATCH * 4 * settings.max_answer_chars + (1 << 20)},

@@ -125,8 +125,10 @@ def phraser_for(settings: Settings) -> Any:
     if not settings.llm_enabled:
         return Phraser()
     from app.llm import chat_model_from_settings
+    from knowledge.loader import cached_bank
 
-    return LLMPhraser(chat_model_from_settings(settings))
+    answers = [q.reference_answer for q in cached_bank(settings.bank_dir)]
+    return LLMPhraser(chat_model_from_settings(settings), bank_answers=answers)
 
 
 def warm_in_background(

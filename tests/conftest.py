@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.config import get_settings
+from app.llm_breaker import forget_breakers
 
 REPO = Path(__file__).resolve().parents[1]
 SEEDS = REPO.parent / "shared" / "seeds"
@@ -17,12 +18,13 @@ SCIENTSBANK = REPO.parent / "shared" / "datasets" / "scientsbank" / "scientsbank
 
 @pytest.fixture(autouse=True)
 def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every test gets its own data directory and freshly read settings."""
+    """Every test gets its own data directory, freshly read settings and LLM breakers."""
     for key in list(os.environ):
         if key.startswith("INTERVIEWER_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("INTERVIEWER_DATA_DIR", str(tmp_path / "data"))
     get_settings.cache_clear()
+    forget_breakers()  # a server one test left unanswered must not be skipped in the next (its port reused)
     yield
     get_settings.cache_clear()
 

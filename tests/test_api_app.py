@@ -181,3 +181,84 @@ def test_a_nul_character_is_a_422_before_anything_is_stored(alice):
     created = alice.post("/v1/sessions", json={"topics": ["tensors"], "num_questions": 1}).json()
     reply = alice.post(f"/v1/sessions/{created['id']}/answers", json={"text": "Views \u0000 share storage"})
     assert assert_problem(reply, 422)["detail"].startswith("invalid text: holds a NUL character")
+
+
+def test_health_answers_while_every_thread_of_the_pool_is_busy(tmp_path):
+    """Sync routes share one pool of threads: 45 grades held on a slow model took all of it and /healthz waited
+    38 s behind them."""
+    import threading
+
+    import anyio
+    import anyio.to_thread
+    import httpx
+
+    app = create_app(Settings(data_dir=tmp_path / "data"))
+    release = threading.Event()
+
+    async def probe() -> httpx.Response:
+        limiter = anyio.to_thread.current_default_thread_limiter()
+        limiter.total_tokens = 2  # this event loop's pool, kept small
+        async with anyio.create_task_group() as busy:
+            for _ in range(2):
+                busy.start_soon(anyio.to_thread.run_sync, release.wait)
+            await anyio.wait_all_tasks_blocked()
+            try:
+                with anyio.fail_after(5):
+                    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+                        return await c.get("/healthz")
+            finally:
+                release.set()
+
+    assert anyio.run(probe).json() == {"status": "ok"}
+
+
+class HeldScorer:
+    """The offline scorer, except that each grade waits until released: a grade held on a slow model."""
+
+    def __init__(self, scorer, release) -> None:
+        self._scorer, self._release, self.held = scorer, release, 0
+
+    def evaluate(self, task):
+        self.held += 1
+        self._release.wait()
+        return self._scorer.evaluate(task)
+
+    def evaluate_many(self, tasks):
+        return [self.evaluate(task) for task in tasks]
+
+    def __getattr__(self, name):
+        return getattr(self._scorer, name)
+
+
+def test_grades_held_on_a_slow_model_leave_threads_for_the_rest_of_the_api(tmp_path, ingested_store, bank, scorer):
+    """45 grades held on a slow model took all 40 threads of the pool, and GET /v1/questions waited 35 s."""
+    import threading
+    from functools import partial
+
+    import anyio
+    import anyio.to_thread
+    import httpx
+
+    release = threading.Event()
+    held = HeldScorer(scorer, release)
+    api = build_api(tmp_path, store=ingested_store, bank=bank, scorer=held)
+    api.app.dependency_overrides[deps.get_evaluator] = lambda: held
+
+    async def probe() -> httpx.Response:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = 4  # this event loop's pool, kept small
+        transport = httpx.ASGITransport(app=api.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t", headers=api.as_user("alice")) as c:
+            async with anyio.create_task_group() as grades:
+                for i in range(4):
+                    grades.start_soon(partial(c.post, "/v1/grade", json={"question_id": "zero-grad",
+                                                                          "answer": f"grads add up {i}"}))
+                try:
+                    with anyio.fail_after(10):
+                        while held.held < 3:
+                            await anyio.sleep(0.01)
+                        listed = await c.get("/v1/questions", params={"per_page": 1})
+                finally:
+                    release.set()
+        return listed
+
+    assert anyio.run(probe).status_code == 200

@@ -136,3 +136,61 @@ def test_a_rewording_asks_and_holds_no_run_of_the_model_answer():
     assert _not_a_rewording(line, flat, answer) == "returned no question"
     fine = "Validation is eating far more memory than training. What would you check first?"
     assert _not_a_rewording(line, fine, answer) is None
+
+
+def test_once_a_call_of_a_step_gets_no_reply_its_other_calls_are_not_made(fake, tmp_path, ingested_store, bank,
+                                                                          embedder):
+    """A judge whose reply trickles past the timeout: the feedback and the next prompt are worded offline at once
+    (before, each waited out the timeout again: 121 s for one answer at a 20 s timeout, 1 retry)."""
+    from evaluators.judge import LLMJudge
+    from tests.fake_openai import dripping
+
+    settings = Settings(
+        llm_base_url=fake.base_url, llm_model="interviewer-test", llm_timeout_s=1.0, llm_max_retries=0
+    )
+    repo = open_repository(f"sqlite:///{tmp_path / 'llm.db'}")
+    engine = InterviewEngine(
+        repo=repo, selector=QuestionSelector(ingested_store), bank={q.id: q for q in bank},
+        scorer=AnswerScorer(evaluator=LLMJudge(chat_model_from_settings(settings), RubricScorer(embedder))),
+        phraser=LLMPhraser(chat_model_from_settings(settings)),
+    )
+    user = repo.get_or_create_user("dana").id
+    fake.script([echo(lambda line: line.split("Line:\n", 1)[1])])
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=["tensors"], seed=1))
+    fake.script([dripping({"points": []}, every_s=0.2, drips=40)])
+    outcome = engine.answer(session_id=session.id, user_id=user, text="A tensor is an n-dimensional array.", code=None)
+    assert len(fake.requests) == 2  # the question's wording and the judge; nothing after the judge got no reply
+    assert "fallback" in outcome.evaluation["evaluator"] and outcome.prompt is not None
+    notes = repo.get_session(session.id, user).state["notes"]
+    assert "LLM phrasing failed (not called: an earlier call of this step got no reply, timeout after 1 s); " \
+           "template used" in notes, notes
+
+
+def test_a_model_answer_in_look_alike_letters_is_still_the_model_answer():
+    """Cyrillic о, е, а, с and р drawn like Latin letters, a zero-width space inside a word, fullwidth letters:
+    the words read the same, so the run is found."""
+    from app.interview.phrasing import _not_a_rewording
+
+    line = "Follow-up: Your validation pass uses far more memory than training. What would you check?"
+    answer = "The loop has a fixed skeleton. Create the optimizer once, before the loop, and call zero_grad."
+    look_alike = ("Thе lооp hаs а fixеd skеlеtоn. Crеаtе thе оptimizеr оnсе, bеfоrе thе lоор, "
+                  "and call zero_grad.")
+    assert look_alike != answer[: len(look_alike)]
+    for hidden in (look_alike, "The loop has a fixed ske\u200bleton. Create the optimizer once",
+                   "The loop has a fixed skeleton. Ｃｒｅａｔｅ the optimizer once"):
+        leak = f"Your validation pass uses far more memory than training: what would you check? ({hidden})"
+        assert "words of the model answer" in (_not_a_rewording(line, leak, answer) or ""), hidden
+
+
+def test_a_wording_that_carries_another_questions_model_answer_leaves_the_template(fake, bank):
+    """The server saw other answers in judge prompts: a wording must carry none of them, not only its own."""
+    from app.services import phraser_for
+
+    question, other = bank[0], bank[1]
+    settings = Settings(llm_base_url=fake.base_url, llm_model="m", llm_timeout_s=1.0, llm_max_retries=0)
+    hint = " ".join(other.reference_answer.split()[:12])
+    fake.script([echo(lambda line: f"{line.split('Line:', 1)[1].strip()} (Hint: {hint})")])
+    phrased = phraser_for(settings).question(question, number=1, total=1)
+    assert phrased.text.startswith("Let's start.") and hint not in phrased.text
+    assert phrased.note == ("LLM phrasing repeated 8 or more words of another question's model answer in a row; "
+                            "template used")

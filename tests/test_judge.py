@@ -427,3 +427,17 @@ def test_the_whole_answer_quoted_for_every_point_earns_what_it_states(offline, b
                       offline).evaluate(task)
     assert result.score <= offline.evaluate(task).score + 1.5, (result.score, result.points)
     assert sum(p.verdict is Verdict.COVERED for p in result.points) <= 1
+
+
+def test_a_key_the_model_writes_into_a_good_reply_is_not_kept(fake_openai, offline, relu):
+    """The model's comments are stored and shown: a credential in them (the request's key as the server saw it,
+    or any bearer token) is cut out as it is from a wording or an error reason."""
+    key = "sk-CANARY-7f3a9b21-secret"
+    said = f"Clear custom Function; add a gradcheck. (Sent with Bearer {key}; also Bearer abc123xyz.)"
+    fake_openai.script([content(reply(feedback=said, score=4.2))])
+    settings = Settings(llm_base_url=fake_openai.base_url, llm_model=MODEL, llm_timeout_s=1.0, llm_max_retries=0,
+                        llm_api_key=key)
+    result = LLMJudge(chat_model_from_settings(settings), offline).evaluate(GradingTask.from_question(relu, ANSWER))
+    assert "Interviewer's comments: Clear custom Function" in result.feedback
+    assert key not in result.model_dump_json() and "abc123xyz" not in result.feedback, result.feedback
+    assert "[redacted]" in result.feedback

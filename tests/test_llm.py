@@ -212,3 +212,13 @@ def test_json_a_model_wraps_in_a_fence_is_read(fake_openai):
     fake_openai.script([content('```json\n{"topic": "autograd", "difficulty": 2}\n```')])
     got = model_for(fake_openai, method="json_mode").complete_structured(system="s", user="u", schema=Probe)
     assert got == Probe(topic="autograd", difficulty=2)
+
+
+def test_basic_credentials_are_cut_out_but_basic_words_are_kept():
+    """A Basic credential is base64 of user:password; "the basic block" in a question or a quoted answer stays."""
+    from app.llm import redact
+
+    assert redact("Use a basic block, the basic idea of ResNet, and basic RNNs.", []) == (
+        "Use a basic block, the basic idea of ResNet, and basic RNNs."
+    )
+    assert redact("got Basic Ym9iOmh1bnRlcjJwdw== back", []) == "got Basic [redacted] back"

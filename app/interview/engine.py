@@ -19,6 +19,7 @@ from app.interview.phrasing import Phraser
 from app.interview.scoring import AnswerScorer, ScoredAnswer, code_out_of_fence, with_code
 from app.interview.selection import History, QuestionSelector, next_difficulty, session_size, why_chosen
 from app.interview.turns import SessionTurns
+from app.llm_breaker import llm_step
 from evaluators.code.forbidden import contract_with_refusals
 from evaluators.text import is_non_answer
 from knowledge.schema import Question
@@ -60,7 +61,9 @@ class InterviewEngine:
 
     @contextmanager
     def _one_at_a_time(self, session_id: str) -> Iterator[None]:
-        with self._locks[zlib.crc32(session_id.encode("utf-8", "replace")) % LOCK_STRIPES]:
+        """One action on the session at a time; the action is one LLM step (after a call of it gets no reply,
+        its other calls fall back offline at once rather than each waiting out the timeout)."""
+        with self._locks[zlib.crc32(session_id.encode("utf-8", "replace")) % LOCK_STRIPES], llm_step():
             yield
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -70,6 +73,10 @@ class InterviewEngine:
 
     def start(self, *, user_id: int, config: SessionConfig) -> tuple[Any, Prompt | None]:
         """Create a session and ask its first question."""
+        with llm_step():
+            return self._start(user_id=user_id, config=config)
+
+    def _start(self, *, user_id: int, config: SessionConfig) -> tuple[Any, Prompt | None]:
         pool = self._selector.pool(config, self._bank)  # fails before creating anything if nothing matches
         history = self._history(user_id)
         start = history.starting_difficulty if config.difficulty == "adaptive" else int(config.difficulty)

@@ -7,8 +7,13 @@ and any failure falls back to the template with a note for the transcript.
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
+
+from confusable_homoglyphs import confusables
 
 from evaluators.chat import LLMError
 from evaluators.text import content_words
@@ -52,11 +57,12 @@ class Phraser:
 _TERM = re.compile(r"\b\w+(?:[._]\w+)+(?:\(\))?|\b\w+\(\)|\b[A-Za-z]+\d+\w*")
 
 
-def _not_a_rewording(line: str, reply: str, answer: str = "") -> str | None:
+def _not_a_rewording(line: str, reply: str, answer: str = "", *, others: frozenset[Run] = frozenset()) -> str | None:
     """Why the model's reply cannot stand for the line, or None: empty, a hidden reasoning block (it may
     hold the answer), far longer than the line, a question no longer asked or talk about the task ("The
-    interviewer is looking for..."), words of the model answer (`answer`), a technical name dropped, or most
-    of the line's words gone ("I'm sorry, I can't help with that", "Here is the question.")."""
+    interviewer is looking for..."), words of the model answer (`answer`) or of any other (`others`, runs of
+    answer_runs), a technical name dropped, or most of the line's words gone ("I'm sorry, I can't help with
+    that", "Here is the question.")."""
     if not reply:
         return "returned an empty line"
     if re.search(r"</?\s*think\b", reply, re.I):
@@ -73,8 +79,11 @@ def _not_a_rewording(line: str, reply: str, answer: str = "") -> str | None:
         return "returned no question"
     if _META.search(reply) and not _META.search(line):
         return "talked about the task rather than asking"
-    if answer and _shared_run(reply, answer):
+    said = answer_runs(reply) - answer_runs(line)  # a run the line itself has is the line's to keep
+    if said & answer_runs(answer):
         return f"repeated {ANSWER_RUN} or more words of the model answer in a row"
+    if said & others:
+        return f"repeated {ANSWER_RUN} or more words of another question's model answer in a row"
     return None
 
 
@@ -85,11 +94,29 @@ _META = re.compile(r"\b(the|this) (interviewer|line|rephras\w*|rewording)\b|\bth
 ANSWER_RUN = 8
 
 
-def _shared_run(text: str, answer: str) -> bool:
-    said = re.findall(r"\w+", answer.lower())
-    runs = {tuple(said[i:i + ANSWER_RUN]) for i in range(len(said) - ANSWER_RUN + 1)}
-    words = re.findall(r"\w+", text.lower())
-    return any(tuple(words[i:i + ANSWER_RUN]) in runs for i in range(len(words) - ANSWER_RUN + 1))
+Run = tuple[str, ...]
+
+
+def answer_runs(text: str) -> frozenset[Run]:
+    """Every run of ANSWER_RUN words in the text, as it reads: letters drawn alike are one (Cyrillic "о" is
+    Latin "o"), and invisible characters between letters do not split a word."""
+    words = re.findall(r"\w+", _as_drawn(text).casefold())
+    return frozenset(tuple(words[i:i + ANSWER_RUN]) for i in range(len(words) - ANSWER_RUN + 1))
+
+
+def _as_drawn(text: str) -> str:
+    """NFKC (fullwidth, mathematical letters), format characters (zero-width) dropped, and every letter
+    drawn like a Latin one (Unicode's confusables list, through confusable_homoglyphs) made that letter."""
+    return "".join(_latin(c) for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
+
+
+@lru_cache(maxsize=4096)
+def _latin(char: str) -> str:
+    if char.isascii():
+        return char
+    found = confusables.is_confusable(char, greedy=True, preferred_aliases=["latin"]) or []
+    latin = [h["c"] for f in found for h in f["homoglyphs"] if h["c"].isascii() and h["c"].isalnum()]
+    return latin[0] if latin else char
 
 
 class LLMPhraser(Phraser):
@@ -97,8 +124,11 @@ class LLMPhraser(Phraser):
 
     name = "llm"
 
-    def __init__(self, chat_model: Any) -> None:
+    def __init__(self, chat_model: Any, *, bank_answers: Iterable[str] = ()) -> None:
         self._chat = chat_model
+        # Every model answer of the bank (~16,000 runs for 110 entries, a set lookup per run of a wording): a
+        # wording must carry no other question's answer either, one the server may have seen in a judge prompt.
+        self._others = frozenset().union(*(answer_runs(a) for a in bank_answers))
 
     def _reword(self, template: Phrased, context: str, answer: str = "") -> Phrased:
         try:
@@ -109,7 +139,7 @@ class LLMPhraser(Phraser):
             failure = exc.reason if isinstance(exc, LLMError) else f"unexpected error: {type(exc).__name__}"
             return Phrased(template.text, note=f"LLM phrasing failed ({failure}); template used")
         text = " ".join(str(text).split())
-        why = _not_a_rewording(template.text, text, answer)
+        why = _not_a_rewording(template.text, text, answer, others=self._others)
         if why:
             return Phrased(template.text, note=f"LLM phrasing {why}; template used")
         return Phrased(text)
