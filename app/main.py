@@ -156,7 +156,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             allow_origins=settings.cors_origins,
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type", "Accept"],
-            expose_headers=["Retry-After"],
+            expose_headers=["Retry-After", "Link"],  # Link: the next page of GET /v1/sessions
         )
     _document_problems(app)
     return app

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, HTTPException, Query, Request, Response
 from pydantic import Field, StrictInt, field_validator
 
+from app.api import session_cursor
 from app.api.deps import (
     BankDep,
     EngineDep,
@@ -104,9 +105,37 @@ def create_session(
     return SessionCreated(id=session.id, status=session.status, config=session.config, prompt=prompt)
 
 
-@router.get("", response_model=list[SessionSummary])
-def list_sessions(user: UserDep, repo: RepoDep) -> list[SessionSummary]:
-    """The caller's sessions, newest first."""
+SESSIONS_PER_PAGE, MAX_SESSIONS_PER_PAGE = 50, 200
+LINK_HEADER = {
+    "Link": {
+        "description": 'The next page, as `<URL>; rel="next"` (RFC 8288); absent on the last page',
+        "schema": {"type": "string"},
+    }
+}
+
+
+@router.get(
+    "",
+    response_model=list[SessionSummary],
+    responses={200: {"description": "A page of sessions", "headers": LINK_HEADER}, **problem_responses(400)},
+)
+def list_sessions(
+    request: Request,
+    response: Response,
+    user: UserDep,
+    repo: RepoDep,
+    limit: Annotated[int, Query(ge=1, le=MAX_SESSIONS_PER_PAGE, description="Sessions per page")] = SESSIONS_PER_PAGE,
+    cursor: Annotated[str | None, Query(max_length=200, description="Where the page starts: copy it from the "
+                                        "previous page's `Link` header; leave it out for the newest")] = None,
+) -> list[SessionSummary]:
+    """The caller's sessions, newest first, a page at a time: the `Link` header holds the next page's URL."""
+    after = None if cursor is None else session_cursor.decode(cursor)
+    rows = repo.list_sessions(user.id, limit=limit + 1, after=after)
+    page = rows[:limit]
+    if len(rows) > limit:  # one more than asked for: there is a next page
+        last = page[-1]
+        url = request.url.include_query_params(limit=limit, cursor=session_cursor.encode(last.created_at, last.id))
+        response.headers["Link"] = f'<{url.path}?{url.query}>; rel="next"'
     return [
         SessionSummary(
             id=s.id,
@@ -117,7 +146,7 @@ def list_sessions(user: UserDep, repo: RepoDep) -> list[SessionSummary]:
             created_at=s.created_at,
             updated_at=s.updated_at,
         )
-        for s in repo.list_sessions(user.id)
+        for s in page
     ]
 
 
