@@ -32,6 +32,7 @@ from app.api.schemas import (
 )
 from app.errors import ConflictError, NotFoundError
 from app.interview.models import Mode, SessionConfig, TurnOutcome
+from app.reports import Report, build_report, render
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=problem_responses(401, 422))
 SESSION_ERRORS = problem_responses(404, 409)
@@ -248,8 +249,8 @@ REPORT_TYPES = {
     "html": "text/html",
     "pdf": "application/pdf",
 }
+# The JSON form's schema is the Report model's (`model` in the route's responses); the others are text or bytes.
 REPORT_CONTENT: dict[str, Any] = {
-    "application/json": {"schema": {"type": "object"}},
     "text/markdown": {"schema": {"type": "string"}},
     "text/html": {"schema": {"type": "string"}},
     "application/pdf": {"schema": {"type": "string", "format": "binary"}},
@@ -260,8 +261,8 @@ REPORT_CONTENT: dict[str, Any] = {
     "/{session_id}/report",
     response_class=Response,
     responses={
-        200: {"description": "The report", "content": REPORT_CONTENT},
-        **problem_responses(404, 406, 409, 503),
+        200: {"description": "The report", "model": Report, "content": REPORT_CONTENT},
+        **problem_responses(404, 406, 409),
     },
 )
 def report(
@@ -279,10 +280,6 @@ def report(
     session = _owned(repo, session_id, user.id)
     if session.config.get("mode") == Mode.INTERVIEW.value and session.status != "completed":
         raise ConflictError("an interview-mode report is ready once the session is completed")
-    try:
-        from app.reports import build_report, render
-    except ImportError:
-        raise HTTPException(503, "reports are not available in this build") from None
     body, media_type = render(build_report(session=session, turns=repo.turns(session_id), bank=bank), fmt)
     # Chosen by the Accept header: a cache keeps one copy per Accept, not the PDF for a JSON client.
     return Response(content=body, media_type=media_type, headers={"Vary": "Accept"})
