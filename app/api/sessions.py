@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, HTTPException, Query, Request, Response
 from pydantic import Field, StrictInt, field_validator
 
-from app.api import session_cursor
+from app.api import session_pages
 from app.api.deps import (
     BankDep,
     EngineDep,
@@ -29,6 +29,7 @@ from app.api.schemas import (
     TurnOut,
     code_result_out,
     evaluation_out,
+    session_summary,
 )
 from app.errors import ConflictError, NotFoundError
 from app.interview.models import Mode, SessionConfig, TurnOutcome
@@ -106,49 +107,27 @@ def create_session(
     return SessionCreated(id=session.id, status=session.status, config=session.config, prompt=prompt)
 
 
-SESSIONS_PER_PAGE, MAX_SESSIONS_PER_PAGE = 50, 200
-LINK_HEADER = {
-    "Link": {
-        "description": 'The next page, as `<URL>; rel="next"` (RFC 8288); absent on the last page',
-        "schema": {"type": "string"},
-    }
-}
-
-
 @router.get(
     "",
     response_model=list[SessionSummary],
-    responses={200: {"description": "A page of sessions", "headers": LINK_HEADER}, **problem_responses(400)},
+    responses=session_pages.PAGE_RESPONSES,
 )
 def list_sessions(
     request: Request,
     response: Response,
     user: UserDep,
     repo: RepoDep,
-    limit: Annotated[int, Query(ge=1, le=MAX_SESSIONS_PER_PAGE, description="Sessions per page")] = SESSIONS_PER_PAGE,
-    cursor: Annotated[str | None, Query(max_length=200, description="Where the page starts: copy it from the "
-                                        "previous page's `Link` header; leave it out for the newest")] = None,
+    limit: session_pages.Limit = session_pages.SESSIONS_PER_PAGE,
+    cursor: session_pages.Cursor = None,
 ) -> list[SessionSummary]:
     """The caller's sessions, newest first, a page at a time: the `Link` header holds the next page's URL."""
-    after = None if cursor is None else session_cursor.decode(cursor)
+    after = None if cursor is None else session_pages.decode(cursor)
     rows = repo.list_sessions(user.id, limit=limit + 1, after=after)
-    page = rows[:limit]
     if len(rows) > limit:  # one more than asked for: there is a next page
-        last = page[-1]
-        url = request.url.include_query_params(limit=limit, cursor=session_cursor.encode(last.created_at, last.id))
-        response.headers["Link"] = f'<{url.path}?{url.query}>; rel="next"'
-    return [
-        SessionSummary(
-            id=s.id,
-            status=s.status,
-            mode=s.config.get("mode", "practice"),
-            num_questions=s.config.get("num_questions", 0),
-            answered=len(s.state.get("question_scores", {})),
-            created_at=s.created_at,
-            updated_at=s.updated_at,
-        )
-        for s in page
-    ]
+        last = rows[limit - 1]
+        response.headers["Link"] = session_pages.link_to_next(request, limit=limit, created_at=last.created_at,
+                                                              session_id=last.id)
+    return [session_summary(s) for s in rows[:limit]]
 
 
 @router.get("/{session_id}", response_model=SessionDetail, responses=SESSION_ERRORS)
