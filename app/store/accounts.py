@@ -46,10 +46,22 @@ class AccountRepository(RepositoryBase):
                 return user_record(session.scalars(query).one())
 
     def create_user(self, name: str) -> UserRecord:
-        """A new user called `name`; a ConflictError when the name is taken (it is someone's history)."""
-        if self.user_named(name) is not None:
-            raise ConflictError(f"a user named {name!r} exists already")
-        return self.get_or_create_user(name)
+        """A new user called `name`; a ConflictError when the name is taken (it is someone's history), also when
+        another request takes it between our read and our insert."""
+        if not name.strip():
+            raise UserFacingError("a user name cannot be empty")
+        _fits(name, "a user name", User.name.type.length)
+        taken = ConflictError(f"a user named {name!r} exists already")
+        try:
+            with self._writing() as session:
+                if session.scalar(select(User.id).where(User.name == name)) is not None:
+                    raise taken
+                row = User(name=name)
+                session.add(row)
+                session.flush()
+                return user_record(row)
+        except IntegrityError:
+            raise taken from None
 
     def user_named(self, name: str) -> UserRecord | None:
         with self._reading() as session:
