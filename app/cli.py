@@ -145,13 +145,14 @@ def bank_validate() -> None:
     from evaluators.code.bank_check import code_task_problems
     from knowledge.loader import load_bank
 
-    questions = load_bank(get_settings().bank_dir)
+    settings = get_settings()
+    questions = load_bank(settings.bank_dir)
     code_tasks = [q for q in questions if q.code is not None]
     problems: list[str] = []
     with progress() as bar:
         task = bar.add_task("Checking reference solutions", total=len(code_tasks))
         for question in code_tasks:
-            problems.extend(code_task_problems([question]))
+            problems.extend(code_task_problems([question], run_limit_s=settings.runner_timeout_s))
             bar.advance(task)
     for line in problems:
         err.print(line, style="red")

@@ -9,6 +9,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+ADMIN_KEY_MIN_CHARS = 32
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
@@ -47,6 +49,9 @@ class Settings(BaseSettings):
 
     # API
     auth_disabled: bool = False
+    # Turns on /v1/admin (accounts and their keys over HTTP) for whoever sends it as a bearer token; empty
+    # leaves those routes off (404).
+    admin_key: SecretStr = SecretStr("")
     api_url: str = "http://127.0.0.1:8000"  # where the Streamlit app finds the API
     cors_origins: list[str] = Field(default_factory=list)
     max_answer_chars: int = Field(default=20_000, gt=0)
@@ -79,6 +84,15 @@ class Settings(BaseSettings):
             raise ValueError(f"INTERVIEWER_LLM_BASE_URL {value!r} is not a URL ({exc})") from None
         if url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"INTERVIEWER_LLM_BASE_URL {value!r} is not an http(s) URL with a host")
+        return value
+
+    @field_validator("admin_key")
+    @classmethod
+    def _a_strong_admin_key(cls, value: SecretStr) -> SecretStr:
+        """It can make and revoke every account's keys: a short one is refused at start-up, not guessed later."""
+        if value.get_secret_value() and len(value.get_secret_value()) < ADMIN_KEY_MIN_CHARS:
+            raise ValueError(f"INTERVIEWER_ADMIN_KEY is shorter than {ADMIN_KEY_MIN_CHARS} characters; make one "
+                             "with: python -c 'import secrets; print(secrets.token_urlsafe(32))'")
         return value
 
     @model_validator(mode="after")

@@ -71,6 +71,9 @@ class SearchHit:
     framework: str
     kind: str
     score: float
+    # The entry holds a word of the query (stop words aside, glossary synonyms counted): a keyword match,
+    # where the rest of a ranking is related in meaning only.
+    shares_words: bool = False
 
 
 @dataclass(frozen=True)
@@ -212,6 +215,7 @@ class QuestionStore:
                     framework=meta["framework"],
                     kind=meta["kind"],
                     score=round(fused, 4),
+                    shares_words=meta["id"] in lexical,
                 )
             )
         hits.sort(key=lambda h: (-h.score, h.id))

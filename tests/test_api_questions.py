@@ -3,6 +3,7 @@
 # ruff: noqa: F811 - pytest fixtures imported from tests.api_fixtures are redefined as arguments
 from __future__ import annotations
 
+from knowledge.lexical import tokenize
 from tests.api_fixtures import alice, api, assert_problem, scorer  # noqa: F401
 
 
@@ -66,3 +67,13 @@ def test_a_task_that_forbids_built_ins_says_what_else_it_refuses(alice, bank):
     shown = alice.get(f"/v1/questions/{forbidding.id}").json()["code"]["contract"]
     assert shown.startswith(forbidding.code.contract.rstrip()) and "`operator`" in shown and "`eval`" in shown
     assert alice.get(f"/v1/questions/{plain.id}").json()["code"]["contract"] == plain.code.contract
+
+
+def test_a_search_says_how_many_questions_match_apart_from_how_many_it_ranks(alice, bank):
+    """A search's `total` counted the ranked list, which is the whole bank: 110 "results" for any word."""
+    nothing = alice.get("/v1/questions", params={"q": "qwertyuiop"}).json()
+    assert nothing["matched"] == 0 and nothing["total"] == len(bank)
+    zero_grad = alice.get("/v1/questions", params={"q": "zero_grad"}).json()
+    mentions = [q.id for q in bank if {"zero", "grad"} & set(tokenize(q.lexical_text()))]
+    assert zero_grad["matched"] == len(mentions) and 0 < len(mentions) < zero_grad["total"]
+    assert alice.get("/v1/questions").json()["matched"] is None  # browsing matches nothing: it lists

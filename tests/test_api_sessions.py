@@ -3,8 +3,12 @@
 # ruff: noqa: F811 - pytest fixtures imported from tests.api_fixtures are redefined as arguments
 from __future__ import annotations
 
-import pytest
+from datetime import UTC, datetime
 
+import pytest
+from sqlalchemy import update
+
+from app.store.models import InterviewSession
 from tests.api_fixtures import PASSING_MARK, alice, api, assert_problem, build_api, scorer  # noqa: F401
 
 CONFIG = {"topics": ["autograd", "tensors"], "num_questions": 2, "seed": 3}
@@ -227,3 +231,33 @@ def test_an_interview_can_be_finished_early_without_drawing_or_scoring_more(alic
     assert any("Ended early" in note for note in report["notes"])
     assert_problem(alice.post(f"/v1/sessions/{sid}/finish"), 409)  # once only
     assert_problem(alice.post(f"/v1/sessions/{sid}/answers", json={"text": "more"}), 409)
+
+
+def test_sessions_come_a_page_at_a_time_with_the_next_page_in_link(api, alice):
+    """GET /v1/sessions returned every session a user ever had in one reply."""
+    user = api.repo.get_or_create_user("alice")
+    made = [api.repo.create_session(user.id, config={"num_questions": 1}, state={}).id for _ in range(52)]
+    # Sessions started in the same instant: a page boundary among them must neither repeat nor lose one.
+    with api.repo._writing() as db:
+        db.execute(update(InterviewSession).where(InterviewSession.id.in_(made[10:20]))
+                   .values(created_at=datetime(2026, 1, 1, tzinfo=UTC)))
+    first = alice.get("/v1/sessions")
+    assert first.status_code == 200 and len(first.json()) == 50 and "next" in first.links  # the default page
+    seen, url, pages = [], "/v1/sessions?limit=3", 0
+    while url:
+        response = alice.get(url)
+        assert response.status_code == 200 and len(response.json()) <= 3
+        seen += [s["id"] for s in response.json()]
+        url, pages = response.links.get("next", {}).get("url"), pages + 1
+    assert sorted(seen) == sorted(made) and pages == 18
+    assert seen == [s["id"] for s in alice.get("/v1/sessions", params={"limit": 200}).json()]  # newest first
+    assert "link" not in alice.get("/v1/sessions", params={"limit": 52}).headers  # the last page says so
+
+
+@pytest.mark.parametrize(("params", "status"), [
+    ({"limit": 0}, 422), ({"limit": 201}, 422), ({"limit": "all"}, 422),
+    ({"cursor": "not-a-cursor"}, 400), ({"cursor": "MjAyNi0wMS0wMQ"}, 400),  # "2026-01-01": no session id
+])
+def test_a_bad_page_request_is_a_4xx_saying_why(alice, params, status):
+    body = assert_problem(alice.get("/v1/sessions", params=params), status)
+    assert ("limit" in body["detail"]) if "limit" in params else ("cursor" in body["detail"])

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import SEEDS
 
@@ -511,3 +512,27 @@ def test_the_terminal_says_why_code_checks_failed_and_shows_the_model_answer_aft
 def test_python_dash_m_runs_the_cli():
     out = subprocess.run([sys.executable, "-m", "app.cli", "--help"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "Usage" in out.stdout, (out.stdout, out.stderr)
+
+
+def test_bank_validate_stops_a_task_whose_check_never_returns_and_checks_the_next(tmp_path):
+    """A pack whose `inputs()` ran `while True` hung `bank validate` for ever."""
+    from knowledge.loader import load_bank
+
+    task = next(q for q in load_bank() if q.id == "relu-autograd-function").model_dump(mode="json")
+    looping, passing = (dict(task, related=[]) for _ in range(2))
+    looping["id"], passing["id"] = "loops-for-ever", "starter-passes"
+    first, *rest = task["code"]["checks"]
+    forever = "def inputs(gen):\n    while True:\n        pass\n"
+    looping["code"] = dict(task["code"], checks=[dict(first, inputs=forever), *rest])
+    passing["code"] = dict(task["code"], starter=task["code"]["solution"])
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "tasks.yaml").write_text(yaml.safe_dump([looping, passing], sort_keys=False), encoding="utf-8")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
+           "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_BANK_DIR": str(pack),
+           "INTERVIEWER_RUNNER_TIMEOUT_S": "4"}  # 12 s a task: ample for the one that ends, even on a busy machine
+    done = run("bank", "validate", env=env, timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "loops-for-ever: its checks did not finish in 12 s and were stopped" in done.stderr
+    assert "starter-passes: the starter code passes every check" in done.stderr  # the next task was checked
+    assert "2 problem(s) in the bank" in done.stderr

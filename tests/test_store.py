@@ -10,20 +10,20 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, event, func, text
+from sqlalchemy import Engine, event, func, text, update
 from sqlalchemy import select as sql_select
 
 from app.errors import ChoiceOutdatedError, ConflictError, NotFoundError, UserFacingError
 from app.store import Repository, make_engine, migrate, session_factory
 from app.store.db import alembic_config, current_revision
-from app.store.models import ApiKey, Base, CodeResult, Evaluation, Turn
+from app.store.models import ApiKey, Base, CodeResult, Evaluation, InterviewSession, Turn
 from tests.postgres import postgres_server  # noqa: F401  (fixture)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -186,6 +186,29 @@ def test_another_users_session_is_invisible(repo: Repository) -> None:
     assert repo.list_sessions(bob.id) == []
     assert [s.id for s in repo.list_sessions(alice.id)] == [session.id]
     assert len(session.id) == 32 and session.status == "active"
+
+
+def test_sessions_page_by_their_order_through_ties_on_every_backend(repo: Repository, engine: Engine) -> None:
+    user = repo.get_or_create_user("pager")
+    made = [repo.create_session(user.id, config={}, state={}).id for _ in range(7)]
+    with engine.begin() as db:  # four started in the same instant: pages must split them by id
+        db.execute(update(InterviewSession).where(InterviewSession.id.in_(made[1:5]))
+                   .values(created_at=datetime(2026, 1, 1, tzinfo=UTC)))
+    whole = [s.id for s in repo.list_sessions(user.id)]
+    paged: list[str] = []
+    while len(paged) < len(whole):
+        last = repo.get_session(paged[-1], user.id) if paged else None
+        page = repo.list_sessions(user.id, limit=2, after=None if last is None else (last.created_at, last.id))
+        assert page, paged
+        paged += [s.id for s in page]
+    assert paged == whole and sorted(whole) == sorted(made)
+
+
+def test_a_user_is_created_once(repo: Repository) -> None:
+    assert repo.create_user("learner").name == "learner" == repo.user_named("learner").name
+    with pytest.raises(ConflictError, match="exists already"):
+        repo.create_user("learner")
+    assert repo.user_named("nobody") is None
 
 
 def test_save_state_and_status(repo: Repository) -> None:

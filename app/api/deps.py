@@ -6,6 +6,7 @@ Every component is reached through a function here, so tests swap any of them wi
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 import math
 from collections.abc import Callable, Iterator
@@ -117,6 +118,18 @@ def _require_loopback_peer(request: Request) -> None:
 
 
 UserDep = Annotated[UserRecord, Depends(current_user)]
+
+
+def require_admin(settings: SettingsDep, credentials: Credentials) -> None:
+    """The admin routes answer only INTERVIEWER_ADMIN_KEY; without one set they are not there at all."""
+    admin_key = settings.admin_key.get_secret_value()
+    if not admin_key:
+        raise HTTPException(404, "the admin routes are off on this server: set INTERVIEWER_ADMIN_KEY to turn them on")
+    if credentials is None:
+        raise _unauthorized("send the server's admin key as `Authorization: Bearer <INTERVIEWER_ADMIN_KEY>`")
+    # Compared in constant time, so the response time says nothing about how much of a guess matched.
+    if not hmac.compare_digest(credentials.credentials.encode(), admin_key.encode()):
+        raise _unauthorized("that is not the server's admin key (a candidate's API key is no admin key)")
 
 
 def require_size(value: str | None, limit: int, what: str) -> None:

@@ -31,7 +31,12 @@ class QuestionSummary(BaseModel):
 
 class QuestionPage(BaseModel):
     items: list[QuestionSummary]
-    total: int
+    total: int = Field(description="Questions in the listing over all its pages. Browsing: those the filters admit. "
+                       f"Searching: the ranked list, which is every question the filters admit (up to "
+                       f"{MAX_SEARCH_RESULTS}), best first, so not a count of relevant ones: see `matched`")
+    matched: int | None = Field(default=None, description="Searching: how many questions in the ranked list "
+                                "contain a word of the search (stop words aside; synonyms count); the ranking "
+                                "goes on with questions related in meaning only. Absent when browsing")
     page: int
     per_page: int
 
@@ -66,17 +71,20 @@ def list_questions(
     page: Annotated[int, Query(ge=1, le=10_000)] = 1,
     per_page: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> QuestionPage:
-    """Browse (by id) or search (by relevance) the bank, with filters; paginated."""
+    """Browse (by id) or search (by relevance) the bank, with filters; paginated. A search ranks every question
+    the filters admit: `total` counts them all, `matched` those that contain a word of the search."""
     chosen = {"framework": framework, "topic": topic, "difficulty": difficulty, "kind": kind}
     filters = {k: (v.value if hasattr(v, "value") else v) for k, v in chosen.items() if v is not None}
     hits: list[SearchHit]
-    if q and q.strip():
+    searching = bool(q and q.strip())
+    if q and searching:
         hits = store.search(q, k=MAX_SEARCH_RESULTS, filters=filters)
     else:
         hits = sorted(store.catalog(filters), key=lambda h: h.id)
     start = (page - 1) * per_page
-    items = [_summary(h, ranked=bool(q and q.strip())) for h in hits[start : start + per_page]]
-    return QuestionPage(items=items, total=len(hits), page=page, per_page=per_page)
+    items = [_summary(h, ranked=searching) for h in hits[start : start + per_page]]
+    matched = sum(h.shares_words for h in hits) if searching else None
+    return QuestionPage(items=items, total=len(hits), matched=matched, page=page, per_page=per_page)
 
 
 @router.get("/{question_id}", response_model=QuestionDetail, responses=problem_responses(404))

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.interview.models import Prompt, SessionConfig
+from app.store.records import SessionRecord
 from app.text_input import not_text
 from evaluators.base import DetectedMisconception, PointVerdict
 
@@ -134,6 +135,18 @@ class SessionSummary(BaseModel):
                           "asked counts once its first answer is in")
     created_at: datetime
     updated_at: datetime
+
+
+def session_summary(session: SessionRecord) -> SessionSummary:
+    return SessionSummary(
+        id=session.id,
+        status=session.status,  # type: ignore[arg-type]  # the store admits only the two statuses
+        mode=session.config.get("mode", "practice"),
+        num_questions=session.config.get("num_questions", 0),
+        answered=len(session.state.get("question_scores", {})),
+        created_at=session.created_at,
+        updated_at=session.updated_at,
+    )
 
 
 def evaluation_out(evaluation: dict[str, Any] | None) -> EvaluationOut | None:

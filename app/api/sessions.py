@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, HTTPException, Query, Request, Response
 from pydantic import Field, StrictInt, field_validator
 
+from app.api import session_pages
 from app.api.deps import (
     BankDep,
     EngineDep,
@@ -28,9 +29,11 @@ from app.api.schemas import (
     TurnOut,
     code_result_out,
     evaluation_out,
+    session_summary,
 )
 from app.errors import ConflictError, NotFoundError
 from app.interview.models import Mode, SessionConfig, TurnOutcome
+from app.reports import Report, build_report, render
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=problem_responses(401, 422))
 SESSION_ERRORS = problem_responses(404, 409)
@@ -104,21 +107,27 @@ def create_session(
     return SessionCreated(id=session.id, status=session.status, config=session.config, prompt=prompt)
 
 
-@router.get("", response_model=list[SessionSummary])
-def list_sessions(user: UserDep, repo: RepoDep) -> list[SessionSummary]:
-    """The caller's sessions, newest first."""
-    return [
-        SessionSummary(
-            id=s.id,
-            status=s.status,
-            mode=s.config.get("mode", "practice"),
-            num_questions=s.config.get("num_questions", 0),
-            answered=len(s.state.get("question_scores", {})),
-            created_at=s.created_at,
-            updated_at=s.updated_at,
-        )
-        for s in repo.list_sessions(user.id)
-    ]
+@router.get(
+    "",
+    response_model=list[SessionSummary],
+    responses=session_pages.PAGE_RESPONSES,
+)
+def list_sessions(
+    request: Request,
+    response: Response,
+    user: UserDep,
+    repo: RepoDep,
+    limit: session_pages.Limit = session_pages.SESSIONS_PER_PAGE,
+    cursor: session_pages.Cursor = None,
+) -> list[SessionSummary]:
+    """The caller's sessions, newest first, a page at a time: the `Link` header holds the next page's URL."""
+    after = None if cursor is None else session_pages.decode(cursor)
+    rows = repo.list_sessions(user.id, limit=limit + 1, after=after)
+    if len(rows) > limit:  # one more than asked for: there is a next page
+        last = rows[limit - 1]
+        response.headers["Link"] = session_pages.link_to_next(request, limit=limit, created_at=last.created_at,
+                                                              session_id=last.id)
+    return [session_summary(s) for s in rows[:limit]]
 
 
 @router.get("/{session_id}", response_model=SessionDetail, responses=SESSION_ERRORS)
@@ -220,8 +229,8 @@ REPORT_TYPES = {
     "html": "text/html",
     "pdf": "application/pdf",
 }
+# The JSON form's schema is the Report model's (`model` in the route's responses); the others are text or bytes.
 REPORT_CONTENT: dict[str, Any] = {
-    "application/json": {"schema": {"type": "object"}},
     "text/markdown": {"schema": {"type": "string"}},
     "text/html": {"schema": {"type": "string"}},
     "application/pdf": {"schema": {"type": "string", "format": "binary"}},
@@ -232,8 +241,8 @@ REPORT_CONTENT: dict[str, Any] = {
     "/{session_id}/report",
     response_class=Response,
     responses={
-        200: {"description": "The report", "content": REPORT_CONTENT},
-        **problem_responses(404, 406, 409, 503),
+        200: {"description": "The report", "model": Report, "content": REPORT_CONTENT},
+        **problem_responses(404, 406, 409),
     },
 )
 def report(
@@ -251,10 +260,6 @@ def report(
     session = _owned(repo, session_id, user.id)
     if session.config.get("mode") == Mode.INTERVIEW.value and session.status != "completed":
         raise ConflictError("an interview-mode report is ready once the session is completed")
-    try:
-        from app.reports import build_report, render
-    except ImportError:
-        raise HTTPException(503, "reports are not available in this build") from None
     body, media_type = render(build_report(session=session, turns=repo.turns(session_id), bank=bank), fmt)
     # Chosen by the Accept header: a cache keeps one copy per Accept, not the PDF for a JSON client.
     return Response(content=body, media_type=media_type, headers={"Vary": "Accept"})

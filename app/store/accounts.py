@@ -45,8 +45,32 @@ class AccountRepository(RepositoryBase):
             with self._reading() as session:
                 return user_record(session.scalars(query).one())
 
-    def create_api_key(self, user_id: int, name: str) -> tuple[str, ApiKeyRecord]:
-        """A new key for the user: the plaintext is returned here once and never stored."""
+    def create_user(self, name: str) -> UserRecord:
+        """A new user called `name`; a ConflictError when the name is taken (it is someone's history), also when
+        another request takes it between our read and our insert."""
+        if not name.strip():
+            raise UserFacingError("a user name cannot be empty")
+        _fits(name, "a user name", User.name.type.length)
+        taken = ConflictError(f"a user named {name!r} exists already")
+        try:
+            with self._writing() as session:
+                if session.scalar(select(User.id).where(User.name == name)) is not None:
+                    raise taken
+                row = User(name=name)
+                session.add(row)
+                session.flush()
+                return user_record(row)
+        except IntegrityError:
+            raise taken from None
+
+    def user_named(self, name: str) -> UserRecord | None:
+        with self._reading() as session:
+            row = session.scalar(select(User).where(User.name == name))
+            return None if row is None else user_record(row)
+
+    def create_api_key(self, user_id: int, name: str, *, replacing: bool = False) -> tuple[str, ApiKeyRecord]:
+        """A new key for the user: the plaintext is returned here once and never stored. `replacing` revokes
+        the user's other active keys in the same commit (a rotation: never two keys live, never none)."""
         _fits(name, "a key name", ApiKey.name.type.length)
         plaintext = KEY_PREFIX + secrets.token_urlsafe(32)
         with self._writing() as session:
@@ -55,6 +79,9 @@ class AccountRepository(RepositoryBase):
             taken = select(ApiKey.id).where(ApiKey.user_id == user_id, ApiKey.name == name)
             if session.scalar(taken) is not None:
                 raise ConflictError(f"you already have a key named {name!r}; choose another name")
+            if replacing:
+                session.execute(update(ApiKey).where(ApiKey.user_id == user_id, ApiKey.revoked_at.is_(None))
+                                .values(revoked_at=utcnow()))
             row = ApiKey(
                 user_id=user_id,
                 name=name,

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from app.errors import ChoiceOutdatedError, ConflictError, NotFoundError
@@ -54,13 +54,24 @@ class Repository(AccountRepository):
             row = session.scalar(query)
             return session_record(row) if row is not None else None
 
-    def list_sessions(self, user_id: int) -> list[SessionRecord]:
-        """The user's sessions, newest first."""
+    def list_sessions(
+        self, user_id: int, *, limit: int | None = None, after: tuple[datetime, str] | None = None
+    ) -> list[SessionRecord]:
+        """The user's sessions, newest first: all of them, or `limit` of them from just past the session
+        `after` names by its (created_at, id). Keyed on the order itself, not an offset, so a session started
+        while a client pages through neither repeats an item nor hides one."""
         query = (
             select(InterviewSession)
             .where(InterviewSession.user_id == user_id)
             .order_by(InterviewSession.created_at.desc(), InterviewSession.id)
+            .limit(limit)
         )
+        if after is not None:
+            created_at, session_id = after
+            query = query.where(or_(
+                InterviewSession.created_at < created_at,
+                (InterviewSession.created_at == created_at) & (InterviewSession.id > session_id),
+            ))
         with self._reading() as session:
             return [session_record(row) for row in session.scalars(query)]
 

@@ -1,0 +1,107 @@
+"""Accounts for integrators: create a candidate with a key, rotate and revoke keys, over HTTP.
+
+Guarded by INTERVIEWER_ADMIN_KEY (see deps.require_admin). A key's plaintext is in the reply that makes it
+and nowhere else: the store keeps its hash, as for keys made with `interviewer keys create`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Response
+from pydantic import BaseModel, Field
+
+from app.api.deps import RepoDep, require_admin
+from app.api.problems import problem_responses
+from app.api.schemas import RequestModel
+from app.errors import NotFoundError
+from app.store.records import ApiKeyRecord, UserRecord
+
+router = APIRouter(prefix="/v1/admin", tags=["admin"], dependencies=[Depends(require_admin)],
+                   responses=problem_responses(401, 404, 422))
+
+# A name travels in the path of the key routes: no slash, and no space or control character to escape.
+USER_NAME = Field(min_length=1, max_length=200, pattern=r"^[^/\s]+$", examples=["learner-4711"],
+                  description="Your own id for the candidate (an LMS user id, an email): unique on this server")
+KEY_NAME = Field(default="default", min_length=1, max_length=100, pattern=r"^[^/\s]+$",
+                 description="A label for the key, unique among the user's keys")
+UserName = Annotated[str, Path(min_length=1, max_length=200, pattern=r"^[^/\s]+$")]
+
+
+class NewUser(RequestModel):
+    name: str = USER_NAME
+    key_name: str = KEY_NAME
+
+
+class NewKey(RequestModel):
+    name: str = KEY_NAME
+    revoke_others: bool = Field(default=True, description="Revoke the user's other active keys in the same step "
+                                "(a rotation); false adds a key beside them")
+
+
+class UserOut(BaseModel):
+    id: int
+    name: str
+    created_at: datetime
+
+
+class KeyOut(BaseModel):
+    name: str
+    prefix: str = Field(description="The key's first characters, to tell keys apart; not the key")
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+
+class IssuedKey(BaseModel):
+    user: UserOut
+    key: KeyOut
+    api_key: str = Field(description="The key itself, for `Authorization: Bearer <key>`: shown in this reply "
+                         "only (the server keeps its hash), so store it now", examples=["iv_..."])
+
+
+@router.post("/users", status_code=201, response_model=IssuedKey, responses=problem_responses(400, 409, 413, 415))
+def create_user(body: NewUser, repo: RepoDep) -> IssuedKey:
+    """A new candidate account with its first API key; 409 when the name is taken."""
+    user = repo.create_user(body.name)
+    plaintext, key = repo.create_api_key(user.id, body.key_name)
+    return _issued(user, key, plaintext)
+
+
+@router.get("/users/{name}/keys", response_model=list[KeyOut])
+def list_keys(name: UserName, repo: RepoDep) -> list[KeyOut]:
+    """The user's keys, revoked ones included, oldest first; never the keys themselves."""
+    return [_key_out(key) for key in repo.list_api_keys(_user(repo, name).id)]
+
+
+@router.post("/users/{name}/keys", status_code=201, response_model=IssuedKey,
+             responses=problem_responses(400, 409, 413, 415))
+def issue_key(name: UserName, body: NewKey, repo: RepoDep) -> IssuedKey:
+    """A new key for the user, by default replacing the active ones (rotation); 409 when the name is taken."""
+    user = _user(repo, name)
+    plaintext, key = repo.create_api_key(user.id, body.name, replacing=body.revoke_others)
+    return _issued(user, key, plaintext)
+
+
+@router.delete("/users/{name}/keys/{key_name}", status_code=204, response_class=Response)
+def revoke_key(name: UserName, key_name: Annotated[str, Path(min_length=1, max_length=100)], repo: RepoDep) -> Response:
+    """Revoke the key at once: requests with it get 401 from then on. The user's history stays."""
+    if not repo.revoke_api_key(_user(repo, name).id, key_name):
+        raise NotFoundError(f"user {name!r} has no active key named {key_name!r}")
+    return Response(status_code=204)
+
+
+def _user(repo: RepoDep, name: str) -> UserRecord:
+    user = repo.user_named(name)
+    if user is None:
+        raise NotFoundError(f"no user named {name!r}; create one with POST /v1/admin/users")
+    return user
+
+
+def _key_out(key: ApiKeyRecord) -> KeyOut:
+    return KeyOut(name=key.name, prefix=key.prefix, created_at=key.created_at, revoked_at=key.revoked_at)
+
+
+def _issued(user: UserRecord, key: ApiKeyRecord, plaintext: str) -> IssuedKey:
+    return IssuedKey(user=UserOut(id=user.id, name=user.name, created_at=user.created_at), key=_key_out(key),
+                     api_key=plaintext)

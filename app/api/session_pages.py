@@ -1,0 +1,50 @@
+"""Pages of a user's sessions: the page size, and the opaque cursor of where the previous page ended."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import HTTPException, Query, Request
+
+from app.api.problems import problem_responses
+
+SESSIONS_PER_PAGE, MAX_SESSIONS_PER_PAGE = 50, 200
+Limit = Annotated[int, Query(ge=1, le=MAX_SESSIONS_PER_PAGE, description="Sessions per page")]
+Cursor = Annotated[str | None, Query(max_length=200, description="Where the page starts: copy it from the previous "
+                                     "page's `Link` header; leave it out for the newest")]
+PAGE_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "A page of sessions",
+        "headers": {"Link": {"description": 'The next page, as `<URL>; rel="next"` (RFC 8288); absent on the '
+                             "last page", "schema": {"type": "string"}}},
+    },
+    **problem_responses(400),
+}
+
+
+def link_to_next(request: Request, *, limit: int, created_at: datetime, session_id: str) -> str:
+    """The Link header's value for the page after the session given (the last one on this page)."""
+    url = request.url.include_query_params(limit=limit, cursor=encode(created_at, session_id))
+    return f'<{url.path}?{url.query}>; rel="next"'
+
+
+def encode(created_at: datetime, session_id: str) -> str:
+    """The cursor just past this session; opaque to clients, so its form can change."""
+    return base64.urlsafe_b64encode(f"{created_at.isoformat()}|{session_id}".encode()).decode().rstrip("=")
+
+
+def decode(cursor: str) -> tuple[datetime, str]:
+    """(created_at, id) of the session a page starts after; 400 for a cursor this server did not give."""
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        stamp, session_id = text.split("|")
+        created_at = datetime.fromisoformat(stamp)
+        if created_at.tzinfo is None or not session_id:
+            raise ValueError(text)
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise HTTPException(400, f"cursor {cursor[:40]!r} is not one this server gave out: follow the `Link` "
+                                 "header of the previous page, or leave cursor out to start from the newest") from None
+    return created_at, session_id

@@ -1,0 +1,92 @@
+"""Admin routes: an integrator makes candidates' accounts and keys over HTTP, with the server's admin key."""
+
+# ruff: noqa: F811 - pytest fixtures imported from tests.api_fixtures are redefined as arguments
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from pydantic import ValidationError
+from sqlalchemy import select
+
+from app.config import Settings
+from app.store.models import ApiKey, User
+from tests.api_fixtures import api, assert_problem, build_api, scorer  # noqa: F401
+
+ADMIN_KEY = "admin-" + "k" * 40
+
+
+@pytest.fixture
+def admin(tmp_path, ingested_store, bank, scorer):
+    return build_api(tmp_path, store=ingested_store, bank=bank, scorer=scorer, admin_key=ADMIN_KEY)
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def create(admin, name: str, **body):
+    made = admin.client.post("/v1/admin/users", json={"name": name, **body}, headers=bearer(ADMIN_KEY))
+    assert made.status_code == 201, made.text
+    return made.json()
+
+
+def works(admin, key: str) -> bool:
+    return admin.client.get("/v1/sessions", headers=bearer(key)).status_code == 200
+
+
+def test_without_an_admin_key_set_the_admin_routes_are_not_there(api):
+    """There was no HTTP way to make an account or a key: an integrator had to shell into the server."""
+    made = api.client.post("/v1/admin/users", json={"name": "learner-1"}, headers=bearer(ADMIN_KEY))
+    assert "INTERVIEWER_ADMIN_KEY" in assert_problem(made, 404)["detail"]
+
+
+def test_an_integrator_creates_a_candidate_whose_key_works_and_is_stored_hashed(admin):
+    body = create(admin, "learner-1")
+    key = body["api_key"]
+    assert body["user"]["name"] == "learner-1" and body["key"]["name"] == "default"
+    assert key.startswith(body["key"]["prefix"]) and works(admin, key)
+    with admin.repo._reading() as db:
+        stored = db.execute(select(ApiKey.key_hash, ApiKey.prefix).join(User).where(User.name == "learner-1")).all()
+    assert stored == [(hashlib.sha256(key.encode()).hexdigest(), key[:8])]  # the hash, never the key
+    again = admin.client.post("/v1/admin/users", json={"name": "learner-1"}, headers=bearer(ADMIN_KEY))
+    assert "learner-1" in assert_problem(again, 409)["detail"]
+
+
+@pytest.mark.parametrize("key", [None, "alice", "admin-short"])
+def test_only_the_admin_key_opens_the_admin_routes(admin, key):
+    headers = {} if key is None else bearer(admin.keys.get(key, key))
+    assert_problem(admin.client.post("/v1/admin/users", json={"name": "learner-2"}, headers=headers), 401)
+    assert admin.repo.user_named("learner-2") is None
+
+
+def test_keys_are_rotated_added_listed_and_revoked(admin):
+    first = create(admin, "learner-3")["api_key"]
+    rotate = admin.client.post("/v1/admin/users/learner-3/keys", json={"name": "second"}, headers=bearer(ADMIN_KEY))
+    assert rotate.status_code == 201, rotate.text
+    second = rotate.json()["api_key"]
+    assert works(admin, second) and not works(admin, first)  # a rotation: the old key stops at once
+    beside = admin.client.post("/v1/admin/users/learner-3/keys", json={"name": "third", "revoke_others": False},
+                               headers=bearer(ADMIN_KEY)).json()["api_key"]
+    assert works(admin, second) and works(admin, beside)
+    listed = admin.client.get("/v1/admin/users/learner-3/keys", headers=bearer(ADMIN_KEY)).json()
+    assert [(k["name"], k["revoked_at"] is None) for k in listed] == [("default", False), ("second", True),
+                                                                      ("third", True)]
+    assert not any(second in str(k) or beside in str(k) for k in listed)
+    gone = admin.client.delete("/v1/admin/users/learner-3/keys/second", headers=bearer(ADMIN_KEY))
+    assert gone.status_code == 204 and not works(admin, second) and works(admin, beside)
+    assert_problem(admin.client.delete("/v1/admin/users/learner-3/keys/second", headers=bearer(ADMIN_KEY)), 404)
+    assert_problem(admin.client.post("/v1/admin/users/nobody/keys", json={}, headers=bearer(ADMIN_KEY)), 404)
+    taken = admin.client.post("/v1/admin/users/learner-3/keys", json={"name": "third"}, headers=bearer(ADMIN_KEY))
+    assert_problem(taken, 409)
+
+
+@pytest.mark.parametrize("name", ["", "a/b", "two words", "x" * 201])
+def test_a_user_name_that_cannot_travel_in_a_path_is_a_422(admin, name):
+    made = admin.client.post("/v1/admin/users", json={"name": name}, headers=bearer(ADMIN_KEY))
+    assert "name" in assert_problem(made, 422)["detail"]
+
+
+def test_a_short_admin_key_is_refused_at_start_up(tmp_path):
+    with pytest.raises(ValidationError, match="INTERVIEWER_ADMIN_KEY is shorter than 32"):
+        Settings(data_dir=tmp_path, admin_key="letmein")
