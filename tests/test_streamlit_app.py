@@ -17,7 +17,7 @@ from knowledge.loader import bank_index
 from tests.conftest import REPO
 from tests.test_api_server import free_port, running_server
 
-USERS = ("starter", "flow", "historian", "reader", "switcher", "hinter", "drafter", "ender")
+USERS = ("starter", "flow", "historian", "reader", "switcher", "hinter", "drafter", "ender", "reloader")
 # The bank's own reference solution: a correct answer the hidden checks must accept.
 RELU = bank_index()["relu-autograd-function"].code.solution
 
@@ -35,12 +35,18 @@ def app_for(monkeypatch: pytest.MonkeyPatch, url: str, key: str | None = None) -
     return AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
 
 
-def app_at(monkeypatch: pytest.MonkeyPatch, url: str, key: str, address: str) -> AppTest:
-    """The app opened (or reloaded) at ?session=ADDRESS, the address a page in progress keeps."""
+def app_at(monkeypatch: pytest.MonkeyPatch, url: str, key: str, address: str | dict[str, str]) -> AppTest:
+    """The app opened (or reloaded) at ?session=ADDRESS, the address a page in progress keeps, or at the
+    query string a page left in its address."""
     at = app_for(monkeypatch, url, key)
-    at.query_params["session"] = address
+    at.query_params.update(address if isinstance(address, dict) else {"session": address})
     at.run()
     return at
+
+
+def reload(monkeypatch: pytest.MonkeyPatch, url: str, key: str, at: AppTest) -> AppTest:
+    """F5: a new browser session, opened at the address the page had."""
+    return app_at(monkeypatch, url, key, dict(at.query_params))
 
 
 def click(at: AppTest, label: str) -> AppTest:
@@ -256,6 +262,29 @@ def test_a_reload_finds_the_session_in_progress_again(server, monkeypatch):
     at = app_at(monkeypatch, url, keys["reader"], created["id"])
     assert not at.exception and at.session_state["nav"] == "Interview"
     assert at.session_state["sid"] == created["id"] and at.session_state["prompt"]["turn"] == 0
+
+
+def test_a_reload_stays_on_the_page_and_the_report_shown(server, monkeypatch):
+    """F5 on History or on the report of a past session opens that page again, not the interview."""
+    url, keys = server
+    auth = {"Authorization": f"Bearer {keys['reloader']}"}
+    past = httpx.post(f"{url}/v1/sessions", json={"num_questions": 1}, headers=auth).json()
+    httpx.post(f"{url}/v1/sessions/{past['id']}/skip", headers=auth).raise_for_status()
+    current = httpx.post(f"{url}/v1/sessions", json={"num_questions": 2}, headers=auth).json()
+    at = app_at(monkeypatch, url, keys["reloader"], current["id"])
+    at.sidebar.radio(key="nav").set_value("History").run()
+    at = reload(monkeypatch, url, keys["reloader"], at)
+    assert not at.exception and at.session_state["nav"] == "History", dict(at.query_params)
+    assert at.session_state["sid"] == current["id"]  # the session in progress is still found
+
+    next(b for b in at.button if b.key == f"report-{past['id']}").click().run()
+    at = reload(monkeypatch, url, keys["reloader"], at)
+    assert not at.exception and at.session_state["nav"] == "Report"
+    assert f"Session {past['id'][:8]}" in texts(at.caption)  # the past session's report, not the current one
+
+    at.sidebar.radio(key="nav").set_value("Interview").run()
+    at = reload(monkeypatch, url, keys["reloader"], at)
+    assert at.session_state["nav"] == "Interview" and "report_sid" not in at.session_state
 
 
 def test_history_offers_no_report_for_an_interview_in_progress(server, monkeypatch):

@@ -23,7 +23,6 @@ def render(api: ApiClient) -> None:
         if st.button("Go to Start"):
             state.goto("Start")
         return
-    st.session_state.pop("report_sid", None)  # back in the interview, the Report page follows it again
     mode = st.session_state.get("mode", "practice")
     st.caption(f"{mode.title()} mode · session {sid[:8]}")
     for entry in st.session_state.get("chat", []):

@@ -40,7 +40,7 @@ def begin_session(created: dict[str, Any]) -> None:
     """Remember a session the API just created (POST /v1/sessions) and its first prompt; the Report page
     follows it from now on, not a past session opened from History."""
     st.session_state.pop("report_sid", None)
-    st.query_params["session"] = created["id"]  # a reload finds it again (streamlit_app.restore_from_address)
+    st.query_params["session"] = created["id"]  # a reload finds it again (ui.address)
     st.session_state.update(
         sid=created["id"],
         status=created["status"],
