@@ -17,7 +17,7 @@ from knowledge.loader import bank_index
 from tests.conftest import REPO
 from tests.test_api_server import free_port, running_server
 
-USERS = ("starter", "flow", "historian", "reader", "switcher", "hinter", "drafter", "ender", "reloader")
+USERS = ("starter", "flow", "historian", "reader", "switcher", "hinter", "drafter", "ender", "reloader", "numberer")
 # The bank's own reference solution: a correct answer the hidden checks must accept.
 RELU = bank_index()["relu-autograd-function"].code.solution
 
@@ -285,6 +285,25 @@ def test_a_reload_stays_on_the_page_and_the_report_shown(server, monkeypatch):
     at.sidebar.radio(key="nav").set_value("Interview").run()
     at = reload(monkeypatch, url, keys["reloader"], at)
     assert at.session_state["nav"] == "Interview" and "report_sid" not in at.session_state
+
+
+def test_a_reload_numbers_the_questions_as_the_live_page_did(server, monkeypatch):
+    """Each prompt's "question k of n", a follow-up's too, and the progress bar come back after F5."""
+    url, keys = server
+    auth = {"Authorization": f"Bearer {keys['numberer']}"}
+    created = httpx.post(f"{url}/v1/sessions", json={"topics": ["training-loop"], "num_questions": 2, "seed": 1},
+                         headers=auth).json()
+    at = app_at(monkeypatch, url, keys["numberer"], created["id"])
+    next(t for t in at.text_area if t.label == "Your answer").set_value("It resets a thing before the next pass.")
+    click(at, "Submit answer")
+    assert at.session_state["prompt"]["kind"] == "follow_up"
+    click(at, "⏭ Skip")
+    live = [c.value for c in at.caption if c.value.startswith("topic:")]
+    assert [c.split(" · ", 2)[2] for c in live] == ["question 1 of 2", "question 1 of 2 · follow-up", "question 2 of 2"]
+
+    again = reload(monkeypatch, url, keys["numberer"], at)
+    assert [c.value for c in again.caption if c.value.startswith("topic:")] == live
+    assert "Question 2 of 2" in again.get("progress")[0].proto.text
 
 
 def test_history_offers_no_report_for_an_interview_in_progress(server, monkeypatch):
