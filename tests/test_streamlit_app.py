@@ -17,7 +17,8 @@ from knowledge.loader import bank_index
 from tests.conftest import REPO
 from tests.test_api_server import free_port, running_server
 
-USERS = ("starter", "flow", "historian", "reader", "switcher", "hinter", "drafter", "ender", "reloader", "numberer")
+USERS = ("starter", "flow", "historian", "reader", "switcher", "hinter", "drafter", "ender", "reloader", "numberer",
+         "behind")
 # The bank's own reference solution: a correct answer the hidden checks must accept.
 RELU = bank_index()["relu-autograd-function"].code.solution
 
@@ -250,9 +251,28 @@ def test_a_prompt_answered_elsewhere_brings_the_page_up_to_date(server, monkeypa
     click(at, "⏭ Skip")
     assert "This session moved on elsewhere" in texts(at.info) and "turn 0" not in texts(at.info)
     assert at.session_state["prompt"]["turn"] == 1  # the prompt the other tab moved to, not skipped again
-    assert at.text_area[-1].value == ""  # the draft stays with its own prompt
+    assert at.text_area[-1].value == ""  # the new prompt's box starts empty, and nothing was sent
     transcript = httpx.get(f"{url}/v1/sessions/{sid}", headers=auth).json()["transcript"]
     assert len(transcript) == 2 and transcript[1]["action"] is None
+    # The draft is not lost without a word: it is shown, and one click puts it in the new box.
+    assert "Not sent: the session moved on before this tab sent what you wrote for question 1 of 2" in texts(at.warning)
+    assert [c.value for c in at.code] == ["a draft for the first question"]
+    click(at, "Put my text in the answer box")
+    assert at.text_area[-1].value == "a draft for the first question" and not at.warning
+
+
+def test_code_written_in_a_tab_left_behind_is_kept_too(server, monkeypatch):
+    url, keys = server
+    at = code_task_in_the_plain_box(monkeypatch, url, keys["behind"], questions=2)
+    next(t for t in at.text_area if t.label == "Your code").set_value("def mine():\n    return 42\n")
+    sid = at.session_state["sid"]
+    auth = {"Authorization": f"Bearer {keys['behind']}"}
+    assert httpx.post(f"{url}/v1/sessions/{sid}/skip?turn=0", headers=auth).status_code == 200  # another tab
+    click(at, "Submit answer")
+    assert "Not sent" in texts(at.warning) and [c.value for c in at.code] == ["def mine():\n    return 42"]
+    assert not any(b.label == "Put my text in the answer box" for b in at.button)  # no text was written
+    click(at, "Dismiss")
+    assert not at.warning and not at.code
 
 
 def test_a_reload_finds_the_session_in_progress_again(server, monkeypatch):

@@ -27,13 +27,14 @@ def render(api: ApiClient) -> None:
     st.caption(f"{mode.title()} mode · session {sid[:8]}")
     for entry in st.session_state.get("chat", []):
         _show_entry(entry)
+    prompt = st.session_state.get("prompt")
+    _show_set_aside(sid, prompt)
     if st.session_state.get("status") == "completed":
         st.success("The interview is complete. Your report is ready.")
         if st.button("See my report", type="primary"):
             st.session_state["report_sid"] = sid
             state.goto("Report")
         return
-    prompt = st.session_state.get("prompt")
     if prompt is None:
         st.warning("The API sent no current question for this session.")
         return
@@ -138,9 +139,51 @@ def _caught_up(api: ApiClient, sid: str) -> bool:
     there = detail.get("prompt")
     if detail["status"] == st.session_state.get("status") and (there is None or there["turn"] == here.get("turn")):
         return False
+    _set_aside(sid, here)
     state.resume_session(detail)
     st.session_state["chat"].append({"role": "assistant", "type": "message", "text": CAUGHT_UP})
     return True
+
+
+def _set_aside(sid: str, prompt: dict[str, Any]) -> None:
+    """Keep what was typed for a prompt the session has moved past: it was never sent, and the answer box
+    of the new prompt starts empty, so without this the candidate's text would vanish without a word."""
+    text = str(st.session_state.get(f"answer-{sid}-{prompt.get('turn')}") or "").strip()
+    code = None
+    if prompt.get("code_contract"):
+        code = st.session_state.get(f"code-{sid}-{prompt['question_id']}:code")
+        if not code or code.strip() == (prompt.get("starter_code") or "").strip():
+            code = None
+    if text or code:
+        which = f"question {prompt.get('number')} of {prompt.get('total')}"
+        if prompt.get("kind") == "follow_up":
+            which = f"the follow-up on {which}"
+        st.session_state["set_aside"] = {"sid": sid, "which": which, "text": text, "code": code}
+
+
+def _show_set_aside(sid: str, prompt: dict[str, Any] | None) -> None:
+    """The draft _set_aside kept, until the candidate puts it in the answer box or dismisses it."""
+    draft = st.session_state.get("set_aside")
+    if not draft or draft["sid"] != sid:
+        return
+    st.warning(f"Not sent: the session moved on before this tab sent what you wrote for {draft['which']}. "
+               "It is kept here for you to copy or reuse.")
+    if draft["text"]:
+        st.code(draft["text"], language=None, wrap_lines=True)
+    if draft["code"]:
+        st.code(draft["code"], language="python")
+    left, right = st.columns(2)
+    if prompt is not None and draft["text"]:
+        left.button("Put my text in the answer box", on_click=_reuse_draft, args=(sid, prompt["turn"]))
+    right.button("Dismiss", on_click=st.session_state.pop, args=("set_aside", None))
+
+
+def _reuse_draft(sid: str, turn: int) -> None:
+    """Append the kept text to the current answer box (a callback: the box may not be changed once drawn)."""
+    key = state.kept(f"answer-{sid}-{turn}")
+    draft = st.session_state.pop("set_aside")
+    st.session_state[key] = "\n\n".join(t for t in (str(st.session_state.get(key) or ""), draft["text"]) if t)
+    state.keep(key, st.session_state[key])
 
 
 CAUGHT_UP = ("This session moved on elsewhere (in another tab, or by a request this page gave up waiting for), "
