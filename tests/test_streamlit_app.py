@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from knowledge.loader import bank_index
@@ -18,7 +19,7 @@ from tests.conftest import REPO
 from tests.test_api_server import free_port, running_server
 
 USERS = ("starter", "flow", "historian", "reader", "switcher", "hinter", "drafter", "ender", "reloader", "numberer",
-         "behind")
+         "behind", "quick")
 # The bank's own reference solution: a correct answer the hidden checks must accept.
 RELU = bank_index()["relu-autograd-function"].code.solution
 
@@ -273,6 +274,35 @@ def test_code_written_in_a_tab_left_behind_is_kept_too(server, monkeypatch):
     assert not any(b.label == "Put my text in the answer box" for b in at.button)  # no text was written
     click(at, "Dismiss")
     assert not at.warning and not at.code
+
+
+def interrupt_the_next_spinner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newer rerun request stops the run in progress at its next element, and the new run no longer has
+    the click. The code editor sends what was typed last 200 ms after the keystroke: a click within that
+    time gets its run stopped so, before it sends anything. The run is stopped here at the first spinner."""
+    real = st.spinner
+    stopped: list[bool] = []
+
+    def spinner(*args, **kwargs):
+        if not stopped:
+            stopped.append(True)
+            st.rerun()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(st, "spinner", spinner)
+
+
+def test_a_click_whose_run_is_stopped_by_a_newer_one_is_still_acted_on(server, monkeypatch):
+    url, keys = server
+    auth = {"Authorization": f"Bearer {keys['quick']}"}
+    created = httpx.post(f"{url}/v1/sessions", json={"topics": ["tensors"], "num_questions": 2}, headers=auth).json()
+    at = app_at(monkeypatch, url, keys["quick"], created["id"])
+    next(t for t in at.text_area if t.label == "Your answer").set_value("shape, size(), ndim and numel()")
+    interrupt_the_next_spinner(monkeypatch)
+    click(at, "Submit answer")
+    turn = httpx.get(f"{url}/v1/sessions/{created['id']}", headers=auth).json()["transcript"][0]
+    assert turn["action"] == "answer" and turn["answer_text"] == "shape, size(), ndim and numel()"
+    assert "shape, size(), ndim and numel()" in texts(at.markdown)  # and the chat shows it
 
 
 def test_a_reload_finds_the_session_in_progress_again(server, monkeypatch):
