@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui import state, widgets
 from ui.client import ApiClient, ApiError
-from ui.editor import code_editor
+from ui.editor import await_last_edit, code_editor
 
 ACTIONS = (("hint", "💡 Hint"), ("repeat", "🔁 Repeat"), ("skip", "⏭ Skip"), ("dont-know", "🤷 I don't know"))
 
@@ -116,6 +116,8 @@ def _send_queued(api: ApiClient, sid: str, prompt: dict[str, Any], *, text: str,
     if (queued["sid"], queued["turn"]) != (sid, turn):
         st.session_state.pop("queued")
         return
+    if code is not None and action in ("check", "answer"):
+        await_last_edit(f"code-{sid}-{prompt['question_id']}")
     if action == "check":
         _run_checks(api, prompt, code or "")
     elif action == "answer":
