@@ -8,11 +8,10 @@ INTERVIEWER_API_KEY or the sidebar.
 from __future__ import annotations
 
 import os
-import re
 
 import streamlit as st
 
-from ui import history_page, interview_page, report_page, start_page, state
+from ui import address, history_page, interview_page, report_page, start_page, state
 from ui.client import ApiClient, ApiError, api_url
 from ui.editor import ace_available
 from ui.widgets import literal
@@ -24,29 +23,6 @@ PAGES = {
     "Report": report_page.render,
     "History": history_page.render,
 }
-
-
-SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-def restore_from_address() -> None:
-    """A reload (or Back then Forward) starts a new browser session: the session in progress is found
-    again from the page's address (?session=ID, set when it began), as History's Continue would."""
-    sid = st.query_params.get("session")
-    if not sid or st.session_state.get("sid"):
-        return
-    key = st.session_state.get("api_key") or os.environ.get("INTERVIEWER_API_KEY", "")
-    detail = None
-    if SESSION_ID.fullmatch(sid):  # an id, not a path ("../me/progress") or a mangled link
-        try:
-            detail = ApiClient(api_url(), key.strip() or None).get(f"/v1/sessions/{sid}")
-        except ApiError:
-            pass
-    if not isinstance(detail, dict) or "transcript" not in detail:
-        del st.query_params["session"]  # gone, not this key's, or no id: the Start page as usual
-        return
-    state.resume_session(detail)
-    st.session_state["_goto"] = "Interview"
 
 
 def sidebar() -> ApiClient:
@@ -69,9 +45,10 @@ def sidebar() -> ApiClient:
 
 
 def main() -> None:
-    restore_from_address()
+    address.restore()
     api = sidebar()
     page = st.session_state.get("nav", "Start")
+    address.keep(page)
     try:
         PAGES[page](api)
     except ApiError as exc:

@@ -11,13 +11,15 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from knowledge.loader import bank_index
 from tests.conftest import REPO
 from tests.test_api_server import free_port, running_server
 
-USERS = ("starter", "flow", "historian", "reader", "switcher", "hinter", "drafter", "ender")
+USERS = ("starter", "flow", "historian", "reader", "switcher", "hinter", "drafter", "ender", "reloader", "numberer",
+         "behind", "quick")
 # The bank's own reference solution: a correct answer the hidden checks must accept.
 RELU = bank_index()["relu-autograd-function"].code.solution
 
@@ -35,12 +37,18 @@ def app_for(monkeypatch: pytest.MonkeyPatch, url: str, key: str | None = None) -
     return AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
 
 
-def app_at(monkeypatch: pytest.MonkeyPatch, url: str, key: str, address: str) -> AppTest:
-    """The app opened (or reloaded) at ?session=ADDRESS, the address a page in progress keeps."""
+def app_at(monkeypatch: pytest.MonkeyPatch, url: str, key: str, address: str | dict[str, str]) -> AppTest:
+    """The app opened (or reloaded) at ?session=ADDRESS, the address a page in progress keeps, or at the
+    query string a page left in its address."""
     at = app_for(monkeypatch, url, key)
-    at.query_params["session"] = address
+    at.query_params.update(address if isinstance(address, dict) else {"session": address})
     at.run()
     return at
+
+
+def reload(monkeypatch: pytest.MonkeyPatch, url: str, key: str, at: AppTest) -> AppTest:
+    """F5: a new browser session, opened at the address the page had."""
+    return app_at(monkeypatch, url, key, dict(at.query_params))
 
 
 def click(at: AppTest, label: str) -> AppTest:
@@ -244,9 +252,57 @@ def test_a_prompt_answered_elsewhere_brings_the_page_up_to_date(server, monkeypa
     click(at, "⏭ Skip")
     assert "This session moved on elsewhere" in texts(at.info) and "turn 0" not in texts(at.info)
     assert at.session_state["prompt"]["turn"] == 1  # the prompt the other tab moved to, not skipped again
-    assert at.text_area[-1].value == ""  # the draft stays with its own prompt
+    assert at.text_area[-1].value == ""  # the new prompt's box starts empty, and nothing was sent
     transcript = httpx.get(f"{url}/v1/sessions/{sid}", headers=auth).json()["transcript"]
     assert len(transcript) == 2 and transcript[1]["action"] is None
+    # The draft is not lost without a word: it is shown, and one click puts it in the new box.
+    assert "Not sent: the session moved on before this tab sent what you wrote for question 1 of 2" in texts(at.warning)
+    assert [c.value for c in at.code] == ["a draft for the first question"]
+    click(at, "Put my text in the answer box")
+    assert at.text_area[-1].value == "a draft for the first question" and not at.warning
+
+
+def test_code_written_in_a_tab_left_behind_is_kept_too(server, monkeypatch):
+    url, keys = server
+    at = code_task_in_the_plain_box(monkeypatch, url, keys["behind"], questions=2)
+    next(t for t in at.text_area if t.label == "Your code").set_value("def mine():\n    return 42\n")
+    sid = at.session_state["sid"]
+    auth = {"Authorization": f"Bearer {keys['behind']}"}
+    assert httpx.post(f"{url}/v1/sessions/{sid}/skip?turn=0", headers=auth).status_code == 200  # another tab
+    click(at, "Submit answer")
+    assert "Not sent" in texts(at.warning) and [c.value for c in at.code] == ["def mine():\n    return 42"]
+    assert not any(b.label == "Put my text in the answer box" for b in at.button)  # no text was written
+    click(at, "Dismiss")
+    assert not at.warning and not at.code
+
+
+def interrupt_the_next_spinner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newer rerun request stops the run in progress at its next element, and the new run no longer has
+    the click. The code editor sends what was typed last 200 ms after the keystroke: a click within that
+    time gets its run stopped so, before it sends anything. The run is stopped here at the first spinner."""
+    real = st.spinner
+    stopped: list[bool] = []
+
+    def spinner(*args, **kwargs):
+        if not stopped:
+            stopped.append(True)
+            st.rerun()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(st, "spinner", spinner)
+
+
+def test_a_click_whose_run_is_stopped_by_a_newer_one_is_still_acted_on(server, monkeypatch):
+    url, keys = server
+    auth = {"Authorization": f"Bearer {keys['quick']}"}
+    created = httpx.post(f"{url}/v1/sessions", json={"topics": ["tensors"], "num_questions": 2}, headers=auth).json()
+    at = app_at(monkeypatch, url, keys["quick"], created["id"])
+    next(t for t in at.text_area if t.label == "Your answer").set_value("shape, size(), ndim and numel()")
+    interrupt_the_next_spinner(monkeypatch)
+    click(at, "Submit answer")
+    turn = httpx.get(f"{url}/v1/sessions/{created['id']}", headers=auth).json()["transcript"][0]
+    assert turn["action"] == "answer" and turn["answer_text"] == "shape, size(), ndim and numel()"
+    assert "shape, size(), ndim and numel()" in texts(at.markdown)  # and the chat shows it
 
 
 def test_a_reload_finds_the_session_in_progress_again(server, monkeypatch):
@@ -256,6 +312,48 @@ def test_a_reload_finds_the_session_in_progress_again(server, monkeypatch):
     at = app_at(monkeypatch, url, keys["reader"], created["id"])
     assert not at.exception and at.session_state["nav"] == "Interview"
     assert at.session_state["sid"] == created["id"] and at.session_state["prompt"]["turn"] == 0
+
+
+def test_a_reload_stays_on_the_page_and_the_report_shown(server, monkeypatch):
+    """F5 on History or on the report of a past session opens that page again, not the interview."""
+    url, keys = server
+    auth = {"Authorization": f"Bearer {keys['reloader']}"}
+    past = httpx.post(f"{url}/v1/sessions", json={"num_questions": 1}, headers=auth).json()
+    httpx.post(f"{url}/v1/sessions/{past['id']}/skip", headers=auth).raise_for_status()
+    current = httpx.post(f"{url}/v1/sessions", json={"num_questions": 2}, headers=auth).json()
+    at = app_at(monkeypatch, url, keys["reloader"], current["id"])
+    at.sidebar.radio(key="nav").set_value("History").run()
+    at = reload(monkeypatch, url, keys["reloader"], at)
+    assert not at.exception and at.session_state["nav"] == "History", dict(at.query_params)
+    assert at.session_state["sid"] == current["id"]  # the session in progress is still found
+
+    next(b for b in at.button if b.key == f"report-{past['id']}").click().run()
+    at = reload(monkeypatch, url, keys["reloader"], at)
+    assert not at.exception and at.session_state["nav"] == "Report"
+    assert f"Session {past['id'][:8]}" in texts(at.caption)  # the past session's report, not the current one
+
+    at.sidebar.radio(key="nav").set_value("Interview").run()
+    at = reload(monkeypatch, url, keys["reloader"], at)
+    assert at.session_state["nav"] == "Interview" and "report_sid" not in at.session_state
+
+
+def test_a_reload_numbers_the_questions_as_the_live_page_did(server, monkeypatch):
+    """Each prompt's "question k of n", a follow-up's too, and the progress bar come back after F5."""
+    url, keys = server
+    auth = {"Authorization": f"Bearer {keys['numberer']}"}
+    created = httpx.post(f"{url}/v1/sessions", json={"topics": ["training-loop"], "num_questions": 2, "seed": 1},
+                         headers=auth).json()
+    at = app_at(monkeypatch, url, keys["numberer"], created["id"])
+    next(t for t in at.text_area if t.label == "Your answer").set_value("It resets a thing before the next pass.")
+    click(at, "Submit answer")
+    assert at.session_state["prompt"]["kind"] == "follow_up"
+    click(at, "⏭ Skip")
+    live = [c.value for c in at.caption if c.value.startswith("topic:")]
+    assert [c.split(" · ", 2)[2] for c in live] == ["question 1 of 2", "question 1 of 2 · follow-up", "question 2 of 2"]
+
+    again = reload(monkeypatch, url, keys["numberer"], at)
+    assert [c.value for c in again.caption if c.value.startswith("topic:")] == live
+    assert "Question 2 of 2" in again.get("progress")[0].proto.text
 
 
 def test_history_offers_no_report_for_an_interview_in_progress(server, monkeypatch):

@@ -6,12 +6,20 @@ streamlit.testing, where custom components do not render.
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 MONOSPACE_CSS = (
     "<style>[class*='st-key-code-'] textarea "
     "{font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.9rem;}</style>"
 )
+
+
+# streamlit-ace (auto_update) sends an edit 200 ms after the last keystroke: a click within that time reaches
+# the app first, and the edit follows on the same connection at most that long after it (plus jitter).
+ACE_SEND_DELAY_S = 0.2
+LATE_EDIT_MARGIN_S = 0.15
 
 
 def ace_available() -> bool:
@@ -50,3 +58,12 @@ def code_editor(*, key: str, starter: str, plain: bool) -> str:
                           min_lines=14, font_size=14, tab_size=4, show_gutter=True))
     st.session_state[f"{key}:code"] = code
     return code
+
+
+def await_last_edit(key: str) -> None:
+    """Before the code under `key` is sent: when the editor is showing, give its last keystrokes the time to
+    arrive. They come as a newer run, which stops this one at its next element and sends the queued click
+    itself, with them (ui.interview_page._queue); the plain box commits its text before a click."""
+    if st.session_state.get(f"{key}:shown") == "ace":
+        time.sleep(ACE_SEND_DELAY_S + LATE_EDIT_MARGIN_S)
+        st.empty()  # that next element, drawn here (a spinner is drawn from a timer thread, where no run stops)

@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui import state, widgets
 from ui.client import ApiClient, ApiError
-from ui.editor import code_editor
+from ui.editor import await_last_edit, code_editor
 
 ACTIONS = (("hint", "💡 Hint"), ("repeat", "🔁 Repeat"), ("skip", "⏭ Skip"), ("dont-know", "🤷 I don't know"))
 
@@ -23,18 +23,18 @@ def render(api: ApiClient) -> None:
         if st.button("Go to Start"):
             state.goto("Start")
         return
-    st.session_state.pop("report_sid", None)  # back in the interview, the Report page follows it again
     mode = st.session_state.get("mode", "practice")
     st.caption(f"{mode.title()} mode · session {sid[:8]}")
     for entry in st.session_state.get("chat", []):
         _show_entry(entry)
+    prompt = st.session_state.get("prompt")
+    _show_set_aside(sid, prompt)
     if st.session_state.get("status") == "completed":
         st.success("The interview is complete. Your report is ready.")
         if st.button("See my report", type="primary"):
             st.session_state["report_sid"] = sid
             state.goto("Report")
         return
-    prompt = st.session_state.get("prompt")
     if prompt is None:
         st.warning("The API sent no current question for this session.")
         return
@@ -79,33 +79,58 @@ def _timer(limit_s: int, asked_at: float) -> None:
 
 
 def _answer_form(api: ApiClient, sid: str, prompt: dict[str, Any]) -> None:
-    # Widgets are keyed by the prompt's turn: a draft stays with its prompt, and a click on a button of a
-    # prompt already answered (a second click after the page moved on) finds no widget and does nothing.
+    # Widgets are keyed by the prompt's turn, so a draft stays with its prompt.
     turn = prompt["turn"]
     code = None
     if prompt.get("code_contract"):
-        code = _code_panel(api, prompt, sid)
+        code = _code_panel(prompt, sid)
     text = st.text_area("Your answer", key=state.kept(f"answer-{sid}-{turn}"), height=160,
                         placeholder="Explain your answer as you would to an interviewer.")
     state.keep(f"answer-{sid}-{turn}", text)
     columns = st.columns([2, 1, 1, 1, 1.4])
-    if columns[0].button("Submit answer", type="primary", width="stretch", key=f"submit-{sid}-{turn}"):
-        body = {"text": text, "turn": prompt["turn"]}
+    columns[0].button("Submit answer", type="primary", width="stretch", key=f"submit-{sid}-{turn}",
+                      on_click=_queue, args=(sid, turn, "answer"))
+    for column, (action, label) in zip(columns[1:], ACTIONS, strict=True):
+        column.button(label, width="stretch", key=f"{action}-{sid}-{turn}", on_click=_queue, args=(sid, turn, action))
+    with st.popover("⏹ End the interview"):
+        st.caption("End now: your report covers what you have answered, and this question is not scored.")
+        st.button("End now", key=f"finish-{sid}-{turn}", on_click=_queue, args=(sid, turn, "finish"))
+    _send_queued(api, sid, prompt, text=text, code=code)
+
+
+def _queue(sid: str, turn: int, action: str) -> None:
+    """A button's click, kept until it is sent. A button is True in one run only, and Streamlit stops that run
+    at its next element when a newer rerun request comes in (the code editor sends the last keystrokes 200 ms
+    after they are typed, so just after a quick click): read from the button, the click was lost."""
+    st.session_state["queued"] = {"sid": sid, "turn": turn, "action": action}
+
+
+def _send_queued(api: ApiClient, sid: str, prompt: dict[str, Any], *, text: str, code: str | None) -> None:
+    """Send the click queued for this prompt, with the answer and code as they are now. Each action names the
+    prompt's turn: a double click is refused by the API, and a click queued for a prompt since moved past
+    (a second click after the page moved on) is dropped here."""
+    queued = st.session_state.get("queued")
+    if not queued:
+        return
+    turn, action = prompt["turn"], queued["action"]
+    if (queued["sid"], queued["turn"]) != (sid, turn):
+        st.session_state.pop("queued")
+        return
+    if code is not None and action in ("check", "answer"):
+        await_last_edit(f"code-{sid}-{prompt['question_id']}")
+    if action == "check":
+        _run_checks(api, prompt, code or "")
+    elif action == "answer":
+        body = {"text": text, "turn": turn}
         if code is not None and code.strip() != (prompt.get("starter_code") or "").strip():
             body["code"] = code
         with st.spinner("Scoring your answer…"):
             _act(api, sid, "answers", body=body, action="answer")
-    for column, (action, label) in zip(columns[1:], ACTIONS, strict=True):
-        if column.button(label, width="stretch", key=f"{action}-{sid}-{turn}"):
-            # The prompt's turn goes with the action: a double click is refused, not applied to the next prompt.
-            _act(api, sid, f"{action}?turn={prompt['turn']}", action=action.replace("-", "_"))
-    with st.popover("⏹ End the interview"):
-        st.caption("End now: your report covers what you have answered, and this question is not scored.")
-        if st.button("End now", key=f"finish-{sid}-{turn}"):
-            _act(api, sid, f"finish?turn={turn}", action="finish")
+    else:
+        _act(api, sid, f"{action}?turn={turn}", action=action.replace("-", "_"))
 
 
-def _code_panel(api: ApiClient, prompt: dict[str, Any], sid: str) -> str:
+def _code_panel(prompt: dict[str, Any], sid: str) -> str:
     with st.container(border=True, key="task-panel"):
         st.markdown("**Code task: the contract**")
         st.markdown(widgets.bank_markdown(prompt["code_contract"]))
@@ -114,17 +139,25 @@ def _code_panel(api: ApiClient, prompt: dict[str, Any], sid: str) -> str:
             starter=prompt.get("starter_code") or "",
             plain=bool(st.session_state.get("plain_editor")),
         )
-        if st.button("▶ Run checks"):
-            try:
-                with st.spinner("Running the hidden checks in the sandbox…"):
-                    st.session_state["check_result"] = api.post(
-                        "/v1/code/check", {"question_id": prompt["question_id"], "code": code}
-                    )
-            except ApiError as exc:
-                st.error(widgets.literal(str(exc)))
-        if st.session_state.get("check_result"):
-            widgets.show_code_result(st.session_state["check_result"])
+        st.button("▶ Run checks", key=f"check-{sid}-{prompt['turn']}", on_click=_queue,
+                  args=(sid, prompt["turn"], "check"))
+        result = st.session_state.get("check_result")
+        if result and "error" in result:
+            st.error(widgets.literal(result["error"]))
+        elif result:
+            widgets.show_code_result(result)
     return code
+
+
+def _run_checks(api: ApiClient, prompt: dict[str, Any], code: str) -> None:
+    with st.spinner("Running the hidden checks in the sandbox…"):
+        st.session_state.pop("queued")  # no element from here to the request: the run cannot be stopped between
+        try:
+            result = api.post("/v1/code/check", {"question_id": prompt["question_id"], "code": code})
+        except ApiError as exc:
+            result = {"error": str(exc)}
+        st.session_state["check_result"] = result
+    st.rerun()
 
 
 def _caught_up(api: ApiClient, sid: str) -> bool:
@@ -139,9 +172,51 @@ def _caught_up(api: ApiClient, sid: str) -> bool:
     there = detail.get("prompt")
     if detail["status"] == st.session_state.get("status") and (there is None or there["turn"] == here.get("turn")):
         return False
+    _set_aside(sid, here)
     state.resume_session(detail)
     st.session_state["chat"].append({"role": "assistant", "type": "message", "text": CAUGHT_UP})
     return True
+
+
+def _set_aside(sid: str, prompt: dict[str, Any]) -> None:
+    """Keep what was typed for a prompt the session has moved past: it was never sent, and the answer box
+    of the new prompt starts empty, so without this the candidate's text would vanish without a word."""
+    text = str(st.session_state.get(f"answer-{sid}-{prompt.get('turn')}") or "").strip()
+    code = None
+    if prompt.get("code_contract"):
+        code = st.session_state.get(f"code-{sid}-{prompt['question_id']}:code")
+        if not code or code.strip() == (prompt.get("starter_code") or "").strip():
+            code = None
+    if text or code:
+        which = f"question {prompt.get('number')} of {prompt.get('total')}"
+        if prompt.get("kind") == "follow_up":
+            which = f"the follow-up on {which}"
+        st.session_state["set_aside"] = {"sid": sid, "which": which, "text": text, "code": code}
+
+
+def _show_set_aside(sid: str, prompt: dict[str, Any] | None) -> None:
+    """The draft _set_aside kept, until the candidate puts it in the answer box or dismisses it."""
+    draft = st.session_state.get("set_aside")
+    if not draft or draft["sid"] != sid:
+        return
+    st.warning(f"Not sent: the session moved on before this tab sent what you wrote for {draft['which']}. "
+               "It is kept here for you to copy or reuse.")
+    if draft["text"]:
+        st.code(draft["text"], language=None, wrap_lines=True)
+    if draft["code"]:
+        st.code(draft["code"], language="python")
+    left, right = st.columns(2)
+    if prompt is not None and draft["text"]:
+        left.button("Put my text in the answer box", on_click=_reuse_draft, args=(sid, prompt["turn"]))
+    right.button("Dismiss", on_click=st.session_state.pop, args=("set_aside", None))
+
+
+def _reuse_draft(sid: str, turn: int) -> None:
+    """Append the kept text to the current answer box (a callback: the box may not be changed once drawn)."""
+    key = state.kept(f"answer-{sid}-{turn}")
+    draft = st.session_state.pop("set_aside")
+    st.session_state[key] = "\n\n".join(t for t in (str(st.session_state.get(key) or ""), draft["text"]) if t)
+    state.keep(key, st.session_state[key])
 
 
 CAUGHT_UP = ("This session moved on elsewhere (in another tab, or by a request this page gave up waiting for), "
@@ -149,6 +224,7 @@ CAUGHT_UP = ("This session moved on elsewhere (in another tab, or by a request t
 
 
 def _act(api: ApiClient, sid: str, path: str, *, action: str, body: dict[str, Any] | None = None) -> None:
+    st.session_state.pop("queued")  # no element from here to the request: the run cannot be stopped between
     try:
         outcome = api.post(f"/v1/sessions/{sid}/{path}", body)
     except ApiError as exc:

@@ -40,7 +40,7 @@ def begin_session(created: dict[str, Any]) -> None:
     """Remember a session the API just created (POST /v1/sessions) and its first prompt; the Report page
     follows it from now on, not a past session opened from History."""
     st.session_state.pop("report_sid", None)
-    st.query_params["session"] = created["id"]  # a reload finds it again (streamlit_app.restore_from_address)
+    st.query_params["session"] = created["id"]  # a reload finds it again (ui.address)
     st.session_state.update(
         sid=created["id"],
         status=created["status"],
@@ -55,8 +55,12 @@ def resume_session(detail: dict[str, Any]) -> None:
     """Rebuild the chat from a stored session (GET /v1/sessions/{id}) to continue or review it."""
     begin_session({**detail, "prompt": None})
     chat: list[dict[str, Any]] = st.session_state["chat"]
+    number = 0
     for turn in detail["transcript"]:
-        prompt = {**turn, "text": turn["prompt"], "number": None, "total": detail["config"]["num_questions"]}
+        # The transcript has no "question k of n": k counts the main questions so far (a follow-up keeps its
+        # question's k), as the API numbers its prompts.
+        number += turn["kind"] == "question"
+        prompt = {**turn, "text": turn["prompt"], "number": number or None, "total": detail["config"]["num_questions"]}
         chat.append({"role": "assistant", "type": "prompt", "prompt": prompt})
         if turn.get("hints_used"):  # the hints' texts are not stored; what they cost is
             chat.append({"role": "assistant", "type": "message",

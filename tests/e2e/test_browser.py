@@ -287,3 +287,43 @@ def test_practice_session_report_and_history(page: Any, servers: tuple[str, str]
         expect(page.get_by_text("No weak topics yet")).to_be_visible()
     page.wait_for_timeout(1500)
     shot(page, "7-history")
+
+
+def _code_task_session(api_url: str) -> str:
+    """A new session whose first prompt is a code task (whichever this user has not been asked yet)."""
+    for seed in range(40):
+        created = httpx.post(f"{api_url}/v1/sessions",
+                             json={"topics": ["training-loop", "modules"], "num_questions": 1, "seed": seed}).json()
+        if created["prompt"]["code_contract"]:
+            return str(created["id"])
+        httpx.post(f"{api_url}/v1/sessions/{created['id']}/finish?turn=0").raise_for_status()
+    raise AssertionError("no code task left to ask")
+
+
+def test_a_click_just_after_typing_in_the_editor_sends_what_was_typed(page: Any, servers: tuple[str, str]) -> None:
+    """The editor sends the code 200 ms after the last keystroke. A Submit clicked sooner sent the code as it was
+    before those keystrokes, or was lost without a sign when the editor's newer run stopped its run first."""
+    api_url, ui_url = servers
+    sid = _code_task_session(api_url)
+    page.goto(f"{ui_url}/?session={sid}")
+    page.frame_locator("iframe[title*='streamlit_ace']").locator(".ace_editor .ace_content").first.wait_for()
+    box = page.get_by_label("Your answer")
+    box.fill("my answer")
+    box.press("Control+Enter")  # commit the text first: a click from script does not take the focus
+    _wait_idle(page)
+    page.wait_for_timeout(500)
+    # One step in the page, so the click surely comes within the 200 ms.
+    page.evaluate("""() => {
+        const frame = document.querySelector("iframe[title*='streamlit_ace']");
+        frame.contentDocument.querySelector('.ace_editor').env.editor.insert('\\n# typed last');
+        [...document.querySelectorAll('button')].find(b => b.innerText.includes('Submit answer')).click();
+    }""")
+    turn: dict[str, Any] = {}
+
+    def recorded() -> bool:
+        turn.update(httpx.get(f"{api_url}/v1/sessions/{sid}").json()["transcript"][0])
+        return turn["action"] is not None
+
+    _wait_for(recorded, timeout=60.0)
+    assert turn["action"] == "answer" and turn["answer_text"] == "my answer"
+    assert "# typed last" in (turn["answer_code"] or "")
