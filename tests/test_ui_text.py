@@ -42,3 +42,21 @@ def test_literal_keeps_indentation_entities_and_colon_words_as_typed():
     assert literal("&lt; &amp;") == "\\&lt; \\&amp;"  # shown as typed, not as "<" and "&"
     assert literal(":100: :smile:") == ":\u200b100: :\u200bsmile:"  # not turned into emoji
 
+
+
+def test_the_client_follows_the_next_page_links_to_every_item():
+    import httpx
+
+    from ui.client import ApiClient
+
+    pages = {None: ([1, 2], '</v1/sessions?limit=2&cursor=b>; rel="next"'), "b": ([3], None)}
+    seen = []
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        seen.append(dict(request.url.params))
+        items, link = pages[request.url.params.get("cursor")]
+        return httpx.Response(200, json=items, headers={"Link": link} if link else {})
+
+    api = ApiClient("http://api.test", transport=httpx.MockTransport(reply))
+    assert api.get_every_page("/v1/sessions", limit=2) == [1, 2, 3]
+    assert seen == [{"limit": "2"}, {"limit": "2", "cursor": "b"}]

@@ -31,6 +31,16 @@ class ApiClient:
     def get(self, path: str, **params: Any) -> Any:
         return self._send("GET", path, params=params or None).json()
 
+    def get_every_page(self, path: str, **params: Any) -> list[Any]:
+        """Every item of a list the API sends a page at a time, following each reply's `Link: rel="next"`."""
+        items: list[Any] = []
+        url: str | None = path
+        while url:
+            response = self._send("GET", url, params=params or None)
+            items += response.json()
+            url, params = response.links.get("next", {}).get("url"), {}  # the next link carries the query
+        return items
+
     def post(self, path: str, body: dict[str, Any] | None = None) -> Any:
         return self._send("POST", path, json=body).json()
 

@@ -17,7 +17,7 @@ from ui.widgets import literal
 def render(api: ApiClient) -> None:
     st.header("History and progress")
     progress = api.get("/v1/me/progress")
-    sessions = api.get("/v1/sessions")
+    sessions = api.get_every_page("/v1/sessions", limit=200)  # the API sends 50 a page unless asked
     columns = st.columns(3)
     columns[0].metric("Sessions", progress["sessions"])
     columns[1].metric("Completed", progress["completed_sessions"])
