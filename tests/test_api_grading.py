@@ -102,6 +102,25 @@ def test_a_callers_own_question_id_beside_a_reference_is_a_label(alice):
     assert_problem(alice.post("/v1/grade", json={"question_id": "LMS-item-17", "answer": "x"}), 404)
 
 
+def test_an_integer_question_id_is_read_as_its_digits_as_the_grade_command_reads_it(alice):
+    """LMS item ids are often numbers: 17 is the label '17' (it pairs with examples labelled "17"), and a
+    bank lookup of 17 is of '17'. A value that is no id is refused by name."""
+    own = {"question": "Why call optimizer.zero_grad() every step?",
+           "reference_answer": "Backward adds new gradients to the stored ones, so they must be cleared first."}
+    item = {**own, "question_id": 17, "answer": "So the gradients do not pile up."}
+    graded = alice.post("/v1/grade", json=item)
+    assert graded.status_code == 200, graded.text
+    assert graded.json()["question_id"] == "17"
+    examples = [{**own, "question_id": "17", "answer": a, "grade": 5} for a in ("They accumulate.", "To reset them.")]
+    taught = alice.post("/v1/grade/batch", json={"items": [item], "examples": examples}).json()["results"][0]
+    assert taught["result"]["question_id"] == "17" and taught["result"]["examples_used"] == 2
+    assert assert_problem(alice.post("/v1/grade", json={"question_id": 17, "answer": "x"}), 404)["detail"] \
+        == "no question '17'; list them with GET /v1/questions"
+    for odd, kind in [(17.5, "a number with a decimal point"), (True, "true or false"), ([17], "an array")]:
+        assert assert_problem(alice.post("/v1/grade", json={**item, "question_id": odd}), 422)["detail"] == \
+            f"invalid question_id: must be a string or an integer (an id such as 17 is read as '17'), not {kind}"
+
+
 @pytest.mark.parametrize(
     ("body", "status"),
     [

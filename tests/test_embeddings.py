@@ -133,3 +133,57 @@ def test_word_pieces_are_read_in_context_from_the_same_pass(embedder):
     assert np.allclose(np.linalg.norm(pieces[1].vectors, axis=1), 1.0, atol=1e-5)
     river_bank, money_bank = pieces[0].vectors[5], pieces[1].vectors[1]
     assert float(river_bank @ money_bank) < 0.9
+
+
+def test_a_long_call_on_the_runners_lets_a_later_short_one_through_after_about_one_batch():
+    """The runners' queue is first come, first served: a call that queued all its batches at once (a grading
+    batch's thousands of reference sentences) held an answer that came after it for the whole call. Each
+    call keeps at most one batch per runner queued, so the later call's batch is the next one run."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from knowledge.embeddings import MiniLMEmbedder
+
+    class HeldSession:
+        """Records each run's row count, then waits until the test lets it finish."""
+
+        def __init__(self) -> None:
+            self.rows: list[int] = []
+            self.gate = threading.Semaphore(0)
+            self.started = threading.Semaphore(0)
+
+        def run(self, _outputs: object, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+            self.rows.append(len(feeds["input_ids"]))
+            self.started.release()
+            assert self.gate.acquire(timeout=30)
+            return [np.ones((*feeds["input_ids"].shape, 384), dtype=np.float32)]
+
+    short_queued = threading.Event()
+
+    class Runners(ThreadPoolExecutor):
+        def submit(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            future = super().submit(*args, **kwargs)
+            if threading.current_thread().name == "short":
+                short_queued.set()
+            return future
+
+    embedder = MiniLMEmbedder()
+    embedder.cores, embedder.runners_from = 2, 1
+    session = embedder._single = HeldSession()
+    embedder._input_names = {"input_ids", "attention_mask"}
+    with Runners(max_workers=2) as runners:
+        embedder._runners = runners
+        long_texts = [f"tensor number {i}" for i in range(320)]  # 20 batches of 16
+        assert len(embedder._batches(embedder.token_counts(long_texts))) == 20
+        long_call = threading.Thread(target=embedder.read, args=(long_texts,))
+        long_call.start()
+        for _ in range(2):  # both runners busy with the long call's first batches
+            assert session.started.acquire(timeout=30)
+        short_call = threading.Thread(target=embedder.read, args=(["one answer on its own"],), name="short")
+        short_call.start()
+        assert short_queued.wait(timeout=30)
+        session.gate.release(21)
+        long_call.join(timeout=30)
+        short_call.join(timeout=30)
+    assert len(session.rows) == 21
+    assert session.rows.index(1) == 2  # the short call's one batch runs right after the two that were running

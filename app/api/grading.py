@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, HTTPException
-from pydantic import BaseModel, Field, StrictFloat, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, StrictFloat, WithJsonSchema, model_validator
 
 from app.api.deps import BankDep, EvaluatorDep, SettingsDep, StoreDep, UserDep, require_size
 from app.api.problems import problem_responses
@@ -20,15 +20,31 @@ router = APIRouter(prefix="/v1", tags=["grading"], responses=problem_responses(4
 MAX_BATCH = 100
 
 
+def _id_as_text(value: Any) -> Any:
+    """An integer id (an LMS's item 17) is read as its digits, as `interviewer grade` reads it; another kind of
+    value is no id and is refused by name."""
+    if isinstance(value, bool) or not isinstance(value, int | str | None):
+        kinds = {bool: "true or false", float: "a number with a decimal point", list: "an array"}
+        kind = kinds.get(type(value), "an object")
+        raise ValueError(f"must be a string or an integer (an id such as 17 is read as '17'), not {kind}")
+    return str(value) if isinstance(value, int) else value
+
+
+QuestionId = Annotated[
+    str, BeforeValidator(_id_as_text), WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "integer"}]})
+]
+
+
 class GradeIn(RequestModel):
     """Give `question_id` (a bank entry), or `question` plus `reference_answer` (a `question_id` beside
     them is your own label for the question, echoed back and used to pair examples), or `question` alone
     (matched to the closest bank entry)."""
 
     answer: str
-    question_id: str | None = Field(
+    question_id: QuestionId | None = Field(
         default=None, description="A bank entry's id; beside your own reference_answer, your own label for the "
-        "question (echoed back, and it pairs the item with your examples of the same id)",
+        "question (echoed back, and it pairs the item with your examples of the same id). An integer is read as "
+        "its digits, as a string (17 is '17')",
     )
     question: str | None = None
     reference_answer: str | Annotated[list[str], Field(min_length=1, max_length=MAX_REFERENCES)] | None = Field(
