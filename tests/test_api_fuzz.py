@@ -7,12 +7,15 @@ FUZZ_EXAMPLES for a longer hunt.
 # ruff: noqa: F811 - pytest fixtures imported from tests.api_fixtures are redefined as arguments
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
 import schemathesis
+from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -40,14 +43,24 @@ CHECKS = [
 
 # Built at import so schemathesis can make one test per operation (its fixture-based lazy
 # loader does not work with pytest 9); the components are swapped in per test below.
-APP = create_app(
-    Settings(data_dir=Path(tempfile.gettempdir()) / "interviewer-fuzz", code_checks_per_minute=10_000)
-)
+# A data directory of this run's own: a shared one met another checkout's newer migrations ("No such revision").
+FUZZ_DATA = Path(tempfile.mkdtemp(prefix="interviewer-fuzz-"))
+atexit.register(shutil.rmtree, FUZZ_DATA, ignore_errors=True)
+APP = create_app(Settings(data_dir=FUZZ_DATA, code_checks_per_minute=10_000))
 schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
 
 
+@pytest.fixture(scope="module")
+def started_app():
+    """The app started once and its warm-up finished: /readyz answers 503 while the warm-up runs, as it should,
+    which the fuzzer would read as a server error on a slow machine."""
+    with TestClient(APP):
+        assert APP.state.warm_up.wait(timeout=600), "the warm-up did not finish in 10 minutes"
+        yield
+
+
 @pytest.fixture
-def fuzz_api(tmp_path, ingested_store, bank, scorer):
+def fuzz_api(tmp_path, ingested_store, bank, scorer, started_app):
     api = build_api(tmp_path, store=ingested_store, bank=bank, scorer=scorer)
     APP.dependency_overrides = dict(api.app.dependency_overrides)
     yield api
