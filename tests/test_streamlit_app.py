@@ -46,6 +46,16 @@ def app_at(monkeypatch: pytest.MonkeyPatch, url: str, key: str, address: str | d
     return at
 
 
+def new_session_page(
+    monkeypatch: pytest.MonkeyPatch, server: tuple[str, dict[str, str]], who: str, **config: object
+) -> tuple[AppTest, dict, dict[str, str]]:
+    """A session `who` opened through the API, its page in the app, and `who`'s auth header."""
+    url, keys = server
+    auth = {"Authorization": f"Bearer {keys[who]}"}
+    created = httpx.post(f"{url}/v1/sessions", json=config, headers=auth).json()
+    return app_at(monkeypatch, url, keys[who], created["id"]), created, auth
+
+
 def reload(monkeypatch: pytest.MonkeyPatch, url: str, key: str, at: AppTest) -> AppTest:
     """F5: a new browser session, opened at the address the page had."""
     return app_at(monkeypatch, url, key, dict(at.query_params))
@@ -294,9 +304,7 @@ def interrupt_the_next_spinner(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_click_whose_run_is_stopped_by_a_newer_one_is_still_acted_on(server, monkeypatch):
     url, keys = server
-    auth = {"Authorization": f"Bearer {keys['quick']}"}
-    created = httpx.post(f"{url}/v1/sessions", json={"topics": ["tensors"], "num_questions": 2}, headers=auth).json()
-    at = app_at(monkeypatch, url, keys["quick"], created["id"])
+    at, created, auth = new_session_page(monkeypatch, server, "quick", topics=["tensors"], num_questions=2)
     next(t for t in at.text_area if t.label == "Your answer").set_value("shape, size(), ndim and numel()")
     interrupt_the_next_spinner(monkeypatch)
     click(at, "Submit answer")
@@ -307,9 +315,7 @@ def test_a_click_whose_run_is_stopped_by_a_newer_one_is_still_acted_on(server, m
 
 def test_a_reload_finds_the_session_in_progress_again(server, monkeypatch):
     url, keys = server
-    auth = {"Authorization": f"Bearer {keys['reader']}"}
-    created = httpx.post(f"{url}/v1/sessions", json={"num_questions": 2}, headers=auth).json()
-    at = app_at(monkeypatch, url, keys["reader"], created["id"])
+    at, created, auth = new_session_page(monkeypatch, server, "reader", num_questions=2)
     assert not at.exception and at.session_state["nav"] == "Interview"
     assert at.session_state["sid"] == created["id"] and at.session_state["prompt"]["turn"] == 0
 
@@ -340,10 +346,8 @@ def test_a_reload_stays_on_the_page_and_the_report_shown(server, monkeypatch):
 def test_a_reload_numbers_the_questions_as_the_live_page_did(server, monkeypatch):
     """Each prompt's "question k of n", a follow-up's too, and the progress bar come back after F5."""
     url, keys = server
-    auth = {"Authorization": f"Bearer {keys['numberer']}"}
-    created = httpx.post(f"{url}/v1/sessions", json={"topics": ["training-loop"], "num_questions": 2, "seed": 1},
-                         headers=auth).json()
-    at = app_at(monkeypatch, url, keys["numberer"], created["id"])
+    at, created, auth = new_session_page(monkeypatch, server, "numberer", topics=["training-loop"], num_questions=2,
+                                         seed=1)
     next(t for t in at.text_area if t.label == "Your answer").set_value("It resets a thing before the next pass.")
     click(at, "Submit answer")
     assert at.session_state["prompt"]["kind"] == "follow_up"
@@ -383,10 +387,8 @@ def test_code_typed_in_the_plain_box_survives_switching_to_the_editor_and_back(s
 
 def test_a_refused_hint_is_an_error_and_the_hints_given_stay(server, monkeypatch):
     url, keys = server
-    auth = {"Authorization": f"Bearer {keys['hinter']}"}
-    created = httpx.post(f"{url}/v1/sessions", json={"topics": ["training-loop"], "num_questions": 2, "seed": 1},
-                         headers=auth).json()
-    at = app_at(monkeypatch, url, keys["hinter"], created["id"])
+    at, created, auth = new_session_page(monkeypatch, server, "hinter", topics=["training-loop"], num_questions=2,
+                                         seed=1)
     for _ in range(3):  # two hints per question, then "no more hints"
         click(at, "💡 Hint")
     assert "no more hints for this question" in texts(at.error)
