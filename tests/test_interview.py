@@ -270,6 +270,26 @@ def test_adaptive_difficulty_steps_up_after_strong_answers(engine, user, bank):
     assert main[-1].difficulty == 3
 
 
+def test_adaptive_difficulty_keeps_a_level_per_topic(engine, repo, user, bank):
+    """Strong on autograd, weak on tensors: each topic is met at its own level, where one level for the session
+    swung with every change of topic."""
+    bank_map = by_id(bank)
+    config = SessionConfig(num_questions=6, topics=["autograd", "tensors"], seed=3)
+
+    def answer(prompt):
+        if prompt.topic == "autograd":
+            return bank_map[prompt.question_id].reference_answer
+        return "It is a PyTorch thing you use sometimes."
+
+    session, prompts, _ = run_session(engine, user, config, answer)
+    asked = [(p.topic, p.difficulty) for p in prompts if p.kind is PromptKind.QUESTION]
+    autograd, tensors = ([d for t, d in asked if t == topic] for topic in ("autograd", "tensors"))
+    # Old: [('tensors', 2), ('autograd', 1), ('autograd', 2), ('tensors', 3), ('tensors', 2), ('autograd', 1)]
+    assert autograd == sorted(autograd) and autograd[-1] == 3, asked
+    assert tensors == sorted(tensors, reverse=True) and tensors[-1] == 1, asked
+    assert repo.get_session(session.id, user).state["topic_levels"] == {"autograd": 3, "tensors": 1}
+
+
 def test_the_bank_drives_selection(engine, user, repo, bank, embedder, tmp_path):
     """A peer shipped retrieval that silently matched nothing: ours refuses an empty pool loudly."""
     from knowledge.vectorstore import open_store
@@ -964,3 +984,15 @@ def test_a_weak_topic_met_after_the_review_share_is_used_is_not_called_review():
         hit, config=config, state=SessionState(asked_topics=["autograd"]), history=history, pool=[hit]))
     assert not any("comes back for review" in n for n in why_chosen(
         hit, config=config, state=SessionState(asked_topics=["autograd", "autograd"]), history=history, pool=[hit]))
+
+
+def test_a_topic_not_yet_asked_starts_from_the_users_latest_answers_on_it():
+    from app.interview.models import SessionState
+    from app.interview.selection import History, level_for
+
+    history = History.from_scores({}, [("autograd", 4.8)] * 3 + [("tensors", 0.5)] * 3)
+    state, adaptive = SessionState(target_difficulty=2, topic_levels={"modules": 3}), SessionConfig()
+    levels = {t: level_for(t, config=adaptive, state=state, history=history)
+              for t in ("autograd", "tensors", "modules", "distributed")}
+    assert levels == {"autograd": 3, "tensors": 1, "modules": 3, "distributed": 2}
+    assert level_for("autograd", config=SessionConfig(difficulty=1), state=state, history=history) == 1

@@ -17,7 +17,14 @@ from app.interview.models import AskedQuestion, Mode, Prompt, PromptKind, Sessio
 from app.interview.penalties import HINT_COST, charge_answer, charge_give_up
 from app.interview.phrasing import Phraser
 from app.interview.scoring import AnswerScorer, ScoredAnswer, code_out_of_fence, with_code
-from app.interview.selection import History, QuestionSelector, next_difficulty, session_size, why_chosen
+from app.interview.selection import (
+    History,
+    QuestionSelector,
+    level_for,
+    next_difficulty,
+    session_size,
+    why_chosen,
+)
 from app.interview.turns import SessionTurns
 from app.llm_breaker import llm_step
 from evaluators.code.forbidden import contract_with_refusals
@@ -240,6 +247,10 @@ class InterviewEngine:
         self, session_id: str, user_id: int, config: SessionConfig, state: SessionState, scored: ScoredAnswer
     ) -> TurnOutcome:
         state.target_difficulty = next_difficulty(state.target_difficulty, scored.score)
+        if state.asked_topics:  # the question just scored: its topic's own level moves too
+            topic = state.asked_topics[-1]
+            state.topic_levels[topic] = next_difficulty(state.topic_levels.get(topic, state.target_difficulty),
+                                                        scored.score)
         return self._outcome(config, scored, self._ask_next(session_id, user_id, config, state))
 
     def _after_answer(
@@ -292,6 +303,7 @@ class InterviewEngine:
         state.question_number += 1
         phrased = self._phraser.question(question, number=state.question_number, total=config.num_questions)
         self._note(state, phrased.note)
+        state.topic_levels.setdefault(hit.topic, level_for(hit.topic, config=config, state=state, history=history))
         state.asked.append(question.id)
         state.asked_topics.append(question.topic.value)
         state.current_question_id = question.id

@@ -47,7 +47,9 @@ class SessionState(BaseModel):
     # This question's score before hint and time penalties, as of its last answer (None: not recorded, as in
     # sessions stored before it was, where the score kept stands in for it).
     raw_so_far: float | None = None
-    target_difficulty: int = 2
+    target_difficulty: int = 2  # the session's overall level, moved by every answer
+    # Each topic's own level once one of its questions is asked here (selection.level_for).
+    topic_levels: dict[str, int] = Field(default_factory=dict)
     asked: list[str] = Field(default_factory=list)
     asked_topics: list[str] = Field(default_factory=list)
     question_scores: dict[str, float] = Field(default_factory=dict)

@@ -34,6 +34,7 @@ class History:
 
     seen: dict[str, datetime] = field(default_factory=dict)
     weak_topics: dict[str, float] = field(default_factory=dict)  # topic -> its recent mean score
+    standing: dict[str, float] = field(default_factory=dict)  # every topic answered before -> its recent mean
     latest_scores: list[float] = field(default_factory=list)  # the last few question scores, oldest first
 
     @classmethod
@@ -41,7 +42,7 @@ class History:
         """`topic_scores`: the earlier sessions' question scores, oldest first."""
         standing = topic_standing(topic_scores)
         return cls(seen=seen, weak_topics={t: m for t, m in standing.items() if m < WEAK_TOPIC_MEAN},
-                   latest_scores=[score for _, score in topic_scores[-5:]])
+                   standing=standing, latest_scores=[score for _, score in topic_scores[-5:]])
 
     @property
     def starting_difficulty(self) -> int:
@@ -49,6 +50,21 @@ class History:
         if not self.latest_scores:
             return 2
         return next_difficulty(2, sum(self.latest_scores) / len(self.latest_scores))
+
+
+def level_for(topic: str, *, config: SessionConfig, state: SessionState, history: History) -> int:
+    """The difficulty a question on `topic` is chosen at: the session's fixed one, or in adaptive mode the topic's
+    own level, so a candidate strong in one topic and weak in another meets each at their level (one level for
+    the session swung with every change of topic). A topic asked in this session moves by its own answers; one
+    not yet asked here starts from the user's latest answers on it in earlier sessions, else from the session's
+    overall level."""
+    if config.difficulty != "adaptive":
+        return int(config.difficulty)
+    if topic in state.topic_levels:
+        return state.topic_levels[topic]
+    if topic in history.standing:
+        return next_difficulty(2, history.standing[topic])
+    return state.target_difficulty
 
 
 def session_size(pool: list[SearchHit], history: History, wanted: int) -> tuple[int, list[str]]:
@@ -72,7 +88,7 @@ def why_chosen(
     """What the candidate is told about a choice: a level other than the one asked for or reached (unseen
     questions come first), and a topic back for review."""
     notes = []
-    target = state.target_difficulty if config.difficulty == "adaptive" else int(config.difficulty)
+    target = level_for(hit.topic, config=config, state=state, history=history)
     if hit.difficulty != target and target not in {h.difficulty for h in pool}:
         notes.append(f"These topics have no question at difficulty {target}, so the questions are at other levels.")
     elif hit.difficulty != target and not any(
@@ -168,7 +184,8 @@ class QuestionSelector:
         candidates = [h for h in self.pool(config, known) if h.id not in state.asked]
         if not candidates:
             return None
-        target = state.target_difficulty if config.difficulty == "adaptive" else int(config.difficulty)
+        level = {topic: level_for(topic, config=config, state=state, history=history)
+                 for topic in {h.topic for h in candidates}}
         jitter = {h.id: rng.random() for h in sorted(candidates, key=lambda h: h.id)}
         reviewing = review_open(config, state, history)
 
@@ -180,8 +197,10 @@ class QuestionSelector:
                 seen_rank,
                 # A weak topic comes back whatever its questions' level: review is what it is for.
                 0.0 if reviewing and hit.topic in history.weak_topics else 1.0,
-                abs(hit.difficulty - target),
-                float(state.asked_topics.count(hit.topic)),  # spread topics out
+                # Topics spread out before levels match: each topic has a level of its own, and a weak topic with
+                # many easy questions must not fill a session once the strong topics' hard ones are used up.
+                float(state.asked_topics.count(hit.topic)),
+                abs(hit.difficulty - level[hit.topic]),
                 jitter[hit.id],
             )
 
