@@ -43,6 +43,16 @@ class ExampleError(LineError):
         self.index, self.why = index, why
 
 
+def question_id_text(value: Any) -> Any:
+    """An integer id (an LMS's item 17) is read as its digits; another kind of value is no id and is refused by
+    name (the API and `interviewer grade` alike: 7.0 was read as '7.0' and true as 'True')."""
+    if isinstance(value, bool) or not isinstance(value, int | str | None):
+        kinds = {bool: "true or false", float: "a number with a decimal point", list: "an array"}
+        kind = kinds.get(type(value), "an object")
+        raise ValueError(f"must be a string or an integer (an id such as 17 is read as '17'), not {kind}")
+    return str(value) if isinstance(value, int) else value
+
+
 @dataclass
 class GradeLine:
     record: dict[str, Any]
@@ -175,6 +185,10 @@ class BulkGrader:
         return line
 
     def _tasks_for(self, record: dict[str, Any], line: GradeLine) -> list[GradingTask]:
+        try:
+            question_id_text(record.get("question_id"))
+        except ValueError as exc:
+            raise LineError(f"field 'question_id' {exc}") from None
         for name in ("answer", "question", "reference_answer"):
             value = record.get(name)
             for text in value if isinstance(value, list) else [value]:

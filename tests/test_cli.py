@@ -141,6 +141,8 @@ def test_grade_contract_continues_past_bad_lines(cli_env, tmp_path):
         json.dumps({"question": "Why is the sky blue?", "reference_answer": ["Air scatters blue light.", " "],
                     "answer": "Scattering."}),
         json.dumps({"question": "Why is the sky blue?", "reference_answer": "Air scatters it.", "answer": 5}),
+        json.dumps({"question_id": 7.0, "question": "Why?", "reference_answer": "Air scatters it.", "answer": "Air."}),
+        json.dumps({"question_id": True, "answer": "It clears old gradients."}),
     ]
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     # A byte-order mark first, as Windows tools write one: the first line is still read.
@@ -148,16 +150,19 @@ def test_grade_contract_continues_past_bad_lines(cli_env, tmp_path):
     out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in target.read_text().splitlines()]
-    assert len(rows) == 10
+    assert len(rows) == 12
     assert {"score", "points", "misconceptions", "feedback", "evaluator", "gate", "notes"} <= set(rows[0])
     assert "error" in rows[1] and rows[1]["line"] == 2
     assert rows[2]["matched_id"] == "zero-grad"
     assert 0 <= rows[3]["score"] <= 5 and rows[3]["given"] == {"score": 4.5, "feedback": "Good."}  # theirs kept
-    assert "limit" in rows[4]["error"] and "UTF-8" in rows[9]["error"]
+    assert "limit" in rows[4]["error"] and "UTF-8" in rows[11]["error"]
     assert rows[5]["score"] == rows[3]["score"]  # the best of its two references is row 3's own
     assert "must be a string or a list" in rows[6]["error"]
     assert rows[7]["error"].startswith("reference_answer[1] is empty")  # which alternative
     assert rows[8]["error"] == "field 'answer' must be a string, not int"  # given, but not as text
+    # As the API reads an id: an integer is its digits, another kind of value is refused ('7.0' and 'True' were ids).
+    assert "field 'question_id' must be a string or an integer" in rows[9]["error"] and "decimal" in rows[9]["error"]
+    assert "not true or false" in rows[10]["error"]
 
 
 def test_grade_at_the_standard_of_own_examples(cli_env, tmp_path):

@@ -12,7 +12,15 @@ from app.api.deps import BankDep, EvaluatorDep, SettingsDep, StoreDep, UserDep, 
 from app.api.problems import problem_responses
 from app.api.schemas import EvaluationOut, RequestModel
 from app.errors import NotFoundError, UserFacingError
-from app.grading import MAX_REFERENCES, BulkGrader, ExampleError, GradeLine, best_evaluations, evaluation_fields
+from app.grading import (
+    MAX_REFERENCES,
+    BulkGrader,
+    ExampleError,
+    GradeLine,
+    best_evaluations,
+    evaluation_fields,
+    question_id_text,
+)
 
 router = APIRouter(prefix="/v1", tags=["grading"], responses=problem_responses(401, 422))
 # Items per batch request: ~1 s of scoring on 2 cores for interview-length answers. The request body cap
@@ -20,18 +28,8 @@ router = APIRouter(prefix="/v1", tags=["grading"], responses=problem_responses(4
 MAX_BATCH = 100
 
 
-def _id_as_text(value: Any) -> Any:
-    """An integer id (an LMS's item 17) is read as its digits, as `interviewer grade` reads it; another kind of
-    value is no id and is refused by name."""
-    if isinstance(value, bool) or not isinstance(value, int | str | None):
-        kinds = {bool: "true or false", float: "a number with a decimal point", list: "an array"}
-        kind = kinds.get(type(value), "an object")
-        raise ValueError(f"must be a string or an integer (an id such as 17 is read as '17'), not {kind}")
-    return str(value) if isinstance(value, int) else value
-
-
 QuestionId = Annotated[
-    str, BeforeValidator(_id_as_text), WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "integer"}]})
+    str, BeforeValidator(question_id_text), WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "integer"}]})
 ]
 
 
