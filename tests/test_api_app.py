@@ -3,6 +3,8 @@
 # ruff: noqa: F811 - pytest fixtures imported from tests.api_fixtures are redefined as arguments
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -262,3 +264,62 @@ def test_grades_held_on_a_slow_model_leave_threads_for_the_rest_of_the_api(tmp_p
         return listed
 
     assert anyio.run(probe).status_code == 200
+
+
+def test_a_body_sent_slowly_holds_no_slot_of_the_slow_routes(tmp_path, ingested_store, bank, scorer):
+    """A slot was taken before the body was read (or the key checked): 30 connections sending a POST /v1/grade
+    body a byte at a time, with no key, kept every other grade and session action waiting for good."""
+    import anyio
+    import anyio.to_thread
+    import httpx
+
+    api = build_api(tmp_path, store=ingested_store, bank=bank, scorer=scorer)
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": "/v1/grade", "raw_path": b"/v1/grade", "root_path": "", "query_string": b"",
+             "headers": [(b"content-type", b"application/json"), (b"content-length", b"1000")],
+             "client": ("127.0.0.1", 1), "server": ("t", 80)}
+
+    async def probe() -> httpx.Response:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = 4  # 3 slots for the slow routes
+        gone = anyio.Event()
+        parts = iter([{"type": "http.request", "body": b"{", "more_body": True}])
+
+        async def trickle() -> dict:
+            part = next(parts, None)
+            if part is not None:
+                return part
+            await gone.wait()  # the rest of the body never comes; then the client leaves
+            return {"type": "http.disconnect"}
+
+        async def ignore(message: dict) -> None:
+            pass
+
+        async def slow_client() -> None:
+            with contextlib.suppress(Exception):
+                await api.app(dict(scope), trickle, ignore)
+
+        async with anyio.create_task_group() as slow:
+            for _ in range(3):
+                parts = iter([{"type": "http.request", "body": b"{", "more_body": True}])
+                slow.start_soon(slow_client)
+                await anyio.wait_all_tasks_blocked()
+            try:
+                with anyio.fail_after(10):
+                    transport = httpx.ASGITransport(app=api.app)
+                    async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+                        return await c.post("/v1/grade", json={"question_id": "zero-grad", "answer": "grads add up"},
+                                            headers=api.as_user("alice"))
+            finally:
+                gone.set()
+
+    assert anyio.run(probe).status_code == 200
+
+
+def test_a_chunked_body_past_the_cap_is_still_a_413_on_the_slow_routes(api):
+    def chunks():
+        for _ in range(40):
+            yield b" " * (1 << 20)
+
+    reply = api.client.post("/v1/grade", content=chunks(), headers={**api.as_user("alice"),
+                                                                    "Content-Type": "application/json"})
+    assert_problem(reply, 413)

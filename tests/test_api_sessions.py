@@ -257,6 +257,9 @@ def test_sessions_come_a_page_at_a_time_with_the_next_page_in_link(api, alice):
 @pytest.mark.parametrize(("params", "status"), [
     ({"limit": 0}, 422), ({"limit": 201}, 422), ({"limit": "all"}, 422),
     ({"cursor": "not-a-cursor"}, 400), ({"cursor": "MjAyNi0wMS0wMQ"}, 400),  # "2026-01-01": no session id
+    # Stamps with no UTC time: "0001-01-01T00:00:00+23:59|x" and "9999-12-31T23:59:59-23:59|x" (were 500s)
+    ({"cursor": "MDAwMS0wMS0wMVQwMDowMDowMCsyMzo1OXx4"}, 400),
+    ({"cursor": "OTk5OS0xMi0zMVQyMzo1OTo1OS0yMzo1OXx4"}, 400),
 ])
 def test_a_bad_page_request_is_a_4xx_saying_why(alice, params, status):
     body = assert_problem(alice.get("/v1/sessions", params=params), status)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -541,3 +542,35 @@ def test_bank_validate_stops_a_task_whose_check_never_returns_and_checks_the_nex
     assert "loops-for-ever: its checks did not finish in 12 s and were stopped" in done.stderr
     assert "starter-passes: the starter code passes every check" in done.stderr  # the next task was checked
     assert "2 problem(s) in the bank" in done.stderr
+
+
+def test_bank_validate_stops_what_a_tasks_code_started_too(tmp_path):
+    """The stopped task's code had started a process that slept on: `bank validate` printed its lines, but the
+    process held its stdout and stderr, so a caller reading them (a pipe, CI) waited 10 minutes until it was
+    killed by hand."""
+    from knowledge.loader import load_bank
+
+    task = next(q for q in load_bank() if q.id == "relu-autograd-function").model_dump(mode="json")
+    first, *rest = task["code"]["checks"]
+    pid_file = tmp_path / "started.pid"
+    starts = (f"def inputs(gen):\n    import os, time\n    if os.fork() == 0:\n"
+              f"        open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+              f"        time.sleep(3600)\n    while True:\n        pass\n")
+    looping = dict(task, related=[], id="starts-a-sleeper", code=dict(task["code"], checks=[dict(first, inputs=starts),
+                                                                                           *rest]))
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "tasks.yaml").write_text(yaml.safe_dump([looping], sort_keys=False), encoding="utf-8")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
+           "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_BANK_DIR": str(pack),
+           "INTERVIEWER_RUNNER_TIMEOUT_S": "2"}
+    try:
+        done = run("bank", "validate", env=env, timeout=90)  # captures its output: returns once the pipes close
+        assert done.returncode == 1 and "starts-a-sleeper: its checks did not finish" in done.stderr
+    finally:
+        started = int(pid_file.read_text())
+        status = Path(f"/proc/{started}/status")
+        alive = status.is_file() and "State:\tZ" not in status.read_text()  # a zombie is gone, not yet reaped
+        if alive:
+            os.kill(started, signal.SIGKILL)
+    assert not alive, "the process the task's code started outlived bank validate"

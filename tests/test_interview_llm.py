@@ -177,7 +177,10 @@ def test_a_model_answer_in_look_alike_letters_is_still_the_model_answer():
                   "and call zero_grad.")
     assert look_alike != answer[: len(look_alike)]
     for hidden in (look_alike, "The loop has a fixed ske\u200bleton. Create the optimizer once",
-                   "The loop has a fixed skeleton. Ｃｒｅａｔｅ the optimizer once"):
+                   "The loop has a fixed skeleton. Ｃｒｅａｔｅ the optimizer once",
+                   # Invisible marks inside words (grapheme joiner, variation selector, Hangul filler) and
+                   # accents: each split or changed a word for the regex, and the run passed
+                   "The l\u034foop has a f\ufe00ixed skel\u3164eton. Créàte the optimizer once"):
         leak = f"Your validation pass uses far more memory than training: what would you check? ({hidden})"
         assert "words of the model answer" in (_not_a_rewording(line, leak, answer) or ""), hidden
 

@@ -91,6 +91,43 @@ def test_migrations_build_the_schema_the_models_describe(db_url: str, engine: En
         assert compare_metadata(context, Base.metadata) == []
 
 
+def test_a_downgrade_and_upgrade_keep_every_answer_and_its_evaluation(db_url: str, engine: Engine,
+                                                                      repo: Repository) -> None:
+    """Downgrading 0003/0002 rebuilt the turns table on SQLite, and dropping the old one cascaded: 6 of 6
+    evaluations of a database were gone."""
+    from alembic import command
+
+    from app.store.db import WRITE_TRANSACTION
+
+    _, _, turn_id = _session_with_turn(repo)
+    repo.record_answer(turn_id, action="answer", answer_text="a", evaluation=EVALUATION, code_result=CODE_RESULT)
+    for step, target in ((command.downgrade, "0001"), (command.upgrade, "head")):
+        with engine.connect() as conn:
+            conn = conn.execution_options(**{WRITE_TRANSACTION: True})
+            with conn.begin():
+                step(alembic_config(db_url, conn), target)
+        assert (_count(engine, Turn), _count(engine, Evaluation), _count(engine, CodeResult)) == (1, 1, 1), target
+
+
+def test_two_key_rotations_at_once_leave_one_key_live(repo: Repository) -> None:
+    """On PostgreSQL two rotations at once left both new keys live in 8 of 10 rounds."""
+    user = repo.get_or_create_user("rotating")
+    repo.create_api_key(user.id, "first")
+    for round_ in range(5):
+        barrier = threading.Barrier(2)
+
+        def rotate(n: int, round_: int = round_, barrier: threading.Barrier = barrier) -> None:
+            barrier.wait()
+            repo.create_api_key(user.id, f"rotation-{round_}-{n}", replacing=True)
+
+        threads = [threading.Thread(target=rotate, args=(n,)) for n in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sum(key.revoked_at is None for key in repo.list_api_keys(user.id)) == 1, round_
+
+
 def test_processes_starting_together_migrate_once(blank_url: str) -> None:
     code = "import sys; from app.store import migrate; migrate(sys.argv[1])"
     procs = [

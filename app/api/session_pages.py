@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import HTTPException, Query, Request
@@ -44,7 +44,10 @@ def decode(cursor: str) -> tuple[datetime, str]:
         created_at = datetime.fromisoformat(stamp)
         if created_at.tzinfo is None or not session_id:
             raise ValueError(text)
-    except (binascii.Error, UnicodeDecodeError, ValueError):
+        # In UTC here, as the store compares it: a stamp near year 1 or 9999 with a far offset has no UTC
+        # time (OverflowError), which the store would raise as a 500.
+        created_at = created_at.astimezone(UTC)
+    except (binascii.Error, UnicodeDecodeError, ValueError, OverflowError):
         raise HTTPException(400, f"cursor {cursor[:40]!r} is not one this server gave out: follow the `Link` "
                                  "header of the previous page, or leave cursor out to start from the newest") from None
     return created_at, session_id

@@ -11,7 +11,7 @@ from __future__ import annotations
 import anyio
 import anyio.to_thread
 from anyio.lowlevel import RunVar
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 SHARE = 0.75
 PREFIXES = ("/v1/grade", "/v1/sessions")
@@ -36,7 +36,32 @@ class SlowRouteLimit:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST" and scope["path"].startswith(PREFIXES):
+            # The body first, then a slot: a client sending its body slowly (or never) must hold none, or 30
+            # such connections, without a key, kept every grade and session action waiting for good.
+            replay = await _read_body(receive)
             async with _slots_here():
-                await self.app(scope, receive, send)
+                await self.app(scope, replay, send)
             return
         await self.app(scope, receive, send)
+
+
+async def _read_body(receive: Receive) -> Receive:
+    """The request's messages up to its body's last part (or the client's disconnect), read now and handed
+    on in order. A failure reading them (BodySizeLimit's 413, outside this middleware) is raised again where
+    the route reads the body, so the app answers it as before."""
+    received: list[Message] = []
+    failure: Exception | None = None
+    try:
+        received.append(await receive())
+        while received[-1]["type"] == "http.request" and received[-1].get("more_body", False):
+            received.append(await receive())
+    except Exception as exc:
+        failure = exc
+
+    async def replayed() -> Message:
+        if received:
+            return received.pop(0)
+        if failure is not None:
+            raise failure
+        return await receive()
+    return replayed

@@ -104,10 +104,18 @@ def answer_runs(text: str) -> frozenset[Run]:
     return frozenset(tuple(words[i:i + ANSWER_RUN]) for i in range(len(words) - ANSWER_RUN + 1))
 
 
+# Letters that draw nothing (Hangul fillers): unlike the format characters they count as letters, so they
+# would join a word and change it while it reads the same.
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
+
+
 def _as_drawn(text: str) -> str:
-    """NFKC (fullwidth, mathematical letters), format characters (zero-width) dropped, and every letter
-    drawn like a Latin one (Unicode's confusables list, through confusable_homoglyphs) made that letter."""
-    return "".join(_latin(c) for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
+    """NFKD (fullwidth, mathematical letters; an accent apart from its letter), then dropped: format
+    characters (zero-width), combining marks (accents; the invisible grapheme joiner and variation selectors
+    split a word for the regex) and blank letters; and every letter drawn like a Latin one (Unicode's
+    confusables list, through confusable_homoglyphs) made that letter."""
+    return "".join(_latin(c) for c in unicodedata.normalize("NFKD", text)
+                   if unicodedata.category(c) not in ("Cf", "Mn", "Me") and c not in _BLANK_LETTERS)
 
 
 @lru_cache(maxsize=4096)

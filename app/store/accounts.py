@@ -74,7 +74,10 @@ class AccountRepository(RepositoryBase):
         _fits(name, "a key name", ApiKey.name.type.length)
         plaintext = KEY_PREFIX + secrets.token_urlsafe(32)
         with self._writing() as session:
-            if session.get(User, user_id) is None:
+            # The user's row locked (PostgreSQL; SQLite's BEGIN IMMEDIATE serialises writers anyway): two
+            # rotations at once each revoked only the keys that were live when it began, and both new keys
+            # stayed live. FOR NO KEY UPDATE, as a question's choice takes it.
+            if session.get(User, user_id, with_for_update={"key_share": True}) is None:
                 raise NotFoundError(f"no user with id {user_id}")
             taken = select(ApiKey.id).where(ApiKey.user_id == user_id, ApiKey.name == name)
             if session.scalar(taken) is not None:

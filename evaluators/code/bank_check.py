@@ -8,9 +8,13 @@ rest are still checked.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
+import signal
 import sys
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from evaluators.code.harness import self_check, starter_fails
@@ -66,21 +70,33 @@ def _bounded(question: Question, limit_s: float) -> list[str]:
     writer.close()
     try:
         if not reader.poll(limit_s):
-            child.kill()
             return [f"{question.id}: its checks did not finish in {limit_s:g} s and were stopped (does an "
                     "inputs, probe or verify function, the reference or the starter loop for ever?)"]
         try:
             problems: list[str] = reader.recv()
+            return problems
         except EOFError:
-            child.join(5)
-            return [f"{question.id}: the process checking it died (exit code {child.exitcode})"]
-        return problems
+            pass
     finally:
         reader.close()
-        child.join(5)
+        _stop(child)
+    return [f"{question.id}: the process checking it died (exit code {child.exitcode})"]
+
+
+def _stop(child: BaseProcess) -> None:
+    """Kill the task's whole process group, then reap the child. What its code started (a process that
+    sleeps for ever) went on after the child was stopped, holding this command's stdout and stderr, so
+    `bank validate | tail` never ended. Called once, before the child is reaped: until then its pid, the
+    group's id, cannot go to another process."""
+    assert child.pid is not None  # started
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)
+    child.kill()  # in case it was stopped before it made its group
+    child.join(5)
 
 
 def _report(question: Question, writer: Connection) -> None:
+    os.setpgid(0, 0)  # a group of its own, with all the task's code starts, for _stop to kill
     try:
         problems = _task_problems(question)
     except Exception as exc:  # a pack's code can raise anything; it is this task's problem, not the run's

@@ -25,5 +25,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("turns") as batch:
-        batch.drop_column("hints")
+    # In place (SQLite drops a column itself since 3.35): batch mode rebuilt turns on SQLite, and dropping the
+    # old table, with foreign keys on, deleted every evaluation and code result (ON DELETE CASCADE).
+    op.drop_column("turns", "hints")
