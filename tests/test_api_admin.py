@@ -81,7 +81,7 @@ def test_keys_are_rotated_added_listed_and_revoked(admin):
     assert_problem(taken, 409)
 
 
-@pytest.mark.parametrize("name", ["", "a/b", "two words", "x" * 201])
+@pytest.mark.parametrize("name", ["", "a/b", "two words", "x" * 201, "a\x01b", "\u202egnp.exe", "a\u200bb", ".", ".."])
 def test_a_user_name_that_cannot_travel_in_a_path_is_a_422(admin, name):
     made = admin.client.post("/v1/admin/users", json={"name": name}, headers=bearer(ADMIN_KEY))
     assert "name" in assert_problem(made, 422)["detail"]

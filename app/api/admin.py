@@ -21,12 +21,14 @@ from app.store.records import ApiKeyRecord, UserRecord
 router = APIRouter(prefix="/v1/admin", tags=["admin"], dependencies=[Depends(require_admin)],
                    responses=problem_responses(401, 404, 422))
 
-# A name travels in the path of the key routes: no slash, and no space or control character to escape.
-USER_NAME = Field(min_length=1, max_length=200, pattern=r"^[^/\s]+$", examples=["learner-4711"],
+# A name travels in the path of the key routes: letters, digits and _ . @ + - only, not starting with a dot, so
+# no slash, space, control or invisible character to escape or mistake, and no "." or ".." that a path resolves.
+NAME = r"^[\w@+-][\w.@+-]*$"
+USER_NAME = Field(min_length=1, max_length=200, pattern=NAME, examples=["learner-4711"],
                   description="Your own id for the candidate (an LMS user id, an email): unique on this server")
-KEY_NAME = Field(default="default", min_length=1, max_length=100, pattern=r"^[^/\s]+$",
+KEY_NAME = Field(default="default", min_length=1, max_length=100, pattern=NAME,
                  description="A label for the key, unique among the user's keys")
-UserName = Annotated[str, Path(min_length=1, max_length=200, pattern=r"^[^/\s]+$")]
+UserName = Annotated[str, Path(min_length=1, max_length=200, pattern=NAME)]
 
 
 class NewUser(RequestModel):
