@@ -296,3 +296,21 @@ def test_grading_a_code_task_says_its_checks_were_not_run(alice, bank):
     concept = next(q for q in bank if q.code is None)
     plain = alice.post("/v1/grade", json={"question_id": concept.id, "answer": concept.reference_answer}).json()
     assert not any("hidden checks" in n for n in plain["notes"])
+
+
+def test_a_question_an_interview_is_asking_is_not_graded_on_the_side_until_it_is_over(alice, bank):
+    """Grading it showed every rubric point while the interview, which shows none, was still asking it."""
+    created = alice.post("/v1/sessions", json={"mode": "interview", "num_questions": 1}).json()
+    asked = created["prompt"]["question_id"]
+    question = next(q for q in bank if q.id == asked).question
+    by_id = alice.post("/v1/grade", json={"question_id": asked, "answer": "Some answer."})
+    assert asked in assert_problem(by_id, 409)["detail"]
+    by_text = alice.post("/v1/grade", json={"question": question, "answer": "Some answer."})
+    assert_problem(by_text, 409)  # its text matches it in the bank just as well
+    batch = alice.post("/v1/grade/batch", json={"items": [
+        {"question_id": asked, "answer": "Some answer."}, {"question_id": "zero-grad", "answer": "Some answer."},
+        {"question_id": asked, "question": "Mine", "reference_answer": "My own reference.", "answer": "Mine."},
+    ]}).json()["results"]
+    assert "interview" in batch[0]["error"] and (asked == "zero-grad" or batch[1]["result"]) and batch[2]["result"]
+    alice.post(f"/v1/sessions/{created['id']}/finish").raise_for_status()
+    assert alice.post("/v1/grade", json={"question_id": asked, "answer": "Some answer."}).status_code == 200

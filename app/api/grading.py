@@ -8,10 +8,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, HTTPException
 from pydantic import BaseModel, BeforeValidator, Field, StrictFloat, WithJsonSchema, model_validator
 
-from app.api.deps import BankDep, EvaluatorDep, SettingsDep, StoreDep, UserDep, require_size
+from app.api.deps import BankDep, EvaluatorDep, RepoDep, SettingsDep, StoreDep, UserDep, require_size
 from app.api.problems import problem_responses
 from app.api.schemas import EvaluationOut, RequestModel
-from app.errors import NotFoundError, UserFacingError
+from app.errors import ConflictError, NotFoundError, UserFacingError
 from app.grading import (
     MAX_REFERENCES,
     BulkGrader,
@@ -132,9 +132,10 @@ GRADE_EXAMPLES = {
 }
 
 
-@router.post("/grade", response_model=GradeOut, responses=problem_responses(400, 404, 413))
+@router.post("/grade", response_model=GradeOut, responses=problem_responses(400, 404, 409, 413))
 def grade(
-    _user: UserDep,
+    user: UserDep,
+    repo: RepoDep,
     settings: SettingsDep,
     bank: BankDep,
     store: StoreDep,
@@ -149,6 +150,8 @@ def grade(
     if body.question_id is not None and body.reference_answer is None and body.question_id not in bank:
         raise NotFoundError(f"no question {body.question_id!r}; list them with GET /v1/questions")
     line = BulkGrader(evaluator=evaluator, bank=bank, store=store).resolve(body.model_dump(exclude_none=True))
+    if why := _held_by_interview(line, repo.questions_in_interview(user.id)):
+        raise ConflictError(why)
     (evaluation,) = best_evaluations(evaluator, [line])
     if evaluation is None:
         raise HTTPException(422, line.error or "this answer cannot be graded")
@@ -165,7 +168,8 @@ def grade(
 
 @router.post("/grade/batch", response_model=GradeBatchOut, responses=problem_responses(400, 413))
 def grade_batch(
-    _user: UserDep,
+    user: UserDep,
+    repo: RepoDep,
     settings: SettingsDep,
     bank: BankDep,
     store: StoreDep,
@@ -185,6 +189,10 @@ def grade_batch(
     except ExampleError as exc:
         raise UserFacingError(f"examples[{exc.index}]: {exc.why}") from None
     lines = [_resolve(grader, item, settings.max_answer_chars) for item in body.items]
+    held = repo.questions_in_interview(user.id)
+    for line in lines:
+        if why := _held_by_interview(line, held):
+            line.error, line.tasks = why, []
     results = []
     for index, (line, evaluation) in enumerate(zip(lines, best_evaluations(evaluator, lines), strict=True)):
         if evaluation is None:
@@ -198,6 +206,18 @@ def grade_batch(
         )
         results.append(GradeItemOut(index=index, result=result))
     return GradeBatchOut(results=results)
+
+
+def _held_by_interview(line: GradeLine, held: set[str]) -> str | None:
+    """Why a line may not be graded now: it would be graded against the rubric of a question the user's
+    interview is asking (by its id, or its text matched to it), and the reply names every point of it."""
+    if line.record.get("reference_answer") is not None:  # the caller's own reference: no rubric of ours shown
+        return None
+    entry = line.matched_id or line.record.get("question_id")
+    if entry is None or str(entry) not in held:
+        return None
+    return (f"question {entry!r} is being asked in one of your interview sessions, which shows no rubric until "
+            "it is over; grade answers to it once that session is completed")
 
 
 def _resolve(grader: BulkGrader, item: GradeIn, limit: int) -> GradeLine:

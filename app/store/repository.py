@@ -75,6 +75,16 @@ class Repository(AccountRepository):
         with self._reading() as session:
             return [session_record(row) for row in session.scalars(query)]
 
+    def questions_in_interview(self, user_id: int) -> set[str]:
+        """The questions on screen in the user's interview-mode sessions still going: an interview shows no
+        rubric until it is over, so grading one of them on the side must not show it either."""
+        query = select(InterviewSession).where(InterviewSession.user_id == user_id,
+                                               InterviewSession.status == "active")
+        with self._reading() as session:
+            records = [session_record(row) for row in session.scalars(query)]
+        return {str(r.state["current_question_id"]) for r in records
+                if r.config.get("mode") == "interview" and r.state.get("current_question_id")}
+
     def save_state(self, session_id: str, *, state: dict[str, Any], status: str | None = None) -> None:
         """Replace the session's resumable state, and its status when given."""
         with self._writing() as session:
