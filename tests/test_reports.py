@@ -368,3 +368,16 @@ def test_the_transcript_keeps_every_prompt_and_reply_and_the_model_answer_comes_
     assert active.questions[0].model_answer is None  # an interview in progress shows no answer
     for fmt in ("markdown", "html"):
         assert "Model answer" not in render(active, fmt)[0].decode()
+
+
+def test_the_printed_transcript_quotes_the_start_of_a_long_answer_and_says_where_the_rest_is(bank) -> None:
+    pypdf = pytest.importorskip("pypdf")
+    code = "y = 1\n" * 8_000  # 48,000 characters: the API takes 50,000 of code an answer
+    turns = [turn(1, "autograd-basics", "autograd", answer_text="Short words.", answer_code=code,
+                  evaluation=evaluation(2.0, [point("records-graph", "missed", None)]))]
+    built = build_report(session=session({"autograd-basics": 2.0}), turns=turns, bank=bank)
+    reader = pypdf.PdfReader(io.BytesIO(render(built, "pdf")[0]))
+    text = " ".join(page.extract_text() or "" for page in reader.pages)
+    assert len(reader.pages) <= 6 and "Short words." in text  # set in full, the code alone took 150 pages
+    assert "47,521 more characters: the Markdown and HTML reports have it all" in text  # 80 lines kept
+    assert code in render(built, "markdown")[0].decode()
