@@ -378,6 +378,6 @@ def test_the_printed_transcript_quotes_the_start_of_a_long_answer_and_says_where
     built = build_report(session=session({"autograd-basics": 2.0}), turns=turns, bank=bank)
     reader = pypdf.PdfReader(io.BytesIO(render(built, "pdf")[0]))
     text = " ".join(page.extract_text() or "" for page in reader.pages)
-    assert len(reader.pages) <= 6 and "Short words." in text  # set in full, the code alone took 150 pages
+    assert len(reader.pages) <= 6 and "Short words." in text  # set in full: 116 pages
     assert "47,521 more characters: the Markdown and HTML reports have it all" in text  # 80 lines kept
     assert code in render(built, "markdown")[0].decode()
