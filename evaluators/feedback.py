@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from evaluators.base import DetectedMisconception, PointVerdict, Verdict
 
 GATE_MESSAGES = {
@@ -15,18 +17,26 @@ def compose_feedback(
     verdicts: list[PointVerdict], wrong: list[DetectedMisconception], gate: str | None
 ) -> str:
     if gate:
-        missing = "; ".join(p.description for p in verdicts)
-        return f"{GATE_MESSAGES[gate]} A complete answer covers: {missing}"
+        return f"{GATE_MESSAGES[gate]} A complete answer covers: {_listed(p.description for p in verdicts)}"
     parts = []
     covered = [p for p in verdicts if p.verdict is Verdict.COVERED]
     partial = [p for p in verdicts if p.verdict is Verdict.PARTIAL]
     missed = [p for p in verdicts if p.verdict is Verdict.MISSED]
     if covered:
-        parts.append("Right: " + "; ".join(f'{p.description} (you said: "{p.evidence}")' for p in covered))
+        parts.append("Right: " + "; ".join(f'{_bare(p.description)} (you said: "{p.evidence}")' for p in covered))
     if partial:
-        parts.append("Partly there: " + "; ".join(p.description for p in partial))
+        parts.append("Partly there: " + _listed(p.description for p in partial))
     if missed:
-        parts.append("Missing: " + "; ".join(p.description for p in missed))
+        parts.append("Missing: " + _listed(p.description for p in missed))
     if wrong:
         parts.append("Wrong: " + "; ".join(f'"{m.quote}" - {m.correction}' for m in wrong))
     return "\n".join(parts)
+
+
+def _bare(sentence: str) -> str:
+    return sentence.rstrip(". ")
+
+
+def _listed(sentences: Iterable[str]) -> str:
+    """Sentences as one list: "A; B." (each sentence's own full stop made "A.; B.")."""
+    return "; ".join(_bare(s) for s in sentences) + "."

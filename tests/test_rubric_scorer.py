@@ -418,3 +418,15 @@ def test_feedback_on_a_one_word_reference_says_what_was_expected(scorer):
     evaluation = scorer.evaluate(task)
     assert [p.description for p in evaluation.points] == ["Expected answer: Paris"]
     assert "Expected answer: Paris" in evaluation.feedback and "states" not in evaluation.feedback
+
+
+def test_feedback_lists_points_without_a_full_stop_before_each_semicolon():
+    from evaluators.base import PointVerdict, Verdict
+    from evaluators.feedback import compose_feedback
+    from knowledge.schema import RubricPoint
+
+    points = [RubricPoint(id=i, description=f"The answer says {i}.", weight=1, evidence=[f"{i} is said"]) for i in "ab"]
+    missed = [PointVerdict.judged(p, Verdict.MISSED, 0.0, None) for p in points]
+    assert compose_feedback(missed, [], None) == "Missing: The answer says a; The answer says b."
+    right = compose_feedback([PointVerdict.judged(points[0], Verdict.COVERED, 1.0, "a is said"), missed[1]], [], None)
+    assert right == 'Right: The answer says a (you said: "a is said")\nMissing: The answer says b.'
