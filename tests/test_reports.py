@@ -174,6 +174,8 @@ def test_study_plan_is_weakest_first_and_links_existing_bank_entries(report: Rep
         assert item.next
         for link in item.next:
             assert link.id in bank and link.question == bank[link.id].question
+    code_item = report.study_plan[1]  # a code task: what its hidden checks found comes first
+    assert code_item.focus[0] == "gradient is not zero for x < 0 (failed check backward-mask)"
     first_links = [link.id for link in report.study_plan[0].next]
     curated = [r for r in bank["save-and-load-models"].related if bank[r].framework in ("pytorch", "general")]
     assert first_links == curated[: len(first_links)] and "tf-model-saving" in bank["save-and-load-models"].related
