@@ -17,7 +17,7 @@ def compose_feedback(
     verdicts: list[PointVerdict], wrong: list[DetectedMisconception], gate: str | None
 ) -> str:
     if gate:
-        return f"{GATE_MESSAGES[gate]} A complete answer covers: {_listed(p.description for p in verdicts)}"
+        return f"{GATE_MESSAGES[gate]} A complete answer covers: {listed(p.description for p in verdicts)}"
     parts = []
     covered = [p for p in verdicts if p.verdict is Verdict.COVERED]
     partial = [p for p in verdicts if p.verdict is Verdict.PARTIAL]
@@ -25,9 +25,9 @@ def compose_feedback(
     if covered:
         parts.append("Right: " + "; ".join(f'{_bare(p.description)} (you said: "{p.evidence}")' for p in covered))
     if partial:
-        parts.append("Partly there: " + _listed(p.description for p in partial))
+        parts.append("Partly there: " + listed(p.description for p in partial))
     if missed:
-        parts.append("Missing: " + _listed(p.description for p in missed))
+        parts.append("Missing: " + listed(p.description for p in missed))
     if wrong:
         parts.append("Wrong: " + "; ".join(f'"{m.quote}" - {m.correction}' for m in wrong))
     return "\n".join(parts)
@@ -37,6 +37,6 @@ def _bare(sentence: str) -> str:
     return sentence.rstrip(". ")
 
 
-def _listed(sentences: Iterable[str]) -> str:
-    """Sentences as one list: "A; B." (each sentence's own full stop made "A.; B.")."""
+def listed(sentences: Iterable[str]) -> str:
+    """Sentences as one run-on list: "A; B." (each sentence's own full stop made "A.; B."); the reports' too."""
     return "; ".join(_bare(s) for s in sentences) + "."

@@ -259,9 +259,9 @@ class InterviewEngine:
     ) -> TurnOutcome:
         follow_up = None
         if scored.rubric is not None:
-            hinted = [h for t in self._repo.turns(session_id) if t.question_id == question.id for h in t.hints]
             follow_up = choose_follow_up(question, scored.rubric, score=scored.score, asked=state.follow_ups_asked,
-                                         probed=state.probed_points, hinted=hinted)
+                                         probed=state.probed_points,
+                                         hinted=self._repo.hints_given(session_id, question.id))
         if follow_up is not None:
             related = [r["question"] for r in scored.evaluation.get("related", [])]
             phrased = self._phraser.follow_up(question, follow_up.prompt, related)

@@ -60,6 +60,10 @@ class SessionTurns:
     def hints_on_question(self, session_id: str, question_id: str) -> int:
         return sum(t.hints_used for t in self.turns(session_id) if t.question_id == question_id)
 
+    def hints_given(self, session_id: str, question_id: str) -> list[str]:
+        """The texts of the hints given on the question, where stored (turns before that keep a count only)."""
+        return [hint for t in self.turns(session_id) if t.question_id == question_id for hint in t.hints]
+
     def last_evaluation_dict(self, session_id: str, question_id: str) -> dict[str, Any] | None:
         answered = [t for t in self.turns(session_id) if t.question_id == question_id and t.evaluation]
         return dict(answered[-1].evaluation) if answered else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.reports.model import Exchange, QuestionEntry, Report
+from evaluators.feedback import listed
 
 TITLE = "Interview report"
 OVERALL = "Overall"
@@ -76,8 +77,8 @@ def missed_text(description: str, verdict: str) -> str:
 
 
 def focus_text(points: list[str]) -> str:
-    """Missed-point descriptions as one run-on list: each loses its full stop so '; ' reads cleanly."""
-    return "; ".join(p.rstrip(". ") for p in points) + "."
+    """Missed-point descriptions as one run-on list, as the feedback lists them."""
+    return listed(points)
 
 
 def code_text(entry: QuestionEntry) -> str | None:
