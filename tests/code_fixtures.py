@@ -114,3 +114,17 @@ def assert_pool_healthy(runner: CodeRunner) -> None:
     counts, strays = wait_until_clean(runner)
     assert counts == [3] * runner.pool.size, f"leftover processes in the jails: {counts}"
     assert not strays, f"processes of the sandbox uid outside every jail: {strays}"
+
+
+def wait_until_dead(pid: int) -> None:
+    """Until the process has exited (a zombie or reaped), and its jail's pipes have had time to close."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            break
+        if state == "Z":
+            break
+        time.sleep(0.01)
+    time.sleep(0.2)

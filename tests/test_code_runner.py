@@ -17,7 +17,7 @@ from evaluators.code.errors import RunnerError, SandboxUnavailable
 from evaluators.code.protocol import FrameDecoder, FrameError, encode
 from evaluators.code.results import Status
 from evaluators.code.runner import CodeRunner
-from tests.code_fixtures import QUESTION_ID, WRONG_BACKWARD, relu_task, solution
+from tests.code_fixtures import QUESTION_ID, WRONG_BACKWARD, relu_task, solution, wait_until_dead
 
 CONTRACT_KEYS = {"file", "question_id", "status", "passed_checks", "total_checks", "score", "checks",
                  "stdout", "duration_ms"}
@@ -146,19 +146,10 @@ def _bytes_read_under(root: int) -> int:
     return total
 
 
-def _dead(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except OSError:
-        return True
-
-
 def test_a_worker_dead_between_jobs_costs_no_job(runner: CodeRunner) -> None:
     (jail,) = runner.pool.worker_pids()
     os.killpg(jail, signal.SIGKILL)
-    while not _dead(jail):
-        time.sleep(0.01)
+    wait_until_dead(jail)
     assert runner.check(relu_task(), solution(), QUESTION_ID).status is Status.PASSED
 
 
@@ -175,7 +166,7 @@ def test_a_failing_restart_says_why_retries_and_makes_readyz_unhealthy(tmp_path:
         os.killpg(jail, signal.SIGKILL)
         # Wait until it is really gone: a job written to a worker still dying counts as delivered and
         # costs that job (by design), which is not what this test is about. Seen under load in CI.
-        _wait_until_dead(jail)
+        wait_until_dead(jail)
         started = time.monotonic()
         with pytest.raises(RunnerError, match="cannot start its sandbox workers"):
             code_runner.check(relu_task(), solution(), QUESTION_ID)
@@ -190,20 +181,6 @@ def test_a_failing_restart_says_why_retries_and_makes_readyz_unhealthy(tmp_path:
         while not pool.health()[0] and time.monotonic() < deadline:
             time.sleep(0.1)
         assert code_runner.check(relu_task(), solution(), QUESTION_ID).status is Status.PASSED
-
-
-def _wait_until_dead(pid: int) -> None:
-    """Until the process has exited (a zombie or reaped), and its jail's pipes have had time to close."""
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            break
-        if state == "Z":
-            break
-        time.sleep(0.01)
-    time.sleep(0.2)
 
 
 def test_check_files_finds_tasks_in_the_configured_pack(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from evaluators.code.results import Status
 from evaluators.code.runner import CodeRunner
-from tests.code_fixtures import QUESTION_ID, assert_pool_healthy, relu_task, solution
+from tests.code_fixtures import QUESTION_ID, assert_pool_healthy, relu_task, solution, wait_until_dead
 
 SECRET = "code-runner-test-secret-4f9a2c"
 TIMEOUT_S = 2.0
@@ -467,6 +467,7 @@ def test_a_killed_workers_cgroup_goes_with_it(small_jail: CodeRunner) -> None:
     (jail,) = small_jail.pool.worker_pids()
     before = jail_cgroups(small_jail)  # one directory per hierarchy (memory, pids)
     os.killpg(jail, signal.SIGKILL)
+    wait_until_dead(jail)  # a job sent to a worker still dying is lost with it, by design: not what this is about
     assert run(small_jail, solution()).status is Status.PASSED  # a fresh worker in a fresh cgroup
     after = jail_cgroups(small_jail)
     assert before and len(after) == len(before) and not any(path.exists() for path in before), (before, after)
