@@ -383,3 +383,33 @@ def test_the_printed_transcript_quotes_the_start_of_a_long_answer_and_says_where
     assert len(reader.pages) <= 6 and "Short words." in text  # set in full: 116 pages
     assert "47,521 more characters: the Markdown and HTML reports have it all" in text  # 80 lines kept
     assert code in render(built, "markdown")[0].decode()
+
+
+def _document_texts(built: Report) -> dict[str, str]:
+    """The Markdown, the HTML page's text and the PDF's text, each with its whitespace folded."""
+    pypdf = pytest.importorskip("pypdf")
+    pdf = pypdf.PdfReader(io.BytesIO(render(built, "pdf")[0]))
+    html = render(built, "html")[0].decode().replace("<q>", "\u201c").replace("</q>", "\u201d")  # as a browser shows it
+    html = re.sub(r"<[^>]+>", " ", html).replace("&quot;", '"').replace("&#x27;", "'")
+    texts = {"markdown": render(built, "markdown")[0].decode().replace("\\", ""), "html": html,
+             "pdf": " ".join(page.extract_text() or "" for page in pdf.pages)}
+    return {fmt: " ".join(text.split()) for fmt, text in texts.items()}
+
+
+def test_a_partly_stated_point_is_listed_once_with_its_sentence_and_never_as_missed(bank) -> None:
+    """A partial verdict, even at a credit near 0, is the graders' "stated" more often than not: it shows
+    once, as partly stated with the sentence that earned it, not also under Covered and Missed."""
+    rubric = {p.id: p.description for p in bank["autograd-basics"].rubric}
+    partial = {**point("reverse-chain-rule", "partial", "walks it in reverse applying the chain rule",
+                       desc=rubric["reverse-chain-rule"]), "credit": 0.016}
+    turns = [turn(1, "autograd-basics", "autograd", answer_text=MAIN_ANSWER, evaluation=evaluation(2.0, [
+        point("records-graph", "covered", "Autograd records every operation on tensors that require grad",
+              desc=rubric["records-graph"]), partial]))]
+    built = build_report(session=session({"autograd-basics": 2.0}), turns=turns, bank=bank)
+    for fmt, text in _document_texts(built).items():
+        question = text[text.index("Q1."):text.index("Transcript", text.index("Q1."))]
+        assert question.count(rubric["reverse-chain-rule"]) == 1, fmt
+        partly, missed = question.index("Partly stated"), question.index("Missed")
+        assert partly < question.index(rubric["reverse-chain-rule"]) < missed, fmt
+        assert "\u201cwalks it in reverse applying the chain rule\u201d" in question[partly:missed], fmt
+        assert "partial" not in question and "partly)" not in question and "0.016" not in question, fmt

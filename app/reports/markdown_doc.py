@@ -52,12 +52,10 @@ def _question(entry: QuestionEntry) -> list[str]:
     lines += [f"- Failed check {md(c.name)}: {md(c.message or '')}" for c in entry.failed_checks]
     lines += [f"- Penalty: {md(p)}" for p in entry.penalties]
     lines += [f"- Scoring: {md(n)}" for n in entry.scoring_notes]
-    if entry.covered:
-        lines += ["", "Covered:", ""]
-        lines += [f"- {md(p.description)} ({p.verdict}): \u201c{md(p.quote)}\u201d" for p in entry.covered]
-    if entry.missed:
-        lines += ["", "Missed:", ""]
-        lines += [f"- {md(w.missed_text(p.description, p.verdict))}" for p in entry.missed]
+    for title, points in w.point_lists(entry):
+        if points:
+            lines += ["", f"{title}:", ""]
+            lines += [f"- {md(desc)}" + (f": \u201c{md(quote)}\u201d" if quote else "") for desc, quote in points]
     if entry.misconceptions:
         lines += ["", "Misconceptions:", ""]
         lines += [f"- You said \u201c{md(m.quote)}\u201d \u2014 {md(m.correction)}"

@@ -150,10 +150,9 @@ def _question(entry: QuestionEntry) -> list[Flowable]:
         Paragraph(f"Q{entry.number}. {esc(entry.question)}", H3), Paragraph(esc(facts), BODY)
     ]
     story += [Paragraph(esc(flag), SMALL) for flag in w.detail_lines(entry)]
-    story += _titled("Covered", [f"{esc(p.description)} ({p.verdict}): <i>\u201c{esc(p.quote)}\u201d</i>"
-                                 for p in entry.covered])
-    story += _titled("Missed", [esc(w.missed_text(p.description, p.verdict))
-                                for p in entry.missed])
+    for title, points in w.point_lists(entry):
+        story += _titled(title, [esc(desc) + (f": <i>\u201c{esc(quote)}\u201d</i>" if quote else "")
+                                 for desc, quote in points])
     story += _titled("Misconceptions", [
         f"You said <i>\u201c{esc(m.quote)}\u201d</i> \u2014 {esc(m.correction)}" for m in entry.misconceptions
     ])

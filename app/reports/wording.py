@@ -76,6 +76,25 @@ def missed_text(description: str, verdict: str) -> str:
     return f"{description} (partly)" if verdict == "partial" else description
 
 
+COVERED, PARTLY, MISSED = "Covered", "Partly stated", "Missed"
+
+
+def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | None]]]]:
+    """The question's rubric points under three headings, each point under one only, as (description, the
+    candidate's sentence that earned it): covered, partly stated, missed (no sentence).
+
+    A partial point is shown as partly stated with its sentence, never as missed and never with its credit,
+    even near 0: of the 23 partial verdicts with a credit under 0.1 on this team's graded answers (the later
+    sets, bench/scorer_metrics.graders_verdicts), the graders found 15 stated in full or in part, against
+    157 of the 500 points called missed; and a credit reads as a share of the point stated, which it is not
+    (under 0.1, 7 of 23 were stated in full; at 0.5 or more, 71 of 119). The sentence lets the reader judge."""
+    return [
+        (COVERED, [(p.description, p.quote) for p in entry.covered if p.verdict == "covered"]),
+        (PARTLY, [(p.description, p.quote) for p in entry.covered if p.verdict == "partial"]),
+        (MISSED, [(p.description, None) for p in entry.missed if p.verdict == "missed"]),
+    ]
+
+
 def focus_text(points: list[str]) -> str:
     """Missed-point descriptions as one run-on list, as the feedback lists them."""
     return listed(points)
