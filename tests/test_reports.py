@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import re
 from datetime import UTC, datetime, timedelta
+from html import unescape
 from typing import Any
 
 import pytest
@@ -16,8 +17,8 @@ from app.store.records import SessionRecord, TurnRecord
 from knowledge.loader import bank_index
 
 T0 = datetime(2025, 3, 1, 10, 0, tzinfo=UTC)
-HEADINGS = ["Interview report", "Overall", "Per topic", "Questions", "Strengths", "Gaps",
-            "Misconceptions to unlearn", "Study plan"]
+HEADINGS = ["Interview report", "Overall", "Per topic", "Questions", "Strengths", "Misconceptions to unlearn",
+            "Study plan"]
 
 MAIN_ANSWER = ("Autograd records every operation on tensors that require grad into a graph. "
                "Calling backward walks it in reverse applying the chain rule.")
@@ -390,7 +391,7 @@ def _document_texts(built: Report) -> dict[str, str]:
     pypdf = pytest.importorskip("pypdf")
     pdf = pypdf.PdfReader(io.BytesIO(render(built, "pdf")[0]))
     html = render(built, "html")[0].decode().replace("<q>", "\u201c").replace("</q>", "\u201d")  # as a browser shows it
-    html = re.sub(r"<[^>]+>", " ", html).replace("&quot;", '"').replace("&#x27;", "'")
+    html = unescape(re.sub(r"<[^>]+>", " ", html))
     texts = {"markdown": render(built, "markdown")[0].decode().replace("\\", ""), "html": html,
              "pdf": " ".join(page.extract_text() or "" for page in pdf.pages)}
     return {fmt: " ".join(text.split()) for fmt, text in texts.items()}
@@ -413,3 +414,17 @@ def test_a_partly_stated_point_is_listed_once_with_its_sentence_and_never_as_mis
         assert partly < question.index(rubric["reverse-chain-rule"]) < missed, fmt
         assert "\u201cwalks it in reverse applying the chain rule\u201d" in question[partly:missed], fmt
         assert "partial" not in question and "partly)" not in question and "0.016" not in question, fmt
+
+
+def test_each_gap_is_read_once_the_topic_table_counts_them_and_the_plan_points_to_them(report: Report, bank) -> None:
+    """A gap was listed three times (under its question, under Gaps, under Work on)."""
+    skipped = [p.description for p in bank["save-and-load-models"].rubric]  # all 5 missed, weakest question
+    texts = _document_texts(report)
+    for fmt, text in texts.items():
+        assert all(text.count(description) == 1 for description in skipped), fmt
+        table = re.sub(r"[|\s]+", " ", text)
+        assert "autograd 2 3.1 / 5 6 missed (Q1, Q2) deployment 1 0.0 / 5 5 missed (Q3)" in table, fmt
+        assert "Work on: the 5 missed points listed under Q3 above." in text, fmt
+        # A code task's failed check comes first; each is named under its question only.
+        assert "Work on: the 1 failed check, 1 misconception and 3 missed points listed under Q2 above." in text, fmt
+        assert text.count("gradient is not zero for x < 0") == 1, fmt

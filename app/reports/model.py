@@ -126,6 +126,7 @@ class StudyLink(_Frozen):
 class StudyItem(_Frozen):
     """A weak question, what it lacked, and which bank entries to work through next."""
 
+    number: int  # the question's number in the report, where its gaps are listed
     question_id: str
     question: str
     topic: str
@@ -151,6 +152,10 @@ class Report(_Frozen):
     misconceptions: list[MisconceptionNote]
     study_plan: list[StudyItem]
     notes: list[str] = Field(default_factory=list)
+
+    def question(self, number: int) -> QuestionEntry:
+        """The question of that number (1-based, as the report numbers them)."""
+        return self.questions[number - 1]
 
     @property
     def empty(self) -> bool:

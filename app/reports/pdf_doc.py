@@ -83,7 +83,7 @@ def render_pdf(report: Report) -> bytes:
                             leftMargin=2 * cm, rightMargin=2 * cm, topMargin=2 * cm, bottomMargin=2 * cm)
     story: list[Flowable] = [Paragraph(w.TITLE, H1), *_overall(report)]
     if not report.empty:
-        for section in (_topics, _questions, _strengths, _gaps, _misconceptions, _study_plan):
+        for section in (_topics, _questions, _strengths, _misconceptions, _study_plan):
             story += section(report)
     doc.build(story)
     return buffer.getvalue()
@@ -125,9 +125,10 @@ def _overall(report: Report) -> list[Flowable]:
 
 
 def _topics(report: Report) -> list[Flowable]:
-    rows = [["Topic", "Questions", "Mean score"]]
-    rows += [[t.topic, str(t.questions), w.score_text(t.score)] for t in report.topics]
-    table = Table(rows, hAlign="LEFT")
+    rows: list[list[str | Flowable]] = [["Topic", "Questions", "Mean score", w.TOPIC_GAPS]]
+    rows += [[t.topic, str(t.questions), w.score_text(t.score),
+              Paragraph(esc(w.topic_gaps_text(report, t.topic)), BODY)] for t in report.topics]
+    table = Table(rows, hAlign="LEFT", colWidths=[None, None, None, 7 * cm])
     table.setStyle(TableStyle([
         ("GRID", (0, 0), (-1, -1), 0.5, colors.grey),
         ("FONTNAME", (0, 0), (-1, -1), FACE[""]),
@@ -192,15 +193,6 @@ def _strengths(report: Report) -> list[Flowable]:
     return [Paragraph(w.STRENGTHS, H2), *(_bullets(items) or [Paragraph(w.NO_STRENGTHS, BODY)])]
 
 
-def _gaps(report: Report) -> list[Flowable]:
-    story: list[Flowable] = [Paragraph(w.GAPS, H2)]
-    for group in report.gaps:
-        story.append(Paragraph(f"{esc(group.topic)} ({w.score_text(group.score)})", H3))
-        story += _bullets([esc(w.missed_text(p.description, p.verdict))
-                           + f" \u2014 {esc(p.question_id)}" for p in group.points])
-    return story if report.gaps else [*story, Paragraph(w.NO_GAPS, BODY)]
-
-
 def _misconceptions(report: Report) -> list[Flowable]:
     items = [f"You said <i>\u201c{esc(m.quote)}\u201d</i> ({esc(m.topic)}). Wrong claim: {esc(m.claim)} "
              f"<b>Correction:</b> {esc(m.correction)}" for m in report.misconceptions]
@@ -210,10 +202,10 @@ def _misconceptions(report: Report) -> list[Flowable]:
 def _study_plan(report: Report) -> list[Flowable]:
     story: list[Flowable] = [Paragraph(w.STUDY_PLAN, H2)]
     for n, item in enumerate(report.study_plan, start=1):
-        story.append(Paragraph(f"{n}. <b>{esc(item.question)}</b> ({esc(item.topic)}, "
+        story.append(Paragraph(f"{n}. <b>Q{item.number}. {esc(item.question)}</b> ({esc(item.topic)}, "
                                f"{w.score_text(item.score)})", BODY))
-        if item.focus:
-            story.append(Paragraph(f"Work on: {esc(w.focus_text(item.focus))}", SMALL))
+        if work_on := w.work_on_text(report.question(item.number)):
+            story.append(Paragraph(esc(work_on), SMALL))
         story += _bullets([f"Study next: <font face='Courier'>{esc(link.id)}</font> \u2014 "
                            f"{esc(link.question)}" for link in item.next])
     return story if report.study_plan else [*story, Paragraph(w.NO_STUDY, BODY)]

@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 from app.reports.model import Exchange, QuestionEntry, Report
-from evaluators.feedback import listed
 
 TITLE = "Interview report"
 OVERALL = "Overall"
 PER_TOPIC = "Per topic"
 QUESTIONS = "Questions"
 STRENGTHS = "Strengths"
-GAPS = "Gaps"
 MISCONCEPTIONS = "Misconceptions to unlearn"
 STUDY_PLAN = "Study plan"
 TRANSCRIPT = "Transcript"
 MODEL_ANSWER = "Model answer"
-SECTIONS = (OVERALL, PER_TOPIC, QUESTIONS, STRENGTHS, GAPS, MISCONCEPTIONS, STUDY_PLAN)
+SECTIONS = (OVERALL, PER_TOPIC, QUESTIONS, STRENGTHS, MISCONCEPTIONS, STUDY_PLAN)
 
 NOTHING_ANSWERED = "Nothing was answered in this session, so there is nothing to score yet."
 NO_STRENGTHS = "No rubric point was fully covered with a quotable statement."
-NO_GAPS = "No missed points: every rubric point was covered."
 NO_MISCONCEPTIONS = "No misconceptions were detected."
 NO_STUDY = "No weak questions: nothing to add to the plan."
 
@@ -72,10 +69,6 @@ def detail_lines(entry: QuestionEntry) -> list[str]:
             *(f"Failed check {c.name}: {c.message or ''}" for c in entry.failed_checks)]
 
 
-def missed_text(description: str, verdict: str) -> str:
-    return f"{description} (partly)" if verdict == "partial" else description
-
-
 COVERED, PARTLY, MISSED = "Covered", "Partly stated", "Missed"
 
 
@@ -95,9 +88,42 @@ def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | N
     ]
 
 
-def focus_text(points: list[str]) -> str:
-    """Missed-point descriptions as one run-on list, as the feedback lists them."""
-    return listed(points)
+# Each gap is listed once, under its question (with the transcript and the model answer beside it): the
+# per-topic table counts them and the study plan points back to them, rather than listing them twice more.
+TOPIC_GAPS = "Not yet covered"
+
+
+def _counted(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def _gap_counts(entry: QuestionEntry) -> tuple[int, int]:
+    lists = dict(point_lists(entry))
+    return len(lists[MISSED]), len(lists[PARTLY])
+
+
+def topic_gaps_text(report: Report, topic: str) -> str:
+    """The per-topic table's tally of points not yet covered, and the questions that list them."""
+    entries = [q for q in report.questions if q.topic == topic and q.score is not None]
+    counts = [_gap_counts(q) for q in entries]
+    missed, partly = sum(c[0] for c in counts), sum(c[1] for c in counts)
+    said = [f"{missed} missed"] * bool(missed) + [f"{partly} partly stated"] * bool(partly)
+    where = ", ".join(f"Q{q.number}" for q, c in zip(entries, counts, strict=True) if sum(c))
+    return f"{', '.join(said)} ({where})" if said else "none"
+
+
+def work_on_text(entry: QuestionEntry) -> str | None:
+    """What a study item's question left to work on, by kind, pointing to where it is listed under the question."""
+    missed, partly = _gap_counts(entry)
+    kinds = [_counted(len(entry.failed_checks), "failed check") if entry.failed_checks else "",
+             _counted(len(entry.misconceptions), "misconception") if entry.misconceptions else "",
+             _counted(missed, "missed point") if missed else "",
+             _counted(partly, "partly stated point") if partly else ""]
+    named = [k for k in kinds if k]
+    if not named:
+        return None
+    return f"Work on: the {', '.join(named[:-1])}{' and ' if len(named) > 1 else ''}{named[-1]} listed under " \
+           f"Q{entry.number} above."
 
 
 def code_text(entry: QuestionEntry) -> str | None:
