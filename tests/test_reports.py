@@ -428,3 +428,25 @@ def test_each_gap_is_read_once_the_topic_table_counts_them_and_the_plan_points_t
         # A code task's failed check comes first; each is named under its question only.
         assert "Work on: the 1 failed check, 1 misconception and 3 missed points listed under Q2 above." in text, fmt
         assert text.count("gradient is not zero for x < 0") == 1, fmt
+
+
+def test_the_topic_chart_prints_every_topic_name_whole(bank) -> None:
+    """The PDF and the HTML cut "performance-memory" to "performance-mem…" under its column."""
+    from app.reports.charts import CHAR_W, WIDTH, Text, layout, report_charts, to_svg
+
+    topics = ["regularisation", "performance-memory", "tensorflow-core", "frameworks", "autograd", "tensors",
+              "training-loop", "data-loading", "architectures", "transfer-learning"]
+    ids = list(bank)[: len(topics)]
+    turns = [turn(n, qid, topic, answer_text="Some words.", evaluation=evaluation(2.0, []))
+             for n, (qid, topic) in enumerate(zip(ids, topics, strict=True), start=1)]
+    built = build_report(session=session(dict.fromkeys(ids, 2.0)), turns=turns, bank=bank)
+    chart = report_charts(built)[0]
+    labels = [s for s in layout(chart) if isinstance(s, Text) and s.text in topics]
+    assert sorted(s.text for s in labels) == sorted(topics)
+    for label in labels:  # each within the drawing, on a row of its own
+        assert 0 <= label.x - len(label.text) * CHAR_W and label.x <= WIDTH
+    assert len({s.y for s in labels}) == len(topics)
+    assert all(f">{topic}</text>" in to_svg(chart) for topic in topics)
+    pypdf = pytest.importorskip("pypdf")
+    first_page = pypdf.PdfReader(io.BytesIO(render(built, "pdf")[0])).pages[0].extract_text()
+    assert "performance-memory" in first_page and "\u2026" not in first_page

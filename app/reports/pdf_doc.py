@@ -33,7 +33,7 @@ from reportlab.platypus import (
 )
 
 from app.reports import wording as w
-from app.reports.charts import HEIGHT, WIDTH, BarChart, Line, Rect, Shape, layout, report_charts
+from app.reports.charts import WIDTH, BarChart, Line, Rect, Shape, layout, report_charts
 from app.reports.model import QuestionEntry, Report
 
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
@@ -91,21 +91,21 @@ def render_pdf(report: Report) -> bytes:
 
 def chart_drawing(chart: BarChart, scale: float = 0.85) -> Drawing:
     """The shared chart layout drawn with reportlab shapes; PDF y grows upwards, so it is flipped."""
-    drawing = Drawing(WIDTH * scale, HEIGHT * scale)
+    drawing = Drawing(WIDTH * scale, chart.height * scale)
     for shape in layout(chart):
-        drawing.add(_pdf_shape(shape))
+        drawing.add(_pdf_shape(shape, chart.height))
     drawing.scale(scale, scale)
     return drawing
 
 
-def _pdf_shape(shape: Shape) -> PdfRect | PdfLine | String:
+def _pdf_shape(shape: Shape, height: float) -> PdfRect | PdfLine | String:
     if isinstance(shape, Rect):
-        return PdfRect(shape.x, HEIGHT - shape.y - shape.h, shape.w, shape.h,
+        return PdfRect(shape.x, height - shape.y - shape.h, shape.w, shape.h,
                        fillColor=colors.HexColor(shape.fill), strokeColor=None)
     if isinstance(shape, Line):
-        return PdfLine(shape.x1, HEIGHT - shape.y1, shape.x2, HEIGHT - shape.y2,
+        return PdfLine(shape.x1, height - shape.y1, shape.x2, height - shape.y2,
                        strokeColor=colors.HexColor(shape.stroke), strokeWidth=0.6)
-    return String(shape.x, HEIGHT - shape.y, shape.text, fontName=FACE["Bold" if shape.bold else ""],
+    return String(shape.x, height - shape.y, shape.text, fontName=FACE["Bold" if shape.bold else ""],
                   fontSize=shape.size, textAnchor=_ANCHOR[shape.anchor])
 
 
