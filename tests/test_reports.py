@@ -240,7 +240,7 @@ def test_the_sessions_notes_are_in_every_format(report: Report, fmt: str) -> Non
 def test_pdf_keeps_greek_maths_and_cyrillic_in_quotes(bank) -> None:
     """Answers quote σ, ∂, ‖w‖² and other scripts; Helvetica printed some as black boxes."""
     pypdf = pytest.importorskip("pypdf")
-    from app.reports.pdf_doc import DEJAVU
+    from app.reports.pdf_fonts import DEJAVU
     if not (DEJAVU / "DejaVuSans.ttf").is_file():
         pytest.skip("fonts-dejavu-core is not installed (make test installs it)")
     said = "The sigmoid σ(x) squashes; ∂L/∂w ≤ ε at a minimum and λ‖w‖² is the penalty → Привет"
@@ -450,3 +450,25 @@ def test_the_topic_chart_prints_every_topic_name_whole(bank) -> None:
     pypdf = pytest.importorskip("pypdf")
     first_page = pypdf.PdfReader(io.BytesIO(render(built, "pdf")[0])).pages[0].extract_text()
     assert "performance-memory" in first_page and "\u2026" not in first_page
+
+
+def test_pdf_sets_chinese_japanese_and_korean_in_a_face_that_has_them(bank) -> None:
+    """An answer in Chinese printed as boxes: DejaVu Sans has no CJK glyphs."""
+    pypdf = pytest.importorskip("pypdf")
+    from app.reports.pdf_fonts import CJK, DEJAVU
+    if not (CJK.is_file() and (DEJAVU / "DejaVuSans.ttf").is_file()):
+        pytest.skip("fonts-wqy-microhei or fonts-dejavu-core is not installed (make test installs them)")
+    said = "梯度累积：在多个小批次上调用 backward，勾配の蓄積、기울기 누적 x*y < z"
+    turns = [turn(1, "autograd-basics", "autograd", answer_text=said,
+                  evaluation=evaluation(3.0, [point("records-graph", "covered", said)]))]
+    built = build_report(session=session({"autograd-basics": 3.0}), turns=turns, bank=bank)
+    reader = pypdf.PdfReader(io.BytesIO(render(built, "pdf")[0]))
+    text = " ".join(" ".join((page.extract_text() or "").split()) for page in reader.pages)
+    assert text.count(said) == 3  # under the question (a paragraph), in the transcript (as written), in strengths
+    faces = {str(font["/BaseFont"]) for page in reader.pages
+             for font in page["/Resources"]["/Font"].values() for font in [font.get_object()]}
+    assert any("WenQuanYi" in face for face in faces), faces
+    from app.reports.pdf_fonts import wrapped
+    long_line = "梯度" * 60 + " and then some words"
+    lines = wrapped(long_line, 95, "DejaVuSansMono").split("\n")
+    assert "".join(lines) == long_line and len(lines) == 3 and all(len(line) <= 57 for line in lines)

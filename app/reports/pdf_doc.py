@@ -3,13 +3,13 @@
 reportlab's Paragraph reads a small markup language, so all text goes through `esc` first. Text is
 set in DejaVu Sans (Debian's fonts-dejavu-core), embedded, where it is installed: answers quote
 Greek letters, maths and arrows (σ(x), ∂L/∂w ≤ ε, λ‖w‖²), which the built-in Helvetica, the fallback,
-prints as black boxes or not at all.
+prints as black boxes or not at all; what DejaVu lacks (Chinese, say) is set in a fallback face
+(app/reports/pdf_fonts.py).
 """
 
 from __future__ import annotations
 
 from io import BytesIO
-from pathlib import Path
 from xml.sax.saxutils import escape
 
 from reportlab.graphics.shapes import Drawing, String
@@ -19,45 +19,22 @@ from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 from reportlab.lib.units import cm
-from reportlab.pdfbase import pdfmetrics
-from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.platypus import (
     Flowable,
     ListFlowable,
     Paragraph,
-    Preformatted,
     SimpleDocTemplate,
     Spacer,
     Table,
     TableStyle,
+    XPreformatted,
 )
 
 from app.reports import wording as w
 from app.reports.charts import WIDTH, BarChart, Line, Rect, Shape, layout, report_charts
 from app.reports.model import QuestionEntry, Report
+from app.reports.pdf_fonts import FACE, in_faces, wrapped
 
-DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
-
-
-def _font_faces() -> dict[str, str]:
-    """The faces by role: DejaVu Sans's four and its mono, registered with reportlab (it embeds the glyphs
-    used), or the built-in Helvetica's and Courier where the font is not installed."""
-    faces = {"": "DejaVuSans", "Bold": "DejaVuSans-Bold", "Oblique": "DejaVuSans-Oblique",
-             "BoldOblique": "DejaVuSans-BoldOblique"}
-    if not all((DEJAVU / f"{name}.ttf").is_file() for name in faces.values()):
-        return {**{role: "Helvetica" + (f"-{role}" if role else "") for role in faces}, "Mono": "Courier"}
-    for name in faces.values():
-        pdfmetrics.registerFont(TTFont(name, str(DEJAVU / f"{name}.ttf")))
-    if (DEJAVU / "DejaVuSansMono.ttf").is_file():  # answers and code as written, indentation kept
-        pdfmetrics.registerFont(TTFont("DejaVuSansMono", str(DEJAVU / "DejaVuSansMono.ttf")))
-        faces["Mono"] = "DejaVuSansMono"
-    # <b> and <i> in a paragraph pick their face from the family.
-    pdfmetrics.registerFontFamily(faces[""], normal=faces[""], bold=faces["Bold"], italic=faces["Oblique"],
-                                  boldItalic=faces["BoldOblique"])
-    return faces
-
-
-FACE = _font_faces()
 _STYLES = getSampleStyleSheet()
 H1, H2, H3, BODY = (ParagraphStyle(f"report-{key}", parent=_STYLES[key], fontName=FACE[role])
                     for key, role in (("Heading1", "Bold"), ("Heading2", "Bold"), ("Heading3", "BoldOblique"),
@@ -73,7 +50,12 @@ _ANCHOR = {"start": "start", "middle": "middle", "end": "end"}
 
 
 def esc(text: object) -> str:
-    return escape(" ".join(str(text).split()))
+    return in_faces(escape(" ".join(str(text).split())), FACE[""])
+
+
+def _as_written(text: str) -> XPreformatted:
+    """An answer, its code or a model answer: lines kept and wrapped (never cut), its start only when long."""
+    return XPreformatted(in_faces(escape(wrapped(_quoted(text), MONO_LINE, MONO.fontName)), MONO.fontName), MONO)
 
 
 def render_pdf(report: Report) -> bytes:
@@ -167,11 +149,10 @@ def _transcript(entry: QuestionEntry) -> list[Flowable]:
     for exchange in entry.transcript:
         story += [Paragraph(f"<b>{esc(w.asked_label(exchange))}:</b> {esc(exchange.prompt)}", SMALL),
                   Paragraph(f"<i>{esc(w.reply_label(exchange))}</i>", SMALL)]
-        story += [Preformatted(_quoted(text), MONO, maxLineLength=MONO_LINE)
-                  for text in (exchange.answer, exchange.code) if text]
+        story += [_as_written(text) for text in (exchange.answer, exchange.code) if text]
     if entry.model_answer:
         story += [Paragraph(f"<b>{esc(w.MODEL_ANSWER)}:</b>", SMALL),
-                  Preformatted(_quoted(entry.model_answer), MONO, maxLineLength=MONO_LINE)]
+                  _as_written(entry.model_answer)]
     return story
 
 
