@@ -412,7 +412,8 @@ def test_a_partly_stated_point_is_listed_once_with_its_sentence_and_never_as_mis
         assert question.count(rubric["reverse-chain-rule"]) == 1, fmt
         partly, missed = question.index("Partly stated"), question.index("Missed")
         assert partly < question.index(rubric["reverse-chain-rule"]) < missed, fmt
-        assert "\u201cwalks it in reverse applying the chain rule\u201d" in question[partly:missed], fmt
+        said = "\u2014 you said \u201cwalks it in reverse applying the chain rule\u201d"  # not "node.: \u201c..."
+        assert f"{rubric['reverse-chain-rule']} {said}" in question[partly:missed], fmt
         assert "partial" not in question and "partly)" not in question and "0.016" not in question, fmt
 
 

@@ -57,7 +57,8 @@ def _question(entry: QuestionEntry) -> list[str]:
     for title, points in w.point_lists(entry):
         if points:
             lines += ["", f"{title}:", ""]
-            lines += [f"- {md(desc)}" + (f": \u201c{md(quote)}\u201d" if quote else "") for desc, quote in points]
+            lines += [f"- {md(desc)}" + (f" \u2014 you said \u201c{md(quote)}\u201d" if quote else "")
+                      for desc, quote in points]
     if entry.misconceptions:
         lines += ["", "Misconceptions:", ""]
         lines += [f"- You said \u201c{md(m.quote)}\u201d \u2014 {md(m.correction)}"
