@@ -77,10 +77,11 @@ def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | N
     candidate's sentence that earned it): covered, partly stated, missed (no sentence).
 
     A partial point is shown as partly stated with its sentence, never as missed and never with its credit,
-    even near 0: of the 23 partial verdicts with a credit under 0.1 on this team's graded answers (the later
-    sets, bench/scorer_metrics.graders_verdicts), the graders found 15 stated in full or in part, against
-    157 of the 500 points called missed; and a credit reads as a share of the point stated, which it is not
-    (under 0.1, 7 of 23 were stated in full; at 0.5 or more, 71 of 119). The sentence lets the reader judge."""
+    even near 0: of the 23 partial verdicts with a credit under 0.1 on this team's answers graded point by
+    point (the later sets; bench/bench_scorer.py prints these), the graders found 15 stated in full or in part,
+    against 157 of the 500 points called missed; and a credit reads as a share of the point stated, which it
+    is not (under 0.1, 7 of 23 were stated in full; at 0.5 or more, 71 of 119). The sentence lets the reader
+    judge."""
     return [
         (COVERED, [(p.description, p.quote) for p in entry.covered if p.verdict == "covered"]),
         (PARTLY, [(p.description, p.quote) for p in entry.covered if p.verdict == "partial"]),
