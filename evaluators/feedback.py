@@ -26,7 +26,7 @@ def compose_feedback(
         parts.append("Right: " + "; ".join(_said(p) for p in covered))
     if partial:
         # With the sentence that earned it: a partial credit can be tiny, and the sentence lets the candidate
-        # judge how near it came (the graders found most such points stated, bench/SCORER_FINDINGS.md).
+        # judge how near it came (the graders found most such points stated: bench/bench_scorer.py).
         parts.append("Partly there: " + "; ".join(_said(p) for p in partial))
     if missed:
         parts.append("Missing: " + listed(p.description for p in missed))
