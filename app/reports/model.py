@@ -28,7 +28,9 @@ class CoveredPoint(_Frozen):
 class MissedPoint(_Frozen):
     point_id: str
     description: str
-    verdict: Literal["partial", "missed"]  # partial points appear here too: they still need work
+    # Partial points appear here too (they still need work, and a JSON reader counts them as gaps); the documents
+    # list each point once (wording.point_lists).
+    verdict: Literal["partial", "missed"]
 
 
 class MisconceptionNote(_Frozen):
@@ -131,7 +133,7 @@ class StudyItem(_Frozen):
     question: str
     topic: str
     score: float
-    focus: list[str]  # descriptions of the points it missed
+    focus: list[str]  # its failed checks and the points it missed (the documents point to its question instead)
     next: list[StudyLink]
 
 
