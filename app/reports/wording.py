@@ -94,10 +94,6 @@ def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | N
 TOPIC_GAPS = "Not yet covered"
 
 
-def _counted(n: int, what: str) -> str:
-    return f"{n} {what}" + ("" if n == 1 else "s")
-
-
 def _gap_counts(entry: QuestionEntry) -> tuple[int, int]:
     lists = dict(point_lists(entry))
     return len(lists[MISSED]), len(lists[PARTLY])
@@ -116,15 +112,13 @@ def topic_gaps_text(report: Report, topic: str) -> str:
 def work_on_text(entry: QuestionEntry) -> str | None:
     """What a study item's question left to work on, by kind, pointing to where it is listed under the question."""
     missed, partly = _gap_counts(entry)
-    kinds = [_counted(len(entry.failed_checks), "failed check") if entry.failed_checks else "",
-             _counted(len(entry.misconceptions), "misconception") if entry.misconceptions else "",
-             _counted(missed, "missed point") if missed else "",
-             _counted(partly, "partly stated point") if partly else ""]
-    named = [k for k in kinds if k]
+    counts = [(len(entry.failed_checks), "failed check"), (len(entry.misconceptions), "misconception"),
+              (missed, "missed point"), (partly, "partly stated point")]
+    named = [f"{n} {what}" + ("s" if n > 1 else "") for n, what in counts if n]
     if not named:
         return None
-    return f"Work on: the {', '.join(named[:-1])}{' and ' if len(named) > 1 else ''}{named[-1]} listed under " \
-           f"Q{entry.number} above."
+    return f"Work on: the {' and '.join([', '.join(named[:-1]), named[-1]] if len(named) > 1 else named)} " \
+           f"listed under Q{entry.number} above."
 
 
 def code_text(entry: QuestionEntry) -> str | None:
