@@ -5,8 +5,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # Debian packages the sandbox and the end-to-end tests need (cmake, g++: the llama-cpp-python build;
-# fonts-dejavu-core: the PDF report's font, with Greek, maths and arrows).
-APT_PACKAGES := bubblewrap util-linux postgresql curl chromium fonts-noto-color-emoji fonts-dejavu-core cmake g++
+# fonts-dejavu-core: the PDF report's font, with Greek, maths and arrows; fonts-wqy-microhei, 1.6 MB: its
+# Chinese, Japanese and Korean).
+APT_PACKAGES := bubblewrap util-linux postgresql curl chromium fonts-noto-color-emoji fonts-dejavu-core \
+	fonts-wqy-microhei cmake g++
 
 .PHONY: run run-llm llm-local test test-all system-deps install ingest lint bench clean
 

@@ -129,6 +129,15 @@ def point_verdicts(rows: list[dict], scorer: RubricScorer) -> None:
         print(f"  {name:<13} {len(pairs)} points  macro-F1 {macro_f1(truth, said):.3f} (3-way), "
               f"{macro_f1(*credited):.3f} (credited or not);  fully stated but called missed: "
               f"{stated.count('missed')}/{len(stated)}")
+    # What the reports show a partial verdict as (app/reports/wording.point_lists): by its credit, how often the
+    # graders found the point stated in full or in part, beside the points called missed.
+    read = [(p.verdict.value, p.credit, g[p.point_id]) for (_, g), e in zip(graded, evaluations, strict=True)
+            for p in e.points if p.point_id in g]
+    for label, rows in (("partial, credit < 0.1", [r for r in read if r[0] == "partial" and r[1] < 0.1]),
+                        ("partial, credit >= 0.5", [r for r in read if r[0] == "partial" and r[1] >= 0.5]),
+                        ("missed", [r for r in read if r[0] == "missed"])):
+        print(f"  {label:<22} graders: stated {sum(r[2] != 'missed' for r in rows)}/{len(rows)}, "
+              f"in full {sum(r[2] == 'covered' for r in rows)}/{len(rows)}")
 
 
 # Ways of naming a wrong claim in order to reject it; {claim} and {correction} are a bank entry's own.

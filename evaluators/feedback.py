@@ -23,14 +23,21 @@ def compose_feedback(
     partial = [p for p in verdicts if p.verdict is Verdict.PARTIAL]
     missed = [p for p in verdicts if p.verdict is Verdict.MISSED]
     if covered:
-        parts.append("Right: " + "; ".join(f'{_bare(p.description)} (you said: "{p.evidence}")' for p in covered))
+        parts.append("Right: " + "; ".join(_said(p) for p in covered))
     if partial:
-        parts.append("Partly there: " + listed(p.description for p in partial))
+        # With the sentence that earned it: a partial credit can be tiny, and the sentence lets the candidate
+        # judge how near it came (the graders found most such points stated: bench/bench_scorer.py).
+        parts.append("Partly there: " + "; ".join(_said(p) for p in partial))
     if missed:
         parts.append("Missing: " + listed(p.description for p in missed))
     if wrong:
         parts.append("Wrong: " + "; ".join(f'"{m.quote}" - {m.correction}' for m in wrong))
     return "\n".join(parts)
+
+
+def _said(point: PointVerdict) -> str:
+    """A point and the candidate's sentence that earned it (an LLM judge's partial point may have none)."""
+    return f'{_bare(point.description)} (you said: "{point.evidence}")' if point.evidence else _bare(point.description)
 
 
 def _bare(sentence: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import re
 from datetime import UTC, datetime, timedelta
+from html import unescape
 from typing import Any
 
 import pytest
@@ -16,8 +17,8 @@ from app.store.records import SessionRecord, TurnRecord
 from knowledge.loader import bank_index
 
 T0 = datetime(2025, 3, 1, 10, 0, tzinfo=UTC)
-HEADINGS = ["Interview report", "Overall", "Per topic", "Questions", "Strengths", "Gaps",
-            "Misconceptions to unlearn", "Study plan"]
+HEADINGS = ["Interview report", "Overall", "Per topic", "Questions", "Strengths", "Misconceptions to unlearn",
+            "Study plan"]
 
 MAIN_ANSWER = ("Autograd records every operation on tensors that require grad into a graph. "
                "Calling backward walks it in reverse applying the chain rule.")
@@ -239,7 +240,7 @@ def test_the_sessions_notes_are_in_every_format(report: Report, fmt: str) -> Non
 def test_pdf_keeps_greek_maths_and_cyrillic_in_quotes(bank) -> None:
     """Answers quote σ, ∂, ‖w‖² and other scripts; Helvetica printed some as black boxes."""
     pypdf = pytest.importorskip("pypdf")
-    from app.reports.pdf_doc import DEJAVU
+    from app.reports.pdf_fonts import DEJAVU
     if not (DEJAVU / "DejaVuSans.ttf").is_file():
         pytest.skip("fonts-dejavu-core is not installed (make test installs it)")
     said = "The sigmoid σ(x) squashes; ∂L/∂w ≤ ε at a minimum and λ‖w‖² is the penalty → Привет"
@@ -383,3 +384,92 @@ def test_the_printed_transcript_quotes_the_start_of_a_long_answer_and_says_where
     assert len(reader.pages) <= 6 and "Short words." in text  # set in full: 116 pages
     assert "47,521 more characters: the Markdown and HTML reports have it all" in text  # 80 lines kept
     assert code in render(built, "markdown")[0].decode()
+
+
+def _document_texts(built: Report) -> dict[str, str]:
+    """The Markdown, the HTML page's text and the PDF's text, each with its whitespace folded."""
+    pypdf = pytest.importorskip("pypdf")
+    pdf = pypdf.PdfReader(io.BytesIO(render(built, "pdf")[0]))
+    html = render(built, "html")[0].decode().replace("<q>", "\u201c").replace("</q>", "\u201d")  # as a browser shows it
+    html = unescape(re.sub(r"<[^>]+>", " ", html))
+    texts = {"markdown": render(built, "markdown")[0].decode().replace("\\", ""), "html": html,
+             "pdf": " ".join(page.extract_text() or "" for page in pdf.pages)}
+    return {fmt: " ".join(text.split()) for fmt, text in texts.items()}
+
+
+def test_a_partly_stated_point_is_listed_once_with_its_sentence_and_never_as_missed(bank) -> None:
+    """A partial verdict, even at a credit near 0, is the graders' "stated" more often than not: it shows
+    once, as partly stated with the sentence that earned it, not also under Covered and Missed."""
+    rubric = {p.id: p.description for p in bank["autograd-basics"].rubric}
+    partial = {**point("reverse-chain-rule", "partial", "walks it in reverse applying the chain rule",
+                       desc=rubric["reverse-chain-rule"]), "credit": 0.016}
+    turns = [turn(1, "autograd-basics", "autograd", answer_text=MAIN_ANSWER, evaluation=evaluation(2.0, [
+        point("records-graph", "covered", "Autograd records every operation on tensors that require grad",
+              desc=rubric["records-graph"]), partial]))]
+    built = build_report(session=session({"autograd-basics": 2.0}), turns=turns, bank=bank)
+    for fmt, text in _document_texts(built).items():
+        question = text[text.index("Q1."):text.index("Transcript", text.index("Q1."))]
+        assert question.count(rubric["reverse-chain-rule"]) == 1, fmt
+        partly, missed = question.index("Partly stated"), question.index("Missed")
+        assert partly < question.index(rubric["reverse-chain-rule"]) < missed, fmt
+        said = "\u2014 you said \u201cwalks it in reverse applying the chain rule\u201d"  # not "node.: \u201c..."
+        assert f"{rubric['reverse-chain-rule']} {said}" in question[partly:missed], fmt
+        assert "partial" not in question and "partly)" not in question and "0.016" not in question, fmt
+
+
+def test_each_gap_is_read_once_the_topic_table_counts_them_and_the_plan_points_to_them(report: Report, bank) -> None:
+    """A gap was listed three times (under its question, under Gaps, under Work on)."""
+    skipped = [p.description for p in bank["save-and-load-models"].rubric]  # all 5 missed, weakest question
+    texts = _document_texts(report)
+    for fmt, text in texts.items():
+        assert all(text.count(description) == 1 for description in skipped), fmt
+        table = re.sub(r"[|\s]+", " ", text)
+        assert "autograd 2 3.1 / 5 6 missed (Q1, Q2) deployment 1 0.0 / 5 5 missed (Q3)" in table, fmt
+        assert "Work on: the 5 missed points listed under Q3 above." in text, fmt
+        # A code task's failed check comes first; each is named under its question only.
+        assert "Work on: the 1 failed check, 1 misconception and 3 missed points listed under Q2 above." in text, fmt
+        assert text.count("gradient is not zero for x < 0") == 1, fmt
+
+
+def test_the_topic_chart_prints_every_topic_name_whole(bank) -> None:
+    """The PDF and the HTML cut "performance-memory" to "performance-mem…" under its column."""
+    from app.reports.charts import CHAR_W, WIDTH, Text, layout, report_charts, to_svg
+
+    topics = ["regularisation", "performance-memory", "tensorflow-core", "frameworks", "autograd", "tensors",
+              "training-loop", "data-loading", "architectures", "transfer-learning"]
+    ids = list(bank)[: len(topics)]
+    turns = [turn(n, qid, topic, answer_text="Some words.", evaluation=evaluation(2.0, []))
+             for n, (qid, topic) in enumerate(zip(ids, topics, strict=True), start=1)]
+    built = build_report(session=session(dict.fromkeys(ids, 2.0)), turns=turns, bank=bank)
+    chart = report_charts(built)[0]
+    labels = [s for s in layout(chart) if isinstance(s, Text) and s.text in topics]
+    assert sorted(s.text for s in labels) == sorted(topics)
+    for label in labels:  # each within the drawing, on a row of its own
+        assert 0 <= label.x - len(label.text) * CHAR_W and label.x <= WIDTH
+    assert len({s.y for s in labels}) == len(topics)
+    assert all(f">{topic}</text>" in to_svg(chart) for topic in topics)
+    pypdf = pytest.importorskip("pypdf")
+    first_page = pypdf.PdfReader(io.BytesIO(render(built, "pdf")[0])).pages[0].extract_text()
+    assert "performance-memory" in first_page and "\u2026" not in first_page
+
+
+def test_pdf_sets_chinese_japanese_and_korean_in_a_face_that_has_them(bank) -> None:
+    """An answer in Chinese printed as boxes: DejaVu Sans has no CJK glyphs."""
+    pypdf = pytest.importorskip("pypdf")
+    from app.reports.pdf_fonts import CJK, DEJAVU
+    if not (CJK.is_file() and (DEJAVU / "DejaVuSans.ttf").is_file()):
+        pytest.skip("fonts-wqy-microhei or fonts-dejavu-core is not installed (make test installs them)")
+    said = "梯度累积：在多个小批次上调用 backward，勾配の蓄積、기울기 누적 x*y < z"
+    turns = [turn(1, "autograd-basics", "autograd", answer_text=said,
+                  evaluation=evaluation(3.0, [point("records-graph", "covered", said)]))]
+    built = build_report(session=session({"autograd-basics": 3.0}), turns=turns, bank=bank)
+    reader = pypdf.PdfReader(io.BytesIO(render(built, "pdf")[0]))
+    text = " ".join(" ".join((page.extract_text() or "").split()) for page in reader.pages)
+    assert text.count(said) == 3  # under the question (a paragraph), in the transcript (as written), in strengths
+    faces = {str(font["/BaseFont"]) for page in reader.pages
+             for font in page["/Resources"]["/Font"].values() for font in [font.get_object()]}
+    assert any("WenQuanYi" in face for face in faces), faces
+    from app.reports.pdf_fonts import wrapped
+    long_line = "梯度" * 60 + " and then some words"
+    lines = wrapped(long_line, 95, "DejaVuSansMono").split("\n")
+    assert "".join(lines) == long_line and len(lines) == 3 and all(len(line) <= 57 for line in lines)

@@ -430,3 +430,16 @@ def test_feedback_lists_points_without_a_full_stop_before_each_semicolon():
     assert compose_feedback(missed, [], None) == "Missing: The answer says a; The answer says b."
     right = compose_feedback([PointVerdict.judged(points[0], Verdict.COVERED, 1.0, "a is said"), missed[1]], [], None)
     assert right == 'Right: The answer says a (you said: "a is said")\nMissing: The answer says b.'
+
+
+def test_feedback_quotes_the_sentence_that_earned_a_partial_point():
+    """"Partly there: X" at a credit of 0.002 gave the candidate nothing to judge it by."""
+    from evaluators.base import PointVerdict, Verdict
+    from evaluators.feedback import compose_feedback
+    from knowledge.schema import RubricPoint
+
+    point = RubricPoint(id="a", description="The answer says a.", weight=1, evidence=["a is said"])
+    partly = compose_feedback([PointVerdict.judged(point, Verdict.PARTIAL, 0.002, "a might be said")], [], None)
+    assert partly == 'Partly there: The answer says a (you said: "a might be said")'
+    assert compose_feedback([PointVerdict.judged(point, Verdict.PARTIAL, 0.5, None)], [], None) == \
+        "Partly there: The answer says a"

@@ -107,7 +107,7 @@ def _study_plan(answered: list[QuestionEntry], bank: Mapping[str, Question], *, 
         links = _links(entry, bank, exclude=skip)
         skip.update(link.id for link in links)
         plan.append(StudyItem(
-            question_id=entry.question_id, question=entry.question, topic=entry.topic,
+            number=entry.number, question_id=entry.question_id, question=entry.question, topic=entry.topic,
             score=entry.score or 0.0, next=links,
             # What the hidden checks found first: for a code task they are what the score stands on.
             focus=[*(f"{c.message or c.name} (failed check {c.name})" for c in entry.failed_checks),

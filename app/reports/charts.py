@@ -14,9 +14,11 @@ from app.reports.model import Report
 WIDTH, HEIGHT = 520, 230
 LEFT, RIGHT, TOP, BOTTOM = 34, 10, 30, 42  # margins: axis labels left, title top, bar labels below
 MAX_SCORE = 5.0
-LABEL_CHARS = 16  # longer topic names are cut so neighbouring labels do not overlap
+LABEL_CHARS = 16  # longer labels under a column are cut so neighbouring labels do not overlap
 CHAR_W = 5.6  # the mean advance of a 9-point sans-serif character, in the box's units
 VALUE_W = 20  # a bar narrower than "0.0" is drawn without its value (its height says it)
+ROW = 22  # a row of a chart drawn across: one bar and its label
+ACROSS_BOTTOM = 24  # below its rows: the score axis' numbers
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,13 @@ class BarChart:
     title: str
     labels: list[str]
     values: list[float]  # scores, 0-5
+    # Bars across, each label whole on its own row before its bar: topic names ("performance-memory") are too
+    # long to stand under a column once a few topics share the width.
+    across: bool = False
+
+    @property
+    def height(self) -> float:
+        return TOP + ROW * max(len(self.values), 1) + ACROSS_BOTTOM if self.across else HEIGHT
 
 
 def score_colour(score: float) -> str:
@@ -70,7 +79,8 @@ def report_charts(report: Report) -> list[BarChart]:
         return []
     answered = [q for q in report.questions if q.score is not None]
     return [
-        BarChart("Score per topic (0-5)", [t.topic for t in report.topics], [t.score for t in report.topics]),
+        BarChart("Score per topic (0-5)", [t.topic for t in report.topics], [t.score for t in report.topics],
+                 across=True),
         BarChart(
             "Score per question (0-5)", [f"Q{q.number}" for q in answered], [q.score or 0.0 for q in answered]
         ),
@@ -78,7 +88,29 @@ def report_charts(report: Report) -> list[BarChart]:
 
 
 def layout(chart: BarChart) -> list[Shape]:
-    """Shapes in a WIDTH x HEIGHT box, origin top-left, y growing downwards (as in SVG)."""
+    """Shapes in a WIDTH x chart.height box, origin top-left, y growing downwards (as in SVG)."""
+    return _across(chart) if chart.across else _columns(chart)
+
+
+def _across(chart: BarChart) -> list[Shape]:
+    left = 12 + CHAR_W * max((len(label) for label in chart.labels), default=0)  # the longest label, whole
+    plot_w = WIDTH - left - RIGHT - VALUE_W  # room after the longest bar for its value
+    base = TOP + ROW * len(chart.values)
+    shapes: list[Shape] = [Text(WIDTH / 2, 16, chart.title, size=12, bold=True)]
+    for tick in range(int(MAX_SCORE) + 1):
+        x = left + plot_w * tick / MAX_SCORE
+        shapes += [Line(x, TOP, x, base), Text(x, base + 14, str(tick), size=9)]
+    for i, (label, value) in enumerate(zip(chart.labels, chart.values, strict=True)):
+        middle = TOP + ROW * (i + 0.5)
+        w = max(plot_w * max(0.0, min(MAX_SCORE, value)) / MAX_SCORE, 1.5)  # a zero still shows its colour
+        shapes += [Rect(left, middle - ROW * 0.35, w, ROW * 0.7, score_colour(value)),
+                   Text(left - 6, middle + 3, label, anchor="end", size=9),
+                   Text(left + w + 4, middle + 3, f"{value:.1f}", anchor="start", size=9)]
+    shapes.append(Line(left, TOP, left, base, stroke="#333333"))
+    return shapes
+
+
+def _columns(chart: BarChart) -> list[Shape]:
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     base = TOP + plot_h
     shapes: list[Shape] = [Text(WIDTH / 2, 16, chart.title, size=12, bold=True)]
@@ -111,8 +143,8 @@ def to_svg(chart: BarChart) -> str:
     """An inline <svg> element for an HTML page (no xmlns needed there); labels come from data, so are
     escaped."""
     parts = [
-        f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" '
-        f'height="{HEIGHT}" role="img" aria-label="{escape(chart.title)}" font-family="sans-serif">'
+        f'<svg viewBox="0 0 {WIDTH} {chart.height:g}" width="{WIDTH}" '
+        f'height="{chart.height:g}" role="img" aria-label="{escape(chart.title)}" font-family="sans-serif">'
     ]
     for shape in layout(chart):
         parts.append(_svg_shape(shape))

@@ -33,8 +33,8 @@ def render_html(report: Report) -> str:
     """The whole page as a string; an empty session gets the title and one sentence."""
     body = [f"<h1>{esc(w.TITLE)}</h1>", _overall(report)]
     if not report.empty:
-        body += [_topics(report), _questions(report), _strengths(report), _gaps(report),
-                 _misconceptions(report), _study_plan(report)]
+        body += [_topics(report), _questions(report), _strengths(report), _misconceptions(report),
+                 _study_plan(report)]
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{esc(w.TITLE)} {esc(report.session_id)}</title><style>{CSS}</style></head>"
@@ -54,10 +54,10 @@ def _overall(report: Report) -> str:
 
 
 def _topics(report: Report) -> str:
-    rows = "".join(f"<tr><td>{esc(t.topic)}</td><td>{t.questions}</td><td>{_badge(t.score)}</td></tr>"
-                   for t in report.topics)
+    rows = "".join(f"<tr><td>{esc(t.topic)}</td><td>{t.questions}</td><td>{_badge(t.score)}</td>"
+                   f"<td>{esc(w.topic_gaps_text(report, t.topic))}</td></tr>" for t in report.topics)
     return (f"<h2>{esc(w.PER_TOPIC)}</h2><table><tr><th>Topic</th><th>Questions</th>"
-            f"<th>Mean score</th></tr>{rows}</table>")
+            f"<th>Mean score</th><th>{esc(w.TOPIC_GAPS)}</th></tr>{rows}</table>")
 
 
 def _questions(report: Report) -> str:
@@ -68,10 +68,8 @@ def _question(entry: QuestionEntry) -> str:
     parts = [f"<h3>Q{entry.number}. {esc(entry.question)}</h3>",
              f"<p>{esc(entry.topic)} \u00b7 difficulty {entry.difficulty} \u00b7 {_badge(entry.score)}</p>"]
     parts += [f'<p class="flag">{esc(flag)}</p>' for flag in w.detail_lines(entry)]
-    parts.append(_list("Covered", [f"{esc(p.description)} ({p.verdict}): <q>{esc(p.quote)}</q>"
-                                   for p in entry.covered]))
-    parts.append(_list("Missed", [esc(w.missed_text(p.description, p.verdict))
-                                  for p in entry.missed]))
+    parts += [_list(title, [esc(desc) + (f" \u2014 you said <q>{esc(quote)}</q>" if quote else "")
+                            for desc, quote in points]) for title, points in w.point_lists(entry)]
     parts.append(_list("Misconceptions", [f"You said <q>{esc(m.quote)}</q> \u2014 {esc(m.correction)}"
                                           for m in entry.misconceptions]))
     parts.append(_transcript(entry))
@@ -109,16 +107,6 @@ def _strengths(report: Report) -> str:
                                   f"<q>{esc(s.quote)}</q>" for s in report.strengths], w.NO_STRENGTHS)
 
 
-def _gaps(report: Report) -> str:
-    parts = [f"<h2>{esc(w.GAPS)}</h2>"]
-    for group in report.gaps:
-        items = [esc(w.missed_text(p.description, p.verdict)) +
-                 f" \u2014 {esc(p.question_id)}" for p in group.points]
-        parts.append(f"<h3>{esc(group.topic)} {_badge(group.score)}</h3>"
-                     f"<ul>{''.join(f'<li>{i}</li>' for i in items)}</ul>")
-    return "".join(parts) if report.gaps else parts[0] + f"<p>{esc(w.NO_GAPS)}</p>"
-
-
 def _misconceptions(report: Report) -> str:
     return _section(w.MISCONCEPTIONS, [f"You said <q>{esc(m.quote)}</q> ({esc(m.topic)}). Wrong claim: {esc(m.claim)} "
                                        f"<strong>Correction:</strong> {esc(m.correction)}"
@@ -128,10 +116,11 @@ def _misconceptions(report: Report) -> str:
 def _study_plan(report: Report) -> str:
     items = []
     for item in report.study_plan:
-        focus = f"<p>Work on: {esc(w.focus_text(item.focus))}</p>" if item.focus else ""
+        work_on = w.work_on_text(report.question(item.number))
+        focus = f"<p>{esc(work_on)}</p>" if work_on else ""
         links = "".join(f"<li><code>{esc(link.id)}</code> \u2014 {esc(link.question)}</li>"
                         for link in item.next)
-        items.append(f"<li><strong>{esc(item.question)}</strong> ({esc(item.topic)}, "
+        items.append(f"<li><strong>Q{item.number}. {esc(item.question)}</strong> ({esc(item.topic)}, "
                      f"{esc(w.score_text(item.score))}){focus}<ul>{links}</ul></li>")
     body = f"<ol>{''.join(items)}</ol>" if items else f"<p>{esc(w.NO_STUDY)}</p>"
     return f"<h2>{esc(w.STUDY_PLAN)}</h2>{body}"

@@ -25,14 +25,16 @@ def render_markdown(report: Report) -> str:
     lines = [f"# {w.TITLE}", "", f"## {w.OVERALL}", "", *(f"{md(line)}  " for line in w.overview_lines(report))]
     if report.empty:
         return "\n".join(lines) + "\n"
-    for section in (_topics, _questions, _strengths, _gaps, _misconceptions, _study_plan):
+    for section in (_topics, _questions, _strengths, _misconceptions, _study_plan):
         lines += ["", *section(report)]
     return "\n".join(lines) + "\n"
 
 
 def _topics(report: Report) -> list[str]:
-    rows = [f"| {md(t.topic)} | {t.questions} | {w.score_text(t.score)} |" for t in report.topics]
-    return [f"## {w.PER_TOPIC}", "", "| Topic | Questions | Mean score |", "| --- | ---: | ---: |", *rows]
+    rows = [f"| {md(t.topic)} | {t.questions} | {w.score_text(t.score)} | {md(w.topic_gaps_text(report, t.topic))} |"
+            for t in report.topics]
+    return [f"## {w.PER_TOPIC}", "", f"| Topic | Questions | Mean score | {w.TOPIC_GAPS} |",
+            "| --- | ---: | ---: | --- |", *rows]
 
 
 def _questions(report: Report) -> list[str]:
@@ -52,12 +54,11 @@ def _question(entry: QuestionEntry) -> list[str]:
     lines += [f"- Failed check {md(c.name)}: {md(c.message or '')}" for c in entry.failed_checks]
     lines += [f"- Penalty: {md(p)}" for p in entry.penalties]
     lines += [f"- Scoring: {md(n)}" for n in entry.scoring_notes]
-    if entry.covered:
-        lines += ["", "Covered:", ""]
-        lines += [f"- {md(p.description)} ({p.verdict}): \u201c{md(p.quote)}\u201d" for p in entry.covered]
-    if entry.missed:
-        lines += ["", "Missed:", ""]
-        lines += [f"- {md(w.missed_text(p.description, p.verdict))}" for p in entry.missed]
+    for title, points in w.point_lists(entry):
+        if points:
+            lines += ["", f"{title}:", ""]
+            lines += [f"- {md(desc)}" + (f" \u2014 you said \u201c{md(quote)}\u201d" if quote else "")
+                      for desc, quote in points]
     if entry.misconceptions:
         lines += ["", "Misconceptions:", ""]
         lines += [f"- You said \u201c{md(m.quote)}\u201d \u2014 {md(m.correction)}"
@@ -90,15 +91,6 @@ def _strengths(report: Report) -> list[str]:
     return [f"## {w.STRENGTHS}", "", *(items or [w.NO_STRENGTHS])]
 
 
-def _gaps(report: Report) -> list[str]:
-    lines = [f"## {w.GAPS}"]
-    for group in report.gaps:
-        lines += ["", f"### {md(group.topic)} ({w.score_text(group.score)})", ""]
-        lines += [f"- {md(w.missed_text(p.description, p.verdict))}"
-                  + f" \u2014 {md(p.question_id)}" for p in group.points]
-    return lines if report.gaps else [*lines, "", w.NO_GAPS]
-
-
 def _misconceptions(report: Report) -> list[str]:
     items = [f"- You said \u201c{md(m.quote)}\u201d ({md(m.topic)}). Wrong claim: {md(m.claim)} "
              f"Correction: {md(m.correction)}" for m in report.misconceptions]
@@ -108,8 +100,8 @@ def _misconceptions(report: Report) -> list[str]:
 def _study_plan(report: Report) -> list[str]:
     lines = [f"## {w.STUDY_PLAN}"]
     for n, item in enumerate(report.study_plan, start=1):
-        lines += ["", f"{n}. **{md(item.question)}** ({md(item.topic)}, {w.score_text(item.score)})"]
-        if item.focus:
-            lines.append(f"   - Work on: {md(w.focus_text(item.focus))}")
+        lines += ["", f"{n}. **Q{item.number}. {md(item.question)}** ({md(item.topic)}, {w.score_text(item.score)})"]
+        if work_on := w.work_on_text(report.question(item.number)):
+            lines.append(f"   - {md(work_on)}")
         lines += [f"   - Study next: `{link.id}` \u2014 {md(link.question)}" for link in item.next]
     return lines if report.study_plan else [*lines, "", w.NO_STUDY]

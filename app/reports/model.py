@@ -28,7 +28,9 @@ class CoveredPoint(_Frozen):
 class MissedPoint(_Frozen):
     point_id: str
     description: str
-    verdict: Literal["partial", "missed"]  # partial points appear here too: they still need work
+    # Partial points appear here too (they still need work, and a JSON reader counts them as gaps); the documents
+    # list each point once (wording.point_lists).
+    verdict: Literal["partial", "missed"]
 
 
 class MisconceptionNote(_Frozen):
@@ -126,11 +128,12 @@ class StudyLink(_Frozen):
 class StudyItem(_Frozen):
     """A weak question, what it lacked, and which bank entries to work through next."""
 
+    number: int  # the question's number in the report, where its gaps are listed
     question_id: str
     question: str
     topic: str
     score: float
-    focus: list[str]  # descriptions of the points it missed
+    focus: list[str]  # its failed checks and the points it missed (the documents point to its question instead)
     next: list[StudyLink]
 
 
@@ -151,6 +154,10 @@ class Report(_Frozen):
     misconceptions: list[MisconceptionNote]
     study_plan: list[StudyItem]
     notes: list[str] = Field(default_factory=list)
+
+    def question(self, number: int) -> QuestionEntry:
+        """The question of that number (1-based, as the report numbers them)."""
+        return self.questions[number - 1]
 
     @property
     def empty(self) -> bool:

@@ -3,13 +3,13 @@
 reportlab's Paragraph reads a small markup language, so all text goes through `esc` first. Text is
 set in DejaVu Sans (Debian's fonts-dejavu-core), embedded, where it is installed: answers quote
 Greek letters, maths and arrows (σ(x), ∂L/∂w ≤ ε, λ‖w‖²), which the built-in Helvetica, the fallback,
-prints as black boxes or not at all.
+prints as black boxes or not at all; what DejaVu lacks (Chinese, say) is set in a fallback face
+(app/reports/pdf_fonts.py).
 """
 
 from __future__ import annotations
 
 from io import BytesIO
-from pathlib import Path
 from xml.sax.saxutils import escape
 
 from reportlab.graphics.shapes import Drawing, String
@@ -19,45 +19,22 @@ from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 from reportlab.lib.units import cm
-from reportlab.pdfbase import pdfmetrics
-from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.platypus import (
     Flowable,
     ListFlowable,
     Paragraph,
-    Preformatted,
     SimpleDocTemplate,
     Spacer,
     Table,
     TableStyle,
+    XPreformatted,
 )
 
 from app.reports import wording as w
-from app.reports.charts import HEIGHT, WIDTH, BarChart, Line, Rect, Shape, layout, report_charts
+from app.reports.charts import WIDTH, BarChart, Line, Rect, Shape, layout, report_charts
 from app.reports.model import QuestionEntry, Report
+from app.reports.pdf_fonts import FACE, in_faces, wrapped
 
-DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
-
-
-def _font_faces() -> dict[str, str]:
-    """The faces by role: DejaVu Sans's four and its mono, registered with reportlab (it embeds the glyphs
-    used), or the built-in Helvetica's and Courier where the font is not installed."""
-    faces = {"": "DejaVuSans", "Bold": "DejaVuSans-Bold", "Oblique": "DejaVuSans-Oblique",
-             "BoldOblique": "DejaVuSans-BoldOblique"}
-    if not all((DEJAVU / f"{name}.ttf").is_file() for name in faces.values()):
-        return {**{role: "Helvetica" + (f"-{role}" if role else "") for role in faces}, "Mono": "Courier"}
-    for name in faces.values():
-        pdfmetrics.registerFont(TTFont(name, str(DEJAVU / f"{name}.ttf")))
-    if (DEJAVU / "DejaVuSansMono.ttf").is_file():  # answers and code as written, indentation kept
-        pdfmetrics.registerFont(TTFont("DejaVuSansMono", str(DEJAVU / "DejaVuSansMono.ttf")))
-        faces["Mono"] = "DejaVuSansMono"
-    # <b> and <i> in a paragraph pick their face from the family.
-    pdfmetrics.registerFontFamily(faces[""], normal=faces[""], bold=faces["Bold"], italic=faces["Oblique"],
-                                  boldItalic=faces["BoldOblique"])
-    return faces
-
-
-FACE = _font_faces()
 _STYLES = getSampleStyleSheet()
 H1, H2, H3, BODY = (ParagraphStyle(f"report-{key}", parent=_STYLES[key], fontName=FACE[role])
                     for key, role in (("Heading1", "Bold"), ("Heading2", "Bold"), ("Heading3", "BoldOblique"),
@@ -73,7 +50,12 @@ _ANCHOR = {"start": "start", "middle": "middle", "end": "end"}
 
 
 def esc(text: object) -> str:
-    return escape(" ".join(str(text).split()))
+    return in_faces(escape(" ".join(str(text).split())), FACE[""])
+
+
+def _as_written(text: str) -> XPreformatted:
+    """An answer, its code or a model answer: lines kept and wrapped (never cut), its start only when long."""
+    return XPreformatted(in_faces(escape(wrapped(_quoted(text), MONO_LINE, MONO.fontName)), MONO.fontName), MONO)
 
 
 def render_pdf(report: Report) -> bytes:
@@ -83,7 +65,7 @@ def render_pdf(report: Report) -> bytes:
                             leftMargin=2 * cm, rightMargin=2 * cm, topMargin=2 * cm, bottomMargin=2 * cm)
     story: list[Flowable] = [Paragraph(w.TITLE, H1), *_overall(report)]
     if not report.empty:
-        for section in (_topics, _questions, _strengths, _gaps, _misconceptions, _study_plan):
+        for section in (_topics, _questions, _strengths, _misconceptions, _study_plan):
             story += section(report)
     doc.build(story)
     return buffer.getvalue()
@@ -91,21 +73,21 @@ def render_pdf(report: Report) -> bytes:
 
 def chart_drawing(chart: BarChart, scale: float = 0.85) -> Drawing:
     """The shared chart layout drawn with reportlab shapes; PDF y grows upwards, so it is flipped."""
-    drawing = Drawing(WIDTH * scale, HEIGHT * scale)
+    drawing = Drawing(WIDTH * scale, chart.height * scale)
     for shape in layout(chart):
-        drawing.add(_pdf_shape(shape))
+        drawing.add(_pdf_shape(shape, chart.height))
     drawing.scale(scale, scale)
     return drawing
 
 
-def _pdf_shape(shape: Shape) -> PdfRect | PdfLine | String:
+def _pdf_shape(shape: Shape, height: float) -> PdfRect | PdfLine | String:
     if isinstance(shape, Rect):
-        return PdfRect(shape.x, HEIGHT - shape.y - shape.h, shape.w, shape.h,
+        return PdfRect(shape.x, height - shape.y - shape.h, shape.w, shape.h,
                        fillColor=colors.HexColor(shape.fill), strokeColor=None)
     if isinstance(shape, Line):
-        return PdfLine(shape.x1, HEIGHT - shape.y1, shape.x2, HEIGHT - shape.y2,
+        return PdfLine(shape.x1, height - shape.y1, shape.x2, height - shape.y2,
                        strokeColor=colors.HexColor(shape.stroke), strokeWidth=0.6)
-    return String(shape.x, HEIGHT - shape.y, shape.text, fontName=FACE["Bold" if shape.bold else ""],
+    return String(shape.x, height - shape.y, shape.text, fontName=FACE["Bold" if shape.bold else ""],
                   fontSize=shape.size, textAnchor=_ANCHOR[shape.anchor])
 
 
@@ -125,9 +107,10 @@ def _overall(report: Report) -> list[Flowable]:
 
 
 def _topics(report: Report) -> list[Flowable]:
-    rows = [["Topic", "Questions", "Mean score"]]
-    rows += [[t.topic, str(t.questions), w.score_text(t.score)] for t in report.topics]
-    table = Table(rows, hAlign="LEFT")
+    rows: list[list[str | Flowable]] = [["Topic", "Questions", "Mean score", w.TOPIC_GAPS]]
+    rows += [[t.topic, str(t.questions), w.score_text(t.score),
+              Paragraph(esc(w.topic_gaps_text(report, t.topic)), BODY)] for t in report.topics]
+    table = Table(rows, hAlign="LEFT", colWidths=[None, None, None, 7 * cm])
     table.setStyle(TableStyle([
         ("GRID", (0, 0), (-1, -1), 0.5, colors.grey),
         ("FONTNAME", (0, 0), (-1, -1), FACE[""]),
@@ -150,10 +133,9 @@ def _question(entry: QuestionEntry) -> list[Flowable]:
         Paragraph(f"Q{entry.number}. {esc(entry.question)}", H3), Paragraph(esc(facts), BODY)
     ]
     story += [Paragraph(esc(flag), SMALL) for flag in w.detail_lines(entry)]
-    story += _titled("Covered", [f"{esc(p.description)} ({p.verdict}): <i>\u201c{esc(p.quote)}\u201d</i>"
-                                 for p in entry.covered])
-    story += _titled("Missed", [esc(w.missed_text(p.description, p.verdict))
-                                for p in entry.missed])
+    for title, points in w.point_lists(entry):
+        story += _titled(title, [esc(desc) + (f" \u2014 you said <i>\u201c{esc(quote)}\u201d</i>" if quote else "")
+                                 for desc, quote in points])
     story += _titled("Misconceptions", [
         f"You said <i>\u201c{esc(m.quote)}\u201d</i> \u2014 {esc(m.correction)}" for m in entry.misconceptions
     ])
@@ -167,11 +149,10 @@ def _transcript(entry: QuestionEntry) -> list[Flowable]:
     for exchange in entry.transcript:
         story += [Paragraph(f"<b>{esc(w.asked_label(exchange))}:</b> {esc(exchange.prompt)}", SMALL),
                   Paragraph(f"<i>{esc(w.reply_label(exchange))}</i>", SMALL)]
-        story += [Preformatted(_quoted(text), MONO, maxLineLength=MONO_LINE)
-                  for text in (exchange.answer, exchange.code) if text]
+        story += [_as_written(text) for text in (exchange.answer, exchange.code) if text]
     if entry.model_answer:
         story += [Paragraph(f"<b>{esc(w.MODEL_ANSWER)}:</b>", SMALL),
-                  Preformatted(_quoted(entry.model_answer), MONO, maxLineLength=MONO_LINE)]
+                  _as_written(entry.model_answer)]
     return story
 
 
@@ -193,15 +174,6 @@ def _strengths(report: Report) -> list[Flowable]:
     return [Paragraph(w.STRENGTHS, H2), *(_bullets(items) or [Paragraph(w.NO_STRENGTHS, BODY)])]
 
 
-def _gaps(report: Report) -> list[Flowable]:
-    story: list[Flowable] = [Paragraph(w.GAPS, H2)]
-    for group in report.gaps:
-        story.append(Paragraph(f"{esc(group.topic)} ({w.score_text(group.score)})", H3))
-        story += _bullets([esc(w.missed_text(p.description, p.verdict))
-                           + f" \u2014 {esc(p.question_id)}" for p in group.points])
-    return story if report.gaps else [*story, Paragraph(w.NO_GAPS, BODY)]
-
-
 def _misconceptions(report: Report) -> list[Flowable]:
     items = [f"You said <i>\u201c{esc(m.quote)}\u201d</i> ({esc(m.topic)}). Wrong claim: {esc(m.claim)} "
              f"<b>Correction:</b> {esc(m.correction)}" for m in report.misconceptions]
@@ -211,10 +183,10 @@ def _misconceptions(report: Report) -> list[Flowable]:
 def _study_plan(report: Report) -> list[Flowable]:
     story: list[Flowable] = [Paragraph(w.STUDY_PLAN, H2)]
     for n, item in enumerate(report.study_plan, start=1):
-        story.append(Paragraph(f"{n}. <b>{esc(item.question)}</b> ({esc(item.topic)}, "
+        story.append(Paragraph(f"{n}. <b>Q{item.number}. {esc(item.question)}</b> ({esc(item.topic)}, "
                                f"{w.score_text(item.score)})", BODY))
-        if item.focus:
-            story.append(Paragraph(f"Work on: {esc(w.focus_text(item.focus))}", SMALL))
+        if work_on := w.work_on_text(report.question(item.number)):
+            story.append(Paragraph(esc(work_on), SMALL))
         story += _bullets([f"Study next: <font face='Courier'>{esc(link.id)}</font> \u2014 "
                            f"{esc(link.question)}" for link in item.next])
     return story if report.study_plan else [*story, Paragraph(w.NO_STUDY, BODY)]

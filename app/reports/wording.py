@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 from app.reports.model import Exchange, QuestionEntry, Report
-from evaluators.feedback import listed
 
 TITLE = "Interview report"
 OVERALL = "Overall"
 PER_TOPIC = "Per topic"
 QUESTIONS = "Questions"
 STRENGTHS = "Strengths"
-GAPS = "Gaps"
 MISCONCEPTIONS = "Misconceptions to unlearn"
 STUDY_PLAN = "Study plan"
 TRANSCRIPT = "Transcript"
 MODEL_ANSWER = "Model answer"
-SECTIONS = (OVERALL, PER_TOPIC, QUESTIONS, STRENGTHS, GAPS, MISCONCEPTIONS, STUDY_PLAN)
+SECTIONS = (OVERALL, PER_TOPIC, QUESTIONS, STRENGTHS, MISCONCEPTIONS, STUDY_PLAN)
 
 NOTHING_ANSWERED = "Nothing was answered in this session, so there is nothing to score yet."
 NO_STRENGTHS = "No rubric point was fully covered with a quotable statement."
-NO_GAPS = "No missed points: every rubric point was covered."
 NO_MISCONCEPTIONS = "No misconceptions were detected."
 NO_STUDY = "No weak questions: nothing to add to the plan."
 
@@ -72,13 +69,56 @@ def detail_lines(entry: QuestionEntry) -> list[str]:
             *(f"Failed check {c.name}: {c.message or ''}" for c in entry.failed_checks)]
 
 
-def missed_text(description: str, verdict: str) -> str:
-    return f"{description} (partly)" if verdict == "partial" else description
+COVERED, PARTLY, MISSED = "Covered", "Partly stated", "Missed"
 
 
-def focus_text(points: list[str]) -> str:
-    """Missed-point descriptions as one run-on list, as the feedback lists them."""
-    return listed(points)
+def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | None]]]]:
+    """The question's rubric points under three headings, each point under one only, as (description, the
+    candidate's sentence that earned it): covered, partly stated, missed (no sentence).
+
+    A partial point is shown as partly stated with its sentence, never as missed and never with its credit,
+    even near 0: of the 23 partial verdicts with a credit under 0.1 on this team's answers graded point by
+    point (the later sets; bench/bench_scorer.py prints these), the graders found 15 stated in full or in part,
+    against 157 of the 500 points called missed; and a credit reads as a share of the point stated, which it
+    is not (under 0.1, 7 of 23 were stated in full; at 0.5 or more, 71 of 119). The sentence lets the reader
+    judge."""
+    return [
+        (COVERED, [(p.description, p.quote) for p in entry.covered if p.verdict == "covered"]),
+        (PARTLY, [(p.description, p.quote) for p in entry.covered if p.verdict == "partial"]),
+        (MISSED, [(p.description, None) for p in entry.missed if p.verdict == "missed"]),
+    ]
+
+
+# Each gap is listed once, under its question (with the transcript and the model answer beside it): the
+# per-topic table counts them and the study plan points back to them, rather than listing them twice more.
+TOPIC_GAPS = "Not yet covered"
+
+
+def _gap_counts(entry: QuestionEntry) -> tuple[int, int]:
+    lists = dict(point_lists(entry))
+    return len(lists[MISSED]), len(lists[PARTLY])
+
+
+def topic_gaps_text(report: Report, topic: str) -> str:
+    """The per-topic table's tally of points not yet covered, and the questions that list them."""
+    entries = [q for q in report.questions if q.topic == topic and q.score is not None]
+    counts = [_gap_counts(q) for q in entries]
+    missed, partly = sum(c[0] for c in counts), sum(c[1] for c in counts)
+    said = [f"{missed} missed"] * bool(missed) + [f"{partly} partly stated"] * bool(partly)
+    where = ", ".join(f"Q{q.number}" for q, c in zip(entries, counts, strict=True) if sum(c))
+    return f"{', '.join(said)} ({where})" if said else "none"
+
+
+def work_on_text(entry: QuestionEntry) -> str | None:
+    """What a study item's question left to work on, by kind, pointing to where it is listed under the question."""
+    missed, partly = _gap_counts(entry)
+    counts = [(len(entry.failed_checks), "failed check"), (len(entry.misconceptions), "misconception"),
+              (missed, "missed point"), (partly, "partly stated point")]
+    named = [f"{n} {what}" + ("s" if n > 1 else "") for n, what in counts if n]
+    if not named:
+        return None
+    return f"Work on: the {' and '.join([', '.join(named[:-1]), named[-1]] if len(named) > 1 else named)} " \
+           f"listed under Q{entry.number} above."
 
 
 def code_text(entry: QuestionEntry) -> str | None:

@@ -276,7 +276,7 @@ def test_practice_session_report_and_history(page: Any, servers: tuple[str, str]
     pdf = PdfReader(io.BytesIO(Path(download.value.path()).read_bytes()))
     text = "\n".join(p.extract_text() for p in pdf.pages)
     assert len(pdf.pages) >= 1
-    for heading in ("Interview report", "Per topic", "Strengths", "Gaps", "Misconceptions to unlearn", "Study plan"):
+    for heading in ("Interview report", "Per topic", "Strengths", "Misconceptions to unlearn", "Study plan"):
         assert heading in text, heading
 
     page.get_by_text("History", exact=True).click()
