@@ -914,6 +914,36 @@ def test_a_turn_stored_with_the_older_short_copy_is_judged_by_its_text_and_rubri
     assert as_asked(short, None) is None and as_asked(None, entry) is entry
 
 
+def test_a_start_raced_by_more_sessions_than_any_fixed_number_of_tries_still_gets_its_question(
+    repo, user, ingested_store, bank, scorer
+):
+    """Another process gives the user a question between this start's choice and its insert, twelve times over:
+    each refusal is a race lost to a session that did get its question, so the start chooses again until it is
+    recorded, never a 409, and still repeats none of theirs."""
+    def engine_on(store_repo):
+        return InterviewEngine(repo=store_repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                               scorer=AnswerScorer(evaluator=scorer))
+
+    other, config = engine_on(repo), SessionConfig(num_questions=1, seed=5)
+    theirs: list[str] = []
+
+    class RacedRepo:
+        races = 12
+
+        def __getattr__(self, name):
+            return getattr(repo, name)
+
+        def add_turn(self, *args, **kwargs):
+            if kwargs.get("user_asked") is not None and self.races:
+                self.races -= 1
+                theirs.append(other.start(user_id=user, config=config)[1].question_id)
+            return repo.add_turn(*args, **kwargs)
+
+    raced = RacedRepo()
+    _, prompt = engine_on(raced).start(user_id=user, config=config)
+    assert raced.races == 0 and len(theirs) == len(set(theirs)) == 12
+    assert prompt.question_id not in theirs
+
 
 RACING_STARTER = """
 import sys, time

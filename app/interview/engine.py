@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from app.errors import ChoiceOutdatedError, ConflictError, NotFoundError, UserFacingError
+from app.errors import ConflictError, NotFoundError, UserFacingError
+from app.interview.choice import until_recorded
 from app.interview.followups import choose_follow_up, hint_for
 from app.interview.models import Mode, Prompt, PromptKind, SessionConfig, SessionState, TurnOutcome
 from app.interview.penalties import HINT_COST, charge_answer, charge_give_up
@@ -41,10 +42,6 @@ LOCK_STRIPES = 64
 # and the next request finishes it. Longer than any offline step; with an LLM, services.resume_after_s
 # lengthens it to cover the step's calls at the configured timeout.
 RESUME_AFTER_S = 60.0
-# A question chosen while another session of the same user took one (another process) is chosen again; each
-# retry means one of the others got its question, so this covers that many sessions started at once.
-CHOICE_ATTEMPTS = 8
-
 
 
 class InterviewEngine:
@@ -276,20 +273,17 @@ class InterviewEngine:
     def _ask_next(self, session_id: str, user_id: int, config: SessionConfig, state: SessionState) -> Prompt | None:
         """Choose and ask the next question. One user's sessions must not both take one unseen question: in this
         process they choose one at a time; across processes the store records a question only if the user was
-        asked none since the choice read their history, and otherwise it is chosen again. The store's lock is
-        held for that check and the insert alone, not while an LLM words the question."""
-        with self._user_locks[user_id % LOCK_STRIPES]:
-            for _ in range(CHOICE_ATTEMPTS - 1):
-                try:  # on a copy: a choice that is not recorded leaves nothing behind
-                    return self._choose_and_ask(session_id, user_id, config, state.model_copy(deep=True))
-                except ChoiceOutdatedError:
-                    continue
-            return self._choose_and_ask(session_id, user_id, config, state)  # its conflict, if any, is a 409
+        asked none since the choice read their history, and otherwise it is chosen again (`choice.until_recorded`).
+        The store's lock is held for that check and the insert alone, not while an LLM words the question."""
+        with self._user_locks[user_id % LOCK_STRIPES]:  # each try on a copy: one not recorded leaves nothing behind
+            return until_recorded(
+                lambda asked: self._choose_and_ask(session_id, user_id, config, state.model_copy(deep=True), asked),
+                lambda: self._repo.questions_asked(user_id),  # read before the history the choice is made from
+            )
 
     def _choose_and_ask(
-        self, session_id: str, user_id: int, config: SessionConfig, state: SessionState
+        self, session_id: str, user_id: int, config: SessionConfig, state: SessionState, asked: int
     ) -> Prompt | None:
-        asked = self._repo.questions_asked(user_id)  # read before the history the choice is made from
         hit, history = None, self._history(user_id, besides=session_id)
         if state.question_number < config.num_questions:
             rng = random.Random(f"{config.seed if config.seed is not None else session_id}:{state.question_number}")
