@@ -157,6 +157,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.cors_origins,
+            # No DELETE, on purpose: the one DELETE is an admin route, called server to server (the admin key
+            # must never be in a browser's page), so no browser origin is let send it.
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type", "Accept"],
             expose_headers=["Retry-After", "Link"],  # Link: the next page of GET /v1/sessions
