@@ -58,6 +58,9 @@ class Settings(BaseSettings):
     max_code_chars: int = Field(default=50_000, gt=0)
     code_checks_per_minute: int = Field(default=30, gt=0)
     code_checks_in_flight: int = Field(default=1, gt=0)
+    # POST /v1/grade and /v1/grade/batch one user may have running at once: each holds a thread of the slow
+    # routes for as long as the model takes, so without it one key's batches took every slot from everyone.
+    grading_in_flight: int = Field(default=2, gt=0)
 
     # Code runner
     runner_workers: int = Field(default=0, ge=0, le=32)  # 0 means one per core

@@ -13,7 +13,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api import admin, code, grading, health, problems, progress, questions, sessions
-from app.api.ratelimit import SlidingWindowLimiter
+from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter
 from app.api.slow_routes import SlowRouteLimit
 from app.config import Settings, get_settings
 
@@ -141,6 +141,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.code_limiter = SlidingWindowLimiter(settings.code_checks_per_minute, window_s=60.0,
                                                   in_flight=settings.code_checks_in_flight)
+    app.state.grading_limit = InFlightLimit(settings.grading_in_flight)
     problems.install(app)
     for module in (sessions, questions, grading, code, progress, health, admin):
         app.include_router(module.router)
@@ -156,6 +157,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.cors_origins,
+            # No DELETE, on purpose: the one DELETE is an admin route, called server to server (the admin key
+            # must never be in a browser's page), so no browser origin is let send it.
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type", "Accept"],
             expose_headers=["Retry-After", "Link"],  # Link: the next page of GET /v1/sessions

@@ -78,7 +78,31 @@ def test_keys_are_rotated_added_listed_and_revoked(admin):
     assert_problem(admin.client.delete("/v1/admin/users/learner-3/keys/second", headers=bearer(ADMIN_KEY)), 404)
     assert_problem(admin.client.post("/v1/admin/users/nobody/keys", json={}, headers=bearer(ADMIN_KEY)), 404)
     taken = admin.client.post("/v1/admin/users/learner-3/keys", json={"name": "third"}, headers=bearer(ADMIN_KEY))
-    assert_problem(taken, 409)
+    # Said to the integrator about their candidate, not as the CLI's "you already have a key".
+    assert assert_problem(taken, 409)["detail"] == ("user 'learner-3' already has a key named 'third' (a revoked key "
+                                                    "keeps its name); choose another name")
+
+
+def test_names_made_before_the_path_rule_are_reached_and_new_ones_follow_it_however_made(admin):
+    """The CLI made users and keys with spaces, which every admin route refused (422) as a path name; such names
+    are looked up as sent (URL-encoded), and new ones, from the CLI's store calls too, follow the path rule."""
+    from app.errors import UserFacingError
+    old_name, old_key = "two words", "my laptop"
+    with admin.repo._writing() as session:  # as stored before the rule: no store call makes such names now
+        user = User(name=old_name)
+        session.add(user)
+        session.flush()
+        session.add(ApiKey(user_id=user.id, name=old_key, key_hash="0" * 64, prefix="iv_old"))
+    listed = admin.client.get("/v1/admin/users/two%20words/keys", headers=bearer(ADMIN_KEY))
+    assert listed.status_code == 200 and [k["name"] for k in listed.json()] == [old_key]
+    gone = admin.client.delete("/v1/admin/users/two%20words/keys/my%20laptop", headers=bearer(ADMIN_KEY))
+    assert gone.status_code == 204
+    issued = admin.client.post("/v1/admin/users/two%20words/keys", json={}, headers=bearer(ADMIN_KEY))
+    assert issued.status_code == 201 and works(admin, issued.json()["api_key"])
+    for make in (lambda: admin.repo.get_or_create_user("new user"),
+                 lambda: admin.repo.create_api_key(admin.repo.user_named(old_name).id, "my phone")):
+        with pytest.raises(UserFacingError, match="may hold only letters, digits and _ . @ \\+ -"):
+            make()
 
 
 @pytest.mark.parametrize("name", ["", "a/b", "two words", "x" * 201, "a\x01b", "\u202egnp.exe", "a\u200bb", ".", ".."])

@@ -44,11 +44,15 @@ def test_keys_create_list_revoke(cli, tmp_path):
     assert json.loads(run(cli, "keys", "list", "--user", "bob", "--json").stdout) == []
 
 
-def test_a_key_name_with_brackets_is_printed_as_typed(cli):
-    """rich read "[/k]" as a closing tag and raised after the key was made, losing the one showing."""
+def test_a_key_name_with_brackets_is_printed_as_typed(cli, tmp_path):
+    """rich read "[/k]" as a closing tag and raised after the key was made, losing the one showing. New names
+    cannot hold brackets (they travel in the admin routes' paths); one stored before that rule still lists."""
     created = run(cli, "keys", "create", "--name", "[/k] laptop")
-    assert created.exit_code == 0, created.output
-    assert created.stdout.strip().startswith("iv_") and "'[/k] laptop'" in created.stderr
+    assert isinstance(created.exception, UserFacingError) and "may hold only letters" in str(created.exception)
+    created = run(cli, "keys", "create", "--name", "laptop")
+    assert created.exit_code == 0 and created.stdout.strip().startswith("iv_") and "'laptop'" in created.stderr
+    with sqlite3.connect(tmp_path / "data" / "interviewer.db") as db:
+        db.execute("UPDATE api_keys SET name = '[/k] laptop'")
     listed = run(cli, "keys", "list")
     assert listed.exit_code == 0 and listed.stdout.startswith("[/k] laptop")
 

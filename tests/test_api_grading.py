@@ -314,3 +314,56 @@ def test_a_question_an_interview_is_asking_is_not_graded_on_the_side_until_it_is
     assert "interview" in batch[0]["error"] and (asked == "zero-grad" or batch[1]["result"]) and batch[2]["result"]
     alice.post(f"/v1/sessions/{created['id']}/finish").raise_for_status()
     assert alice.post("/v1/grade", json={"question_id": asked, "answer": "Some answer."}).status_code == 200
+
+
+def test_one_users_grading_holds_at_most_its_share_and_others_are_graded_meanwhile(tmp_path, ingested_store, bank,
+                                                                                   scorer):
+    """Grading holds a thread of the slow routes for as long as the model takes: one key's three batches held on a
+    slow model took all three slots of a 4-thread pool, and another user's grade waited behind them. Past its
+    INTERVIEWER_GRADING_IN_FLIGHT the user gets a 429 with Retry-After; the other user is graded at once."""
+    import threading
+    from functools import partial
+
+    import anyio
+    import anyio.to_thread
+    import httpx
+
+    from app.api import deps
+    from tests.api_fixtures import HeldScorer
+
+    release = threading.Event()
+    held = HeldScorer(scorer, release, marker="held on a slow model")
+    api = build_api(tmp_path, store=ingested_store, bank=bank, scorer=held)  # the default cap: 2 at once
+    api.app.dependency_overrides[deps.get_evaluator] = lambda: held
+    batch = {"items": [{"question_id": "zero-grad", "answer": "Gradients add up: held on a slow model."}]}
+    replies: list[httpx.Response] = []
+
+    async def probe() -> httpx.Response:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = 4  # 3 slots for the slow routes
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api.app), base_url="http://t") as c:
+            post = partial(c.post, "/v1/grade/batch", json=batch, headers=api.as_user("alice"))
+
+            async def alices() -> None:
+                replies.append(await post())
+
+            async with anyio.create_task_group() as grading:
+                for _ in range(3):
+                    grading.start_soon(alices)
+                try:
+                    with anyio.fail_after(10):
+                        while held.held < 2 or not replies:
+                            await anyio.sleep(0.01)
+                        return await c.post("/v1/grade", headers=api.as_user("bob"), json={
+                            "question_id": "zero-grad", "answer": "It resets the gradients."})
+                finally:
+                    release.set()
+
+    other = anyio.run(probe)
+    assert other.status_code == 200 and other.json()["question_id"] == "zero-grad"
+    refused, *graded = replies
+    body = assert_problem(refused, 429)
+    assert "2 grading request(s) of yours are still running" in body["detail"]
+    assert int(refused.headers["Retry-After"]) > 0
+    assert [r.status_code for r in graded] == [200, 200]
+    again = api.client.post("/v1/grade/batch", json=batch, headers=api.as_user("alice"))  # theirs are done: let go
+    assert again.status_code == 200

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from knowledge.lexical import tokenize
-from tests.api_fixtures import alice, api, assert_problem, scorer  # noqa: F401
+from tests.api_fixtures import alice, api, assert_problem, build_api, scorer  # noqa: F401
 
 
 def test_browse_is_paginated_and_complete(alice, bank):
@@ -77,3 +77,20 @@ def test_a_search_says_how_many_questions_match_apart_from_how_many_it_ranks(ali
     mentions = [q.id for q in bank if {"zero", "grad"} & set(tokenize(q.lexical_text()))]
     assert zero_grad["matched"] == len(mentions) and 0 < len(mentions) < zero_grad["total"]
     assert alice.get("/v1/questions").json()["matched"] is None  # browsing matches nothing: it lists
+
+
+def test_a_search_of_a_pack_larger_than_two_hundred_counts_every_question(tmp_path, alice, bank, scorer):
+    """`total` and `matched` were counted on a ranked list cut at 200: a pack of 330 questions searched said 200."""
+    from knowledge.embeddings import HashingEmbedder
+    from knowledge.vectorstore import open_store
+
+    many = [q.model_copy(update={"id": f"{q.id}-{n}"}) for n in range(3) for q in bank]
+    store = open_store(data_dir=str(tmp_path / "many"), embedder=HashingEmbedder())
+    store.upsert(many)
+    (tmp_path / "large").mkdir()
+    large = build_api(tmp_path / "large", store=store, bank=many, scorer=scorer)
+    search = {"q": "zero_grad", "per_page": 100, "page": 4}
+    found = large.client.get("/v1/questions", params=search, headers=large.as_user("alice")).json()
+    in_bank = alice.get("/v1/questions", params={"q": "zero_grad"}).json()
+    assert found["total"] == len(many) == 330 and len(found["items"]) == 30
+    assert found["matched"] == 3 * in_bank["matched"] > 0

@@ -421,6 +421,8 @@ def test_terminal_answers_from_windows_files_and_odd_first_lines():
 
 @pytest.mark.parametrize("args, code, said", [
     (["keys", "create", "--name", "a", "--user", ""], 1, "error: a user name cannot be empty"),
+    # Names travel in the admin routes' paths: one the CLI made with a space, no admin route could reach.
+    (["keys", "create", "--name", "my laptop"], 1, "error: a key name may hold only letters, digits and _ . @ + -"),
     (["interview", "--difficulty", "²"], 2, "Invalid value for '--difficulty'"),  # usage errors exit 2
     (["interview", "--mode", "exam"], 2, "Invalid value for '--mode'"),
     (["search", "--difficulty", "4", "zero_grad"], 2, "Invalid value for '--difficulty'"),

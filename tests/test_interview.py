@@ -106,20 +106,33 @@ def test_a_session_asks_for_no_more_questions_than_its_topics_hold(engine, user,
     assert any(f"Only {len(pool)} question(s) in these topics are in the bank" in note for note in notes)
 
 
-def test_a_session_whose_question_left_the_bank_is_a_conflict_not_a_crash(engine, repo, user, bank, ingested_store,
-                                                                          scorer):
-    """A new bank release drops the question a session is on: its actions are refused with a reason."""
-    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=["autograd"]))
+def test_a_session_whose_question_left_the_bank_goes_on_as_asked_or_without_a_copy_is_a_conflict(
+    engine, repo, user, bank, ingested_store, scorer, tmp_path
+):
+    """A new bank release drops the question a session is on: the session goes on with the question as it was
+    asked (stored with its turn). A turn stored before copies were kept has nothing to judge an answer by: its
+    actions are refused with a reason, not a crash."""
+    import sqlite3
+
+    config = SessionConfig(num_questions=2, topics=["autograd"], seed=3)
+    session, prompt = engine.start(user_id=user, config=config)
+    older, older_prompt = engine.start(user_id=repo.get_or_create_user("bob").id, config=config)
+    assert older_prompt.question_id == prompt.question_id
+    with sqlite3.connect(tmp_path / "interviews.db") as db:  # as stored before copies were kept
+        db.execute("UPDATE turns SET bank_entry = NULL WHERE session_id = ?", (older.id,))
     later = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), scorer=AnswerScorer(evaluator=scorer),
                             bank={q.id: q for q in bank if q.id != prompt.question_id})
+    outcome = later.answer(session_id=session.id, user_id=user, text="Autograd records a graph.", code=None)
+    assert outcome.status == "active" and repo.turns(session.id)[0].evaluation["question_id"] == prompt.question_id
+    bob = older.user_id
     with pytest.raises(ConflictError, match="no longer in the question bank"):
-        later.answer(session_id=session.id, user_id=user, text="Autograd records a graph.", code=None)
+        later.answer(session_id=older.id, user_id=bob, text="Autograd records a graph.", code=None)
     with pytest.raises(ConflictError, match="no longer in the question bank"):
-        later.hint(session_id=session.id, user_id=user)
-    assert later.current_prompt(session_id=session.id, user_id=user) is None
+        later.hint(session_id=older.id, user_id=bob)
+    assert later.current_prompt(session_id=older.id, user_id=bob) is None
     # It can still be finished, so it does not stay active for good.
-    assert later.finish(session_id=session.id, user_id=user).status == "completed"
-    assert repo.get_session(session.id, user).status == "completed"
+    assert later.finish(session_id=older.id, user_id=bob).status == "completed"
+    assert repo.get_session(older.id, bob).status == "completed"
 
 
 def test_entries_the_index_holds_but_the_bank_does_not_are_never_asked(repo, user, bank, ingested_store, scorer):
@@ -864,6 +877,72 @@ def test_a_report_stays_as_asked_when_the_pack_is_edited_later(engine, repo, use
     assert before.questions[0].question == first.question
     missed = {p.point_id for p in before.questions[0].missed}
     assert missed and missed <= {p.id for p in first.rubric}
+
+
+def test_an_answer_after_the_pack_is_edited_is_judged_against_the_question_asked(repo, user, bank, ingested_store,
+                                                                                  scorer, engine):
+    """A restart with an edited pack while a session is open: the answer is scored on the rubric the candidate was
+    asked (the one its report lists), not on the pack as it is now."""
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["autograd"], seed=3))
+    asked = by_id(bank)[prompt.question_id]
+    rubric = [p.model_copy(update={"id": f"edited-{p.id}", "description": f"Edited later: {p.id} asks otherwise."})
+              for p in asked.rubric]
+    edited = asked.model_copy(update={"rubric": rubric, "follow_ups": [], "question": "Edited later: what else?"})
+    restarted = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), scorer=AnswerScorer(
+        evaluator=scorer), bank={**by_id(bank), asked.id: edited})
+    assert restarted.current_prompt(session_id=session.id, user_id=user).text == prompt.text
+    restarted.answer(session_id=session.id, user_id=user, text=asked.reference_answer, code=None)
+    judged = repo.turns(session.id)[0].evaluation
+    assert [p["point_id"] for p in judged["points"]] == [p.id for p in asked.rubric]
+    assert judged["score"] >= 3.5  # the model answer of the question asked, judged by its own rubric
+
+
+def test_a_turn_stored_with_the_older_short_copy_is_judged_by_its_text_and_rubric(bank):
+    """Turns stored before whole entries were kept have the question's text, reference and rubric only: those
+    parts as asked, the rest (phrasings of an unchanged point, wrong claims, code) from the bank."""
+    from app.interview.asked import as_asked
+    from app.interview.models import AskedQuestion
+
+    entry = by_id(bank)["zero-grad"]
+    short = AskedQuestion.of(entry).model_dump(mode="json")
+    short["rubric"][0]["description"] = "Stated when asked: a point the pack has reworded since."
+    now = entry.model_copy(update={"question": "Edited later: what else?", "rubric": entry.rubric[1:]})
+    judged = as_asked(short, now)
+    assert judged.question == entry.question and [p.id for p in judged.rubric] == [p.id for p in entry.rubric]
+    assert judged.rubric[0].evidence == ["Stated when asked: a point the pack has reworded since."]
+    assert judged.rubric[1] == entry.rubric[1] and judged.misconceptions == entry.misconceptions
+    assert as_asked(short, None) is None and as_asked(None, entry) is entry
+
+
+def test_a_start_raced_by_more_sessions_than_any_fixed_number_of_tries_still_gets_its_question(
+    repo, user, ingested_store, bank, scorer
+):
+    """Another process gives the user a question between this start's choice and its insert, twelve times over:
+    each refusal is a race lost to a session that did get its question, so the start chooses again until it is
+    recorded, never a 409, and still repeats none of theirs."""
+    def engine_on(store_repo):
+        return InterviewEngine(repo=store_repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                               scorer=AnswerScorer(evaluator=scorer))
+
+    other, config = engine_on(repo), SessionConfig(num_questions=1, seed=5)
+    theirs: list[str] = []
+
+    class RacedRepo:
+        races = 12
+
+        def __getattr__(self, name):
+            return getattr(repo, name)
+
+        def add_turn(self, *args, **kwargs):
+            if kwargs.get("user_asked") is not None and self.races:
+                self.races -= 1
+                theirs.append(other.start(user_id=user, config=config)[1].question_id)
+            return repo.add_turn(*args, **kwargs)
+
+    raced = RacedRepo()
+    _, prompt = engine_on(raced).start(user_id=user, config=config)
+    assert raced.races == 0 and len(theirs) == len(set(theirs)) == 12
+    assert prompt.question_id not in theirs
 
 
 RACING_STARTER = """

@@ -16,19 +16,19 @@ from app.api.deps import RepoDep, require_admin
 from app.api.problems import problem_responses
 from app.api.schemas import RequestModel
 from app.errors import NotFoundError
+from app.store.accounts import ACCOUNT_NAME
 from app.store.records import ApiKeyRecord, UserRecord
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"], dependencies=[Depends(require_admin)],
                    responses=problem_responses(401, 404, 422))
 
-# A name travels in the path of the key routes: letters, digits and _ . @ + - only, not starting with a dot, so
-# no slash, space, control or invisible character to escape or mistake, and no "." or ".." that a path resolves.
-NAME = r"^[\w@+-][\w.@+-]*$"
-USER_NAME = Field(min_length=1, max_length=200, pattern=NAME, examples=["learner-4711"],
+# New names travel in the key routes' paths (app.store.accounts.ACCOUNT_NAME). A name in a path is looked up as
+# sent: users and keys named before that rule (the CLI allowed "my laptop") are reached URL-encoded.
+USER_NAME = Field(min_length=1, max_length=200, pattern=ACCOUNT_NAME, examples=["learner-4711"],
                   description="Your own id for the candidate (an LMS user id, an email): unique on this server")
-KEY_NAME = Field(default="default", min_length=1, max_length=100, pattern=NAME,
+KEY_NAME = Field(default="default", min_length=1, max_length=100, pattern=ACCOUNT_NAME,
                  description="A label for the key, unique among the user's keys")
-UserName = Annotated[str, Path(min_length=1, max_length=200, pattern=NAME)]
+UserName = Annotated[str, Path(min_length=1, max_length=200)]
 
 
 class NewUser(RequestModel):

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from app.api.ratelimit import SlidingWindowLimiter
+from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter
 from app.config import Settings
 from app.store.records import UserRecord
 from knowledge.schema import Question
@@ -61,6 +61,10 @@ def get_runner(request: Request) -> Any | None:
 
 def get_code_limiter(request: Request) -> SlidingWindowLimiter:
     return request.app.state.code_limiter
+
+
+def get_grading_limit(request: Request) -> InFlightLimit:
+    return request.app.state.grading_limit
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
@@ -138,6 +142,23 @@ def require_size(value: str | None, limit: int, what: str) -> None:
         raise HTTPException(413, f"{what} is {len(value)} characters; the limit is {limit}")
 
 
+def _busy(what: str, limit: InFlightLimit, advice: str) -> HTTPException:
+    """429 for a user who has as many runs going as allowed: the caller retries once one has finished."""
+    return HTTPException(429, f"{limit.in_flight} {what} of yours are still running; {advice}",
+                         headers={"Retry-After": "2"})
+
+
+def grading_slot(user: UserDep, limit: Annotated[InFlightLimit, Depends(get_grading_limit)]) -> Iterator[None]:
+    """Holds one of the user's grading runs for the request (INTERVIEWER_GRADING_IN_FLIGHT); 429 past them."""
+    if not limit.start(user.id):
+        raise _busy("grading request(s)", limit, "send this one when they finish (a POST /v1/grade/batch grades "
+                    "up to 100 answers in one request)")
+    try:
+        yield
+    finally:
+        limit.finish(user.id)
+
+
 @contextmanager
 def code_check_slot(user: UserRecord, limiter: SlidingWindowLimiter) -> Iterator[Callable[[], None]]:
     """A function that takes one sandbox run for the user, called once the run is certain: 429 while as many
@@ -148,8 +169,7 @@ def code_check_slot(user: UserRecord, limiter: SlidingWindowLimiter) -> Iterator
     def take() -> None:
         nonlocal taken
         if not limiter.start(user.id):
-            raise HTTPException(429, f"{limiter.in_flight} code check(s) of yours are still running; send this "
-                                     "one when they finish", headers={"Retry-After": "2"})
+            raise _busy("code check(s)", limiter, "send this one when they finish")
         wait = limiter.acquire(user.id)
         if wait is not None:
             limiter.finish(user.id)

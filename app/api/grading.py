@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, HTTPException
+from fastapi import APIRouter, Body, Depends, HTTPException
 from pydantic import BaseModel, BeforeValidator, Field, StrictFloat, WithJsonSchema, model_validator
 
-from app.api.deps import BankDep, EvaluatorDep, RepoDep, SettingsDep, StoreDep, UserDep, require_size
+from app.api.deps import BankDep, EvaluatorDep, RepoDep, SettingsDep, StoreDep, UserDep, grading_slot, require_size
 from app.api.problems import problem_responses
 from app.api.schemas import EvaluationOut, RequestModel
 from app.errors import ConflictError, NotFoundError, UserFacingError
@@ -132,7 +132,8 @@ GRADE_EXAMPLES = {
 }
 
 
-@router.post("/grade", response_model=GradeOut, responses=problem_responses(400, 404, 409, 413))
+@router.post("/grade", response_model=GradeOut, responses=problem_responses(400, 404, 409, 413, 429),
+             dependencies=[Depends(grading_slot)])
 def grade(
     user: UserDep,
     repo: RepoDep,
@@ -166,7 +167,8 @@ def grade(
     )
 
 
-@router.post("/grade/batch", response_model=GradeBatchOut, responses=problem_responses(400, 413))
+@router.post("/grade/batch", response_model=GradeBatchOut, responses=problem_responses(400, 413, 429),
+             dependencies=[Depends(grading_slot)])
 def grade_batch(
     user: UserDep,
     repo: RepoDep,

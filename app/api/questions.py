@@ -15,8 +15,6 @@ from knowledge.schema import Framework, Kind, Topic
 from knowledge.vectorstore import SearchHit
 
 router = APIRouter(prefix="/v1/questions", tags=["questions"], responses=problem_responses(401, 422))
-# Search ranks a bounded candidate list; deeper pages of a ranked search are not useful.
-MAX_SEARCH_RESULTS = 200
 
 
 class QuestionSummary(BaseModel):
@@ -32,8 +30,8 @@ class QuestionSummary(BaseModel):
 class QuestionPage(BaseModel):
     items: list[QuestionSummary]
     total: int = Field(description="Questions in the listing over all its pages. Browsing: those the filters admit. "
-                       f"Searching: the ranked list, which is every question the filters admit (up to "
-                       f"{MAX_SEARCH_RESULTS}), best first, so not a count of relevant ones: see `matched`")
+                       "Searching: the ranked list, which is every question the filters admit, best first, so not "
+                       "a count of relevant ones: see `matched`")
     matched: int | None = Field(default=None, description="Searching: how many questions in the ranked list "
                                 "contain a word of the search (stop words aside; synonyms count); the ranking "
                                 "goes on with questions related in meaning only. Absent when browsing")
@@ -78,7 +76,8 @@ def list_questions(
     hits: list[SearchHit]
     searching = bool(q and q.strip())
     if q and searching:
-        hits = store.search(q, k=MAX_SEARCH_RESULTS, filters=filters)
+        # Every admitted question is scored anyway; a shorter list would cap `total` and `matched` at its length.
+        hits = store.search(q, k=max(1, store.count()), filters=filters)
     else:
         hits = sorted(store.catalog(filters), key=lambda h: h.id)
     start = (page - 1) * per_page

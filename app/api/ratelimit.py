@@ -1,4 +1,9 @@
-"""A per-user sliding-window rate limit for the expensive code checks."""
+"""Per-user limits on the expensive work: runs at once (code checks, grading) and code checks per minute.
+
+Kept in process memory on purpose: exact for one process, no round trip. With `--workers N` each process
+counts on its own, so a user gets up to N times each limit; a shared store (Redis, the database) would be
+needed for a hard cluster-wide cap.
+"""
 
 from __future__ import annotations
 
@@ -8,25 +13,13 @@ from collections import deque
 from collections.abc import Callable
 
 
-class SlidingWindowLimiter:
-    """At most `limit` events per `window_s` per key.
+class InFlightLimit:
+    """At most `in_flight` running at once per key (None: no cap). One user's work, each piece holding a sandbox
+    worker or a thread of the slow routes (app/api/slow_routes.py) while it runs, would otherwise fill the pool
+    and every other user waits."""
 
-    Kept in process memory on purpose: it is exact for one process and costs no round trip. With
-    `--workers N` each process counts on its own, so a user gets up to N times the limit; a shared
-    store (Redis, the database) would be needed for a hard cluster-wide cap.
-    """
-
-    def __init__(
-        self, limit: int, window_s: float = 60.0, clock: Callable[[], float] = time.monotonic,
-        in_flight: int | None = None,
-    ) -> None:
-        self.limit = limit
-        self.window_s = window_s
-        # At most this many running at once per key (None: no cap): one user's checks, each holding a worker
-        # up to its time limit, would otherwise fill the pool, and every other user waits.
+    def __init__(self, in_flight: int | None = None) -> None:
         self.in_flight = in_flight
-        self._clock = clock
-        self._events: dict[object, deque[float]] = {}
         self._running: dict[object, int] = {}
         self._lock = threading.Lock()
 
@@ -45,6 +38,20 @@ class SlidingWindowLimiter:
                 self._running[key] = left
             else:
                 self._running.pop(key, None)
+
+
+class SlidingWindowLimiter(InFlightLimit):
+    """At most `limit` events per `window_s` per key, and at most `in_flight` of them running at once."""
+
+    def __init__(
+        self, limit: int, window_s: float = 60.0, clock: Callable[[], float] = time.monotonic,
+        in_flight: int | None = None,
+    ) -> None:
+        super().__init__(in_flight)
+        self.limit = limit
+        self.window_s = window_s
+        self._clock = clock
+        self._events: dict[object, deque[float]] = {}
 
     def acquire(self, key: object) -> float | None:
         """Count one event for `key`; None when allowed, else the seconds until it would be."""

@@ -11,9 +11,10 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from app.errors import ChoiceOutdatedError, ConflictError, NotFoundError, UserFacingError
+from app.errors import ConflictError, NotFoundError, UserFacingError
+from app.interview.choice import until_recorded
 from app.interview.followups import choose_follow_up, hint_for
-from app.interview.models import AskedQuestion, Mode, Prompt, PromptKind, SessionConfig, SessionState, TurnOutcome
+from app.interview.models import Mode, Prompt, PromptKind, SessionConfig, SessionState, TurnOutcome
 from app.interview.penalties import HINT_COST, charge_answer, charge_give_up
 from app.interview.phrasing import Phraser
 from app.interview.scoring import AnswerScorer, ScoredAnswer, code_out_of_fence, with_code
@@ -41,9 +42,6 @@ LOCK_STRIPES = 64
 # and the next request finishes it. Longer than any offline step; with an LLM, services.resume_after_s
 # lengthens it to cover the step's calls at the configured timeout.
 RESUME_AFTER_S = 60.0
-# A question chosen while another session of the same user took one (another process) is chosen again; each
-# retry means one of the others got its question, so this covers that many sessions started at once.
-CHOICE_ATTEMPTS = 8
 
 
 class InterviewEngine:
@@ -129,7 +127,7 @@ class InterviewEngine:
         before_code_run: Callable[[], None] | None = None,
     ) -> TurnOutcome:
         session, config, state = self._active(session_id, user_id, expected=expected)
-        question = self._bank[state.current_question_id or ""]
+        question = self._asked(session_id, state.current_question_id)
         turn = self._repo.turn(session_id, state.current_turn_id)
         if not (code or "").strip() and is_non_answer(text or "", question.reference_answer):
             # "I don't know" typed does what the button does: the model answer is shown and the report counts it
@@ -179,7 +177,7 @@ class InterviewEngine:
 
     def _hint(self, session_id: str, user_id: int, *, expected: int | None) -> TurnOutcome:
         session, config, state = self._active(session_id, user_id, expected=expected)
-        question = self._bank[state.current_question_id or ""]
+        question = self._asked(session_id, state.current_question_id)
         turn = self._repo.turn(session_id, state.current_turn_id)
         used = self._repo.hints_on_question(session_id, question.id)
         last = self._repo.last_evaluation(session_id, question.id)
@@ -222,7 +220,7 @@ class InterviewEngine:
         self, session_id: str, user_id: int, *, action: str, text: str | None = None, expected: int | None = None
     ) -> TurnOutcome:
         session, config, state = self._active(session_id, user_id, expected=expected)
-        question = self._bank[state.current_question_id or ""]
+        question = self._asked(session_id, state.current_question_id)
         turn = self._repo.turn(session_id, state.current_turn_id)
         scored = self._scorer.zero(question, reason=action)
         follow_up = turn.kind == PromptKind.FOLLOW_UP
@@ -275,20 +273,17 @@ class InterviewEngine:
     def _ask_next(self, session_id: str, user_id: int, config: SessionConfig, state: SessionState) -> Prompt | None:
         """Choose and ask the next question. One user's sessions must not both take one unseen question: in this
         process they choose one at a time; across processes the store records a question only if the user was
-        asked none since the choice read their history, and otherwise it is chosen again. The store's lock is
-        held for that check and the insert alone, not while an LLM words the question."""
-        with self._user_locks[user_id % LOCK_STRIPES]:
-            for _ in range(CHOICE_ATTEMPTS - 1):
-                try:  # on a copy: a choice that is not recorded leaves nothing behind
-                    return self._choose_and_ask(session_id, user_id, config, state.model_copy(deep=True))
-                except ChoiceOutdatedError:
-                    continue
-            return self._choose_and_ask(session_id, user_id, config, state)  # its conflict, if any, is a 409
+        asked none since the choice read their history, and otherwise it is chosen again (`choice.until_recorded`).
+        The store's lock is held for that check and the insert alone, not while an LLM words the question."""
+        with self._user_locks[user_id % LOCK_STRIPES]:  # each try on a copy: one not recorded leaves nothing behind
+            return until_recorded(
+                lambda asked: self._choose_and_ask(session_id, user_id, config, state.model_copy(deep=True), asked),
+                lambda: self._repo.questions_asked(user_id),  # read before the history the choice is made from
+            )
 
     def _choose_and_ask(
-        self, session_id: str, user_id: int, config: SessionConfig, state: SessionState
+        self, session_id: str, user_id: int, config: SessionConfig, state: SessionState, asked: int
     ) -> Prompt | None:
-        asked = self._repo.questions_asked(user_id)  # read before the history the choice is made from
         hit, history = None, self._history(user_id, besides=session_id)
         if state.question_number < config.num_questions:
             rng = random.Random(f"{config.seed if config.seed is not None else session_id}:{state.question_number}")
@@ -323,7 +318,7 @@ class InterviewEngine:
             session_id, question_id=question.id, topic=question.topic.value, difficulty=question.difficulty,
             kind=kind.value, prompt=text, target_point=target_point, state=state.model_dump(mode="json"),
             position=position, user_asked=user_asked,
-            bank_entry=AskedQuestion.of(question).model_dump(mode="json") if kind is PromptKind.QUESTION else None,
+            bank_entry=question.model_dump(mode="json") if kind is PromptKind.QUESTION else None,  # judged by this copy
         )
         state.current_turn_id = turn.id
         return turn
@@ -379,7 +374,7 @@ class InterviewEngine:
         )
 
     def _prompt_for(self, turn: Any, config: SessionConfig, state: SessionState) -> Prompt:
-        question = self._bank[turn.question_id]
+        question = self._asked(turn.session_id, turn.question_id)
         return Prompt(
             turn=turn.position, kind=PromptKind(turn.kind), question_id=question.id, text=turn.prompt,
             topic=question.topic.value,
@@ -388,6 +383,13 @@ class InterviewEngine:
             starter_code=question.code.starter if question.code else None,
             time_limit_s=config.time_limit_s, asked_at=_aware(turn.created_at), hints=list(turn.hints),
         )
+
+    def _asked(self, session_id: str, question_id: str | None) -> Question:
+        """The question as the session asked it, which its answers are judged against (not the pack as it is now)."""
+        if (question := self._repo.asked(session_id, question_id or "", self._bank)) is None:
+            raise ConflictError(f"this session's current question {question_id!r} is no longer in the question bank; "
+                                "finish it (its report covers what was answered) or start a new session")
+        return question
 
     def _load(self, session_id: str, user_id: int) -> tuple[Any, SessionConfig, SessionState]:
         self._repo.forget()  # each call starts from what is stored (another process may have written)
@@ -408,11 +410,8 @@ class InterviewEngine:
         """The session, if it takes an action now. `ending`: to finish it, which needs neither its current
         question in the bank nor a step a crash cut short to be completed first."""
         session, config, state = self._load(session_id, user_id)
-        if not ending and session.status != "completed" and state.current_question_id not in (None, *self._bank):
-            # The bank changed under a session in progress (a new release, another pack): say so, not a 500.
-            raise ConflictError(f"this session's current question {state.current_question_id!r} is no longer in "
-                                "the question bank; finish it (its report covers what was answered) or start a "
-                                "new session")
+        if not ending and session.status != "completed" and state.current_question_id is not None:
+            self._asked(session_id, state.current_question_id)  # a question with no copy that left the bank: 409
         if session.status != "completed" and state.current_turn_id is not None:
             turn = self._repo.turn(session_id, state.current_turn_id)
             if turn.answered and _elapsed_s(turn.answered_at) < self._resume_after_s:
@@ -439,7 +438,7 @@ class InterviewEngine:
         rubric = Evaluation.model_validate(stored["rubric"]) if stored.get("rubric") else None
         scored = ScoredAnswer(score=float(stored["score"]), evaluation=stored, rubric=rubric)
         if turn.action == "answer":
-            self._after_answer(session_id, user_id, config, state, self._bank[turn.question_id], scored)
+            self._after_answer(session_id, user_id, config, state, self._asked(session_id, turn.question_id), scored)
         else:
             self._move_on(session_id, user_id, config, state, scored)
 

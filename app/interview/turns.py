@@ -7,7 +7,9 @@ import threading
 from typing import Any
 
 from app.errors import NotFoundError
+from app.interview.asked import as_asked
 from evaluators.base import Evaluation
+from knowledge.schema import Question
 
 
 class SessionTurns:
@@ -51,6 +53,12 @@ class SessionTurns:
             if turn.id == turn_id:
                 return turn
         raise NotFoundError(f"turn {turn_id} not found in session {session_id}")
+
+    def asked(self, session_id: str, question_id: str, bank: dict[str, Question]) -> Question | None:
+        """The question as this session asked it (its copy on the question's turn), which its answers are judged
+        against; None when it has no copy and the bank no longer has it."""
+        copies = [t.bank_entry for t in self.turns(session_id) if t.question_id == question_id and t.bank_entry]
+        return as_asked(copies[-1] if copies else None, bank.get(question_id))
 
     def last_code_result(self, session_id: str, question_id: str) -> dict[str, Any] | None:
         turns = self.turns(session_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 
 from sqlalchemy import select, update
@@ -16,6 +17,11 @@ from app.store.records import ApiKeyRecord, UserRecord, api_key_record, user_rec
 
 KEY_PREFIX = "iv_"
 KEY_DISPLAY_CHARS = 8
+# User and key names travel in the admin routes' paths (/v1/admin/users/{name}/keys/{key_name}): letters, digits
+# and _ . @ + - only, not starting with a dot, so no slash, space, control or invisible character to escape or
+# mistake, and no "." or ".." that a path resolves. New ones are held to it however they are made (the CLI made
+# "my laptop", which no admin route could name).
+ACCOUNT_NAME = r"^[\w@+-][\w.@+-]*$"
 
 
 def hash_key(plaintext: str) -> str:
@@ -36,6 +42,7 @@ class AccountRepository(RepositoryBase):
             with self._writing() as session:
                 row = session.scalar(query)
                 if row is None:
+                    _path_safe(name, "a user name")
                     row = User(name=name)
                     session.add(row)
                     session.flush()
@@ -51,6 +58,7 @@ class AccountRepository(RepositoryBase):
         if not name.strip():
             raise UserFacingError("a user name cannot be empty")
         _fits(name, "a user name", User.name.type.length)
+        _path_safe(name, "a user name")
         taken = ConflictError(f"a user named {name!r} exists already")
         try:
             with self._writing() as session:
@@ -72,16 +80,19 @@ class AccountRepository(RepositoryBase):
         """A new key for the user: the plaintext is returned here once and never stored. `replacing` revokes
         the user's other active keys in the same commit (a rotation: never two keys live, never none)."""
         _fits(name, "a key name", ApiKey.name.type.length)
+        _path_safe(name, "a key name")
         plaintext = KEY_PREFIX + secrets.token_urlsafe(32)
         with self._writing() as session:
             # The user's row locked (PostgreSQL; SQLite's BEGIN IMMEDIATE serialises writers anyway): two
             # rotations at once each revoked only the keys that were live when it began, and both new keys
             # stayed live. FOR NO KEY UPDATE, as a question's choice takes it.
-            if session.get(User, user_id, with_for_update={"key_share": True}) is None:
+            owner = session.get(User, user_id, with_for_update={"key_share": True})
+            if owner is None:
                 raise NotFoundError(f"no user with id {user_id}")
             taken = select(ApiKey.id).where(ApiKey.user_id == user_id, ApiKey.name == name)
-            if session.scalar(taken) is not None:
-                raise ConflictError(f"you already have a key named {name!r}; choose another name")
+            if session.scalar(taken) is not None:  # said the same way to the CLI and to an integrator's admin call
+                raise ConflictError(f"user {owner.name!r} already has a key named {name!r} (a revoked key keeps its "
+                                    "name); choose another name")
             if replacing:
                 session.execute(update(ApiKey).where(ApiKey.user_id == user_id, ApiKey.revoked_at.is_(None))
                                 .values(revoked_at=utcnow()))
@@ -126,6 +137,12 @@ class AccountRepository(RepositoryBase):
                 .values(revoked_at=utcnow())
             )
             return bool(getattr(result, "rowcount", 0))
+
+
+def _path_safe(name: str, what: str) -> None:
+    if not re.fullmatch(ACCOUNT_NAME, name):
+        raise UserFacingError(f"{what} may hold only letters, digits and _ . @ + - and not start with a dot (it "
+                              f"travels in URLs): {name!r} does not")
 
 
 def _fits(value: str, what: str, length: int | None) -> None:
