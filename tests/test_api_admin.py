@@ -83,6 +83,18 @@ def test_keys_are_rotated_added_listed_and_revoked(admin):
                                                     "keeps its name); choose another name")
 
 
+def test_the_readmes_bare_rotation_works_again_and_again(admin):
+    """README: `POST /v1/admin/users/{name}/keys` issues a new key and revokes the others. With no body (422) or
+    `{}` (409: the name "default" was taken by the first key) it used to fail; unnamed keys take key-2, key-3."""
+    first = create(admin, "learner-9")["api_key"]
+    issued = [admin.client.post("/v1/admin/users/learner-9/keys", headers=bearer(ADMIN_KEY)),
+              admin.client.post("/v1/admin/users/learner-9/keys", json={}, headers=bearer(ADMIN_KEY))]
+    assert [r.status_code for r in issued] == [201, 201], issued[0].text
+    assert [r.json()["key"]["name"] for r in issued] == ["key-2", "key-3"]
+    assert works(admin, issued[1].json()["api_key"]) and not works(admin, issued[0].json()["api_key"])
+    assert not works(admin, first)
+
+
 def test_names_made_before_the_path_rule_are_reached_and_new_ones_follow_it_however_made(admin):
     """The CLI made users and keys with spaces, which every admin route refused (422) as a path name; such names
     are looked up as sent (URL-encoded), and new ones, from the CLI's store calls too, follow the path rule."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Response
+from fastapi import APIRouter, Body, Depends, Path, Response
 from pydantic import BaseModel, Field
 
 from app.api.deps import RepoDep, require_admin
@@ -37,7 +37,10 @@ class NewUser(RequestModel):
 
 
 class NewKey(RequestModel):
-    name: str = KEY_NAME
+    # Unnamed, a key takes the first free "key-N": a rotation by the README's bare POST must not collide with the
+    # user's first key, "default", which keeps its name once revoked.
+    name: str | None = Field(default=None, min_length=1, max_length=100, pattern=ACCOUNT_NAME,
+                             description="A label for the key, unique among the user's keys; omitted: key-2, key-3, ...")
     revoke_others: bool = Field(default=True, description="Revoke the user's other active keys in the same step "
                                 "(a rotation); false adds a key beside them")
 
@@ -78,11 +81,18 @@ def list_keys(name: UserName, repo: RepoDep) -> list[KeyOut]:
 
 @router.post("/users/{name}/keys", status_code=201, response_model=IssuedKey,
              responses=problem_responses(400, 409, 413, 415))
-def issue_key(name: UserName, body: NewKey, repo: RepoDep) -> IssuedKey:
-    """A new key for the user, by default replacing the active ones (rotation); 409 when the name is taken."""
+def issue_key(name: UserName, repo: RepoDep, body: Annotated[NewKey | None, Body()] = None) -> IssuedKey:
+    """A new key for the user, by default replacing the active ones (rotation); 409 when a given name is taken.
+    The body may be left out."""
     user = _user(repo, name)
-    plaintext, key = repo.create_api_key(user.id, body.name, replacing=body.revoke_others)
+    body = body or NewKey()
+    key_name = body.name or _free_key_name({key.name for key in repo.list_api_keys(user.id)})
+    plaintext, key = repo.create_api_key(user.id, key_name, replacing=body.revoke_others)
     return _issued(user, key, plaintext)
+
+
+def _free_key_name(taken: set[str]) -> str:
+    return next(f"key-{n}" for n in range(2, len(taken) + 3) if f"key-{n}" not in taken)
 
 
 @router.delete("/users/{name}/keys/{key_name}", status_code=204, response_class=Response)
