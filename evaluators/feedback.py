@@ -23,14 +23,20 @@ def compose_feedback(
     partial = [p for p in verdicts if p.verdict is Verdict.PARTIAL]
     missed = [p for p in verdicts if p.verdict is Verdict.MISSED]
     if covered:
-        parts.append("Right: " + "; ".join(f'{_bare(p.description)} (you said: "{p.evidence}")' for p in covered))
+        parts.append("Right: " + "; ".join(f"{_bare(p.description)} ({_shown(p)})" for p in covered))
     if partial:
         parts.append("Partly there: " + listed(p.description for p in partial))
     if missed:
-        parts.append("Missing: " + listed(p.description for p in missed))
+        parts.append("Missing: " + listed(f"{_bare(p.description)} ({p.evidence})" if p.checks else p.description
+                                           for p in missed))
     if wrong:
         parts.append("Wrong: " + "; ".join(f'"{m.quote}" - {m.correction}' for m in wrong))
     return "\n".join(parts)
+
+
+def _shown(point: PointVerdict) -> str:
+    """What shows a covered point: the hidden checks that verify it (then the evidence says so), or a quote."""
+    return str(point.evidence) if point.checks else f'you said: "{point.evidence}"'
 
 
 def _bare(sentence: str) -> str:

@@ -761,33 +761,6 @@ def test_an_adaptive_level_that_runs_out_says_so_and_one_that_never_was_says_tha
         assert any(f"These topics have no question at difficulty {lacking[0]}" in n for n in session.state["notes"])
 
 
-BAD_MASK = """import torch
-class MyReLU(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * (x > 0)
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output * (grad_output > 0)
-"""
-
-
-@pytest.mark.parametrize("status", ["passed", "failed"])
-def test_a_line_of_code_that_fails_its_checks_is_not_praised(scorer, bank, status):
-    class Runner:
-        def check(self, spec, code, question_id):
-            return {"status": status, "score": 1.0 if status == "passed" else 0.5, "checks": []}
-
-    task = by_id(bank)["relu-autograd-function"]
-    text = "I subclass torch.autograd.Function with static forward and backward and save the input."
-    scored = AnswerScorer(evaluator=scorer, code_runner=Runner()).score(task, text=text, code=BAD_MASK, earlier=[])
-    code_lines = {line.strip() for line in BAD_MASK.splitlines()}
-    praised = [p for p in scored.evaluation["points"] if p["verdict"] == "covered" and p["evidence"] in code_lines]
-    assert bool(praised) == (status == "passed")  # the run, not the look of the line, shows the point
-    assert ("grad_output * (grad_output > 0)" in scored.evaluation["feedback"]) == (status == "passed")
-
-
 @pytest.mark.parametrize(
     ("raw", "follow_up", "kept", "raw_before", "hints_on_question", "hints_on_turn", "late_after_s", "score"),
     [

@@ -75,7 +75,7 @@ def _strengths(answered: list[QuestionEntry]) -> list[Strength]:
     # Only fully covered points: a partial one is not something to be praised for.
     return [
         Strength(question_id=e.question_id, topic=e.topic, point_id=p.point_id,
-                 description=p.description, quote=p.quote)
+                 description=p.description, quote=p.quote, by_run=p.by_run)
         for e in answered
         for p in e.covered
         if p.verdict == "covered"

@@ -68,7 +68,8 @@ def _question(entry: QuestionEntry) -> str:
     parts = [f"<h3>Q{entry.number}. {esc(entry.question)}</h3>",
              f"<p>{esc(entry.topic)} \u00b7 difficulty {entry.difficulty} \u00b7 {_badge(entry.score)}</p>"]
     parts += [f'<p class="flag">{esc(flag)}</p>' for flag in w.detail_lines(entry)]
-    parts.append(_list("Covered", [f"{esc(p.description)} ({p.verdict}): <q>{esc(p.quote)}</q>"
+    parts.append(_list("Covered", [f"{esc(p.description)} ({p.verdict}): "
+                                   + (esc(p.quote) if p.by_run else f"<q>{esc(p.quote)}</q>")
                                    for p in entry.covered]))
     parts.append(_list("Missed", [esc(w.missed_text(p.description, p.verdict))
                                   for p in entry.missed]))
@@ -105,8 +106,9 @@ def _section(title: str, items: list[str], empty: str) -> str:
 
 
 def _strengths(report: Report) -> str:
-    return _section(w.STRENGTHS, [f"<strong>{esc(s.topic)}</strong>: {esc(s.description)} \u2014 you said "
-                                  f"<q>{esc(s.quote)}</q>" for s in report.strengths], w.NO_STRENGTHS)
+    return _section(w.STRENGTHS, [f"<strong>{esc(s.topic)}</strong>: {esc(s.description)} \u2014 "
+                                  + (f"your code {esc(s.quote)}" if s.by_run else f"you said <q>{esc(s.quote)}</q>")
+                                  for s in report.strengths], w.NO_STRENGTHS)
 
 
 def _gaps(report: Report) -> str:

@@ -54,7 +54,8 @@ def _question(entry: QuestionEntry) -> list[str]:
     lines += [f"- Scoring: {md(n)}" for n in entry.scoring_notes]
     if entry.covered:
         lines += ["", "Covered:", ""]
-        lines += [f"- {md(p.description)} ({p.verdict}): \u201c{md(p.quote)}\u201d" for p in entry.covered]
+        lines += [f"- {md(p.description)} ({p.verdict}): " + (md(p.quote) if p.by_run else f"\u201c{md(p.quote)}\u201d")
+                  for p in entry.covered]
     if entry.missed:
         lines += ["", "Missed:", ""]
         lines += [f"- {md(w.missed_text(p.description, p.verdict))}" for p in entry.missed]
@@ -85,7 +86,8 @@ def _fenced(text: str, kind: str) -> list[str]:
 
 
 def _strengths(report: Report) -> list[str]:
-    items = [f"- **{md(s.topic)}**: {md(s.description)} \u2014 you said \u201c{md(s.quote)}\u201d"
+    items = [f"- **{md(s.topic)}**: {md(s.description)} \u2014 "
+             + (f"your code {md(s.quote)}" if s.by_run else f"you said \u201c{md(s.quote)}\u201d")
              for s in report.strengths]
     return [f"## {w.STRENGTHS}", "", *(items or [w.NO_STRENGTHS])]
 

@@ -17,12 +17,14 @@ class _Frozen(BaseModel):
 
 
 class CoveredPoint(_Frozen):
-    """A rubric point the candidate stated, with the candidate's own words that show it."""
+    """A rubric point the candidate stated, with the candidate's own words that show it, or one their code showed
+    by passing the hidden checks that verify it (`by_run`: then `quote` names those checks)."""
 
     point_id: str
     description: str
     verdict: Literal["covered", "partial"]
     quote: str
+    by_run: bool = False
 
 
 class MissedPoint(_Frozen):
@@ -102,6 +104,7 @@ class Strength(_Frozen):
     point_id: str
     description: str
     quote: str
+    by_run: bool = False  # shown by the code's run: `quote` names the hidden checks it passed
 
 
 class GapPoint(_Frozen):

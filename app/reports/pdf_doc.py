@@ -150,7 +150,8 @@ def _question(entry: QuestionEntry) -> list[Flowable]:
         Paragraph(f"Q{entry.number}. {esc(entry.question)}", H3), Paragraph(esc(facts), BODY)
     ]
     story += [Paragraph(esc(flag), SMALL) for flag in w.detail_lines(entry)]
-    story += _titled("Covered", [f"{esc(p.description)} ({p.verdict}): <i>\u201c{esc(p.quote)}\u201d</i>"
+    story += _titled("Covered", [f"{esc(p.description)} ({p.verdict}): "
+                                 + (esc(p.quote) if p.by_run else f"<i>\u201c{esc(p.quote)}\u201d</i>")
                                  for p in entry.covered])
     story += _titled("Missed", [esc(w.missed_text(p.description, p.verdict))
                                 for p in entry.missed])
@@ -188,7 +189,8 @@ def _titled(title: str, items: list[str]) -> list[Flowable]:
 
 
 def _strengths(report: Report) -> list[Flowable]:
-    items = [f"<b>{esc(s.topic)}</b>: {esc(s.description)} \u2014 you said <i>\u201c{esc(s.quote)}\u201d</i>"
+    items = [f"<b>{esc(s.topic)}</b>: {esc(s.description)} \u2014 "
+             + (f"your code {esc(s.quote)}" if s.by_run else f"you said <i>\u201c{esc(s.quote)}\u201d</i>")
              for s in report.strengths]
     return [Paragraph(w.STRENGTHS, H2), *(_bullets(items) or [Paragraph(w.NO_STRENGTHS, BODY)])]
 

@@ -96,13 +96,13 @@ def _covered_points(answered: list[TurnRecord], texts: list[str]) -> list[Covere
     for turn in answered:
         for point in (turn.evaluation or {}).get("points") or []:
             verdict, quote = point.get("verdict"), point.get("evidence")
-            if verdict not in _RANK or not quote_found(quote, texts):
+            by_run = bool(point.get("checks"))  # the run's evidence (the checks passed), not the candidate's words
+            if verdict not in _RANK or not (by_run or quote_found(quote, texts)):
                 continue
             held = best.get(point["point_id"])
             if held is None or _RANK[verdict] >= _RANK[held.verdict]:
-                best[point["point_id"]] = CoveredPoint(
-                    point_id=point["point_id"], description=point["description"], verdict=verdict, quote=quote
-                )
+                best[point["point_id"]] = CoveredPoint(point_id=point["point_id"], description=point["description"],
+                                                       verdict=verdict, quote=quote, by_run=by_run)
     return list(best.values())
 
 
