@@ -11,13 +11,7 @@ from app.interview.penalties import charge_answer
 from app.interview.scoring import AnswerScorer
 from evaluators.rubric import RubricScorer
 from knowledge.schema import Question
-
-NAIVE_LOG_SOFTMAX = """import torch
-
-
-def log_softmax(x, dim=-1):
-    return x - torch.log(torch.exp(x).sum(dim=dim, keepdim=True))
-"""
+from tests.code_fixtures import NAIVE_LOG_SOFTMAX, ScriptedRunner
 
 UNBIASED_LAYER_NORM = """import torch
 from torch import nn
@@ -35,20 +29,6 @@ class MyLayerNorm(nn.Module):
         var = x.var(dim=-1, keepdim=True)
         return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias
 """
-
-
-class ScriptedRunner:
-    """A run in which every hidden check of the task passes except those named."""
-
-    def __init__(self, *failing: str) -> None:
-        self.failing = failing
-
-    def check(self, spec, code, question_id):
-        checks = [{"name": c.name, "description": c.description, "weight": c.weight,
-                   "passed": c.name not in self.failing, "message": "wrong" if c.name in self.failing else None}
-                  for c in spec.checks]
-        return {"status": "failed" if self.failing else "passed", "checks": checks,
-                "score": sum(c["weight"] for c in checks if c["passed"]) / sum(c["weight"] for c in checks)}
 
 
 @pytest.fixture(scope="module")

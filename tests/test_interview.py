@@ -584,6 +584,31 @@ def test_a_late_follow_up_halves_only_what_it_adds(repo, ingested_store, bank, s
     assert late == pytest.approx(kept + (on_time - kept) / 2, abs=0.11)
 
 
+def test_code_fixed_on_the_follow_up_about_its_failed_check_is_not_scored_as_right_first_time(engine, user, bank):
+    """A naive log-softmax fails the large-logits check; the follow-up asks about that failure, and the fixed code
+    sent in answer adds half of what it gains (it scored 5.0, as if it had been right the first time)."""
+    from tests.code_fixtures import NAIVE_LOG_SOFTMAX, ScriptedRunner
+
+    class FixedLater:
+        def check(self, spec, code, question_id):
+            return ScriptedRunner(*(["large-logits"] if code.strip() == NAIVE_LOG_SOFTMAX.strip() else [])).check(
+                spec, code, question_id)
+
+    engine._scorer = AnswerScorer(evaluator=engine._scorer._evaluator, code_runner=FixedLater())
+    task = by_id(bank)["stable-log-softmax"]
+    for seed in range(60):
+        session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["autograd"],
+                                                                          difficulty=2, seed=seed))
+        if prompt.question_id == task.id:
+            break
+    first = engine.answer(session_id=session.id, user_id=user, text="", code=NAIVE_LOG_SOFTMAX)
+    assert first.evaluation["code_score"] == 1.9 and first.prompt.kind is PromptKind.FOLLOW_UP
+    assert "logits with magnitudes in the thousands" in first.prompt.text  # asked about what failed
+    fixed = engine.answer(session_id=session.id, user_id=user, text="", code=task.code.solution)
+    assert fixed.evaluation["score"] == pytest.approx(1.9 + (5.0 - 1.9) / 2, abs=0.06)
+    assert "code fixed on a follow-up: what the new run added is halved" in fixed.evaluation["penalties"]
+
+
 def test_words_beside_passing_code_add_to_its_score_and_never_take_from_it(scorer, bank):
     from app.interview.followups import choose_follow_up
 

@@ -84,6 +84,7 @@ class QuestionEntry(_Frozen):
     code_checks_passed: int | None = None
     code_checks_total: int | None = None
     failed_checks: list[FailedCheck] = Field(default_factory=list)
+    code_runs: int = 0  # times the candidate ran the hidden checks (Run checks) before answering
     feedback: str | None = None
     transcript: list[Exchange] = Field(default_factory=list)
     # The reference answer, once the session is completed (an interview's candidate sees no answer before).

@@ -39,7 +39,7 @@ def _answered(turns: Sequence[TurnRecord]) -> list[TurnRecord]:
 
 def question_entry(
     *, number: int, question_id: str, turns: list[TurnRecord], bank: Mapping[str, Question],
-    stored_score: float | None = None, reveal: bool = False,
+    stored_score: float | None = None, reveal: bool = False, code_runs: int = 0,
 ) -> QuestionEntry:
     """The final state of one question: the last answer's score, evidence gathered over all answers, the
     transcript, and (`reveal`: the session is over) the model answer."""
@@ -74,6 +74,7 @@ def question_entry(
         transcript=[Exchange(kind="follow_up" if t.kind == "follow_up" else "question", prompt=t.prompt,
                              action=t.action, answer=t.answer_text, code=t.answer_code) for t in turns],
         model_answer=question.reference_answer if reveal and question else None,
+        code_runs=code_runs,
         **_code_fields(answered),
     )
 

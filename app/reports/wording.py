@@ -82,9 +82,11 @@ def focus_text(points: list[str]) -> str:
 
 
 def code_text(entry: QuestionEntry) -> str | None:
-    if entry.code_checks_total is None:
-        return None
-    return f"Code checks: {entry.code_checks_passed}/{entry.code_checks_total} passed ({entry.code_status})."
+    checks = (None if entry.code_checks_total is None else
+              f"Code checks: {entry.code_checks_passed}/{entry.code_checks_total} passed ({entry.code_status}).")
+    runs = (f"Hidden checks run {entry.code_runs} time{'s' * (entry.code_runs != 1)} with Run checks."
+            if entry.code_runs else None)
+    return " ".join(filter(None, [checks, runs])) or None
 
 
 def asked_label(exchange: Exchange) -> str:
