@@ -37,11 +37,15 @@ def run_verdicts(question: Question, checks: Sequence[Mapping[str, Any]]) -> lis
     return verdicts
 
 
-def run_share(verdicts: Sequence[PointVerdict]) -> float:
-    """The run's score (0-1): the share of the checked points' rubric weight that the run showed, so a check
-    counts as much as the idea it verifies (the task's core point weighs most)."""
+def judge_run(question: Question, result: Mapping[str, Any]) -> tuple[list[PointVerdict], float]:
+    """The run's point verdicts and its score (0-1): the share of the checked points' rubric weight the run
+    showed, so a check counts as much as the idea it verifies (the task's core point weighs most); in a task
+    whose checks name no points, the runner's own score by check weights."""
+    verdicts = run_verdicts(question, result.get("checks") or [])
     total = sum(v.weight for v in verdicts)
-    return sum(v.weight * v.credit for v in verdicts) / total if total else 0.0
+    if not total:
+        return verdicts, float(result.get("score", 0.0))
+    return verdicts, round(sum(v.weight * v.credit for v in verdicts) / total, 4)
 
 
 def with_run(evaluation: Evaluation, verdicts: Sequence[PointVerdict]) -> Evaluation:

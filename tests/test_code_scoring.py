@@ -140,3 +140,22 @@ def test_a_point_the_checks_verify_is_judged_by_the_run_not_by_the_look_of_a_lin
     assert mask["evidence"] == ("passed hidden checks gradient-values, gradcheck-float64" if passed
                                 else "failed hidden check gradient-values: wrong")
     assert "grad_output * (grad_output > 0)" not in result.evaluation["feedback"]
+
+
+def test_a_run_on_the_side_reports_the_score_a_session_would_give_it(tmp_path):
+    """`interviewer check` (and POST /v1/code/check) said 0.73 of 1 for the naive log-softmax, by check weights."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    source = tmp_path / "naive.py"
+    source.write_text(NAIVE_LOG_SOFTMAX)
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
+           "INTERVIEWER_DATA_DIR": str(tmp_path / "data")}
+    done = subprocess.run([str(Path(sys.executable).with_name("interviewer")), "check", "stable-log-softmax",
+                           str(source)], capture_output=True, text=True, env=env, timeout=180)
+    assert done.returncode == 0, done.stderr
+    (result,) = json.loads(done.stdout)
+    assert result["status"] == "failed" and result["score"] == 0.375  # 3 of the checked points' weight 8

@@ -20,6 +20,7 @@ from app.api.deps import (
 from app.api.problems import problem_responses
 from app.api.schemas import CodeResultOut, RequestModel, code_result_out
 from app.errors import ConflictError, NotFoundError, UserFacingError
+from evaluators.run_points import judge_run
 
 router = APIRouter(prefix="/v1/code", tags=["code"], responses=problem_responses(401, 422))
 
@@ -66,7 +67,8 @@ def check_code(
     out = code_result_out(result if isinstance(result, dict) else result.to_json())
     assert out is not None
     runs = repo.count_code_run(body.session_id, question.id) if body.session_id else None
-    return CodeRunOut(**out.model_dump(), runs=runs)
+    # The score a session gives this run (by the rubric points its checks verify), not the checks' own weights.
+    return CodeRunOut(**{**out.model_dump(), "score": judge_run(question, out.model_dump())[1]}, runs=runs)
 
 
 def _counted_where_asked(repo: Any, user_id: int, body: CodeCheckIn) -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from evaluators.base import Evaluation, Evaluator, GradingTask
-from evaluators.run_points import run_share, run_verdicts, with_run
+from evaluators.run_points import judge_run, with_run
 from knowledge.schema import Question
 
 # For code tasks with both code and explanation, running code weighs most; words can add to the code's
@@ -83,10 +83,10 @@ class AnswerScorer:
         assert code_result is not None
         # The points the hidden checks verify are judged from the run (also on a follow-up answered in words), and
         # the run scores by those points' rubric weights; a task whose checks name no points by the checks' own.
-        verdicts = run_verdicts(question, code_result.get("checks") or [])
+        verdicts, share = judge_run(question, code_result)
         rubric = with_run(rubric, verdicts)
         evaluation = {**rubric.model_dump(mode="json"), "rubric": rubric.model_dump(mode="json")}
-        code_score = 5 * (run_share(verdicts) if verdicts else float(code_result.get("score", 0.0)))
+        code_score = 5 * share
         words = text.strip() or any(e.strip() for e in earlier)
         score = max(code_score, CODE_SHARE * code_score + (1 - CODE_SHARE) * rubric.score) if words else code_score
         score = round(score, 1)
