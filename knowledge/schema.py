@@ -121,8 +121,9 @@ class CodeCheck(_Strict):
       `torch.testing.assert_close(got, expected)`.
     The same probe runs on the reference solution to produce `expected`.
 
-    `points` names the rubric points a pass of this check shows (ids of the entry's rubric). A task whose
-    checks name their points is scored by those points' own weights, and each point is judged from the run;
+    `points` names the rubric points this check is there to verify (ids of the entry's rubric): a point is
+    shown by the run when every check naming it passes. A task whose checks name their points is scored by
+    those points' own weights, each point judged from the run;
     `weight` counts only in a task whose checks name no points, which is scored by its checks' weights.
     """
 
