@@ -146,12 +146,18 @@ def check(
     """Run code files against a code task's hidden checks in the sandbox; one JSON object per file."""
     from app.config import get_settings
     from evaluators.code.runner import CodeRunner
+    from evaluators.run_points import judge_run
+    from knowledge.loader import bank_index
 
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
         raise UserFacingError(f"file not found: {', '.join(missing)}")
-    with CodeRunner.from_settings(get_settings()) as runner:
+    settings = get_settings()
+    with CodeRunner.from_settings(settings) as runner:
         results = runner.check_files(question_id, [str(f) for f in files])
+    question = bank_index(settings.bank_dir).get(question_id)
+    if question is not None:  # the score a session gives the run: by the rubric points its checks verify
+        results = [{**r, "score": judge_run(question, r)[1]} for r in results]
     emit_json(results)
 
 

@@ -23,6 +23,9 @@ class PointVerdict(BaseModel):
     verdict: Verdict
     credit: float = Field(ge=0, le=1)
     evidence: str | None = None  # quoted verbatim from the answer; None when missed
+    # A point a hidden check verifies is judged from the run: the checks that judged it, and `evidence` says
+    # what they found instead of quoting the answer.
+    checks: list[str] = Field(default_factory=list)
 
     @classmethod
     def judged(cls, point: RubricPoint, verdict: Verdict, credit: float, evidence: str | None) -> PointVerdict:

@@ -29,14 +29,18 @@ def compose_feedback(
         # judge how near it came (the graders found most such points stated: bench/bench_scorer.py).
         parts.append("Partly there: " + "; ".join(_said(p) for p in partial))
     if missed:
-        parts.append("Missing: " + listed(p.description for p in missed))
+        parts.append("Missing: " + listed(f"{_bare(p.description)} ({p.evidence})" if p.checks else p.description
+                                           for p in missed))
     if wrong:
         parts.append("Wrong: " + "; ".join(f'"{m.quote}" - {m.correction}' for m in wrong))
     return "\n".join(parts)
 
 
 def _said(point: PointVerdict) -> str:
-    """A point and the candidate's sentence that earned it (an LLM judge's partial point may have none)."""
+    """A point and what earned it: the hidden checks that verify it (its evidence says so), the candidate's
+    sentence, or nothing (an LLM judge's partial point may have none)."""
+    if point.checks:
+        return f"{_bare(point.description)} ({point.evidence})"
     return f'{_bare(point.description)} (you said: "{point.evidence}")' if point.evidence else _bare(point.description)
 
 

@@ -120,11 +120,17 @@ class CodeCheck(_Strict):
       AssertionError with a message in the candidate's terms; omitted means
       `torch.testing.assert_close(got, expected)`.
     The same probe runs on the reference solution to produce `expected`.
+
+    `points` names the rubric points this check is there to verify (ids of the entry's rubric): a point is
+    shown by the run when every check naming it passes. A task whose checks name their points is scored by
+    those points' own weights, each point judged from the run;
+    `weight` counts only in a task whose checks name no points, which is scored by its checks' weights.
     """
 
     name: Slug
     description: str = Field(min_length=5)
     weight: float = Field(default=1.0, gt=0)
+    points: list[Slug] = Field(default_factory=list)
     inputs: str | None = None
     probe: str
     verify: str | None = None
@@ -164,6 +170,19 @@ class CodeTask(_Strict):
         return checks
 
 
+def _check_points_named(checks: list[CodeCheck], point_ids: list[str]) -> None:
+    """Every point a check names is a rubric point of its entry; either every check names its points or none
+    does (a check naming none would count for nothing beside the others)."""
+    for check in checks:
+        unknown = [p for p in check.points if p not in point_ids]
+        if unknown:
+            raise ValueError(f"check {check.name!r} names {unknown[0]!r}, which is not a rubric point of this "
+                             f"entry (its points: {', '.join(point_ids)})")
+    unnamed = [c.name for c in checks if not c.points]
+    if unnamed and len(unnamed) < len(checks):
+        raise ValueError(f"check {unnamed[0]!r} names no rubric point while others do: name the points it shows")
+
+
 class Question(_Strict):
     id: Slug
     question: str = Field(min_length=10)
@@ -189,6 +208,8 @@ class Question(_Strict):
                 raise ValueError(f"follow_up names unknown rubric point {follow_up.point!r}")
         if (self.kind is Kind.CODE) != (self.code is not None):
             raise ValueError("a code question needs a `code` block, and only code questions have one")
+        if self.code is not None:
+            _check_points_named(self.code.checks, point_ids)
         if self.id in self.related:
             raise ValueError("an entry cannot be related to itself")
         return self

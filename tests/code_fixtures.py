@@ -31,6 +31,28 @@ class MyReLU(torch.autograd.Function):
 '''
 
 
+NAIVE_LOG_SOFTMAX = """import torch
+
+
+def log_softmax(x, dim=-1):
+    return x - torch.log(torch.exp(x).sum(dim=dim, keepdim=True))
+"""
+
+
+class ScriptedRunner:
+    """A run in which every hidden check of the task passes except those named."""
+
+    def __init__(self, *failing: str) -> None:
+        self.failing = failing
+
+    def check(self, spec, code, question_id):
+        checks = [{"name": c.name, "description": c.description, "weight": c.weight,
+                   "passed": c.name not in self.failing, "message": "wrong" if c.name in self.failing else None}
+                  for c in spec.checks]
+        return {"status": "failed" if self.failing else "passed", "checks": checks,
+                "score": sum(c["weight"] for c in checks if c["passed"]) / sum(c["weight"] for c in checks)}
+
+
 @cache
 def relu_task() -> CodeTask:
     question = next(q for q in load_file(BANK / "autograd.yaml") if q.id == QUESTION_ID)

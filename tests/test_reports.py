@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 from datetime import UTC, datetime, timedelta
@@ -473,3 +474,23 @@ def test_pdf_sets_chinese_japanese_and_korean_in_a_face_that_has_them(bank) -> N
     long_line = "梯度" * 60 + " and then some words"
     lines = wrapped(long_line, 95, "DejaVuSansMono").split("\n")
     assert "".join(lines) == long_line and len(lines) == 3 and all(len(line) <= 57 for line in lines)
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html"])
+def test_a_point_the_code_showed_by_its_checks_is_covered_and_praised_with_the_run_as_evidence(bank, fmt) -> None:
+    """A point judged from the run carries the checks it passed, not a quote: it was dropped from the covered
+    points and listed as a gap, since no answer holds the words "passed hidden checks ..."."""
+    shown = {**point("gradient-mask", "covered", "passed hidden checks gradient-values, gradcheck-float64"),
+             "checks": ["gradient-values", "gradcheck-float64"]}
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_code=CODE, evaluation=evaluation(4.0, [shown]),
+                  code_result={"status": "passed", "checks": []})]
+    state = session({"relu-autograd-function": 4.0})
+    state = dataclasses.replace(state, state={**state.state, "code_runs": {"relu-autograd-function": 3}})
+    report = build_report(session=state, turns=turns, bank=bank)
+    entry = report.questions[0]
+    assert [p.point_id for p in entry.covered] == ["gradient-mask"] and entry.covered[0].by_run
+    assert "gradient-mask" not in {p.point_id for p in entry.missed}
+    assert [s.point_id for s in report.strengths] == ["gradient-mask"] and report.strengths[0].by_run
+    body = render(report, fmt)[0].decode()
+    assert "your code passed hidden checks gradient-values, gradcheck-float64" in body
+    assert "Hidden checks run 3 times with Run checks." in body

@@ -119,7 +119,7 @@ def _send_queued(api: ApiClient, sid: str, prompt: dict[str, Any], *, text: str,
     if code is not None and action in ("check", "answer"):
         await_last_edit(f"code-{sid}-{prompt['question_id']}")
     if action == "check":
-        _run_checks(api, prompt, code or "")
+        _run_checks(api, sid, prompt, code or "")
     elif action == "answer":
         body = {"text": text, "turn": turn}
         if code is not None and code.strip() != (prompt.get("starter_code") or "").strip():
@@ -146,14 +146,17 @@ def _code_panel(prompt: dict[str, Any], sid: str) -> str:
             st.error(widgets.literal(result["error"]))
         elif result:
             widgets.show_code_result(result)
+            if result.get("runs"):
+                st.caption(f"Run {result['runs']} of this task's hidden checks: your report shows how many you used.")
     return code
 
 
-def _run_checks(api: ApiClient, prompt: dict[str, Any], code: str) -> None:
+def _run_checks(api: ApiClient, sid: str, prompt: dict[str, Any], code: str) -> None:
+    # Run for this session: the API counts the runs on the question and the report shows the count.
     with st.spinner("Running the hidden checks in the sandbox…"):
         st.session_state.pop("queued")  # no element from here to the request: the run cannot be stopped between
         try:
-            result = api.post("/v1/code/check", {"question_id": prompt["question_id"], "code": code})
+            result = api.post("/v1/code/check", {"question_id": prompt["question_id"], "code": code, "session_id": sid})
         except ApiError as exc:
             result = {"error": str(exc)}
         st.session_state["check_result"] = result

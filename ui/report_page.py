@@ -88,13 +88,17 @@ def _charts(report: dict[str, Any]) -> None:
         )
 
 
+def _shown(strength: dict[str, Any]) -> str:
+    """What shows a strength: the hidden checks the code passed, or the candidate's words quoted."""
+    return f"your code {literal(strength['quote'])}" if strength.get("by_run") else f"> “{literal(strength['quote'])}”"
+
+
 def _strengths_and_gaps(report: dict[str, Any]) -> None:
     left, right = st.columns(2)
     with left:
         st.subheader("Strengths")
         strengths = report.get("strengths", [])
-        st.markdown("\n".join(f"- ✅ {literal(s['description'])}  \n  > “{literal(s['quote'])}”" for s in strengths)
-                    or "_None yet._")
+        st.markdown("\n".join(f"- ✅ {literal(s['description'])}  \n  {_shown(s)}" for s in strengths) or "_None yet._")
     with right:
         st.subheader("Gaps")
         for gap in report.get("gaps", []):

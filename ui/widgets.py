@@ -100,12 +100,15 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
         st.markdown("**Points covered**")
         for point in covered:
             line = f"{VERDICT_ICONS[point['verdict']]} {literal(point['description'])}"
-            if point.get("evidence"):
+            if point.get("checks"):  # shown by the code's run, not quoted from the answer
+                line += f"  \n{literal(point['evidence'])}"
+            elif point.get("evidence"):
                 line += f"  \n> “{literal(point['evidence'])}”"
             st.markdown(line)
     if missed:
         st.markdown("**Points missed**")
-        st.markdown("\n".join(f"- ❌ {literal(p['description'])}" for p in missed))
+        st.markdown("\n".join(f"- ❌ {literal(p['description'])}" + (f" ({literal(p['evidence'])})" if p.get("checks")
+                                                                     else "") for p in missed))
     for wrong in evaluation.get("misconceptions", []):
         st.error(f"**Misconception:** {literal(wrong['claim'])}  \nYou said: “{literal(wrong['quote'])}”  \n"
                  f"{literal(wrong['correction'])}")

@@ -40,7 +40,7 @@ class NewKey(RequestModel):
     # Unnamed, a key takes the first free "key-N": a rotation by the README's bare POST must not collide with the
     # user's first key, "default", which keeps its name once revoked.
     name: str | None = Field(default=None, min_length=1, max_length=100, pattern=ACCOUNT_NAME,
-                             description="A label for the key, unique among the user's keys; omitted: key-2, key-3, ...")
+                             description="A label for the key, unique among the user's keys; omitted: key-2, key-3")
     revoke_others: bool = Field(default=True, description="Revoke the user's other active keys in the same step "
                                 "(a rotation); false adds a key beside them")
 

@@ -336,7 +336,7 @@ class InterviewEngine:
             scored.score, follow_up=follow_up, kept=state.question_scores.get(turn.question_id, 0.0),
             raw_before=state.raw_so_far, earlier_notes=(earlier or {}).get("penalties", []),
             hints_on_question=self._repo.hints_on_question(turn.session_id, turn.question_id),
-            hints_on_turn=turn.hints_used, late_after_s=limit if late else None,
+            hints_on_turn=turn.hints_used, late_after_s=limit if late else None, code_rerun=bool(scored.code_result),
         )
         state.raw_so_far = scored.score
         return scored.penalised(charged.score, charged.notes)

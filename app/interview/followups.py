@@ -16,20 +16,33 @@ def choose_follow_up(
     question: Question, evaluation: Evaluation, *, score: float, asked: int, probed: list[str],
     hinted: Sequence[str] = (),
 ) -> FollowUp | None:
-    """The probe for the heaviest point still missing, if the answer merits one. `score` is the answer's
-    own (for a code task, its code and words together), not the rubric's alone. A probe already given as a
-    hint on this question (`hinted`: the hints' texts, which quote their probe) is not asked again."""
+    """The probe for the heaviest point still missing, if the answer merits one: first a point a hidden check
+    found missing in the code (the run is the surest evidence of a gap), asked with its own probe or, lacking
+    one, about the failed check. `score` is the answer's own (for a code task, its code and words together),
+    not the rubric's alone. A probe already given as a hint on this question (`hinted`: the hints' texts, which
+    quote their probe) is not asked again."""
     if asked >= MAX_FOLLOW_UPS or evaluation.gate or score >= GOOD_ENOUGH:
         return None
     missing = sorted(
         (p for p in evaluation.points if p.verdict is not Verdict.COVERED and p.point_id not in probed),
-        key=lambda p: (-p.weight, p.point_id),
+        key=lambda p: (not p.checks, -p.weight, p.point_id),
     )
     for point in missing:
         for follow_up in question.follow_ups:
             if follow_up.point == point.point_id and not any(follow_up.prompt in h for h in hinted):
                 return follow_up
+        if point.checks and question.code is not None:
+            return FollowUp(point=point.point_id, prompt=_about_failed_check(question, point.checks[0]))
     return None
+
+
+def _about_failed_check(question: Question, check_name: str) -> str:
+    """A probe about a failed hidden check, as an interviewer who ran the code would put it: what failed, not
+    why (the candidate finds the cause)."""
+    assert question.code is not None
+    check = next(c for c in question.code.checks if c.name == check_name)
+    return (f"Your code failed one of my checks: {check.description.rstrip('.')}. "
+            "What in your code causes that, and how would you fix it?")
 
 
 def hint_for(

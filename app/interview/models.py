@@ -54,6 +54,9 @@ class SessionState(BaseModel):
     asked_topics: list[str] = Field(default_factory=list)
     question_scores: dict[str, float] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)  # e.g. LLM fallbacks, shown in the transcript
+    # Per code task, how often the candidate ran its hidden checks before answering (Run checks): the report shows
+    # it, since each run tells the candidate which checks fail. Counted by the repository's count_code_run.
+    code_runs: dict[str, int] = Field(default_factory=dict)
 
 
 class AskedPoint(BaseModel):

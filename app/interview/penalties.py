@@ -2,7 +2,12 @@
 
 A follow-up is scored on everything said on its question, so its raw score is not new credit: only what it
 adds over the question's raw score before it is. Each charge is made once, on the turn it belongs to: a hint
-on the turn it was taken, lateness on what a late answer added (a loss is never softened by lateness)."""
+on the turn it was taken, lateness on what a late answer added (a loss is never softened by lateness).
+
+Code fixed on a follow-up is not code right the first time: the candidate saw their checks fail (practice mode
+shows them) or was asked about the failure (the follow-up probes the failed check's point), which is what a hint
+does. A strict interviewer credits finding the bug, less than not writing it: what a resubmitted run adds counts
+FIX_SHARE, like a late answer, and a worse run counts whole."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from dataclasses import dataclass
 
 HINT_COST = 0.5  # score points (of 5) per hint on that question
 LATE_SHARE = 0.5  # what a late answer adds counts this much
+FIX_SHARE = 0.5  # what code resubmitted on a follow-up adds counts this much
 
 
 @dataclass(frozen=True)
@@ -20,11 +26,12 @@ class Charged:
 
 def charge_answer(
     raw: float, *, follow_up: bool, kept: float, raw_before: float | None, earlier_notes: list[str],
-    hints_on_question: int, hints_on_turn: int, late_after_s: int | None,
+    hints_on_question: int, hints_on_turn: int, late_after_s: int | None, code_rerun: bool = False,
 ) -> Charged:
     """The score an answer keeps. `raw` is the scorer's score of all that was said on the question, `kept` the
     question's score before this turn (0 on a first answer) and `raw_before` its raw score, when stored (older
-    sessions did not store it: the score kept stands in). `late_after_s` is the time limit this answer missed."""
+    sessions did not store it: the score kept stands in). `late_after_s` is the time limit this answer missed;
+    `code_rerun` says a follow-up's answer ran new code."""
     before = kept if raw_before is None else raw_before
     added = raw - before if follow_up else raw
     kept = kept if follow_up else 0.0
@@ -36,6 +43,9 @@ def charge_answer(
         notes.append(f"answered after the {late_after_s}s limit: "
                      + ("what this answer added is halved" if follow_up else "score halved"))
         added = added * LATE_SHARE if added > 0 else added
+    if follow_up and code_rerun:
+        notes.append("code fixed on a follow-up: what the new run added is halved")
+        added = added * FIX_SHARE if added > 0 else added
     # Only this turn's hints are new: the earlier turns' were charged in the score kept.
     return Charged(kept + added - HINT_COST * hints_on_turn, list(dict.fromkeys(notes)))
 

@@ -7,8 +7,8 @@ import textwrap
 from dataclasses import dataclass, replace
 from typing import Any
 
-from evaluators.base import Evaluation, Evaluator, GradingTask, Verdict
-from evaluators.feedback import compose_feedback
+from evaluators.base import Evaluation, Evaluator, GradingTask
+from evaluators.run_points import judge_run, with_run
 from knowledge.schema import Question
 
 # For code tasks with both code and explanation, running code weighs most; words can add to the code's
@@ -80,10 +80,13 @@ class AnswerScorer:
         code_result = earlier_code
         if has_code and self._runner is not None:
             code_result = _as_dict(self._runner.check(question.code, code, question.id))
-            rubric = _read_beside_the_run(rubric, code or "", code_result)
-            evaluation = {**rubric.model_dump(mode="json"), "rubric": rubric.model_dump(mode="json")}
         assert code_result is not None
-        code_score = 5 * float(code_result.get("score", 0.0))
+        # The points the hidden checks verify are judged from the run (also on a follow-up answered in words), and
+        # the run scores by those points' rubric weights; a task whose checks name no points by the checks' own.
+        verdicts, share = judge_run(question, code_result)
+        rubric = with_run(rubric, verdicts)
+        evaluation = {**rubric.model_dump(mode="json"), "rubric": rubric.model_dump(mode="json")}
+        code_score = 5 * share
         words = text.strip() or any(e.strip() for e in earlier)
         score = max(code_score, CODE_SHARE * code_score + (1 - CODE_SHARE) * rubric.score) if words else code_score
         score = round(score, 1)
@@ -100,21 +103,6 @@ class AnswerScorer:
             "model_answer": question.reference_answer, "evaluator": "none", "gate": reason,
         }
         return ScoredAnswer(score=0.0, evaluation=evaluation)
-
-
-def _read_beside_the_run(rubric: Evaluation, code: str, code_result: dict[str, Any]) -> Evaluation:
-    """Code that fails its hidden checks earns no "Right:" for what one of its own lines seems to say (a mask
-    on the wrong tensor reads like the right mask): the run is the evidence. Such a point is read as partly
-    there, so the feedback, the report's strengths and the follow-ups do not take it as shown."""
-    if code_result.get("status") == "passed":
-        return rubric
-    lines = {line.strip() for line in code.splitlines() if line.strip()}
-    points = [p.model_copy(update={"verdict": Verdict.PARTIAL})
-              if p.verdict is Verdict.COVERED and (p.evidence or "").strip() in lines else p for p in rubric.points]
-    if points == rubric.points:
-        return rubric
-    return rubric.model_copy(update={"points": points,
-                                     "feedback": compose_feedback(points, rubric.misconceptions, rubric.gate)})
 
 
 def _as_dict(result: Any) -> dict[str, Any]:

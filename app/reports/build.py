@@ -28,9 +28,10 @@ def build_report(
 ) -> Report:
     """Everything the candidate should see after a session; every claim traces to a stored evaluation."""
     stored = session.state.get("question_scores") or {}
+    runs = session.state.get("code_runs") or {}
     entries = [
         question_entry(number=n, question_id=qid, turns=group, bank=bank, stored_score=stored.get(qid),
-                       reveal=session.status == "completed")
+                       reveal=session.status == "completed", code_runs=runs.get(qid, 0))
         for n, (qid, group) in enumerate(group_by_question(turns), start=1)
     ]
     answered = [e for e in entries if e.score is not None]  # a skip too: it scores 0
@@ -75,7 +76,7 @@ def _strengths(answered: list[QuestionEntry]) -> list[Strength]:
     # Only fully covered points: a partial one is not something to be praised for.
     return [
         Strength(question_id=e.question_id, topic=e.topic, point_id=p.point_id,
-                 description=p.description, quote=p.quote)
+                 description=p.description, quote=p.quote, by_run=p.by_run)
         for e in answered
         for p in e.covered
         if p.verdict == "covered"

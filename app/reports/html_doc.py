@@ -68,8 +68,9 @@ def _question(entry: QuestionEntry) -> str:
     parts = [f"<h3>Q{entry.number}. {esc(entry.question)}</h3>",
              f"<p>{esc(entry.topic)} \u00b7 difficulty {entry.difficulty} \u00b7 {_badge(entry.score)}</p>"]
     parts += [f'<p class="flag">{esc(flag)}</p>' for flag in w.detail_lines(entry)]
-    parts += [_list(title, [esc(desc) + (f" \u2014 you said <q>{esc(quote)}</q>" if quote else "")
-                            for desc, quote in points]) for title, points in w.point_lists(entry)]
+    parts += [_list(title, [esc(desc) + (f" \u2014 your code {esc(quote)}" if by_run else
+                                         f" \u2014 you said <q>{esc(quote)}</q>" if quote else "")
+                            for desc, quote, by_run in points]) for title, points in w.point_lists(entry)]
     parts.append(_list("Misconceptions", [f"You said <q>{esc(m.quote)}</q> \u2014 {esc(m.correction)}"
                                           for m in entry.misconceptions]))
     parts.append(_transcript(entry))
@@ -103,8 +104,9 @@ def _section(title: str, items: list[str], empty: str) -> str:
 
 
 def _strengths(report: Report) -> str:
-    return _section(w.STRENGTHS, [f"<strong>{esc(s.topic)}</strong>: {esc(s.description)} \u2014 you said "
-                                  f"<q>{esc(s.quote)}</q>" for s in report.strengths], w.NO_STRENGTHS)
+    return _section(w.STRENGTHS, [f"<strong>{esc(s.topic)}</strong>: {esc(s.description)} \u2014 "
+                                  + (f"your code {esc(s.quote)}" if s.by_run else f"you said <q>{esc(s.quote)}</q>")
+                                  for s in report.strengths], w.NO_STRENGTHS)
 
 
 def _misconceptions(report: Report) -> str:

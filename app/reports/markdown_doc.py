@@ -57,8 +57,9 @@ def _question(entry: QuestionEntry) -> list[str]:
     for title, points in w.point_lists(entry):
         if points:
             lines += ["", f"{title}:", ""]
-            lines += [f"- {md(desc)}" + (f" \u2014 you said \u201c{md(quote)}\u201d" if quote else "")
-                      for desc, quote in points]
+            lines += [f"- {md(desc)}" + (f" \u2014 your code {md(quote)}" if by_run else
+                                         f" \u2014 you said \u201c{md(quote)}\u201d" if quote else "")
+                      for desc, quote, by_run in points]
     if entry.misconceptions:
         lines += ["", "Misconceptions:", ""]
         lines += [f"- You said \u201c{md(m.quote)}\u201d \u2014 {md(m.correction)}"
@@ -86,7 +87,8 @@ def _fenced(text: str, kind: str) -> list[str]:
 
 
 def _strengths(report: Report) -> list[str]:
-    items = [f"- **{md(s.topic)}**: {md(s.description)} \u2014 you said \u201c{md(s.quote)}\u201d"
+    items = [f"- **{md(s.topic)}**: {md(s.description)} \u2014 "
+             + (f"your code {md(s.quote)}" if s.by_run else f"you said \u201c{md(s.quote)}\u201d")
              for s in report.strengths]
     return [f"## {w.STRENGTHS}", "", *(items or [w.NO_STRENGTHS])]
 

@@ -17,12 +17,14 @@ class _Frozen(BaseModel):
 
 
 class CoveredPoint(_Frozen):
-    """A rubric point the candidate stated, with the candidate's own words that show it."""
+    """A rubric point the candidate stated, with the candidate's own words that show it, or one their code showed
+    by passing the hidden checks that verify it (`by_run`: then `quote` names those checks)."""
 
     point_id: str
     description: str
     verdict: Literal["covered", "partial"]
     quote: str
+    by_run: bool = False
 
 
 class MissedPoint(_Frozen):
@@ -84,6 +86,7 @@ class QuestionEntry(_Frozen):
     code_checks_passed: int | None = None
     code_checks_total: int | None = None
     failed_checks: list[FailedCheck] = Field(default_factory=list)
+    code_runs: int = 0  # times the candidate ran the hidden checks (Run checks) before answering
     feedback: str | None = None
     transcript: list[Exchange] = Field(default_factory=list)
     # The reference answer, once the session is completed (an interview's candidate sees no answer before).
@@ -104,6 +107,7 @@ class Strength(_Frozen):
     point_id: str
     description: str
     quote: str
+    by_run: bool = False  # shown by the code's run: `quote` names the hidden checks it passed
 
 
 class GapPoint(_Frozen):

@@ -134,8 +134,9 @@ def _question(entry: QuestionEntry) -> list[Flowable]:
     ]
     story += [Paragraph(esc(flag), SMALL) for flag in w.detail_lines(entry)]
     for title, points in w.point_lists(entry):
-        story += _titled(title, [esc(desc) + (f" \u2014 you said <i>\u201c{esc(quote)}\u201d</i>" if quote else "")
-                                 for desc, quote in points])
+        story += _titled(title, [esc(desc) + (f" \u2014 your code {esc(quote)}" if by_run else
+                                              f" \u2014 you said <i>\u201c{esc(quote)}\u201d</i>" if quote else "")
+                                 for desc, quote, by_run in points])
     story += _titled("Misconceptions", [
         f"You said <i>\u201c{esc(m.quote)}\u201d</i> \u2014 {esc(m.correction)}" for m in entry.misconceptions
     ])
@@ -169,7 +170,8 @@ def _titled(title: str, items: list[str]) -> list[Flowable]:
 
 
 def _strengths(report: Report) -> list[Flowable]:
-    items = [f"<b>{esc(s.topic)}</b>: {esc(s.description)} \u2014 you said <i>\u201c{esc(s.quote)}\u201d</i>"
+    items = [f"<b>{esc(s.topic)}</b>: {esc(s.description)} \u2014 "
+             + (f"your code {esc(s.quote)}" if s.by_run else f"you said <i>\u201c{esc(s.quote)}\u201d</i>")
              for s in report.strengths]
     return [Paragraph(w.STRENGTHS, H2), *(_bullets(items) or [Paragraph(w.NO_STRENGTHS, BODY)])]
 

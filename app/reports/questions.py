@@ -39,7 +39,7 @@ def _answered(turns: Sequence[TurnRecord]) -> list[TurnRecord]:
 
 def question_entry(
     *, number: int, question_id: str, turns: list[TurnRecord], bank: Mapping[str, Question],
-    stored_score: float | None = None, reveal: bool = False,
+    stored_score: float | None = None, reveal: bool = False, code_runs: int = 0,
 ) -> QuestionEntry:
     """The final state of one question: the last answer's score, evidence gathered over all answers, the
     transcript, and (`reveal`: the session is over) the model answer."""
@@ -74,6 +74,7 @@ def question_entry(
         transcript=[Exchange(kind="follow_up" if t.kind == "follow_up" else "question", prompt=t.prompt,
                              action=t.action, answer=t.answer_text, code=t.answer_code) for t in turns],
         model_answer=question.reference_answer if reveal and question else None,
+        code_runs=code_runs,
         **_code_fields(answered),
     )
 
@@ -96,13 +97,13 @@ def _covered_points(answered: list[TurnRecord], texts: list[str]) -> list[Covere
     for turn in answered:
         for point in (turn.evaluation or {}).get("points") or []:
             verdict, quote = point.get("verdict"), point.get("evidence")
-            if verdict not in _RANK or not quote_found(quote, texts):
+            by_run = bool(point.get("checks"))  # the run's evidence (the checks passed), not the candidate's words
+            if verdict not in _RANK or not (by_run or quote_found(quote, texts)):
                 continue
             held = best.get(point["point_id"])
             if held is None or _RANK[verdict] >= _RANK[held.verdict]:
-                best[point["point_id"]] = CoveredPoint(
-                    point_id=point["point_id"], description=point["description"], verdict=verdict, quote=quote
-                )
+                best[point["point_id"]] = CoveredPoint(point_id=point["point_id"], description=point["description"],
+                                                       verdict=verdict, quote=quote, by_run=by_run)
     return list(best.values())
 
 

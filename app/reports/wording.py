@@ -72,9 +72,10 @@ def detail_lines(entry: QuestionEntry) -> list[str]:
 COVERED, PARTLY, MISSED = "Covered", "Partly stated", "Missed"
 
 
-def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | None]]]]:
+def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | None, bool]]]]:
     """The question's rubric points under three headings, each point under one only, as (description, the
-    candidate's sentence that earned it): covered, partly stated, missed (no sentence).
+    candidate's sentence that earned it, whether the code's run showed it instead: then the "sentence" names the
+    hidden checks it passed): covered, partly stated, missed (no sentence).
 
     A partial point is shown as partly stated with its sentence, never as missed and never with its credit,
     even near 0: of the 23 partial verdicts with a credit under 0.1 on this team's answers graded point by
@@ -83,9 +84,9 @@ def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | N
     is not (under 0.1, 7 of 23 were stated in full; at 0.5 or more, 71 of 119). The sentence lets the reader
     judge."""
     return [
-        (COVERED, [(p.description, p.quote) for p in entry.covered if p.verdict == "covered"]),
-        (PARTLY, [(p.description, p.quote) for p in entry.covered if p.verdict == "partial"]),
-        (MISSED, [(p.description, None) for p in entry.missed if p.verdict == "missed"]),
+        (COVERED, [(p.description, p.quote, p.by_run) for p in entry.covered if p.verdict == "covered"]),
+        (PARTLY, [(p.description, p.quote, p.by_run) for p in entry.covered if p.verdict == "partial"]),
+        (MISSED, [(p.description, None, False) for p in entry.missed if p.verdict == "missed"]),
     ]
 
 
@@ -122,9 +123,11 @@ def work_on_text(entry: QuestionEntry) -> str | None:
 
 
 def code_text(entry: QuestionEntry) -> str | None:
-    if entry.code_checks_total is None:
-        return None
-    return f"Code checks: {entry.code_checks_passed}/{entry.code_checks_total} passed ({entry.code_status})."
+    checks = (None if entry.code_checks_total is None else
+              f"Code checks: {entry.code_checks_passed}/{entry.code_checks_total} passed ({entry.code_status}).")
+    runs = (f"Hidden checks run {entry.code_runs} time{'s' * (entry.code_runs != 1)} with Run checks."
+            if entry.code_runs else None)
+    return " ".join(filter(None, [checks, runs])) or None
 
 
 def asked_label(exchange: Exchange) -> str:

@@ -90,6 +90,15 @@ class Repository(AccountRepository):
         with self._writing() as session:
             _apply_state(_locked_session(session, session_id), state=state, status=status)
 
+    def count_code_run(self, session_id: str, question_id: str) -> int:
+        """One more run of a code task's hidden checks in the session; the question's count so far."""
+        with self._writing() as session:
+            row = _locked_session(session, session_id)
+            runs = dict((row.state or {}).get("code_runs") or {})
+            runs[question_id] = int(runs.get(question_id, 0)) + 1
+            _apply_state(row, state={**(row.state or {}), "code_runs": runs})
+            return runs[question_id]
+
     # Turns
 
     def add_turn(
@@ -291,7 +300,10 @@ def _apply_state(row: InterviewSession, *, state: dict[str, Any] | None, status:
         require_choice(status, SESSION_STATUSES, "status")
         row.status = status
     if state is not None:
-        row.state = state
+        # A step that read the state before a run was counted (an answer being scored) must not undo the count.
+        stored, given = (row.state or {}).get("code_runs") or {}, state.get("code_runs") or {}
+        runs = {q: max(int(stored.get(q, 0)), int(given.get(q, 0))) for q in {*stored, *given}}
+        row.state = {**state, "code_runs": runs} if runs else state
     row.updated_at = utcnow()
 
 

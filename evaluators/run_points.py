@@ -1,0 +1,58 @@
+"""A code answer's rubric points judged from its run: a point a hidden check verifies is shown by the check
+passing, not by how the code or the words read (code that does what a point says is not a gap, and a line
+that looks right in code that fails is not praise)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evaluators.base import Evaluation, PointVerdict, Verdict
+from evaluators.feedback import compose_feedback
+from knowledge.schema import Question
+
+
+def run_verdicts(question: Question, checks: Sequence[Mapping[str, Any]]) -> list[PointVerdict]:
+    """A verdict for each point the task's checks name: covered when every check naming it passed, missed when
+    one failed, with the failed check (or the passed ones) as its evidence. Empty when the checks name no points
+    or the run reported no per-check results."""
+    if question.code is None:
+        return []
+    results = {str(c.get("name")): c for c in checks}
+    verdicts = []
+    for point in question.rubric:
+        names = [c.name for c in question.code.checks if point.id in c.points]
+        if not names or any(n not in results for n in names):
+            continue
+        failed = [n for n in names if not results[n].get("passed")]
+        if failed:
+            why = results[failed[0]].get("message")
+            evidence = f"failed hidden check {failed[0]}" + (f": {why}" if why else "")
+            verdicts.append(PointVerdict(point_id=point.id, description=point.description, weight=point.weight,
+                                         verdict=Verdict.MISSED, credit=0.0, evidence=evidence, checks=failed))
+        else:
+            evidence = f"passed hidden check{'s' if len(names) > 1 else ''} {', '.join(names)}"
+            verdicts.append(PointVerdict(point_id=point.id, description=point.description, weight=point.weight,
+                                         verdict=Verdict.COVERED, credit=1.0, evidence=evidence, checks=names))
+    return verdicts
+
+
+def judge_run(question: Question, result: Mapping[str, Any]) -> tuple[list[PointVerdict], float]:
+    """The run's point verdicts and its score (0-1): the share of the checked points' rubric weight the run
+    showed, so a check counts as much as the idea it verifies (the task's core point weighs most); in a task
+    whose checks name no points, the runner's own score by check weights."""
+    verdicts = run_verdicts(question, result.get("checks") or [])
+    total = sum(v.weight for v in verdicts)
+    if not total:
+        return verdicts, float(result.get("score", 0.0))
+    return verdicts, round(sum(v.weight * v.credit for v in verdicts) / total, 4)
+
+
+def with_run(evaluation: Evaluation, verdicts: Sequence[PointVerdict]) -> Evaluation:
+    """The words' evaluation with each checked point's verdict taken from the run, and its feedback rewritten."""
+    if not verdicts:
+        return evaluation
+    by_run = {v.point_id: v for v in verdicts}
+    points = [by_run.get(p.point_id, p) for p in evaluation.points]
+    return evaluation.model_copy(update={
+        "points": points, "feedback": compose_feedback(points, evaluation.misconceptions, evaluation.gate)})

@@ -1,0 +1,161 @@
+"""How a code answer is scored: each hidden check names the rubric points its pass shows, the run judges those
+points, and the points' own weights make the code score."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from app.interview.followups import choose_follow_up
+from app.interview.penalties import charge_answer
+from app.interview.scoring import AnswerScorer
+from evaluators.rubric import RubricScorer
+from knowledge.schema import Question
+from tests.code_fixtures import NAIVE_LOG_SOFTMAX, ScriptedRunner
+
+UNBIASED_LAYER_NORM = """import torch
+from torch import nn
+
+
+class MyLayerNorm(nn.Module):
+    def __init__(self, normalized_shape, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(normalized_shape))
+        self.bias = nn.Parameter(torch.zeros(normalized_shape))
+
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        var = x.var(dim=-1, keepdim=True)
+        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias
+"""
+
+
+@pytest.fixture(scope="module")
+def scorer(embedder):
+    return RubricScorer(embedder)
+
+
+@pytest.fixture(scope="module")
+def tasks(bank):
+    return {q.id: q for q in bank if q.code is not None}
+
+
+def scored(scorer, question, runner, *, code=None, text=""):
+    return AnswerScorer(evaluator=scorer, code_runner=runner).score(
+        question, text=text, code=code or question.code.solution, earlier=[])
+
+
+def test_a_check_weighs_what_the_rubric_points_it_shows_weigh(scorer, tasks):
+    """Failing only the large-logits check misses the stable log-softmax's core (the max shift): it scored 3.7 by
+    check weights, above a LayerNorm that misses only the variance's divisor (3.6)."""
+    naive = scored(scorer, tasks["stable-log-softmax"], ScriptedRunner("large-logits"), code=NAIVE_LOG_SOFTMAX)
+    layer_norm = scored(scorer, tasks["layer-norm-from-scratch"], ScriptedRunner("biased-variance-and-eps"))
+    # max-subtraction (3) and log-sum-exp-form (2) missed of the 8 points' weight the checks verify.
+    assert naive.evaluation["code_score"] == pytest.approx(5 * 3 / 8, abs=0.06)
+    assert layer_norm.evaluation["code_score"] == pytest.approx(5 * 5 / 7, abs=0.06)
+    missed = {p["point_id"]: p["evidence"] for p in naive.evaluation["points"] if p["verdict"] == "missed"}
+    assert missed["max-subtraction"] == "failed hidden check large-logits: wrong"
+
+
+def test_the_unbiased_variance_fails_only_its_own_check(bank):
+    """One wrong divisor failed three of LayerNorm's four checks (its value and gradient checks too), 0.5 of 5."""
+    from evaluators.code.runner import CodeRunner
+
+    question = next(q for q in bank if q.id == "layer-norm-from-scratch")
+    with CodeRunner(workers=1, timeout_s=20.0) as runner:
+        result = runner.check(question.code, UNBIASED_LAYER_NORM, question.id)
+    assert [c.name for c in result.checks if not c.passed] == ["biased-variance-and-eps"]
+
+
+def test_points_the_run_shows_are_covered_by_it_not_listed_as_gaps(scorer, tasks):
+    question = tasks["layer-norm-from-scratch"]
+    result = scored(scorer, question, ScriptedRunner())
+    checked = {"per-sample-stats", "biased-variance-eps", "affine-params"}  # the points its checks name
+    verdicts = {p["point_id"]: p for p in result.evaluation["points"]}
+    assert result.score == 5.0
+    for point in checked:
+        assert verdicts[point]["verdict"] == "covered" and verdicts[point]["evidence"].startswith("passed hidden check")
+    assert "biased variance" not in result.evaluation["feedback"].split("Missing:")[-1]
+
+
+def test_the_follow_up_asks_about_the_point_a_failed_check_missed(scorer, tasks):
+    question = tasks["stable-log-softmax"]
+    result = scored(scorer, question, ScriptedRunner("large-logits"), code=NAIVE_LOG_SOFTMAX)
+    probe = choose_follow_up(question, result.rubric, score=result.score, asked=0, probed=[])
+    assert probe is not None and probe.point == "max-subtraction"  # the heaviest point the run missed
+    assert "logits with magnitudes in the thousands" in probe.prompt
+    again = choose_follow_up(question, result.rubric, score=result.score, asked=1, probed=["max-subtraction"])
+    assert again is not None and again.point == "log-sum-exp-form"
+
+
+def test_code_fixed_on_a_follow_up_keeps_half_of_what_the_fix_adds():
+    charged = charge_answer(5.0, follow_up=True, kept=1.9, raw_before=1.9, earlier_notes=[], hints_on_question=0,
+                            hints_on_turn=0, late_after_s=None, code_rerun=True)
+    assert charged.score == pytest.approx(1.9 + 3.1 / 2)
+    assert charged.notes == ["code fixed on a follow-up: what the new run added is halved"]
+    words = charge_answer(3.0, follow_up=True, kept=1.9, raw_before=1.9, earlier_notes=[], hints_on_question=0,
+                          hints_on_turn=0, late_after_s=None, code_rerun=False)
+    assert words.score == pytest.approx(3.0)
+
+
+def test_a_check_naming_a_point_the_entry_lacks_is_refused(tasks):
+    entry = tasks["stable-log-softmax"].model_dump(mode="json")
+    entry["code"]["checks"][0]["points"] = ["max-subtraction", "no-such-point"]
+    with pytest.raises(ValidationError, match="names 'no-such-point', which is not a rubric point of this entry"):
+        Question.model_validate(entry)
+    entry["code"]["checks"][0]["points"] = []
+    with pytest.raises(ValidationError, match="names no rubric point while others do"):
+        Question.model_validate(entry)
+
+
+def test_every_bank_check_names_the_points_it_shows(tasks):
+    assert len(tasks) == 26
+    for question in tasks.values():
+        assert all(c.points for c in question.code.checks), question.id
+
+
+
+
+BAD_MASK = """import torch
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * (x > 0)
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * (grad_output > 0)
+"""
+
+
+@pytest.mark.parametrize("passed", [True, False])
+def test_a_point_the_checks_verify_is_judged_by_the_run_not_by_the_look_of_a_line(scorer, tasks, passed):
+    """A mask on the wrong tensor reads like the right mask: the run says whether the gradient point is shown."""
+    runner = ScriptedRunner() if passed else ScriptedRunner("gradient-values", "gradcheck-float64")
+    text = "I subclass torch.autograd.Function with static forward and backward and save the input."
+    result = scored(scorer, tasks["relu-autograd-function"], runner, code=BAD_MASK, text=text)
+    mask = next(p for p in result.evaluation["points"] if p["point_id"] == "gradient-mask")
+    assert mask["verdict"] == ("covered" if passed else "missed")
+    assert mask["evidence"] == ("passed hidden checks gradient-values, gradcheck-float64" if passed
+                                else "failed hidden check gradient-values: wrong")
+    assert "grad_output * (grad_output > 0)" not in result.evaluation["feedback"]
+
+
+def test_a_run_on_the_side_reports_the_score_a_session_would_give_it(tmp_path):
+    """`interviewer check` (and POST /v1/code/check) said 0.73 of 1 for the naive log-softmax, by check weights."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    source = tmp_path / "naive.py"
+    source.write_text(NAIVE_LOG_SOFTMAX)
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
+           "INTERVIEWER_DATA_DIR": str(tmp_path / "data")}
+    done = subprocess.run([str(Path(sys.executable).with_name("interviewer")), "check", "stable-log-softmax",
+                           str(source)], capture_output=True, text=True, env=env, timeout=180)
+    assert done.returncode == 0, done.stderr
+    (result,) = json.loads(done.stdout)
+    assert result["status"] == "failed" and result["score"] == 0.375  # 3 of the checked points' weight 8
