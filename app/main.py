@@ -12,7 +12,7 @@ from fastapi import FastAPI, HTTPException
 from fastapi.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api import admin, code, grading, health, problems, progress, questions, sessions
+from app.api import admin, code, drafts, grading, health, problems, progress, questions, sessions
 from app.api.ratelimit import SlidingWindowLimiter
 from app.api.slow_routes import SlowRouteLimit
 from app.config import Settings, get_settings
@@ -142,7 +142,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.code_limiter = SlidingWindowLimiter(settings.code_checks_per_minute, window_s=60.0,
                                                   in_flight=settings.code_checks_in_flight)
     problems.install(app)
-    for module in (sessions, questions, grading, code, progress, health, admin):
+    for module in (sessions, drafts, questions, grading, code, progress, health, admin):
         app.include_router(module.router)
     # JSON escapes can take up to 12 bytes per character (surrogate pairs), hence the factor. A grading
     # batch holds up to MAX_BATCH items and as many examples, each answer in the limit: at 4 bytes per
