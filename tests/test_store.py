@@ -23,7 +23,7 @@ from sqlalchemy import select as sql_select
 from app.errors import ChoiceOutdatedError, ConflictError, NotFoundError, UserFacingError
 from app.store import Repository, make_engine, migrate, session_factory
 from app.store.db import alembic_config, current_revision
-from app.store.models import ApiKey, Base, CodeResult, Evaluation, InterviewSession, Turn
+from app.store.models import AnswerDraft, ApiKey, Base, CodeResult, Evaluation, InterviewSession, Turn
 from tests.postgres import postgres_server  # noqa: F401  (fixture)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -402,7 +402,7 @@ def _open_turn(repo: Repository, session_id: str) -> int:
     return turn.id
 
 
-def test_a_draft_is_kept_for_the_open_turn_only_and_goes_with_its_answer(repo: Repository) -> None:
+def test_a_draft_is_kept_for_the_open_turn_only_and_goes_with_its_answer(repo: Repository, engine: Engine) -> None:
     user_id, session_id, first = _session_with_turn(repo)
     with pytest.raises(ConflictError):  # the first turn was added without the engine's state: none is open
         repo.save_draft(session_id, user_id=user_id, turn=0, text="x", code=None)
@@ -424,6 +424,10 @@ def test_a_draft_is_kept_for_the_open_turn_only_and_goes_with_its_answer(repo: R
     with pytest.raises(ConflictError):
         repo.save_draft(session_id, user_id=user_id, turn=1, text="late keystrokes", code=None)
     assert repo.draft(session_id, turn=1) is None
+    _open_turn(repo, session_id)
+    repo.save_draft(session_id, user_id=user_id, turn=2, text="never sent", code=None)
+    repo.save_state(session_id, state={}, status="completed")  # ended early
+    assert _count(engine, AnswerDraft) == 0
 
 
 def test_answer_rules(repo: Repository) -> None:

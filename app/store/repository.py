@@ -91,6 +91,8 @@ class Repository(AccountRepository, DraftRepository):
         """Replace the session's resumable state, and its status when given."""
         with self._writing() as session:
             _apply_state(_locked_session(session, session_id), state=state, status=status)
+            if status == "completed":  # ended early: the open prompt's draft will never be sent
+                session.execute(delete(AnswerDraft).where(AnswerDraft.session_id == session_id))
 
     # Turns
 
