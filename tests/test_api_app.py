@@ -154,6 +154,7 @@ def test_openapi_documents_every_endpoint_and_problem_bodies(tmp_path):
         "/v1/sessions/{session_id}/repeat",
         "/v1/sessions/{session_id}/dont-know",
         "/v1/sessions/{session_id}/report",
+        "/v1/sessions/{session_id}/draft",
         "/v1/questions",
         "/v1/questions/{question_id}",
         "/v1/grade",

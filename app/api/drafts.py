@@ -20,7 +20,7 @@ class DraftIn(RequestModel):
     code: str | None = None
 
 
-@router.put("/{session_id}/draft", response_model=DraftOut, responses=problem_responses(404, 409, 413))
+@router.put("/{session_id}/draft", response_model=DraftOut, responses=problem_responses(400, 404, 409, 413))
 def save_draft(session_id: str, draft: DraftIn, user: UserDep, repo: RepoDep, settings: SettingsDep) -> DraftOut:
     """Keep the draft of the answer to the current prompt, replacing the last one; submitting the answer
     deletes it."""

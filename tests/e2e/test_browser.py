@@ -329,8 +329,14 @@ def test_a_click_just_after_typing_in_the_editor_sends_what_was_typed(page: Any,
     assert "# typed last" in (turn["answer_code"] or "")
 
 
+def _detail(api_url: str, sid: str) -> dict[str, Any]:
+    # A session's GET waits while an answer to it is scored (its code run in the sandbox): more than httpx's
+    # default 5 s on a busy machine.
+    return httpx.get(f"{api_url}/v1/sessions/{sid}", timeout=120).json()  # type: ignore[no-any-return]
+
+
 def _draft(api_url: str, sid: str) -> dict[str, Any] | None:
-    return httpx.get(f"{api_url}/v1/sessions/{sid}").json().get("draft")  # type: ignore[no-any-return]
+    return _detail(api_url, sid).get("draft")
 
 
 def test_a_draft_survives_a_reload_and_goes_once_it_is_sent(page: Any, servers: tuple[str, str]) -> None:
@@ -363,7 +369,7 @@ def test_a_draft_survives_a_reload_and_goes_once_it_is_sent(page: Any, servers: 
 
     _wait_idle(page)
     page.get_by_role("button", name="Submit answer").click()
-    _wait_for(lambda: httpx.get(f"{api_url}/v1/sessions/{sid}").json()["transcript"][0]["action"] is not None)
+    _wait_for(lambda: _detail(api_url, sid)["transcript"][0]["action"] is not None)
     assert _draft(api_url, sid) is None
     page.reload()
     expect(page.get_by_text("My unsent answer").first).to_be_visible()  # in the chat, as the answer sent
