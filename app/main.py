@@ -12,7 +12,7 @@ from fastapi import FastAPI, HTTPException
 from fastapi.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api import admin, code, grading, health, problems, progress, questions, sessions
+from app.api import admin, code, drafts, grading, health, problems, progress, questions, sessions
 from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter
 from app.api.slow_routes import SlowRouteLimit
 from app.config import Settings, get_settings
@@ -143,7 +143,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                                   in_flight=settings.code_checks_in_flight)
     app.state.grading_limit = InFlightLimit(settings.grading_in_flight)
     problems.install(app)
-    for module in (sessions, questions, grading, code, progress, health, admin):
+    for module in (sessions, drafts, questions, grading, code, progress, health, admin):
         app.include_router(module.router)
     # JSON escapes can take up to 12 bytes per character (surrogate pairs), hence the factor. A grading
     # batch holds up to MAX_BATCH items and as many examples, each answer in the limit: at 4 bytes per
@@ -157,9 +157,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.cors_origins,
-            # No DELETE, on purpose: the one DELETE is an admin route, called server to server (the admin key
-            # must never be in a browser's page), so no browser origin is let send it.
-            allow_methods=["GET", "POST"],
+            # PUT for a browser front end keeping its candidate's draft (PUT /v1/sessions/{id}/draft). No DELETE,
+            # on purpose: the one DELETE is an admin route, called server to server (the admin key must never be in
+            # a browser's page), so no browser origin is let send it.
+            allow_methods=["GET", "POST", "PUT"],
             allow_headers=["Authorization", "Content-Type", "Accept"],
             expose_headers=["Retry-After", "Link"],  # Link: the next page of GET /v1/sessions
         )

@@ -154,6 +154,7 @@ def test_openapi_documents_every_endpoint_and_problem_bodies(tmp_path):
         "/v1/sessions/{session_id}/repeat",
         "/v1/sessions/{session_id}/dont-know",
         "/v1/sessions/{session_id}/report",
+        "/v1/sessions/{session_id}/draft",
         "/v1/questions",
         "/v1/questions/{question_id}",
         "/v1/grade",
@@ -177,6 +178,10 @@ def test_cors_is_off_unless_configured(tmp_path):
     open_ = TestClient(create_app(Settings(data_dir=tmp_path, cors_origins=["https://ui.example"])))
     response = open_.options("/v1/sessions", headers=preflight)
     assert response.headers["access-control-allow-origin"] == "https://ui.example"
+    # A browser front end keeps its candidate's draft with PUT; the admin DELETE stays server to server.
+    put = open_.options("/v1/sessions/x/draft", headers={**preflight, "Access-Control-Request-Method": "PUT"})
+    delete = open_.options("/v1/admin/users/u/keys/k", headers={**preflight, "Access-Control-Request-Method": "DELETE"})
+    assert put.status_code == 200 and delete.status_code == 400
 
 
 def test_a_nul_character_is_a_422_before_anything_is_stored(alice):

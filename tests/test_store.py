@@ -23,7 +23,7 @@ from sqlalchemy import select as sql_select
 from app.errors import ChoiceOutdatedError, ConflictError, NotFoundError, UserFacingError
 from app.store import Repository, make_engine, migrate, session_factory
 from app.store.db import alembic_config, current_revision
-from app.store.models import ApiKey, Base, CodeResult, Evaluation, InterviewSession, Turn
+from app.store.models import AnswerDraft, ApiKey, Base, CodeResult, Evaluation, InterviewSession, Turn
 from tests.postgres import postgres_server  # noqa: F401  (fixture)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,7 +84,7 @@ def _count(engine: Engine, model: type[Base]) -> int:
 
 def test_migrations_build_the_schema_the_models_describe(db_url: str, engine: Engine) -> None:
     head = ScriptDirectory.from_config(alembic_config(db_url)).get_current_head()
-    assert current_revision(engine) == head == "0003"
+    assert current_revision(engine) == head == "0004"
     migrate(db_url)  # a second process starting up finds nothing to do
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
@@ -99,14 +99,16 @@ def test_a_downgrade_and_upgrade_keep_every_answer_and_its_evaluation(db_url: st
 
     from app.store.db import WRITE_TRANSACTION
 
-    _, _, turn_id = _session_with_turn(repo)
+    user_id, session_id, turn_id = _session_with_turn(repo)
     repo.record_answer(turn_id, action="answer", answer_text="a", evaluation=EVALUATION, code_result=CODE_RESULT)
+    _open_turn(repo, session_id)
+    repo.save_draft(session_id, user_id=user_id, turn=1, text="a draft", code=None)  # 0004's table is not empty
     for step, target in ((command.downgrade, "0001"), (command.upgrade, "head")):
         with engine.connect() as conn:
             conn = conn.execution_options(**{WRITE_TRANSACTION: True})
             with conn.begin():
                 step(alembic_config(db_url, conn), target)
-        assert (_count(engine, Turn), _count(engine, Evaluation), _count(engine, CodeResult)) == (1, 1, 1), target
+        assert (_count(engine, Turn), _count(engine, Evaluation), _count(engine, CodeResult)) == (2, 1, 1), target
 
 
 def test_two_key_rotations_at_once_leave_one_key_live(repo: Repository) -> None:
@@ -137,7 +139,7 @@ def test_processes_starting_together_migrate_once(blank_url: str) -> None:
     failures = [p.communicate(timeout=60)[1] for p in procs if p.wait(timeout=60) != 0]
     assert failures == []
     engine = make_engine(blank_url)
-    assert current_revision(engine) == "0003"
+    assert current_revision(engine) == "0004"
     engine.dispose()
 
 
@@ -391,6 +393,41 @@ def test_readers_go_on_while_a_question_is_recorded(db_url: str, monkeypatch) ->
                        prompt="?", user_asked=asked)
     for e in engines:
         e.dispose()
+
+
+def _open_turn(repo: Repository, session_id: str) -> int:
+    """A next turn, current as the engine makes it (its id in the session's state)."""
+    turn = repo.add_turn(session_id, question_id="autograd-2", topic="autograd", difficulty=2, kind="question",
+                         prompt="How?", state={})
+    return turn.id
+
+
+def test_a_draft_is_kept_for_the_open_turn_only_and_goes_with_its_answer(repo: Repository, engine: Engine) -> None:
+    user_id, session_id, first = _session_with_turn(repo)
+    with pytest.raises(ConflictError):  # the first turn was added without the engine's state: none is open
+        repo.save_draft(session_id, user_id=user_id, turn=0, text="x", code=None)
+    repo.record_answer(first, action="answer", answer_text="a")
+    turn_id = _open_turn(repo, session_id)
+    saved = repo.save_draft(session_id, user_id=user_id, turn=1, text="half an answer", code="def f(): ...")
+    assert (saved.turn, saved.text, saved.code) == (1, "half an answer", "def f(): ...")
+    repo.save_draft(session_id, user_id=user_id, turn=1, text="most of an answer", code=None)
+    assert (repo.draft(session_id, turn=1).text, repo.draft(session_id, turn=1).code) == ("most of an answer", None)
+    assert repo.draft(session_id, turn=0) is None
+    with pytest.raises(ConflictError):
+        repo.save_draft(session_id, user_id=user_id, turn=0, text="from a tab left behind", code=None)
+    other = repo.get_or_create_user("mallory").id
+    with pytest.raises(NotFoundError):
+        repo.save_draft(session_id, user_id=other, turn=1, text="not mine", code=None)
+    assert repo.draft(session_id, turn=1).text == "most of an answer"
+    repo.record_answer(turn_id, action="answer", answer_text="all of it")
+    assert repo.draft(session_id, turn=1) is None
+    with pytest.raises(ConflictError):
+        repo.save_draft(session_id, user_id=user_id, turn=1, text="late keystrokes", code=None)
+    assert repo.draft(session_id, turn=1) is None
+    _open_turn(repo, session_id)
+    repo.save_draft(session_id, user_id=user_id, turn=2, text="never sent", code=None)
+    repo.save_state(session_id, state={}, status="completed")  # ended early
+    assert _count(engine, AnswerDraft) == 0
 
 
 def test_answer_rules(repo: Repository) -> None:

@@ -19,7 +19,7 @@ from tests.conftest import REPO
 from tests.test_api_server import free_port, running_server
 
 USERS = ("starter", "flow", "historian", "reader", "switcher", "hinter", "drafter", "ender", "reloader", "numberer",
-         "behind", "quick")
+         "behind", "quick", "restorer")
 # The bank's own reference solution: a correct answer the hidden checks must accept.
 RELU = bank_index()["relu-autograd-function"].code.solution
 
@@ -417,6 +417,24 @@ def test_a_draft_and_plain_box_code_survive_a_visit_to_another_page(server, monk
     assert not at.exception and "report_sid" not in at.session_state  # the Report page follows the interview
     assert next(t for t in at.text_area if t.label == "Your answer").value == "my draft answer"
     assert next(t for t in at.text_area if t.label == "Your code").value == "def mine():\n    return 42\n"
+
+
+def test_a_draft_is_back_after_a_reload_and_gone_once_sent(server, monkeypatch):
+    """The draft lived only in the browser session: a reload (a closed tab, a crash) opened empty boxes."""
+    url, keys = server
+    at = code_task_in_the_plain_box(monkeypatch, url, keys["restorer"], questions=2)
+    next(t for t in at.text_area if t.label == "Your code").set_value("def mine():\n    return 42\n")
+    next(t for t in at.text_area if t.label == "Your answer").set_value("my unsent answer")
+    at.run()
+    again = reload(monkeypatch, url, keys["restorer"], at)
+    again.sidebar.checkbox(key="plain_editor").check().run()
+    assert next(t for t in again.text_area if t.label == "Your answer").value == "my unsent answer"
+    assert next(t for t in again.text_area if t.label == "Your code").value == "def mine():\n    return 42\n"
+    click(again, "Submit answer")
+    after = reload(monkeypatch, url, keys["restorer"], again)
+    after.sidebar.checkbox(key="plain_editor").check().run()
+    assert "my unsent answer" in texts(after.markdown)  # in the chat, as the answer sent
+    assert all(t.value in ("", None) for t in after.text_area if t.label == "Your answer")
 
 
 @pytest.mark.parametrize("address", ["{sid}/", "{sid}\n", "../me/progress", "nope"])

@@ -44,6 +44,9 @@ class ApiClient:
     def post(self, path: str, body: dict[str, Any] | None = None) -> Any:
         return self._send("POST", path, json=body).json()
 
+    def put(self, path: str, body: dict[str, Any]) -> Any:
+        return self._send("PUT", path, json=body).json()
+
     def get_bytes(self, path: str, **params: Any) -> bytes:
         return self._send("GET", path, params=params or None).content
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import state, widgets
+from ui import drafts, state, widgets
 from ui.client import ApiClient, ApiError
 from ui.editor import await_last_edit, code_editor
 
@@ -84,9 +84,10 @@ def _answer_form(api: ApiClient, sid: str, prompt: dict[str, Any]) -> None:
     code = None
     if prompt.get("code_contract"):
         code = _code_panel(prompt, sid)
-    text = st.text_area("Your answer", key=state.kept(f"answer-{sid}-{turn}"), height=160,
+    text = st.text_area("Your answer", key=state.kept(state.answer_key(sid, turn)), height=160,
                         placeholder="Explain your answer as you would to an interviewer.")
-    state.keep(f"answer-{sid}-{turn}", text)
+    state.keep(state.answer_key(sid, turn), text)
+    drafts.save(api, sid=sid, prompt=prompt, text=text, code=code)
     columns = st.columns([2, 1, 1, 1, 1.4])
     columns[0].button("Submit answer", type="primary", width="stretch", key=f"submit-{sid}-{turn}",
                       on_click=_queue, args=(sid, turn, "answer"))
@@ -117,7 +118,7 @@ def _send_queued(api: ApiClient, sid: str, prompt: dict[str, Any], *, text: str,
         st.session_state.pop("queued")
         return
     if code is not None and action in ("check", "answer"):
-        await_last_edit(f"code-{sid}-{prompt['question_id']}")
+        await_last_edit(state.code_key(sid, prompt["question_id"]))
     if action == "check":
         _run_checks(api, sid, prompt, code or "")
     elif action == "answer":
@@ -135,7 +136,7 @@ def _code_panel(prompt: dict[str, Any], sid: str) -> str:
         st.markdown("**Code task: the contract**")
         st.markdown(widgets.bank_markdown(prompt["code_contract"]))
         code = code_editor(
-            key=f"code-{sid}-{prompt['question_id']}",
+            key=state.code_key(sid, prompt["question_id"]),
             starter=prompt.get("starter_code") or "",
             plain=bool(st.session_state.get("plain_editor")),
         )
@@ -184,10 +185,10 @@ def _caught_up(api: ApiClient, sid: str) -> bool:
 def _set_aside(sid: str, prompt: dict[str, Any]) -> None:
     """Keep what was typed for a prompt the session has moved past: it was never sent, and the answer box
     of the new prompt starts empty, so without this the candidate's text would vanish without a word."""
-    text = str(st.session_state.get(f"answer-{sid}-{prompt.get('turn')}") or "").strip()
+    text = str(st.session_state.get(state.answer_key(sid, prompt.get("turn", -1))) or "").strip()
     code = None
     if prompt.get("code_contract"):
-        code = st.session_state.get(f"code-{sid}-{prompt['question_id']}:code")
+        code = st.session_state.get(f"{state.code_key(sid, prompt['question_id'])}:code")
         if not code or code.strip() == (prompt.get("starter_code") or "").strip():
             code = None
     if text or code:
@@ -216,7 +217,7 @@ def _show_set_aside(sid: str, prompt: dict[str, Any] | None) -> None:
 
 def _reuse_draft(sid: str, turn: int) -> None:
     """Append the kept text to the current answer box (a callback: the box may not be changed once drawn)."""
-    key = state.kept(f"answer-{sid}-{turn}")
+    key = state.kept(state.answer_key(sid, turn))
     draft = st.session_state.pop("set_aside")
     st.session_state[key] = "\n\n".join(t for t in (str(st.session_state.get(key) or ""), draft["text"]) if t)
     state.keep(key, st.session_state[key])

@@ -36,6 +36,19 @@ def keep(key: str, value: Any) -> None:
     st.session_state[f"{key}:kept"] = value
 
 
+def answer_key(sid: str, turn: int) -> str:
+    """The answer box's key: one per prompt, so a draft stays with its prompt."""
+    return f"answer-{sid}-{turn}"
+
+
+def code_key(sid: str, question_id: str) -> str:
+    """The code box's key (ui.editor styles the boxes by its 'code-' start)."""
+    return f"code-{sid}-{question_id}"
+
+
+DRAFT_SAVED = "draft_saved"  # (sid, turn, text, code) as the API last kept it (ui.drafts)
+
+
 def begin_session(created: dict[str, Any]) -> None:
     """Remember a session the API just created (POST /v1/sessions) and its first prompt; the Report page
     follows it from now on, not a past session opened from History."""
@@ -75,6 +88,21 @@ def resume_session(detail: dict[str, Any]) -> None:
     if detail.get("prompt") and chat and chat[-1]["type"] == "prompt":
         chat.pop()  # the open turn is shown again, with its number, by show_prompt
     show_prompt(detail.get("prompt"))
+    _restore_draft(detail)
+
+
+def _restore_draft(detail: dict[str, Any]) -> None:
+    """Put the draft the API kept for the open prompt back in its boxes: written before a reload, a closed tab or
+    a crash of the app, it was never sent."""
+    draft, prompt = detail.get("draft"), detail.get("prompt")
+    if not draft or not prompt or draft["turn"] != prompt["turn"]:
+        return
+    sid, turn = detail["id"], prompt["turn"]
+    if draft.get("text"):
+        keep(answer_key(sid, turn), draft["text"])
+    if draft.get("code") and prompt.get("code_contract"):
+        st.session_state[f"{code_key(sid, prompt['question_id'])}:code"] = draft["code"]
+    st.session_state[DRAFT_SAVED] = (sid, turn, draft.get("text") or "", draft.get("code"))
 
 
 def show_prompt(prompt: dict[str, Any] | None) -> None:

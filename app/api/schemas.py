@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.interview.models import Prompt, SessionConfig
-from app.store.records import SessionRecord
+from app.store.records import DraftRecord, SessionRecord
 from app.text_input import not_text
 from evaluators.base import DetectedMisconception, PointVerdict
 
@@ -120,10 +120,25 @@ class TranscriptTurn(BaseModel):
     code_result: CodeResultOut | None = None
 
 
+class DraftOut(BaseModel):
+    """An answer written for the open prompt and not sent yet, as last saved."""
+
+    turn: int = Field(description="The `turn` of the prompt it was written for")
+    text: str | None = None
+    code: str | None = None
+    saved_at: datetime
+
+
 class SessionDetail(SessionCreated):
     created_at: datetime
     updated_at: datetime
     transcript: list[TranscriptTurn]
+    draft: DraftOut | None = Field(default=None, description="The unsent draft for the current prompt (PUT "
+                                   "/v1/sessions/{id}/draft), gone once that prompt is answered")
+
+
+def draft_out(draft: DraftRecord) -> DraftOut:
+    return DraftOut(turn=draft.turn, text=draft.text, code=draft.code, saved_at=draft.updated_at)
 
 
 class SessionSummary(BaseModel):

@@ -28,6 +28,7 @@ from app.api.schemas import (
     TranscriptTurn,
     TurnOut,
     code_result_out,
+    draft_out,
     evaluation_out,
     session_summary,
 )
@@ -136,6 +137,7 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
     prompt = engine.current_prompt(session_id=session_id, user_id=user.id)
     session = _owned(repo, session_id, user.id)
     hide = session.config.get("mode") == Mode.INTERVIEW.value and session.status != "completed"
+    draft = None if prompt is None else repo.draft(session_id, turn=prompt.turn)
     transcript = [
         TranscriptTurn(
             position=t.position,
@@ -164,6 +166,7 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
         created_at=session.created_at,
         updated_at=session.updated_at,
         transcript=transcript,
+        draft=None if draft is None else draft_out(draft),
     )
 
 

@@ -1,4 +1,4 @@
-"""The tables: users, API keys, interview sessions, their turns, and each turn's scores.
+"""The tables: users, API keys, interview sessions, their turns, each turn's scores, and unsent drafts.
 
 Migrations (app/store/migrations) create these tables; the models here are what the code reads and
 writes. A test compares the two so they cannot drift apart.
@@ -177,3 +177,16 @@ class CodeResult(Base):
     payload: Mapped[dict[str, Any]]
 
     turn: Mapped[Turn] = relationship(back_populates="code_result")
+
+
+class AnswerDraft(Base):
+    """What the candidate has written for the session's open prompt and not sent yet: kept so that a reload, a
+    closed tab or a crash of the app does not lose it. One per session; recording the answer deletes it."""
+
+    __tablename__ = "answer_drafts"
+
+    session_id: Mapped[str] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True)
+    turn: Mapped[int]  # the position of the turn it was written for: a draft of an earlier prompt is never shown
+    text: Mapped[str | None] = mapped_column(Text)
+    code: Mapped[str | None] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)

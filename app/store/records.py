@@ -73,6 +73,15 @@ class TurnRecord:
         return self.answered_at is not None
 
 
+@dataclass(frozen=True, slots=True)
+class DraftRecord:
+    session_id: str
+    turn: int
+    text: str | None
+    code: str | None
+    updated_at: datetime
+
+
 class QuestionScore(NamedTuple):
     """A question's score in one session, for progress charts and spaced review: its last evaluated
     turn's, which after follow-ups is the score of everything said on it (what the report shows)."""
@@ -110,3 +119,7 @@ def turn_record(row: models.Turn) -> TurnRecord:
         code_result=copy.deepcopy(row.code_result.payload) if row.code_result else None,
         hints=tuple(row.hints or ()),
     )
+
+
+def draft_record(row: models.AnswerDraft) -> DraftRecord:
+    return _detached(DraftRecord, row)

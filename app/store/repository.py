@@ -10,16 +10,18 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from app.errors import ChoiceOutdatedError, ConflictError, NotFoundError
 from app.store.accounts import AccountRepository
 from app.store.base import require_choice, require_keys
+from app.store.drafts import DraftRepository
 from app.store.models import (
     ANSWER_ACTIONS,
     SESSION_STATUSES,
     TURN_KINDS,
+    AnswerDraft,
     CodeResult,
     Evaluation,
     InterviewSession,
@@ -30,7 +32,7 @@ from app.store.models import (
 from app.store.records import QuestionScore, SessionRecord, TurnRecord, session_record, turn_record
 
 
-class Repository(AccountRepository):
+class Repository(AccountRepository, DraftRepository):
     """The store's one entry point; safe to share between threads and to run in many processes."""
 
     # Sessions
@@ -89,6 +91,8 @@ class Repository(AccountRepository):
         """Replace the session's resumable state, and its status when given."""
         with self._writing() as session:
             _apply_state(_locked_session(session, session_id), state=state, status=status)
+            if status == "completed":  # ended early: the open prompt's draft will never be sent
+                session.execute(delete(AnswerDraft).where(AnswerDraft.session_id == session_id))
 
     def count_code_run(self, session_id: str, question_id: str) -> int:
         """One more run of a code task's hidden checks in the session; the question's count so far."""
@@ -189,6 +193,8 @@ class Repository(AccountRepository):
             turn.evaluation = _evaluation_row(evaluation)
             turn.code_result = _code_result_row(code_result)
             _apply_state(turn.session, state=state, status=status)
+            # The draft of this answer is sent now: a reload must show the next prompt's empty box, not it.
+            session.execute(delete(AnswerDraft).where(AnswerDraft.session_id == turn.session_id))
             session.flush()
             return turn_record(turn)
 

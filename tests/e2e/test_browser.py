@@ -247,10 +247,10 @@ def _wait_idle(page: Any) -> None:
     )
 
 
-def _wait_for(condition: Any, timeout: float = 150.0) -> None:
+def _wait_for(condition: Any, timeout: float = 150.0, what: str = "the API to record the action") -> None:
     deadline = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < deadline, "timed out waiting for the API to record the action"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.3)
 
 
@@ -327,3 +327,52 @@ def test_a_click_just_after_typing_in_the_editor_sends_what_was_typed(page: Any,
     _wait_for(recorded, timeout=60.0)
     assert turn["action"] == "answer" and turn["answer_text"] == "my answer"
     assert "# typed last" in (turn["answer_code"] or "")
+
+
+def _detail(api_url: str, sid: str) -> dict[str, Any]:
+    # A session's GET waits while an answer to it is scored (its code run in the sandbox): more than httpx's
+    # default 5 s on a busy machine.
+    return httpx.get(f"{api_url}/v1/sessions/{sid}", timeout=120).json()  # type: ignore[no-any-return]
+
+
+def _draft(api_url: str, sid: str) -> dict[str, Any] | None:
+    return _detail(api_url, sid).get("draft")
+
+
+def test_a_draft_survives_a_reload_and_goes_once_it_is_sent(page: Any, servers: tuple[str, str]) -> None:
+    """Nothing kept a draft not yet sent: a reload (a closed tab, a crash) lost the answer and the code."""
+    from playwright.sync_api import expect
+
+    api_url, ui_url = servers
+    sid = _code_task_session(api_url)
+    page.goto(f"{ui_url}/?session={sid}")
+    editor = page.frame_locator("iframe[title*='streamlit_ace']").locator(".ace_editor .ace_content").first
+    editor.click()
+    page.keyboard.press("Control+End")
+    page.keyboard.insert_text("\n# my draft code")
+    box = page.get_by_label("Your answer")
+    box.click()
+    page.keyboard.type("My unsent answer", delay=20)  # the caret stays in the box: no blur, no Ctrl+Enter
+
+    def kept() -> bool:
+        draft = _draft(api_url, sid) or {}
+        return draft.get("text") == "My unsent answer" and "# my draft code" in (draft.get("code") or "")
+
+    _wait_for(kept, timeout=60.0, what="the draft typed to be kept by the API")
+    page.reload()
+    expect(page.get_by_label("Your answer")).to_have_value("My unsent answer")
+    page.wait_for_function("""() => {
+        const frame = document.querySelector("iframe[title*='streamlit_ace']");
+        const ace = frame && frame.contentDocument && frame.contentDocument.querySelector('.ace_editor');
+        return ace && ace.env && ace.env.editor.getValue().includes('# my draft code');
+    }""", timeout=45_000)
+
+    _wait_idle(page)
+    page.get_by_role("button", name="Submit answer").click()
+    _wait_for(lambda: _detail(api_url, sid)["transcript"][0]["action"] is not None)
+    assert _draft(api_url, sid) is None
+    page.reload()
+    expect(page.get_by_text("My unsent answer").first).to_be_visible()  # in the chat, as the answer sent
+    # Whatever comes next (a follow-up's box, or the end), no answer box holds the draft sent.
+    page.wait_for_function("() => [...document.querySelectorAll('textarea[aria-label=\"Your answer\"]')]"
+                           ".every(box => box.value === '')", timeout=45_000)
