@@ -11,9 +11,10 @@ Isolation layers, outermost first (measured on Debian with bubblewrap 0.8):
   mounted on a fresh tmpfs that nobody can traverse. Nothing changes on the host.
 - bwrap unshares every namespace (user, pid, net with only its own loopback, ipc, uts, cgroup),
   disables further user namespaces, clears the environment, dies with its parent, starts a new
-  session (no TIOCSTI on our terminal), mounts a fresh /proc, a size-capped tmpfs /tmp and a
-  minimal /dev, and binds read-only only what Python and torch need plus a handful of project
-  files: never the project root (it may hold a .env), never /etc beyond ld.so.cache.
+  session (no TIOCSTI on our terminal), mounts a fresh /proc, a tmpfs /tmp capped in size (and, for
+  a root parent, in files: mounted in the private mount namespace and bound in) and a minimal /dev,
+  and binds read-only only what Python and torch need plus a handful of project files: never the
+  project root (it may hold a .env), never /etc beyond ld.so.cache.
 - Per submission limits (rlimits, seccomp, non-dumpable) are applied in jail.py.
 """
 
@@ -61,6 +62,10 @@ INSTALL_HINT = "install bubblewrap and util-linux (Debian/Ubuntu: `apt-get insta
 @dataclass(frozen=True)
 class SandboxConfig:
     tmp_bytes: int = 64 << 20  # the jail's whole writable space
+    # Files and directories in it: each costs an inode and a dentry but no tmpfs block, so `tmp_bytes` never
+    # sees them; 400,000 empty directories fitted in the memory limit, and the worker's sweep of them held up
+    # the next job 17 s. Bounded where the runner is root (the jail's /tmp is then mounted before bwrap).
+    tmp_inodes: int = 4096
     # Everything in one jail together (cgroups.py): the warm worker, the submission with all it starts,
     # memfds and /tmp with its kernel objects.
     jail_memory_bytes: int = 0  # 0: derived from a submission's limits by `for_submissions`
@@ -102,7 +107,8 @@ def _tool(name: str) -> str:
     return found
 
 
-def _bwrap_args(config: SandboxConfig, source_of: dict[str, str]) -> list[str]:
+def _bwrap_args(config: SandboxConfig, source_of: dict[str, str], tmp: str | None = None) -> list[str]:
+    """`tmp`: a tmpfs already mounted for the jail's /tmp; else bwrap makes one (capped in size only)."""
     args = [
         "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
         "--clearenv",
@@ -114,7 +120,7 @@ def _bwrap_args(config: SandboxConfig, source_of: dict[str, str]) -> list[str]:
         "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
         "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache",
         "--proc", "/proc", "--dev", "/dev",
-        "--size", str(config.tmp_bytes), "--tmpfs", "/tmp",
+        *(["--bind", tmp, "/tmp"] if tmp else ["--size", str(config.tmp_bytes), "--tmpfs", "/tmp"]),
         "--chdir", "/tmp", "--remount-ro", "/dev",  # /dev is an uncapped tmpfs otherwise
     ]
     for path, target in zip(config.sources(), config.targets(), strict=True):
@@ -138,9 +144,13 @@ def worker_command(config: SandboxConfig, side_fd: int) -> list[str]:
     script = [f"mount -t tmpfs -o size=64k,mode=0755 jail-stage {stage}"]
     for source, target in staged.items():
         script.append(f"mkdir {target} && mount --bind {shlex.quote(source)} {target}")
+    # bwrap has no option for a tmpfs's inode count, so the jail's /tmp is mounted here and bound in.
+    tmp = f"{stage}/tmp"
+    script.append(f"mkdir {tmp} && mount -t tmpfs -o size={config.tmp_bytes},nr_inodes={config.tmp_inodes},"
+                  f"mode=0700,uid={SANDBOX_UID},gid={SANDBOX_UID} jail-tmp {tmp}")
     drop = [_tool("setpriv"), f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups",
             "--inh-caps=-all", "--bounding-set=-all"]
-    script.append("exec " + shlex.join([*drop, bwrap, *_bwrap_args(config, staged), *inner]))
+    script.append("exec " + shlex.join([*drop, bwrap, *_bwrap_args(config, staged, tmp), *inner]))
     return [_tool("unshare"), "--mount", "--propagation", "private", "--", _tool("sh"), "-ec",
             " && ".join(script)]
 
