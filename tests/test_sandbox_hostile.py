@@ -121,6 +121,30 @@ for path in ["/etc/shadow", "/proc/1/environ", "/proc/self/environ", *glob.glob(
     assert "root:" not in result.stdout and "blocked /etc/shadow" in result.stdout
 
 
+def test_no_host_path_shows_in_the_jail(runner: CodeRunner) -> None:
+    """The jail's mountinfo named each bind's host source (the interpreter under /root/.pyenv, the venv's
+    site-packages, the clone's own files), and the project's editable install named the clone in its finder
+    and its direct_url.json. (The interpreter's own files still name its prefix: see the README.)"""
+    if os.geteuid() != 0:
+        pytest.skip("the jail's trees are staged through overlays only where the runner is root")
+    source = """
+import glob
+site = '/sandbox/site-packages/*/'
+for path in glob.glob(site + '__editable__*') + glob.glob(site + '*.dist-info/direct_url.json'):
+    try:
+        print(path, repr(open(path).read()))
+    except OSError as exc:
+        print('refused', path, type(exc).__name__)
+print(open('/proc/self/mountinfo').read())  # 4 kB of the 8 kB of output kept
+"""
+    result = run(runner, source, with_solution=True)
+    assert result.status is Status.PASSED and "/sandbox/python ro" in result.stdout, result.to_json()
+    config = SandboxConfig()
+    for host in (config.prefix, *config.site_packages, str(Path(__file__).resolve().parents[1])):
+        assert host not in result.stdout, (host, result.stdout)
+    assert result.stdout.count("refused") == 3 and "refused /sandbox/site-packages/0/" in result.stdout, result.stdout
+
+
 def test_no_network_even_to_loopback(runner: CodeRunner) -> None:
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
