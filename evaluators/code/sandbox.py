@@ -169,15 +169,15 @@ def worker_command(config: SandboxConfig, side_fd: int) -> list[str]:
     trees = []
     for i, source in enumerate(config.sources()):
         # Bound in through a read-only overlay: the jail's /proc/self/mountinfo names a bind mount's source
-        # directory (/root/.pyenv/..., the clone's path), an overlay only its layers here in the stage.
+        # directory (/root/.pyenv/..., the clone's path), an overlay only its layers here in the stage. A kernel
+        # without overlayfs gets the bind mount itself.
         below, tree = f"{stage}/below{i}", f"{stage}/{i}"
         script.append(f"mkdir {below} {tree} && mount --bind {shlex.quote(source)} {below} && "
-                      f"mount -t overlay -o lowerdir={below}:{stage}/empty jail-tree {tree}")
+                      f"{{ mount -t overlay -o lowerdir={below}:{stage}/empty jail-tree {tree} 2>/dev/null || "
+                      f"mount --bind {below} {tree}; }}")
         trees.append(tree)
     app = f"{stage}/app"  # the project's few files, copied (44 kB): no host path names them either
-    for relative in JAIL_FILES:
-        script.append(f"mkdir -p {os.path.dirname(f'{app}/{relative}')} && "
-                      f"cp {shlex.quote(str(PROJECT_ROOT / relative))} {app}/{relative}")
+    script.append(f"mkdir {app} && (cd {shlex.quote(str(PROJECT_ROOT))} && cp --parents {' '.join(JAIL_FILES)} {app})")
     # bwrap has no option for a tmpfs's inode count, so the jail's /tmp is mounted here and bound in.
     tmp = f"{stage}/tmp"
     script.append(f"mkdir {tmp} && mount -t tmpfs -o size={config.tmp_bytes},nr_inodes={config.tmp_inodes},"
