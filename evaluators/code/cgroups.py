@@ -224,10 +224,10 @@ def locate(mountinfo: str, own: str) -> list[_Base]:
                 paths.setdefault(_inside(point, root, path), set()).add(controller)
         return [_Base(path, "memory" in kinds, "pids" in kinds, False) for path, kinds in paths.items()]
     if v2 is not None and "" in where:
-        path = _inside(*v2, where[""])
+        unified = _inside(*v2, where[""])
         # A runner started by another (the CLI under a test, a second server process) begins in the first's
         # leaf; jails go beside that leaf, where the controllers are on, not under it, where the first one sits.
-        return [_Base(path.parent if path.name == RUNNER_LEAF else path, True, True, True)]
+        return [_Base(unified.parent if unified.name == RUNNER_LEAF else unified, True, True, True)]
     return []
 
 
