@@ -139,7 +139,8 @@ def assert_pool_healthy(runner: CodeRunner) -> None:
 
 
 def wait_until_dead(pid: int) -> None:
-    """Until the process has exited (a zombie or reaped), and its jail's pipes have had time to close."""
+    """Until the process has exited (a zombie or reaped): from then on the pool's readiness check
+    (`Popen.poll` in `Worker.await_ready`) finds it dead, so no job is handed to it."""
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
@@ -149,4 +150,3 @@ def wait_until_dead(pid: int) -> None:
         if state == "Z":
             break
         time.sleep(0.01)
-    time.sleep(0.2)

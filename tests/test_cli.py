@@ -549,15 +549,18 @@ def test_bank_validate_stops_a_task_whose_check_never_returns_and_checks_the_nex
 def test_bank_validate_stops_what_a_tasks_code_started_too(tmp_path):
     """The stopped task's code had started a process that slept on: `bank validate` printed its lines, but the
     process held its stdout and stderr, so a caller reading them (a pipe, CI) waited 10 minutes until it was
-    killed by hand."""
+    killed by hand. Killing the task's process group then missed one that left it (`setsid()` and a second
+    fork), which slept on."""
     from knowledge.loader import load_bank
 
     task = next(q for q in load_bank() if q.id == "relu-autograd-function").model_dump(mode="json")
     first, *rest = task["code"]["checks"]
-    pid_file = tmp_path / "started.pid"
+    stays, leaves = tmp_path / "stays.pid", tmp_path / "leaves.pid"
     starts = (f"def inputs(gen):\n    import os, time\n    if os.fork() == 0:\n"
-              f"        open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
-              f"        time.sleep(3600)\n    while True:\n        pass\n")
+              f"        open({str(stays)!r}, 'w').write(str(os.getpid()))\n        time.sleep(3600)\n"
+              f"    if os.fork() == 0:\n        os.setsid()\n        if os.fork() == 0:\n"
+              f"            open({str(leaves)!r}, 'w').write(str(os.getpid()))\n            time.sleep(3600)\n"
+              f"        os._exit(0)\n    while True:\n        pass\n")
     looping = dict(task, related=[], id="starts-a-sleeper", code=dict(task["code"], checks=[dict(first, inputs=starts),
                                                                                            *rest]))
     pack = tmp_path / "pack"
@@ -570,9 +573,11 @@ def test_bank_validate_stops_what_a_tasks_code_started_too(tmp_path):
         done = run("bank", "validate", env=env, timeout=90)  # captures its output: returns once the pipes close
         assert done.returncode == 1 and "starts-a-sleeper: its checks did not finish" in done.stderr
     finally:
-        started = int(pid_file.read_text())
-        status = Path(f"/proc/{started}/status")
-        alive = status.is_file() and "State:\tZ" not in status.read_text()  # a zombie is gone, not yet reaped
-        if alive:
-            os.kill(started, signal.SIGKILL)
-    assert not alive, "the process the task's code started outlived bank validate"
+        alive = []
+        for pid_file in (stays, leaves):  # both were written long before the 6 s the task had
+            started = int(pid_file.read_text())
+            status = Path(f"/proc/{started}/status")
+            if status.is_file() and "State:\tZ" not in status.read_text():  # a zombie is gone, not yet reaped
+                alive.append(pid_file.stem)
+                os.kill(started, signal.SIGKILL)
+    assert not alive, f"processes the task's code started outlived bank validate: {alive}"

@@ -32,6 +32,7 @@ from pathlib import Path
 
 PREFIX = "interviewer-jail-"
 RUNNER_LEAF = "interviewer-runner"  # cgroup v2: where this process goes so that its cgroup may delegate
+DELEGATED = ("memory", "pids")  # cgroup v2: the controllers our cgroup hands to the jails' (a test swaps them)
 REMOVE_WAIT_S = 5.0
 # Joins the cgroups whose cgroup.procs files are named before `--`, then runs the rest: the jail's
 # first process is in its cgroups before it forks anything. A failed join is reported by `joined`.
@@ -223,7 +224,10 @@ def locate(mountinfo: str, own: str) -> list[_Base]:
                 paths.setdefault(_inside(point, root, path), set()).add(controller)
         return [_Base(path, "memory" in kinds, "pids" in kinds, False) for path, kinds in paths.items()]
     if v2 is not None and "" in where:
-        return [_Base(_inside(*v2, where[""]), True, True, True)]
+        unified = _inside(*v2, where[""])
+        # A runner started by another (the CLI under a test, a second server process) begins in the first's
+        # leaf; jails go beside that leaf, where the controllers are on, not under it, where the first one sits.
+        return [_Base(unified.parent if unified.name == RUNNER_LEAF else unified, True, True, True)]
     return []
 
 
@@ -246,15 +250,15 @@ def _delegated(path: Path) -> str:
     systemd asks of a service with Delegate=yes)."""
     control = path / "cgroup.subtree_control"
     try:
-        if {"memory", "pids"} <= set(control.read_text().split()):
+        if set(DELEGATED) <= set(control.read_text().split()):
             return ""
         if str(os.getpid()) in (path / "cgroup.procs").read_text().split():
             leaf = path / RUNNER_LEAF
             leaf.mkdir(exist_ok=True)
             (leaf / "cgroup.procs").write_text(str(os.getpid()))
-        control.write_text("+memory +pids")
+        control.write_text(" ".join(f"+{name}" for name in DELEGATED))
     except OSError as exc:
-        return (f"cannot enable the memory and pids controllers for children of {path} ({exc}); "
+        return (f"cannot enable the {' and '.join(DELEGATED)} controllers for children of {path} ({exc}); "
                 "run the server alone in a delegated cgroup (systemd: Delegate=yes)")
     return ""
 

@@ -11,20 +11,23 @@ Isolation layers, outermost first (measured on Debian with bubblewrap 0.8):
   mounted on a fresh tmpfs that nobody can traverse. Nothing changes on the host.
 - bwrap unshares every namespace (user, pid, net with only its own loopback, ipc, uts, cgroup),
   disables further user namespaces, clears the environment, dies with its parent, starts a new
-  session (no TIOCSTI on our terminal), mounts a fresh /proc, a size-capped tmpfs /tmp and a
-  minimal /dev, and binds read-only only what Python and torch need plus a handful of project
-  files: never the project root (it may hold a .env), never /etc beyond ld.so.cache.
+  session (no TIOCSTI on our terminal), mounts a fresh /proc, a tmpfs /tmp capped in size (and, for
+  a root parent, in files: mounted in the private mount namespace and bound in) and a minimal /dev,
+  and binds read-only only what Python and torch need plus a handful of project files: never the
+  project root (it may hold a .env), never /etc beyond ld.so.cache.
 - Per submission limits (rlimits, seccomp, non-dumpable) are applied in jail.py.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
 import sys
 import sysconfig
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 
 from evaluators.code.errors import SandboxUnavailable
@@ -61,6 +64,10 @@ INSTALL_HINT = "install bubblewrap and util-linux (Debian/Ubuntu: `apt-get insta
 @dataclass(frozen=True)
 class SandboxConfig:
     tmp_bytes: int = 64 << 20  # the jail's whole writable space
+    # Files and directories in it: each costs an inode and a dentry but no tmpfs block, so `tmp_bytes` never
+    # sees them; 400,000 empty directories fitted in the memory limit, and the worker's sweep of them held up
+    # the next job 17 s. Bounded where the runner is root (the jail's /tmp is then mounted before bwrap).
+    tmp_inodes: int = 4096
     # Everything in one jail together (cgroups.py): the warm worker, the submission with all it starts,
     # memfds and /tmp with its kernel objects.
     jail_memory_bytes: int = 0  # 0: derived from a submission's limits by `for_submissions`
@@ -102,7 +109,10 @@ def _tool(name: str) -> str:
     return found
 
 
-def _bwrap_args(config: SandboxConfig, source_of: dict[str, str]) -> list[str]:
+def _bwrap_args(config: SandboxConfig, trees: list[str], app: str | None = None, tmp: str | None = None) -> list[str]:
+    """`trees`: where to bind each of `config.targets()` from. `app`: a directory holding the JAIL_FILES, else
+    each is bound from the project. `tmp`: a tmpfs already mounted for /tmp, else bwrap makes one (capped in
+    size only)."""
     args = [
         "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
         "--clearenv",
@@ -114,15 +124,37 @@ def _bwrap_args(config: SandboxConfig, source_of: dict[str, str]) -> list[str]:
         "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
         "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache",
         "--proc", "/proc", "--dev", "/dev",
-        "--size", str(config.tmp_bytes), "--tmpfs", "/tmp",
+        *(["--bind", tmp, "/tmp"] if tmp else ["--size", str(config.tmp_bytes), "--tmpfs", "/tmp"]),
         "--chdir", "/tmp", "--remount-ro", "/dev",  # /dev is an uncapped tmpfs otherwise
     ]
-    for path, target in zip(config.sources(), config.targets(), strict=True):
-        args += ["--ro-bind", source_of[path], target]
-    for relative in JAIL_FILES:
-        args += ["--ro-bind", f"{source_of[str(PROJECT_ROOT)]}/{relative}", f"{APP_DIR}/{relative}"]
+    for tree, target in zip(trees, config.targets(), strict=True):
+        args += ["--ro-bind", tree, target]
+    for masked in _naming_host_paths(config.site_packages):
+        args += ["--ro-bind", "/dev/null", masked]
+    if app:
+        args += ["--ro-bind", app, APP_DIR]
+    for relative in () if app else JAIL_FILES:
+        args += ["--ro-bind", f"{PROJECT_ROOT}/{relative}", f"{APP_DIR}/{relative}"]
     args += ["--remount-ro", "/"]
     return args
+
+
+@cache
+def _naming_host_paths(site_packages: tuple[str, ...]) -> list[str]:
+    """Files of the bound site-packages that name host paths and that the worker never reads (it runs with
+    -I and sets its own sys.path): the project's editable-install hook and finder (its source directories),
+    and each distribution's `direct_url.json` (where it was installed from). Covered by /dev/null, which the
+    jail's nodev mounts refuse to open (importlib.metadata reads that as no file)."""
+    found = []
+    for i, directory in enumerate(site_packages):
+        with contextlib.suppress(OSError):
+            for name in sorted(os.listdir(directory)):
+                inside = f"{JAIL_SITE}/{i}/{name}"
+                if name.startswith("__editable__"):
+                    found.append(inside)
+                elif name.endswith(".dist-info") and os.path.isfile(f"{directory}/{name}/direct_url.json"):
+                    found.append(f"{inside}/direct_url.json")
+    return found
 
 
 def worker_command(config: SandboxConfig, side_fd: int) -> list[str]:
@@ -130,17 +162,29 @@ def worker_command(config: SandboxConfig, side_fd: int) -> list[str]:
     bwrap = _tool("bwrap")
     inner = [config.jail_python(), "-I", "-B", f"{APP_DIR}/evaluators/code/worker.py", str(side_fd), "jail",
              APP_DIR, *config.targets()[1:]]
-    sources = [*config.sources(), str(PROJECT_ROOT)]
     if os.geteuid() != 0:
-        return [bwrap, *_bwrap_args(config, {s: s for s in sources}), *inner]
-    stage = _stage_dir(sources)
-    staged = {source: f"{stage}/{i}" for i, source in enumerate(sources)}
-    script = [f"mount -t tmpfs -o size=64k,mode=0755 jail-stage {stage}"]
-    for source, target in staged.items():
-        script.append(f"mkdir {target} && mount --bind {shlex.quote(source)} {target}")
+        return [bwrap, *_bwrap_args(config, config.sources()), *inner]
+    stage = _stage_dir([*config.sources(), str(PROJECT_ROOT)])
+    script = [f"mount -t tmpfs -o size=1m,mode=0755 jail-stage {stage}", f"mkdir {stage}/empty"]
+    trees = []
+    for i, source in enumerate(config.sources()):
+        # Bound in through a read-only overlay: the jail's /proc/self/mountinfo names a bind mount's source
+        # directory (/root/.pyenv/..., the clone's path), an overlay only its layers here in the stage. A kernel
+        # without overlayfs gets the bind mount itself.
+        below, tree = f"{stage}/below{i}", f"{stage}/{i}"
+        script.append(f"mkdir {below} {tree} && mount --bind {shlex.quote(source)} {below} && "
+                      f"{{ mount -t overlay -o lowerdir={below}:{stage}/empty jail-tree {tree} 2>/dev/null || "
+                      f"mount --bind {below} {tree}; }}")
+        trees.append(tree)
+    app = f"{stage}/app"  # the project's few files, copied (44 kB): no host path names them either
+    script.append(f"mkdir {app} && (cd {shlex.quote(str(PROJECT_ROOT))} && cp --parents {' '.join(JAIL_FILES)} {app})")
+    # bwrap has no option for a tmpfs's inode count, so the jail's /tmp is mounted here and bound in.
+    tmp = f"{stage}/tmp"
+    script.append(f"mkdir {tmp} && mount -t tmpfs -o size={config.tmp_bytes},nr_inodes={config.tmp_inodes},"
+                  f"mode=0700,uid={SANDBOX_UID},gid={SANDBOX_UID} jail-tmp {tmp}")
     drop = [_tool("setpriv"), f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups",
             "--inh-caps=-all", "--bounding-set=-all"]
-    script.append("exec " + shlex.join([*drop, bwrap, *_bwrap_args(config, staged), *inner]))
+    script.append("exec " + shlex.join([*drop, bwrap, *_bwrap_args(config, trees, app, tmp), *inner]))
     return [_tool("unshare"), "--mount", "--propagation", "private", "--", _tool("sh"), "-ec",
             " && ".join(script)]
 
