@@ -759,6 +759,19 @@ def test_a_fixed_level_is_kept_before_topics_spread_and_its_end_is_told_with_tha
     assert any("No question at difficulty 3 that you have not seen is left" in n for n in main[-1].notes)
 
 
+def test_the_prompt_words_do_not_repeat_its_number_or_kind(engine, user, bank):
+    """Every screen titles a prompt "Question 2 of 5" or "follow-up" from its fields; the words said it again
+    ("Question 2 of 5. Question 2 of 5. What is..." on the terminal, "Follow-up: Follow-up: ..." in the report)."""
+    bank_map = by_id(bank)
+    config = SessionConfig(num_questions=2, topics=["autograd"], seed=1)
+    _, prompts, _ = run_session(engine, user, config, lambda p: "It tracks operations.")
+    main = [p for p in prompts if p.kind is PromptKind.QUESTION]
+    assert main[1].text == bank_map[main[1].question_id].question
+    probes = {f.prompt for q in bank for f in q.follow_ups}
+    follow_ups = [p for p in prompts if p.kind is PromptKind.FOLLOW_UP]
+    assert follow_ups and all(p.text in probes for p in follow_ups), follow_ups
+
+
 def test_an_adaptive_level_that_runs_out_says_so_and_one_that_never_was_says_that(engine, user, bank):
     """A strong candidate's level rises to 3; once the topic's hardest questions are used up, the easier ones
     that come are explained (the session once fell silently to difficulty 1)."""
