@@ -423,6 +423,9 @@ def test_terminal_answers_from_windows_files_and_odd_first_lines():
     (["keys", "create", "--name", "a", "--user", ""], 1, "error: a user name cannot be empty"),
     (["interview", "--difficulty", "²"], 2, "Invalid value for '--difficulty'"),  # usage errors exit 2
     (["interview", "--mode", "exam"], 2, "Invalid value for '--mode'"),
+    # was "error: invalid topics.0: Input should be ..." and exit 1
+    (["interview", "--topics", "autograd, nonsense"], 2,
+     "Invalid value for '--topics': 'nonsense' is not a topic; the topics are frameworks, tensors, autograd"),
     (["search", "--difficulty", "4", "zero_grad"], 2, "Invalid value for '--difficulty'"),
 ])
 def test_more_bad_input_is_one_line(cli_env, args, code, said):
@@ -574,3 +577,35 @@ def test_bank_validate_stops_what_a_tasks_code_started_too(tmp_path):
         if alive:
             os.kill(started, signal.SIGKILL)
     assert not alive, "the process the task's code started outlived bank validate"
+
+
+def test_the_model_answer_keeps_code_names_written_bare_in_its_prose():
+    """Read as Markdown, "registered in __init__" showed as "registered in init" and "C*H*W" as "CHW"."""
+    from rich.console import Console
+
+    from app.cli_interview import show_outcome
+    from app.interview.models import TurnOutcome
+
+    answer = ("Parameters are registered in __init__, and a Dataset implements __len__ and __getitem__(idx). "
+              "Flattening needs C*H*W; `x_1 * y` stays as written.\n\n```python\ndef __init__(self):  # a*b\n```")
+    console = Console(record=True, width=200)
+    show_outcome(console, TurnOutcome(status="active", evaluation={"score": 0.0, "points": [], "gate": "skip",
+                                                                   "model_answer": answer}))
+    shown = console.export_text()
+    for name in ("registered in __init__,", "__len__ and __getitem__(idx)", "needs C*H*W;", "x_1 * y",
+                 "def __init__(self):  # a*b"):
+        assert name in shown, shown
+
+
+def test_the_terminal_tells_a_note_with_the_question_it_arises_on():
+    from rich.console import Console
+
+    from app.cli_interview import show_prompt
+    from app.interview.models import Prompt, PromptKind
+
+    note = "No question at difficulty 3 that you have not seen is left in these topics, so some questions are at " \
+           "another level."
+    console = Console(record=True, width=300)
+    show_prompt(console, Prompt(turn=3, kind=PromptKind.QUESTION, question_id="q", text="What is a tensor?",
+                                topic="tensors", difficulty=2, number=4, total=5, notes=[note]))
+    assert note in console.export_text()
