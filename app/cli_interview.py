@@ -69,11 +69,32 @@ def split_code(block: str) -> tuple[str | None, str | None]:
     return text, code
 
 
+_FENCE = re.compile(r" {0,3}(```|~~~)")
+# Inline code is kept as written; elsewhere a character Markdown reads as emphasis (or an escape) is escaped.
+_CODE_OR_EMPHASIS = re.compile(r"(`+).+?\1|[\\*_]")
+
+
+def bank_markdown(text: str) -> Markdown:
+    """Bank text (a model answer, a code contract) as Markdown whose code names survive: its code is fenced or
+    in backticks, but a name written bare in prose (`__init__`, `C*H*W`) would be read as emphasis and lose its
+    underscores or stars, so those are escaped outside code."""
+    lines, fenced = [], False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced:
+            line = _CODE_OR_EMPHASIS.sub(lambda m: m.group(0) if m.group(1) else "\\" + m.group(0), line)
+        lines.append(line)
+    return Markdown("\n".join(lines))
+
+
 def show_prompt(console: Console, prompt: Any) -> None:
     title = f"{prompt.kind.value.replace('_', '-')} · {prompt.topic} · difficulty {prompt.difficulty}"
     console.print(Panel(Text(prompt.text), title=f"Question {prompt.number} of {prompt.total}", subtitle=title))
+    for note in prompt.notes:  # why this question: fewer than asked for, another level, review
+        console.print(Text(note), style="cyan")
     if prompt.code_contract and prompt.kind.value == "question":
-        console.print(Markdown(prompt.code_contract))
+        console.print(bank_markdown(prompt.code_contract))
 
 
 def show_outcome(console: Console, outcome: Any) -> None:
@@ -102,7 +123,7 @@ def show_outcome(console: Console, outcome: Any) -> None:
     # Given up on the question or on its follow-up: the model answer, where the mode shows it (practice).
     gave_up = {evaluation.get("gate"), evaluation.get("follow_up")} & {"skip", "dont_know"}
     if gave_up and evaluation.get("model_answer"):
-        console.print(Panel(Markdown(evaluation["model_answer"]), title="Model answer"))
+        console.print(Panel(bank_markdown(evaluation["model_answer"]), title="Model answer"))
 
 
 def run_interview(
@@ -156,9 +177,21 @@ def _one_of(*choices: str) -> Any:
     return check
 
 
+def _topic_list(given: list[str] | None) -> list[str] | None:
+    """--topics, repeated or comma-separated, as a list; a name not in the taxonomy is a usage error naming the
+    topics there are (the session's own check said "invalid topics.0: Input should be ..." and exit 1)."""
+    from knowledge.schema import Topic
+
+    topics = [t.strip() for value in given or [] for t in value.split(",") if t.strip()]
+    unknown = [t for t in topics if t not in {topic.value for topic in Topic}]
+    if unknown:
+        raise typer.BadParameter(f"{unknown[0]!r} is not a topic; the topics are {', '.join(t.value for t in Topic)}")
+    return topics or None
+
+
 def interview(
     topics: Annotated[list[str] | None, typer.Option(
-        "--topics", help="Topics to draw from (repeatable, or comma-separated).")] = None,
+        "--topics", help="Topics to draw from (repeatable, or comma-separated).", callback=_topic_list)] = None,
     questions: Annotated[int, typer.Option("--questions", min=1, max=30, help="Number of questions.")] = 5,
     difficulty: Annotated[str, typer.Option(
         help="1, 2, 3 or adaptive.", callback=_one_of("1", "2", "3", "adaptive"))] = "adaptive",
@@ -176,7 +209,7 @@ def interview(
     settings = get_settings()
     level: str | int = int(difficulty) if difficulty in ("1", "2", "3") else difficulty
     config = SessionConfig.model_validate(
-        {"topics": [t.strip() for given in topics or [] for t in given.split(",") if t.strip()] or None,
+        {"topics": topics,
          "num_questions": questions, "mode": mode, "seed": seed, "difficulty": level}
     )
     repo = repository_for(settings)

@@ -25,11 +25,11 @@ def derive_rubric(reference_answer: str) -> list[RubricPoint]:
         text = unit.text.strip()
         if unit.is_code or len(content_words(text)) < 3 or any(text in c or c in text for c in claims):
             continue
-        claims.append(text)
+        claims.append(text.rstrip(";:, "))  # a sentence split at ";" keeps no dangling separator
     if not claims:
         claims = [" ".join(reference_answer.split())]
-    # Of the first fourteen claims, the seven with the most content words.
-    claims = sorted(claims[: MAX_POINTS * 2], key=lambda c: -len(content_words(c)))[:MAX_POINTS]
+    # Of the first fourteen claims, the seven with the most content words, numbered as the reference orders them.
+    kept = set(sorted(claims[: MAX_POINTS * 2], key=lambda c: -len(content_words(c)))[:MAX_POINTS])
     return [
         RubricPoint(
             id=f"claim-{i + 1}",
@@ -37,7 +37,7 @@ def derive_rubric(reference_answer: str) -> list[RubricPoint]:
             weight=1.0,
             evidence=[claim],
         )
-        for i, claim in enumerate(claims)
+        for i, claim in enumerate(c for c in claims if c in kept)
     ]
 
 

@@ -425,6 +425,9 @@ def test_terminal_answers_from_windows_files_and_odd_first_lines():
     (["keys", "create", "--name", "my laptop"], 1, "error: a key name may hold only letters, digits and _ . @ + -"),
     (["interview", "--difficulty", "²"], 2, "Invalid value for '--difficulty'"),  # usage errors exit 2
     (["interview", "--mode", "exam"], 2, "Invalid value for '--mode'"),
+    # was "error: invalid topics.0: Input should be ..." and exit 1
+    (["interview", "--topics", "autograd, nonsense"], 2,
+     "Invalid value for '--topics': 'nonsense' is not a topic; the topics are frameworks, tensors, autograd"),
     (["search", "--difficulty", "4", "zero_grad"], 2, "Invalid value for '--difficulty'"),
 ])
 def test_more_bad_input_is_one_line(cli_env, args, code, said):

@@ -104,6 +104,7 @@ def test_a_session_asks_for_no_more_questions_than_its_topics_hold(engine, user,
     assert session.config["num_questions"] == len(pool) == prompt.total == 2
     notes = session.state["notes"]
     assert any(f"Only {len(pool)} question(s) in these topics are in the bank" in note for note in notes)
+    assert prompt.notes == notes  # told with the first question, not only in the report at the end
 
 
 def test_a_session_whose_question_left_the_bank_goes_on_as_asked_or_without_a_copy_is_a_conflict(
@@ -781,6 +782,32 @@ def test_a_fixed_level_that_runs_out_says_so_once(engine, user, bank):
     assert levels[: len(easy)] == [1] * len(easy) and set(levels[len(easy):]) - {1}  # unseen before the level
     notes = engine._repo.get_session(session.id, user).state["notes"]
     assert sum("No question at difficulty 1 that you have not seen is left" in n for n in notes) == 1
+
+
+def test_a_fixed_level_is_kept_before_topics_spread_and_its_end_is_told_with_that_question(engine, user, bank):
+    """Difficulty 3 over tensors and performance-memory asked a tensors question at difficulty 2, saying nothing,
+    while unseen difficulty-3 questions of performance-memory were left: the topics' spread came first."""
+    topics = ["performance-memory", "tensors"]
+    hard = [q for q in bank if q.topic.value in topics and q.difficulty == 3]
+    config = SessionConfig(num_questions=len(hard) + 1, topics=topics, difficulty=3, seed=5)
+    _, prompts, _ = run_session(engine, user, config, lambda p: "It is about memory.")
+    main = [p for p in prompts if p.kind is PromptKind.QUESTION]
+    assert [p.difficulty for p in main[:-1]] == [3] * len(hard) and main[-1].difficulty != 3, main
+    assert not [n for p in prompts[:prompts.index(main[-1])] for n in p.notes if "difficulty" in n]
+    assert any("No question at difficulty 3 that you have not seen is left" in n for n in main[-1].notes)
+
+
+def test_the_prompt_words_do_not_repeat_its_number_or_kind(engine, user, bank):
+    """Every screen titles a prompt "Question 2 of 5" or "follow-up" from its fields; the words said it again
+    ("Question 2 of 5. Question 2 of 5. What is..." on the terminal, "Follow-up: Follow-up: ..." in the report)."""
+    bank_map = by_id(bank)
+    config = SessionConfig(num_questions=2, topics=["autograd"], seed=1)
+    _, prompts, _ = run_session(engine, user, config, lambda p: "It tracks operations.")
+    main = [p for p in prompts if p.kind is PromptKind.QUESTION]
+    assert main[1].text == bank_map[main[1].question_id].question
+    probes = {f.prompt for q in bank for f in q.follow_ups}
+    follow_ups = [p for p in prompts if p.kind is PromptKind.FOLLOW_UP]
+    assert follow_ups and all(p.text in probes for p in follow_ups), follow_ups
 
 
 def test_an_adaptive_level_that_runs_out_says_so_and_one_that_never_was_says_that(engine, user, bank):

@@ -70,6 +70,8 @@ def prompt_caption(prompt: dict[str, Any]) -> str:
 def show_prompt(prompt: dict[str, Any]) -> None:
     st.markdown(literal(prompt["text"]))
     st.caption(prompt_caption(prompt))
+    for note in prompt.get("notes") or []:  # why this question: fewer than asked for, another level, review
+        st.info(literal(note))
 
 
 def show_answer(entry: dict[str, Any]) -> None:

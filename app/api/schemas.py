@@ -16,7 +16,7 @@ PROMPT_EXAMPLE = {
     "turn": 0,
     "kind": "question",
     "question_id": "zero-grad",
-    "text": "Question 1 of 5: Why do you call optimizer.zero_grad() in a training loop?",
+    "text": "Let's start. Why do you call optimizer.zero_grad() in a training loop?",
     "topic": "training-loop",
     "difficulty": 1,
     "number": 1,
@@ -25,6 +25,7 @@ PROMPT_EXAMPLE = {
     "starter_code": None,
     "time_limit_s": None,
     "asked_at": "2026-11-28T09:30:00Z",
+    "notes": [],
 }
 
 
@@ -99,6 +100,9 @@ class SessionCreated(BaseModel):
     status: Literal["active", "completed"]
     config: SessionConfig
     prompt: Prompt | None = Field(examples=[PROMPT_EXAMPLE])
+    notes: list[str] = Field(default_factory=list, description="What the session has told the candidate so far, "
+                             "in order (fewer questions than asked for, a level that could not be kept, review); "
+                             "each new one also comes with the prompt it arose on, in its `notes`")
 
 
 class TranscriptTurn(BaseModel):

@@ -105,7 +105,8 @@ def create_session(
 ) -> SessionCreated:
     """Start a session; every config field is optional. Returns the first question."""
     session, prompt = engine.start(user_id=user.id, config=config or SessionConfig())
-    return SessionCreated(id=session.id, status=session.status, config=session.config, prompt=prompt)
+    return SessionCreated(id=session.id, status=session.status, config=session.config, prompt=prompt,
+                          notes=session.state.get("notes", []))
 
 
 @router.get(
@@ -163,6 +164,7 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
         status=session.status,
         config=session.config,
         prompt=prompt,
+        notes=session.state.get("notes", []),
         created_at=session.created_at,
         updated_at=session.updated_at,
         transcript=transcript,

@@ -377,8 +377,8 @@ class InterviewEngine:
         question = self._asked(turn.session_id, turn.question_id)
         return Prompt(
             turn=turn.position, kind=PromptKind(turn.kind), question_id=question.id, text=turn.prompt,
-            topic=question.topic.value,
-            difficulty=question.difficulty, number=state.question_number, total=config.num_questions,
+            topic=question.topic.value, difficulty=question.difficulty, number=state.question_number,
+            total=config.num_questions, notes=state.new_notes,
             code_contract=contract_with_refusals(question.code) if question.code else None,
             starter_code=question.code.starter if question.code else None,
             time_limit_s=config.time_limit_s, asked_at=_aware(turn.created_at), hints=list(turn.hints),

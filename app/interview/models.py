@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from knowledge.schema import Framework, Question, Topic
 
@@ -57,6 +57,15 @@ class SessionState(BaseModel):
     # Per code task, how often the candidate ran its hidden checks before answering (Run checks): the report shows
     # it, since each run tells the candidate which checks fail. Counted by the repository's count_code_run.
     code_runs: dict[str, int] = Field(default_factory=dict)
+    _told: int = PrivateAttr(default=0)  # how many of `notes` the candidate had been shown when it was loaded
+
+    def model_post_init(self, context: Any, /) -> None:
+        self._told = len(self.notes)
+
+    @property
+    def new_notes(self) -> list[str]:
+        """The notes this step added: they go out with the prompt it asks, so the candidate reads them then."""
+        return self.notes[self._told:]
 
 
 class AskedPoint(BaseModel):
@@ -101,6 +110,9 @@ class Prompt(BaseModel):
     time_limit_s: int | None = None
     asked_at: datetime | None = Field(default=None, description="When it was asked: a time limit runs from here")
     hints: list[str] = Field(default_factory=list, description="The hints given on this prompt so far, in order")
+    notes: list[str] = Field(default_factory=list, description="What the candidate is told as this prompt is "
+                             "asked: fewer questions than asked for, a level other than the one asked for, a topic "
+                             "back for review, an LLM wording that fell back to the template")
 
 
 class TurnOutcome(BaseModel):

@@ -38,15 +38,16 @@ class Phraser:
     name = "templates"
 
     def question(self, question: Question, *, number: int, total: int) -> Phrased:
-        lead = "Let's start." if number == 1 else f"Question {number} of {total}."
-        text = f"{lead} {question.question}"
+        # "Question 2 of 5" and "Follow-up" are the prompt's own fields (`number`, `kind`), which every screen
+        # and the report's transcript label it with; in the words too, they read twice.
+        text = f"Let's start. {question.question}" if number == 1 else question.question
         if question.code:
             text += " Write your solution to the contract below; hidden checks will run it."
         return Phrased(text)
 
     def follow_up(self, question: Question, probe: str, related: list[str] | None = None) -> Phrased:
         """The bank's probe for the missed point; `related` (retrieved entries) only informs an LLM."""
-        return Phrased(f"Follow-up: {probe}")
+        return Phrased(probe)
 
     def feedback(self, question: Question, feedback: str) -> Phrased | None:
         """A spoken version of the rubric feedback; offline, the rubric feedback itself is shown."""

@@ -188,19 +188,23 @@ class QuestionSelector:
                  for topic in {h.topic for h in candidates}}
         jitter = {h.id: rng.random() for h in sorted(candidates, key=lambda h: h.id)}
         reviewing = review_open(config, state, history)
+        fixed = config.difficulty != "adaptive"
 
         def rank(hit: SearchHit) -> tuple[float, ...]:
             last_seen = history.seen.get(hit.id)
             # Unseen first; once the pool is exhausted, the least recently seen.
             seen_rank = 0.0 if last_seen is None else 1.0 + last_seen.timestamp() / 1e10
+            spread = float(state.asked_topics.count(hit.topic))
+            off_level = float(abs(hit.difficulty - level[hit.topic]))
             return (
                 seen_rank,
                 # A weak topic comes back whatever its questions' level: review is what it is for.
                 0.0 if reviewing and hit.topic in history.weak_topics else 1.0,
-                # Topics spread out before levels match: each topic has a level of its own, and a weak topic with
-                # many easy questions must not fill a session once the strong topics' hard ones are used up.
-                float(state.asked_topics.count(hit.topic)),
-                abs(hit.difficulty - level[hit.topic]),
+                # A level the candidate fixed is kept while the topics have an unseen question at it, topics spread
+                # second. An adaptive level gives way to the spread: each topic has a level of its own, and a weak
+                # topic with many easy questions must not fill a session once the strong topics' hard ones are
+                # used up.
+                *((off_level, spread) if fixed else (spread, off_level)),
                 jitter[hit.id],
             )
 
