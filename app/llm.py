@@ -253,26 +253,40 @@ def _messages(system: str, user: str) -> list[Any]:
 def _client_with_deadline(seconds: float) -> Any:
     """An HTTP client whose every reply must arrive whole within `seconds`. The SDK's timeout bounds each
     read, so a server sending a byte now and then held a request, and a server thread, as long as it liked
-    (a space every 5 s: 90 s at a 20 s timeout)."""
+    (a space every 5 s: 90 s at a 20 s timeout).
+
+    A timeout is raised as the SDK's own APITimeoutError, which the SDK passes on without retrying: a server
+    that took the whole timeout once would likely take it again, and the retry doubled what a step waits
+    (2.45 s for one call at a 1 s timeout, one retry). A refused connection or a 5xx is still retried."""
     import httpx
+    import openai
 
     class Until(httpx.SyncByteStream):
         def __init__(self, inner: Any, request: httpx.Request, deadline: float) -> None:
             self._inner, self._request, self._deadline = inner, request, deadline
 
         def __iter__(self) -> Iterator[bytes]:
-            for chunk in self._inner:
-                if time.monotonic() > self._deadline:
-                    raise httpx.ReadTimeout(f"the reply took over {seconds:g} s in all", request=self._request)
-                yield chunk
+            with _no_retry(self._request):
+                for chunk in self._inner:
+                    if time.monotonic() > self._deadline:
+                        raise httpx.ReadTimeout(f"the reply took over {seconds:g} s in all", request=self._request)
+                    yield chunk
 
         def close(self) -> None:
             self._inner.close()
 
+    @contextmanager
+    def _no_retry(request: httpx.Request) -> Iterator[None]:
+        try:
+            yield
+        except httpx.TimeoutException as exc:
+            raise openai.APITimeoutError(request=request) from exc
+
     class Deadline(httpx.HTTPTransport):
         def handle_request(self, request: httpx.Request) -> httpx.Response:
             deadline = time.monotonic() + seconds
-            response = super().handle_request(request)
+            with _no_retry(request):
+                response = super().handle_request(request)
             response.stream = Until(response.stream, request, deadline)
             return response
 

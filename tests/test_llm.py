@@ -222,3 +222,15 @@ def test_basic_credentials_are_cut_out_but_basic_words_are_kept():
         "Use a basic block, the basic idea of ResNet, and basic RNNs."
     )
     assert redact("got Basic Ym9iOmh1bnRlcjJwdw== back", []) == "got Basic [redacted] back"
+
+
+def test_a_timed_out_call_is_not_retried_but_a_server_error_is(fake_openai):
+    """A reply that took the whole timeout would likely take it again: a retry only doubled the step's wait."""
+    for reply in (dripping("too late", every_s=0.2, drips=40), slow("too late", delay_s=8)):
+        fake_openai.script([reply, content("What does zero_grad clear?")])
+        fake_openai.requests.clear()
+        with pytest.raises(LLMError, match="timeout"):
+            model_for(fake_openai, max_retries=1).complete_text(system="s", user="u")
+        assert [r.path for r in fake_openai.requests if r.path.endswith("completions")] == ["/v1/chat/completions"]
+    fake_openai.script([http_error(503), content("What does zero_grad clear?")])
+    assert model_for(fake_openai, max_retries=1).complete_text(system="s", user="u") == "What does zero_grad clear?"
