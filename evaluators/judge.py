@@ -11,6 +11,7 @@ import logging
 import re
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 from difflib import SequenceMatcher
 
 from pydantic import ValidationError
@@ -143,8 +144,11 @@ class LLMJudge(Evaluator):
         if len(tasks) < 2:
             return [self.evaluate(task) for task in tasks]
         workers = min(JUDGE_CALLS_IN_FLIGHT, len(tasks))
+        # Each answer is judged in the caller's context (a thread starts with an empty one): the chat model may
+        # keep state there, such as the scope that stops a step's calls once one got no reply.
+        contexts = [copy_context() for _ in tasks]  # one each: a context is entered by one thread at a time
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge") as pool:
-            return list(pool.map(self.evaluate, tasks))
+            return list(pool.map(lambda context, task: context.run(self.evaluate, task), contexts, tasks))
 
     def _fall_back(self, task: GradingTask, reason: str, notes: list[str] | None = None) -> Evaluation:
         offline = self._fallback.evaluate(task)

@@ -441,3 +441,17 @@ def test_a_key_the_model_writes_into_a_good_reply_is_not_kept(fake_openai, offli
     assert "Interviewer's comments: Clear custom Function" in result.feedback
     assert key not in result.model_dump_json() and "abc123xyz" not in result.feedback, result.feedback
     assert "[redacted]" in result.feedback
+
+
+def test_a_batch_in_a_step_makes_no_call_once_a_call_of_the_step_got_no_reply(fake_openai, offline, relu):
+    """The step's stop scope reaches the batch's worker threads (a thread starts with an empty context)."""
+    from app.llm_breaker import llm_step
+
+    fake_openai.script([slow(reply(), delay_s=5)] + [content(reply())] * 2)
+    judge = judge_for(fake_openai, offline, timeout_s=0.5)
+    task = GradingTask.from_question(relu, ANSWER)
+    with llm_step():
+        assert "timeout after 0.5 s" in judge.evaluate(task).notes[-1]
+        batch = judge.evaluate_many([task, task])
+    assert len(fake_openai.requests) == 1
+    assert all("not called: an earlier call of this step got no reply" in r.notes[-1] for r in batch)
