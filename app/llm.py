@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 from urllib.parse import quote
 
 from pydantic import BaseModel, SecretStr, ValidationError
@@ -280,7 +280,8 @@ def _client_with_deadline(seconds: float) -> Any:
         try:
             yield
         except httpx.TimeoutException as exc:
-            raise openai.APITimeoutError(request=request) from exc
+            # typed for the SDK's own httpx2 requests; it only keeps the request, and takes this client's too
+            raise openai.APITimeoutError(request=cast(Any, request)) from exc
 
     class Deadline(httpx.HTTPTransport):
         def handle_request(self, request: httpx.Request) -> httpx.Response:
