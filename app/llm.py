@@ -7,7 +7,6 @@ can take over without knowing which SDK raised what.
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 import threading
@@ -17,11 +16,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
-from urllib.parse import quote
 
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from app.llm_breaker import Breaker, breaker_for
+from app.llm_redaction import redact, redact_strings, secrets_sent, without_password
 from app.llm_server import ServerProbe
 from evaluators.chat import LLMError
 
@@ -77,14 +76,10 @@ class LangChainChatModel(ChatModel):
 
         key = api_key if isinstance(api_key, SecretStr) else SecretStr(api_key)
         self.name = model
-        self.base_url = _URL_PASSWORD.sub(r"\1", base_url)  # shown in reasons: without a user:password@ part
+        self.base_url = without_password(base_url)  # shown in reasons
         # A server may echo what it was sent (the key, in an error message); what reaches a note, the database
         # or a report never holds them.
-        users = [m.group(0)[2:-1] for m in _URL_PASSWORD.finditer(base_url)]  # "user:password"
-        secrets = [key.get_secret_value(), *(u.split(":", 1)[1] for u in users)]
-        # As sent (a URL's credentials go as Basic auth, base64) and as a server may echo them (URL-encoded).
-        encoded = [base64.b64encode(u.encode()).decode() for u in users]
-        self._secrets = [v for v in {*secrets, *(quote(v, safe="") for v in secrets), *encoded} if len(v) >= 4]
+        self._secrets = secrets_sent(base_url, key.get_secret_value())
         self.timeout_s = timeout_s
         self.max_tokens = max_tokens
         self._allowed: list[StructuredMethod] = list(STRUCTURED_METHODS) if method == "auto" else [method]
@@ -116,7 +111,7 @@ class LangChainChatModel(ChatModel):
         with self._redacted(), self._breaker.call(unanswered=_Unanswered):
             parsed = self._complete(system=system, user=user, schema=schema)
         # Every string of the reply: the judge's feedback is shown and stored, as a wording is.
-        return schema.model_validate(_redact_strings(parsed.model_dump(), self._secrets))
+        return schema.model_validate(redact_strings(parsed.model_dump(), self._secrets))
 
     @contextmanager
     def _redacted(self) -> Iterator[None]:
@@ -301,41 +296,6 @@ def _unfenced(text: str) -> str:
     """JSON a model wrapped in a Markdown fence (```json ... ```), as small models often do."""
     match = _FENCED.match(text)
     return match.group(1) if match else text
-
-
-_URL_PASSWORD = re.compile(r"(//)[^/@\s]*:([^/@\s]*)@")
-_BEARER = re.compile(r"(?i)\b(bearer\s+)\S+")
-_BASIC = re.compile(r"(?i)\b(basic\s+)([A-Za-z0-9+/]{4,}={0,2})(?![\w+/=])")
-_KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}")
-
-
-def redact(text: str, secrets: list[str]) -> str:
-    """The text without the given secrets, bearer or basic credentials, "sk-..." keys or a URL's user:password@."""
-    for secret in secrets:
-        text = text.replace(secret, "[redacted]")
-    text = _BEARER.sub(r"\1[redacted]", text)
-    text = _BASIC.sub(lambda m: m.group(1) + "[redacted]" if _is_basic_credential(m.group(2)) else m.group(0), text)
-    text = _KEY_LIKE.sub("[redacted]", text)
-    return _URL_PASSWORD.sub(r"\1", text)
-
-
-def _is_basic_credential(token: str) -> bool:
-    """Base64 of "user:password", as Basic auth sends it; "basic block" in a question or a quote is no credential."""
-    try:
-        return ":" in base64.b64decode(token, validate=True).decode()
-    except ValueError:  # not base64, or not text (binascii.Error and UnicodeDecodeError are ValueErrors)
-        return False
-
-
-def _redact_strings(value: Any, secrets: list[str]) -> Any:
-    """A parsed reply (dicts, lists, strings) with every string redacted."""
-    if isinstance(value, str):
-        return redact(value, secrets)
-    if isinstance(value, dict):
-        return {k: _redact_strings(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact_strings(v, secrets) for v in value]
-    return value
 
 
 def describe_failure(exc: BaseException, *, timeout_s: float | None = None) -> str:
