@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import base64
 import re
+from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
+
+from app.lookalike import as_read
 
 _URL_PASSWORD = re.compile(r"(//)[^/@\s]*:([^/@\s]*)@")
 _BEARER = re.compile(r"(?i)\b(bearer\s+)\S+")
@@ -33,12 +36,43 @@ def secrets_sent(base_url: str, api_key: str) -> list[str]:
 
 def redact(text: str, secrets: list[str]) -> str:
     """The text without the given secrets, bearer or basic credentials, "sk-..." keys or a URL's user:password@."""
-    for secret in secrets:
-        text = text.replace(secret, "[redacted]")
+    text = _without(text, secrets)
     text = _BEARER.sub(r"\1[redacted]", text)
     text = _BASIC.sub(lambda m: m.group(1) + "[redacted]" if _is_basic_credential(m.group(2)) else m.group(0), text)
     text = _KEY_LIKE.sub("[redacted]", text)
     return _URL_PASSWORD.sub(r"\1", text)
+
+
+def _without(text: str, secrets: list[str]) -> str:
+    """The text with each secret cut out as it reads: in any case, with invisible characters or spaces inside
+    it, in fullwidth or look-alike letters (an exact match left "tok_Q7\u200bf9Lm2Xp4" and "TOK_Q7F9LM2XP4")."""
+    needles = {n for n in ("".join(as_read(s).split()) for s in secrets) if len(n) >= 4}
+    if not needles:
+        return text
+    read, origin = [], []  # the text as read, without spaces; and where each of its characters came from
+    for i, char in enumerate(text):
+        for letter in _read_char(char):
+            if not letter.isspace():
+                read.append(letter)
+                origin.append(i)
+    said = "".join(read)
+    spans = []
+    for needle in needles:
+        at = said.find(needle)
+        while at != -1:
+            spans.append((origin[at], origin[at + len(needle) - 1] + 1))
+            at = said.find(needle, at + 1)
+    pieces, last = [], 0
+    for start, end in sorted(spans):
+        if start >= last:  # overlapping spans are cut as one
+            pieces += [text[last:start], "[redacted]"]
+        last = max(last, end)
+    return "".join([*pieces, text[last:]])
+
+
+@lru_cache(maxsize=4096)
+def _read_char(char: str) -> str:
+    return as_read(char)
 
 
 def _is_basic_credential(token: str) -> bool:

@@ -234,3 +234,20 @@ def test_a_timed_out_call_is_not_retried_but_a_server_error_is(fake_openai):
         assert [r.path for r in fake_openai.requests if r.path.endswith("completions")] == ["/v1/chat/completions"]
     fake_openai.script([http_error(503), content("What does zero_grad clear?")])
     assert model_for(fake_openai, max_retries=1).complete_text(system="s", user="u") == "What does zero_grad clear?"
+
+
+@pytest.mark.parametrize("spelt", [
+    lambda key: key[:6] + "\u200b" + key[6:],  # a zero-width space inside
+    str.upper, str.lower,
+    lambda key: "".join(chr(ord(c) + 0xFEE0) for c in key),  # fullwidth
+    " ".join,  # letters spaced
+], ids=["zero-width-space", "upper", "lower", "fullwidth", "spaced"])
+def test_a_key_echoed_in_another_spelling_is_cut_out_too(fake_openai, spelt):
+    from app.llm_redaction import redact
+
+    key = "tok_Q7f9Lm2Xp4Rt8Vz1"
+    assert redact(f"Check it ({spelt(key)}), then the rest.", [key]) == "Check it ([redacted]), then the rest."
+    fake_openai.script([content(f"What does zero_grad clear? {spelt(key)}")])
+    assert model_for(fake_openai, api_key=key).complete_text(system="s", user="u") == (
+        "What does zero_grad clear? [redacted]"
+    )
