@@ -46,18 +46,20 @@ class AnswerRuns:
         words = _words(text)
         stream, found, offset = "".join(words), set(), 0
         for i, word in enumerate(words):
+            # Runs are looked up by their first letters as written here: a filler among those hides that run, not
+            # the runs of the answer that start after it.
             for run in self._runs.get(stream[offset:offset + _KEY], ()):
-                if _spelt(run, words[i:]):
+                if _spelt(run, words, i):
                     found.add(run)
             offset += len(word)
         return found
 
 
-def _spelt(run: str, words: list[str]) -> bool:
-    """Whether the words spell the run's letters, each word either going on with it or left out (MAX_INSERTED
-    at most). A run may end inside a word ("the" in "then"): a run is found where it is said, not where it stops."""
+def _spelt(run: str, words: list[str], first: int) -> bool:
+    """Whether the words from `first` on spell the run's letters, each word either going on with it or left out
+    (MAX_INSERTED at most). A run may end inside a word ("the" in "then"): it is found where it is said."""
     at, left_out = 0, 0
-    for word in words:
+    for word in words[first:first + len(run) + MAX_INSERTED]:  # a word spells at least one letter of the run
         if run.startswith(word, at):
             at += len(word)
         elif word.startswith(run[at:]):
