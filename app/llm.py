@@ -256,6 +256,14 @@ def _client_with_deadline(seconds: float) -> Any:
     import httpx
     import openai
 
+    @contextmanager
+    def _no_retry(request: httpx.Request) -> Iterator[None]:
+        try:
+            yield
+        except httpx.TimeoutException as exc:
+            # typed for the SDK's own httpx2 requests; it only keeps the request, and takes this client's too
+            raise openai.APITimeoutError(request=cast(Any, request)) from exc
+
     class Until(httpx.SyncByteStream):
         def __init__(self, inner: Any, request: httpx.Request, deadline: float) -> None:
             self._inner, self._request, self._deadline = inner, request, deadline
@@ -269,14 +277,6 @@ def _client_with_deadline(seconds: float) -> Any:
 
         def close(self) -> None:
             self._inner.close()
-
-    @contextmanager
-    def _no_retry(request: httpx.Request) -> Iterator[None]:
-        try:
-            yield
-        except httpx.TimeoutException as exc:
-            # typed for the SDK's own httpx2 requests; it only keeps the request, and takes this client's too
-            raise openai.APITimeoutError(request=cast(Any, request)) from exc
 
     class Deadline(httpx.HTTPTransport):
         def handle_request(self, request: httpx.Request) -> httpx.Response:
