@@ -63,9 +63,10 @@ def test_structured_failures_become_one_error_with_a_short_reason(fake_openai, m
 
 def test_timeout_is_bounded(fake_openai):
     fake_openai.script([slow({"topic": "t", "difficulty": 1}, delay_s=8)])
+    model = model_for(fake_openai)  # built first: importing the SDK took 8 s on a machine at load 17
     started = time.monotonic()
     with pytest.raises(LLMError, match="timeout after 0.5 s"):
-        model_for(fake_openai).complete_structured(system="s", user="u", schema=Probe)
+        model.complete_structured(system="s", user="u", schema=Probe)
     assert time.monotonic() - started < 3
 
 
@@ -192,9 +193,10 @@ def test_a_reply_that_trickles_in_is_cut_at_the_timeout_in_all(fake_openai):
     """Every read is quick (a space each 0.2 s), so a per-read timeout would wait for all 40 (8 s); the
     timeout bounds the whole reply."""
     fake_openai.script([dripping({"topic": "autograd", "difficulty": 2}, every_s=0.2, drips=40)])
+    model = model_for(fake_openai, timeout_s=1.0)  # built before the clock starts, as above
     started = time.monotonic()
     with pytest.raises(LLMError) as caught:
-        model_for(fake_openai, timeout_s=1.0).complete_structured(system="s", user="u", schema=Probe)
+        model.complete_structured(system="s", user="u", schema=Probe)
     assert caught.value.reason.startswith("timeout") and time.monotonic() - started < 3.0
     fake_openai.script([dripping({"topic": "autograd", "difficulty": 2}, every_s=0.05, drips=4)])
     assert model_for(fake_openai, timeout_s=1.0).complete_structured(system="s", user="u", schema=Probe).difficulty == 2
