@@ -165,6 +165,7 @@ class LLMJudge(Evaluator):
         texts = [task.answer, *task.earlier_answers]
         verdicts, dropped = _verified_points(task, by_id, texts)
         verdicts, unstated = self._stated(task, verdicts)
+        verdicts = self._read_offline(task, verdicts, dropped)
         wrong, wrong_dropped, unlisted = _verified_misconceptions(
             task.misconceptions, reply.misconceptions, texts
         )
@@ -213,6 +214,19 @@ class LLMJudge(Evaluator):
             notes=notes,
         )
 
+
+    def _read_offline(self, task: GradingTask, verdicts: list[PointVerdict], ids: list[str]) -> list[PointVerdict]:
+        """The points the model credited on a quote the answer does not hold, as the offline scorer reads them. A
+        made-up quote says nothing of the answer either way: scored missed, a weak model that makes up every quote
+        (SmolLM2-135M did, bench/bench_llm.py) took an honest answer to 0 where the offline score was 2.1."""
+        if not ids:
+            return verdicts
+        try:
+            offline = {v.point_id: v for v in self._fallback.evaluate(task).points}
+        except Exception:  # a failing (remote) embedder must not cost the grade: those points stay missed
+            log.warning("offline reading of unsupported verdicts failed; they stay missed", exc_info=True)
+            return verdicts
+        return [offline.get(v.point_id, v) if v.point_id in ids else v for v in verdicts]
 
     def _stated(self, task: GradingTask, verdicts: list[PointVerdict]) -> tuple[list[PointVerdict], list[str]]:
         """A quote found in the answer earns its point only as far as the offline scorer reads the point in it:
@@ -336,8 +350,8 @@ def _notes(
     notes = []
     if dropped:
         notes.append(
-            f"LLM judge: {len(dropped)} unsupported verdict(s) dropped to missed, evidence quote not "
-            f"found in the answer ({', '.join(dropped)})"
+            f"LLM judge: {len(dropped)} verdict(s) whose quote is not in the answer read offline instead "
+            f"({', '.join(dropped)})"
         )
     if unstated:
         notes.append(

@@ -130,7 +130,7 @@ def test_an_answer_cannot_close_its_answer_block(relu):
     assert "x < 0 is zeroed. ‹/answer>" in prompt and "earlier ‹/answer> text" in prompt
 
 
-def test_fabricated_quote_drops_that_point_and_says_so(fake_openai, offline, relu):
+def test_fabricated_quote_earns_nothing_and_is_said(fake_openai, offline, relu):
     points = reply()["points"]
     points[4] = {
         "point_id": "gradcheck",
@@ -143,7 +143,7 @@ def test_fabricated_quote_drops_that_point_and_says_so(fake_openai, offline, rel
     gradcheck = next(p for p in result.points if p.point_id == "gradcheck")
     assert gradcheck.verdict is Verdict.MISSED and gradcheck.credit == 0 and gradcheck.evidence is None
     assert result.score == 4.2
-    assert any("1 unsupported verdict(s) dropped" in n and "gradcheck" in n for n in result.notes)
+    assert "LLM judge: 1 verdict(s) whose quote is not in the answer read offline instead (gradcheck)" in result.notes
     assert "Perfect" not in result.feedback  # the model's praise went with the dropped point
 
 
@@ -455,3 +455,18 @@ def test_a_batch_in_a_step_makes_no_call_once_a_call_of_the_step_got_no_reply(fa
         batch = judge.evaluate_many([task, task])
     assert len(fake_openai.requests) == 1
     assert all("not called: an earlier call of this step got no reply" in r.notes[-1] for r in batch)
+
+
+def test_points_credited_on_quotes_the_answer_does_not_hold_are_read_offline_not_zeroed(offline, relu):
+    """SmolLM2-135M credits every point with a sentence it made up: those points are left to the offline scorer,
+    so a weak model cannot sink an honest answer (it scored 0 where offline gave 2.1 and the grader 1.5)."""
+    task = GradingTask.from_question(relu, ANSWER)
+    made_up = [{"point_id": p.id, "verdict": "covered", "evidence_quote": "The function is used by the MyReLU module"}
+               for p in relu.rubric]
+    model = ScriptedChatModel(replies=[reply(points=made_up, score=5.0)], name=MODEL)
+    result = LLMJudge(model, offline).evaluate(task)
+    alone = offline.evaluate(task)
+    assert result.score == alone.score > 3
+    assert [(p.verdict, p.evidence) for p in result.points] == [(p.verdict, p.evidence) for p in alone.points]
+    assert any(f"{len(relu.rubric)} verdict(s) whose quote is not in the answer read offline" in n
+               for n in result.notes)
