@@ -165,7 +165,8 @@ class LLMJudge(Evaluator):
         texts = [task.answer, *task.earlier_answers]
         verdicts, dropped = _verified_points(task, by_id, texts)
         verdicts, unstated = self._stated(task, verdicts)
-        verdicts = self._read_offline(task, verdicts, dropped)
+        unjudged = [p.id for p in task.rubric if p.id not in by_id]
+        verdicts = self._read_offline(task, verdicts, dropped + unjudged)
         wrong, wrong_dropped, unlisted = _verified_misconceptions(
             task.misconceptions, reply.misconceptions, texts
         )
@@ -182,8 +183,8 @@ class LLMJudge(Evaluator):
         total = sum(p.weight for p in verdicts) or 1.0
         earned = 5 * sum(p.weight * p.credit for p in verdicts) / total
         score = round(min(5.0, max(0.0, earned - self._penalty * len(wrong))), 1)
-        notes = _notes(dropped=dropped, wrong_dropped=wrong_dropped, unknown=unknown, unlisted=unlisted,
-                       refuted=refuted, unstated=unstated)
+        notes = _notes(dropped=dropped, unjudged=unjudged, wrong_dropped=wrong_dropped, unknown=unknown,
+                       unlisted=unlisted, refuted=refuted, unstated=unstated)
         if unchecked:
             notes.append("LLM judge: could not check whether the answer corrects the wrong claims reported")
         if abs(reply.score - score) >= 0.05:
@@ -216,9 +217,10 @@ class LLMJudge(Evaluator):
 
 
     def _read_offline(self, task: GradingTask, verdicts: list[PointVerdict], ids: list[str]) -> list[PointVerdict]:
-        """The points the model credited on a quote the answer does not hold, as the offline scorer reads them. A
-        made-up quote says nothing of the answer either way: scored missed, a weak model that makes up every quote
-        (SmolLM2-135M did, bench/bench_llm.py) took an honest answer to 0 where the offline score was 2.1."""
+        """The points the model credited on a quote the answer does not hold, or did not judge, as the offline
+        scorer reads them. A made-up quote or no verdict says nothing of the answer either way: scored missed, a
+        weak model took honest answers to 0 where the offline score was 2.1, and to 1.2 where it was 4.3
+        (SmolLM2-135M made up every quote, or judged one point of seven; bench/bench_llm.py)."""
         if not ids:
             return verdicts
         try:
@@ -345,9 +347,13 @@ def _match_claim(claim: str, listed: list[Misconception]) -> Misconception | Non
 
 
 def _notes(
-    *, dropped: list[str], wrong_dropped: int, unknown: int, unlisted: int, refuted: int, unstated: list[str]
+    *, dropped: list[str], unjudged: list[str], wrong_dropped: int, unknown: int, unlisted: int, refuted: int,
+    unstated: list[str],
 ) -> list[str]:
     notes = []
+    if unjudged:
+        notes.append(f"LLM judge: {len(unjudged)} rubric point(s) the reply did not judge read offline "
+                     f"({', '.join(unjudged)})")
     if dropped:
         notes.append(
             f"LLM judge: {len(dropped)} verdict(s) whose quote is not in the answer read offline instead "

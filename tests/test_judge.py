@@ -209,16 +209,17 @@ def test_a_failing_correction_check_keeps_the_models_claims_and_says_so(fake_ope
     assert any("could not check whether the answer corrects" in n for n in result.notes)
 
 
-def test_unknown_point_ids_are_ignored_and_missing_points_count_as_missed(fake_openai, offline, relu):
+def test_unknown_point_ids_are_ignored_and_points_not_judged_are_read_offline(fake_openai, offline, relu):
     points = [
         *reply()["points"][:2],
         {"point_id": "made-up-point", "verdict": "covered", "evidence_quote": "return x.clamp(min=0)"},
     ]
     fake_openai.script([content(reply(points=points))])
-    result = judge_for(fake_openai, offline).evaluate(GradingTask.from_question(relu, ANSWER))
-    assert {p.point_id for p in result.points} == {p.id for p in relu.rubric}
-    assert [p.verdict for p in result.points].count(Verdict.COVERED) == 2
-    assert result.score == round(5 * 2 / 6, 1)
+    task = GradingTask.from_question(relu, ANSWER)
+    result = judge_for(fake_openai, offline).evaluate(task)
+    assert [p.point_id for p in result.points] == [p.id for p in relu.rubric]
+    alone = offline.evaluate(task).points
+    assert [p.verdict for p in result.points[2:]] == [p.verdict for p in alone[2:]]
     assert any("unknown rubric point ids ignored" in n for n in result.notes)
 
 
@@ -365,7 +366,8 @@ def test_point_ids_match_whatever_their_case(offline, relu):
 
 
 def test_the_models_comments_go_when_its_score_is_not_ours_and_a_word_names_no_claim(offline, relu):
-    boast = reply(points=reply()["points"][:2], feedback="Perfect: every point covered. 5/5.", score=5.0,
+    missed = [{**p, "verdict": "missed", "evidence_quote": None} for p in reply()["points"][2:]]
+    boast = reply(points=reply()["points"][:2] + missed, feedback="Perfect: every point covered. 5/5.", score=5.0,
                   misconceptions=[{"claim": "backward", "quote": "write forward and backward"}])
     result = LLMJudge(ScriptedChatModel(replies=[JudgeReply.model_validate(boast)], name="m"), offline).evaluate(
         GradingTask.from_question(relu, ANSWER))
@@ -470,3 +472,14 @@ def test_points_credited_on_quotes_the_answer_does_not_hold_are_read_offline_not
     assert [(p.verdict, p.evidence) for p in result.points] == [(p.verdict, p.evidence) for p in alone.points]
     assert any(f"{len(relu.rubric)} verdict(s) whose quote is not in the answer read offline" in n
                for n in result.notes)
+
+
+def test_points_the_reply_does_not_judge_are_read_offline_not_zeroed(offline, relu):
+    """SmolLM2-135M judged one point seven times and no other: an answer graded 5 (offline 4.3) scored 1.2."""
+    task = GradingTask.from_question(relu, ANSWER)
+    one = reply()["points"][0]
+    result = LLMJudge(ScriptedChatModel(replies=[reply(points=[one] * 3)], name=MODEL), offline).evaluate(task)
+    alone = {p.point_id: p.verdict for p in offline.evaluate(task).points}
+    assert [p.verdict for p in result.points[1:]] == [alone[p.id] for p in relu.rubric[1:]]
+    assert sum(p.verdict is Verdict.COVERED for p in result.points) >= 3
+    assert f"LLM judge: {len(relu.rubric) - 1} rubric point(s) the reply did not judge read offline" in result.notes[0]
