@@ -164,8 +164,12 @@ class LLMJudge(Evaluator):
     ) -> Evaluation:
         texts = [task.answer, *task.earlier_answers]
         verdicts, dropped = _verified_points(task, by_id, texts)
-        verdicts, unstated = self._stated(task, verdicts)
         unjudged = [p.id for p in task.rubric if p.id not in by_id]
+        if len(dropped) + len(unjudged) == len(task.rubric):
+            # Every point would be read offline: the reply holds nothing of the answer, and its score would only
+            # differ from the offline one by being summed from the verdicts (3.1 for SmolLM2 where offline gave 4.1).
+            return self._fall_back(task, "no verdict of the reply quotes the answer")
+        verdicts, unstated = self._stated(task, verdicts)
         verdicts = self._read_offline(task, verdicts, dropped + unjudged)
         wrong, wrong_dropped, unlisted = _verified_misconceptions(
             task.misconceptions, reply.misconceptions, texts

@@ -460,18 +460,29 @@ def test_a_batch_in_a_step_makes_no_call_once_a_call_of_the_step_got_no_reply(fa
 
 
 def test_points_credited_on_quotes_the_answer_does_not_hold_are_read_offline_not_zeroed(offline, relu):
-    """SmolLM2-135M credits every point with a sentence it made up: those points are left to the offline scorer,
-    so a weak model cannot sink an honest answer (it scored 0 where offline gave 2.1 and the grader 1.5)."""
+    """SmolLM2-135M credits points with sentences it made up: those points are left to the offline scorer, so a
+    weak model cannot sink an honest answer (it scored 0 where offline gave 2.1 and the grader 1.5)."""
     task = GradingTask.from_question(relu, ANSWER)
     made_up = [{"point_id": p.id, "verdict": "covered", "evidence_quote": "The function is used by the MyReLU module"}
-               for p in relu.rubric]
-    model = ScriptedChatModel(replies=[reply(points=made_up, score=5.0)], name=MODEL)
+               for p in relu.rubric[1:]]
+    model = ScriptedChatModel(replies=[reply(points=[reply()["points"][0], *made_up], score=5.0)], name=MODEL)
     result = LLMJudge(model, offline).evaluate(task)
     alone = offline.evaluate(task)
-    assert result.score == alone.score > 3
-    assert [(p.verdict, p.evidence) for p in result.points] == [(p.verdict, p.evidence) for p in alone.points]
-    assert any(f"{len(relu.rubric)} verdict(s) whose quote is not in the answer read offline" in n
+    assert result.evaluator == f"llm-judge:{MODEL}" and result.score > 3
+    assert [(p.verdict, p.evidence) for p in result.points[1:]] == [(p.verdict, p.evidence) for p in alone.points[1:]]
+    assert any(f"{len(relu.rubric) - 1} verdict(s) whose quote is not in the answer read offline" in n
                for n in result.notes)
+
+
+def test_a_reply_none_of_whose_verdicts_quotes_the_answer_falls_back(offline, relu):
+    """Every point read offline: the offline evaluation itself, not its verdicts summed again (3.1 against 4.1)."""
+    task = GradingTask.from_question(relu, ANSWER)
+    made_up = [{"point_id": p.id, "verdict": "covered", "evidence_quote": "The function is used by the MyReLU module"}
+               for p in relu.rubric[:2]]
+    result = LLMJudge(ScriptedChatModel(replies=[reply(points=made_up)], name=MODEL), offline).evaluate(task)
+    assert result.evaluator == f"offline-rubric (fallback from llm-judge:{MODEL})"
+    assert result.score == offline.evaluate(task).score
+    assert result.notes[-1] == "LLM judge failed: no verdict of the reply quotes the answer; offline score used"
 
 
 def test_points_the_reply_does_not_judge_are_read_offline_not_zeroed(offline, relu):
