@@ -49,12 +49,15 @@ class RecordingModel(LangChainChatModel):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.judge_replies: list[JudgeReply] = []
+        self.judge_replies: list[JudgeReply | None] = []  # one per grading call; None where it failed
 
     def complete_structured(self, *, system: str, user: str, schema: Any) -> Any:
-        reply = super().complete_structured(system=system, user=user, schema=schema)
-        if isinstance(reply, JudgeReply):
-            self.judge_replies.append(reply)
+        try:
+            reply = super().complete_structured(system=system, user=user, schema=schema)
+        except Exception:
+            self.judge_replies.append(None)
+            raise
+        self.judge_replies.append(reply if isinstance(reply, JudgeReply) else None)
         return reply
 
 
@@ -98,8 +101,10 @@ def test_a_practice_session_in_llm_mode_end_to_end(server, tmp_path, ingested_st
         answers.append(FOLLOW_UP)
     # what the model claimed, against what was kept: every point credited on an invented quote was read offline
     # and named
-    assert chat.judge_replies, "no grading reply from the real model was usable: nothing was verified"
-    for reply, evaluation in zip(chat.judge_replies, [e for e in evaluations if _judged(e)], strict=False):
+    assert any(chat.judge_replies), "no grading reply from the real model was usable: nothing was verified"
+    for reply, evaluation in zip(chat.judge_replies, evaluations, strict=True):  # one call per answer here
+        if reply is None or not _judged(evaluation):  # no reply, or one that quoted nothing: scored offline
+            continue
         kept = {p["point_id"]: p for p in evaluation["points"]}
         first: dict[str, Any] = {}
         for claimed in reply.points:
