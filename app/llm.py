@@ -7,7 +7,6 @@ can take over without knowing which SDK raised what.
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 import threading
@@ -16,12 +15,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
-from urllib.parse import quote
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from app.llm_breaker import Breaker, breaker_for
+from app.llm_redaction import redact, redact_strings, secrets_sent, without_password
 from app.llm_server import ServerProbe
 from evaluators.chat import LLMError
 
@@ -77,14 +76,10 @@ class LangChainChatModel(ChatModel):
 
         key = api_key if isinstance(api_key, SecretStr) else SecretStr(api_key)
         self.name = model
-        self.base_url = _URL_PASSWORD.sub(r"\1", base_url)  # shown in reasons: without a user:password@ part
+        self.base_url = without_password(base_url)  # shown in reasons
         # A server may echo what it was sent (the key, in an error message); what reaches a note, the database
         # or a report never holds them.
-        users = [m.group(0)[2:-1] for m in _URL_PASSWORD.finditer(base_url)]  # "user:password"
-        secrets = [key.get_secret_value(), *(u.split(":", 1)[1] for u in users)]
-        # As sent (a URL's credentials go as Basic auth, base64) and as a server may echo them (URL-encoded).
-        encoded = [base64.b64encode(u.encode()).decode() for u in users]
-        self._secrets = [v for v in {*secrets, *(quote(v, safe="") for v in secrets), *encoded} if len(v) >= 4]
+        self._secrets = secrets_sent(base_url, key.get_secret_value())
         self.timeout_s = timeout_s
         self.max_tokens = max_tokens
         self._allowed: list[StructuredMethod] = list(STRUCTURED_METHODS) if method == "auto" else [method]
@@ -116,7 +111,7 @@ class LangChainChatModel(ChatModel):
         with self._redacted(), self._breaker.call(unanswered=_Unanswered):
             parsed = self._complete(system=system, user=user, schema=schema)
         # Every string of the reply: the judge's feedback is shown and stored, as a wording is.
-        return schema.model_validate(_redact_strings(parsed.model_dump(), self._secrets))
+        return schema.model_validate(redact_strings(parsed.model_dump(), self._secrets))
 
     @contextmanager
     def _redacted(self) -> Iterator[None]:
@@ -253,18 +248,32 @@ def _messages(system: str, user: str) -> list[Any]:
 def _client_with_deadline(seconds: float) -> Any:
     """An HTTP client whose every reply must arrive whole within `seconds`. The SDK's timeout bounds each
     read, so a server sending a byte now and then held a request, and a server thread, as long as it liked
-    (a space every 5 s: 90 s at a 20 s timeout)."""
+    (a space every 5 s: 90 s at a 20 s timeout).
+
+    A timeout is raised as the SDK's own APITimeoutError, which the SDK passes on without retrying: a server
+    that took the whole timeout once would likely take it again, and the retry doubled what a step waits
+    (2.45 s for one call at a 1 s timeout, one retry). A refused connection or a 5xx is still retried."""
     import httpx
+    import openai
+
+    @contextmanager
+    def _no_retry(request: httpx.Request) -> Iterator[None]:
+        try:
+            yield
+        except httpx.TimeoutException as exc:
+            # typed for the SDK's own httpx2 requests; it only keeps the request, and takes this client's too
+            raise openai.APITimeoutError(request=cast(Any, request)) from exc
 
     class Until(httpx.SyncByteStream):
         def __init__(self, inner: Any, request: httpx.Request, deadline: float) -> None:
             self._inner, self._request, self._deadline = inner, request, deadline
 
         def __iter__(self) -> Iterator[bytes]:
-            for chunk in self._inner:
-                if time.monotonic() > self._deadline:
-                    raise httpx.ReadTimeout(f"the reply took over {seconds:g} s in all", request=self._request)
-                yield chunk
+            with _no_retry(self._request):
+                for chunk in self._inner:
+                    if time.monotonic() > self._deadline:
+                        raise httpx.ReadTimeout(f"the reply took over {seconds:g} s in all", request=self._request)
+                    yield chunk
 
         def close(self) -> None:
             self._inner.close()
@@ -272,7 +281,8 @@ def _client_with_deadline(seconds: float) -> Any:
     class Deadline(httpx.HTTPTransport):
         def handle_request(self, request: httpx.Request) -> httpx.Response:
             deadline = time.monotonic() + seconds
-            response = super().handle_request(request)
+            with _no_retry(request):
+                response = super().handle_request(request)
             response.stream = Until(response.stream, request, deadline)
             return response
 
@@ -286,41 +296,6 @@ def _unfenced(text: str) -> str:
     """JSON a model wrapped in a Markdown fence (```json ... ```), as small models often do."""
     match = _FENCED.match(text)
     return match.group(1) if match else text
-
-
-_URL_PASSWORD = re.compile(r"(//)[^/@\s]*:([^/@\s]*)@")
-_BEARER = re.compile(r"(?i)\b(bearer\s+)\S+")
-_BASIC = re.compile(r"(?i)\b(basic\s+)([A-Za-z0-9+/]{4,}={0,2})(?![\w+/=])")
-_KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}")
-
-
-def redact(text: str, secrets: list[str]) -> str:
-    """The text without the given secrets, bearer or basic credentials, "sk-..." keys or a URL's user:password@."""
-    for secret in secrets:
-        text = text.replace(secret, "[redacted]")
-    text = _BEARER.sub(r"\1[redacted]", text)
-    text = _BASIC.sub(lambda m: m.group(1) + "[redacted]" if _is_basic_credential(m.group(2)) else m.group(0), text)
-    text = _KEY_LIKE.sub("[redacted]", text)
-    return _URL_PASSWORD.sub(r"\1", text)
-
-
-def _is_basic_credential(token: str) -> bool:
-    """Base64 of "user:password", as Basic auth sends it; "basic block" in a question or a quote is no credential."""
-    try:
-        return ":" in base64.b64decode(token, validate=True).decode()
-    except ValueError:  # not base64, or not text (binascii.Error and UnicodeDecodeError are ValueErrors)
-        return False
-
-
-def _redact_strings(value: Any, secrets: list[str]) -> Any:
-    """A parsed reply (dicts, lists, strings) with every string redacted."""
-    if isinstance(value, str):
-        return redact(value, secrets)
-    if isinstance(value, dict):
-        return {k: _redact_strings(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact_strings(v, secrets) for v in value]
-    return value
 
 
 def describe_failure(exc: BaseException, *, timeout_s: float | None = None) -> str:

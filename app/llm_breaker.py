@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 
 from evaluators.chat import LLMError
 
@@ -35,8 +36,21 @@ def llm_step() -> Iterator[None]:
         _step.reset(token)
 
 
+@dataclass(frozen=True, eq=False)
+class _Ticket:
+    """One admitted call: the run of calls it was admitted in, and whether it is the one call trying again."""
+
+    run: int
+    trial: bool = False
+
+
 class Breaker:
-    """Counts a server's unanswered calls in a row; shared by every client of that server in the process."""
+    """Counts a server's unanswered calls in a row; shared by every client of that server in the process.
+
+    Calls overlap (a batch keeps several in flight), so a failure counts only against the run of calls it was
+    admitted in: one admitted before the breaker opened and failing during the cool-down says nothing new. Counted,
+    it pushed the cool-down on by its own arrival ("4 calls in a row" at 3), and it cleared the mark of the one
+    call trying again, so a second call tried the server beside it."""
 
     def __init__(
         self, *, failures_to_open: int = FAILURES_TO_OPEN, cool_down_s: float = COOL_DOWN_S,
@@ -47,7 +61,8 @@ class Breaker:
         self._in_a_row = 0
         self._last_reason = ""
         self._closed_again_at: float | None = None  # while open: when one call may try the server again
-        self._trying = False  # that one call is in flight; the others still skip
+        self._trial: _Ticket | None = None  # that one call, while in flight; the others still skip
+        self._run = 0  # a new run of calls each time the breaker opens or closes
 
     @contextmanager
     def call(self, *, unanswered: type[LLMError]) -> Iterator[None]:
@@ -56,11 +71,11 @@ class Breaker:
         step = _step.get()
         if step:
             raise LLMError(f"not called: an earlier call of this step got no reply, {step[0]}")
-        self._admit()
+        ticket = self._admit()
         try:
             yield
         except unanswered as exc:
-            self._failed(exc.reason)
+            self._failed(ticket, exc.reason)
             if step is not None:
                 step.append(exc.reason)
             raise
@@ -72,32 +87,39 @@ class Breaker:
     def admits(self) -> bool:
         """Whether a call would be made now (asking changes nothing: the one call that tries again is not taken)."""
         with self._lock:
-            open_now = self._closed_again_at is not None and (self._clock() < self._closed_again_at or self._trying)
+            trying = self._trial is not None
+            open_now = self._closed_again_at is not None and (self._clock() < self._closed_again_at or trying)
         return not _step.get() and not open_now
 
-    def _admit(self) -> None:
+    def _admit(self) -> _Ticket:
         with self._lock:
             if self._closed_again_at is None:
-                return
-            if self._clock() >= self._closed_again_at and not self._trying:
-                self._trying = True  # this call tries the server again
-                return
+                return _Ticket(self._run)
+            if self._clock() >= self._closed_again_at and self._trial is None:
+                self._trial = _Ticket(self._run, trial=True)  # this call tries the server again
+                return self._trial
             raise LLMError(
                 f"not called during a {self._cool_down_s:g} s cool-down: the model server left {self._in_a_row} "
                 f"calls in a row unanswered, last: {self._last_reason}"
             )
 
-    def _failed(self, reason: str) -> None:
+    def _failed(self, ticket: _Ticket, reason: str) -> None:
         with self._lock:
+            if ticket.run != self._run:
+                return  # admitted before the breaker last opened or closed: already accounted for
+            if ticket is self._trial:
+                self._trial = None
             self._in_a_row += 1
             self._last_reason = reason
-            self._trying = False
             if self._in_a_row >= self._failures_to_open:
                 self._closed_again_at = self._clock() + self._cool_down_s
+                self._run += 1
 
     def _answered(self) -> None:
         with self._lock:
-            self._in_a_row, self._closed_again_at, self._trying = 0, None, False
+            if self._closed_again_at is not None:
+                self._run += 1
+            self._in_a_row, self._closed_again_at, self._trial = 0, None, None
 
 
 _BREAKERS: dict[str, Breaker] = {}

@@ -14,6 +14,8 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -69,11 +71,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sample", type=int, default=24, help="calibration answers to grade (of 660)")
     parser.add_argument("--timeout", type=float, default=240.0)
+    parser.add_argument("--base-url", help="a local model server already running (scripts/local_llm.py)")
     args = parser.parse_args()
     bank = bank_index()
     rows = [r for r in sample(args.sample) if r["question_id"] in bank]
     offline = RubricScorer(get_embedder("minilm"))
-    with tempfile.TemporaryDirectory() as tmp, local_model_server(log=Path(tmp) / "server.log") as base_url:
+    scores: list[tuple[float, float, float]] = []  # the human grade, the offline score, the LLM mode's score
+    with tempfile.TemporaryDirectory() as tmp, _server(args.base_url, Path(tmp) / "server.log") as base_url:
         chat = TimedModel(base_url=base_url, model=MODEL_ALIAS, timeout_s=args.timeout, max_retries=0,
                           max_tokens=MAX_TOKENS, context_tokens=CONTEXT_TOKENS)
         judge, phraser = LLMJudge(chat, offline), LLMPhraser(chat)
@@ -82,14 +86,16 @@ def main() -> None:
         for number, row in enumerate(rows, 1):
             question = bank[row["question_id"]]
             phraser.question(question, number=number, total=len(rows))
-            evaluation = judge.evaluate(GradingTask.from_question(question, row["answer"]))
+            task = GradingTask.from_question(question, row["answer"])
+            evaluation = judge.evaluate(task)
+            scores.append((row["grade"], offline.evaluate(task).score, evaluation.score))
             failed = next((n for n in evaluation.notes if n.startswith("LLM judge failed:")), None)
             if failed:
                 reason = failed.removeprefix("LLM judge failed: ").split(";")[0].split(":")[0]
                 fallbacks[reason] = fallbacks.get(reason, 0) + 1
             else:
                 judged += 1
-                dropped += any("quote not found" in n for n in evaluation.notes)
+                dropped += any("whose quote is not in the answer" in n for n in evaluation.notes)
     n = len(rows)
     print(f"model {MODEL_ALIAS} (SmolLM2-135M-Instruct Q4_1) on llama-cpp-python, 1 thread, n_ctx {CONTEXT_TOKENS}, "
           f"max_tokens {MAX_TOKENS}; structured output: {chat.method}")
@@ -102,6 +108,28 @@ def main() -> None:
           + (f" ({dropped / judged:.0%})" if judged else ""))
     print(f"judge replies needing a fallback or having quotes dropped: {n - judged + dropped}/{n} "
           f"({(n - judged + dropped) / n:.0%})")
+    print_scores(scores)
+
+
+def print_scores(scores: list[tuple[float, float, float]]) -> None:
+    """How far each mode's score is from the human grade, and how often LLM mode scored below offline."""
+    n = len(scores)
+    for name, at in (("offline", 1), ("LLM mode", 2)):
+        print(f"{name}: mean |score - grade| {sum(abs(s[at] - s[0]) for s in scores) / n:.2f}, "
+              f"mean score {sum(s[at] for s in scores) / n:.2f} (grades: {sum(s[0] for s in scores) / n:.2f})")
+    lower = [s[1] - s[2] for s in scores if s[2] < s[1] - 0.05]
+    print(f"LLM mode below offline on {len(lower)}/{n} answers, by {sum(lower) / max(len(lower), 1):.2f} on average"
+          f" (at most {max(lower, default=0):.1f}); of answers graded 4 or more: "
+          f"{sum(1 for s in scores if s[0] >= 4 and s[2] < s[1] - 0.05)}/{sum(1 for s in scores if s[0] >= 4)}")
+
+
+@contextmanager
+def _server(base_url: str | None, log: Path) -> Iterator[str]:
+    if base_url:
+        yield base_url
+        return
+    with local_model_server(log=log) as started:
+        yield started
 
 
 if __name__ == "__main__":

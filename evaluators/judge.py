@@ -11,6 +11,7 @@ import logging
 import re
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 from difflib import SequenceMatcher
 
 from pydantic import ValidationError
@@ -143,8 +144,11 @@ class LLMJudge(Evaluator):
         if len(tasks) < 2:
             return [self.evaluate(task) for task in tasks]
         workers = min(JUDGE_CALLS_IN_FLIGHT, len(tasks))
+        # Each answer is judged in the caller's context (a thread starts with an empty one): the chat model may
+        # keep state there, such as the scope that stops a step's calls once one got no reply.
+        contexts = [copy_context() for _ in tasks]  # one each: a context is entered by one thread at a time
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge") as pool:
-            return list(pool.map(self.evaluate, tasks))
+            return list(pool.map(lambda context, task: context.run(self.evaluate, task), contexts, tasks))
 
     def _fall_back(self, task: GradingTask, reason: str, notes: list[str] | None = None) -> Evaluation:
         offline = self._fallback.evaluate(task)
@@ -160,7 +164,13 @@ class LLMJudge(Evaluator):
     ) -> Evaluation:
         texts = [task.answer, *task.earlier_answers]
         verdicts, dropped = _verified_points(task, by_id, texts)
+        unjudged = [p.id for p in task.rubric if p.id not in by_id]
+        if len(dropped) + len(unjudged) == len(task.rubric):
+            # Every point would be read offline: the reply holds nothing of the answer, and its score would only
+            # differ from the offline one by being summed from the verdicts (3.1 for SmolLM2 where offline gave 4.1).
+            return self._fall_back(task, "no verdict of the reply quotes the answer")
         verdicts, unstated = self._stated(task, verdicts)
+        verdicts = self._read_offline(task, verdicts, dropped + unjudged)
         wrong, wrong_dropped, unlisted = _verified_misconceptions(
             task.misconceptions, reply.misconceptions, texts
         )
@@ -177,8 +187,8 @@ class LLMJudge(Evaluator):
         total = sum(p.weight for p in verdicts) or 1.0
         earned = 5 * sum(p.weight * p.credit for p in verdicts) / total
         score = round(min(5.0, max(0.0, earned - self._penalty * len(wrong))), 1)
-        notes = _notes(dropped=dropped, wrong_dropped=wrong_dropped, unknown=unknown, unlisted=unlisted,
-                       refuted=refuted, unstated=unstated)
+        notes = _notes(dropped=dropped, unjudged=unjudged, wrong_dropped=wrong_dropped, unknown=unknown,
+                       unlisted=unlisted, refuted=refuted, unstated=unstated)
         if unchecked:
             notes.append("LLM judge: could not check whether the answer corrects the wrong claims reported")
         if abs(reply.score - score) >= 0.05:
@@ -209,6 +219,20 @@ class LLMJudge(Evaluator):
             notes=notes,
         )
 
+
+    def _read_offline(self, task: GradingTask, verdicts: list[PointVerdict], ids: list[str]) -> list[PointVerdict]:
+        """The points the model credited on a quote the answer does not hold, or did not judge, as the offline
+        scorer reads them. A made-up quote or no verdict says nothing of the answer either way: scored missed, a
+        weak model took honest answers to 0 where the offline score was 2.1, and to 1.2 where it was 4.3
+        (SmolLM2-135M made up every quote, or judged one point of seven; bench/bench_llm.py)."""
+        if not ids:
+            return verdicts
+        try:
+            offline = {v.point_id: v for v in self._fallback.evaluate(task).points}
+        except Exception:  # a failing (remote) embedder must not cost the grade: those points stay missed
+            log.warning("offline reading of unsupported verdicts failed; they stay missed", exc_info=True)
+            return verdicts
+        return [offline.get(v.point_id, v) if v.point_id in ids else v for v in verdicts]
 
     def _stated(self, task: GradingTask, verdicts: list[PointVerdict]) -> tuple[list[PointVerdict], list[str]]:
         """A quote found in the answer earns its point only as far as the offline scorer reads the point in it:
@@ -327,13 +351,17 @@ def _match_claim(claim: str, listed: list[Misconception]) -> Misconception | Non
 
 
 def _notes(
-    *, dropped: list[str], wrong_dropped: int, unknown: int, unlisted: int, refuted: int, unstated: list[str]
+    *, dropped: list[str], unjudged: list[str], wrong_dropped: int, unknown: int, unlisted: int, refuted: int,
+    unstated: list[str],
 ) -> list[str]:
     notes = []
+    if unjudged:
+        notes.append(f"LLM judge: {len(unjudged)} rubric point(s) the reply did not judge read offline "
+                     f"({', '.join(unjudged)})")
     if dropped:
         notes.append(
-            f"LLM judge: {len(dropped)} unsupported verdict(s) dropped to missed, evidence quote not "
-            f"found in the answer ({', '.join(dropped)})"
+            f"LLM judge: {len(dropped)} verdict(s) whose quote is not in the answer read offline instead "
+            f"({', '.join(dropped)})"
         )
     if unstated:
         notes.append(

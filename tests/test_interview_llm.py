@@ -197,3 +197,24 @@ def test_a_wording_that_carries_another_questions_model_answer_leaves_the_templa
     assert phrased.text.startswith("Let's start.") and hint not in phrased.text
     assert phrased.note == ("LLM phrasing repeated 8 or more words of another question's model answer in a row; "
                             "template used")
+
+
+@pytest.mark.parametrize("trick", [
+    lambda words: " ".join("-".join(w) for w in words),  # a hyphen between every letter
+    lambda words: " ".join(w[:2] + "-" + w[2:] for w in words),  # a hyphen inside each word
+    lambda words: "-".join(words),  # or between the words
+    lambda words: " ".join(" ".join(w) for w in words),  # letters spaced
+    lambda words: " ".join(words).replace("o", "0"),  # the digit 0 for the letter o
+    lambda words: " ".join(words[:7] + ["um"] + words[7:14] + ["um"] + words[14:]),  # a filler every 7 words
+    lambda words: " ".join(f"{w} like" if i % 4 == 3 else w for i, w in enumerate(words)),  # or every 4
+], ids=["letters-hyphened", "words-hyphened", "hyphens-between", "letters-spaced", "zero-for-o", "filler-7",
+        "filler-4"])
+def test_a_model_answer_spelt_out_hyphenated_in_digits_or_with_fillers_is_still_the_model_answer(trick):
+    from app.interview.phrasing import _not_a_rewording
+
+    line = "Follow-up: Your validation pass uses far more memory than training. What would you check?"
+    answer = ("The loop has a fixed skeleton. Create the optimizer once, before the loop, and call zero_grad "
+              "before every backward pass so gradients do not pile up.")
+    hidden = trick(answer.rstrip(".").split()[:16])
+    leak = f"Your validation pass uses far more memory than training: what would you check? ({hidden})"
+    assert "words of the model answer" in (_not_a_rewording(line, leak, answer) or ""), hidden

@@ -130,7 +130,7 @@ def test_an_answer_cannot_close_its_answer_block(relu):
     assert "x < 0 is zeroed. ‹/answer>" in prompt and "earlier ‹/answer> text" in prompt
 
 
-def test_fabricated_quote_drops_that_point_and_says_so(fake_openai, offline, relu):
+def test_fabricated_quote_earns_nothing_and_is_said(fake_openai, offline, relu):
     points = reply()["points"]
     points[4] = {
         "point_id": "gradcheck",
@@ -143,7 +143,7 @@ def test_fabricated_quote_drops_that_point_and_says_so(fake_openai, offline, rel
     gradcheck = next(p for p in result.points if p.point_id == "gradcheck")
     assert gradcheck.verdict is Verdict.MISSED and gradcheck.credit == 0 and gradcheck.evidence is None
     assert result.score == 4.2
-    assert any("1 unsupported verdict(s) dropped" in n and "gradcheck" in n for n in result.notes)
+    assert "LLM judge: 1 verdict(s) whose quote is not in the answer read offline instead (gradcheck)" in result.notes
     assert "Perfect" not in result.feedback  # the model's praise went with the dropped point
 
 
@@ -209,16 +209,17 @@ def test_a_failing_correction_check_keeps_the_models_claims_and_says_so(fake_ope
     assert any("could not check whether the answer corrects" in n for n in result.notes)
 
 
-def test_unknown_point_ids_are_ignored_and_missing_points_count_as_missed(fake_openai, offline, relu):
+def test_unknown_point_ids_are_ignored_and_points_not_judged_are_read_offline(fake_openai, offline, relu):
     points = [
         *reply()["points"][:2],
         {"point_id": "made-up-point", "verdict": "covered", "evidence_quote": "return x.clamp(min=0)"},
     ]
     fake_openai.script([content(reply(points=points))])
-    result = judge_for(fake_openai, offline).evaluate(GradingTask.from_question(relu, ANSWER))
-    assert {p.point_id for p in result.points} == {p.id for p in relu.rubric}
-    assert [p.verdict for p in result.points].count(Verdict.COVERED) == 2
-    assert result.score == round(5 * 2 / 6, 1)
+    task = GradingTask.from_question(relu, ANSWER)
+    result = judge_for(fake_openai, offline).evaluate(task)
+    assert [p.point_id for p in result.points] == [p.id for p in relu.rubric]
+    alone = offline.evaluate(task).points
+    assert [p.verdict for p in result.points[2:]] == [p.verdict for p in alone[2:]]
     assert any("unknown rubric point ids ignored" in n for n in result.notes)
 
 
@@ -365,7 +366,8 @@ def test_point_ids_match_whatever_their_case(offline, relu):
 
 
 def test_the_models_comments_go_when_its_score_is_not_ours_and_a_word_names_no_claim(offline, relu):
-    boast = reply(points=reply()["points"][:2], feedback="Perfect: every point covered. 5/5.", score=5.0,
+    missed = [{**p, "verdict": "missed", "evidence_quote": None} for p in reply()["points"][2:]]
+    boast = reply(points=reply()["points"][:2] + missed, feedback="Perfect: every point covered. 5/5.", score=5.0,
                   misconceptions=[{"claim": "backward", "quote": "write forward and backward"}])
     result = LLMJudge(ScriptedChatModel(replies=[JudgeReply.model_validate(boast)], name="m"), offline).evaluate(
         GradingTask.from_question(relu, ANSWER))
@@ -441,3 +443,54 @@ def test_a_key_the_model_writes_into_a_good_reply_is_not_kept(fake_openai, offli
     assert "Interviewer's comments: Clear custom Function" in result.feedback
     assert key not in result.model_dump_json() and "abc123xyz" not in result.feedback, result.feedback
     assert "[redacted]" in result.feedback
+
+
+def test_a_batch_in_a_step_makes_no_call_once_a_call_of_the_step_got_no_reply(fake_openai, offline, relu):
+    """The step's stop scope reaches the batch's worker threads (a thread starts with an empty context)."""
+    from app.llm_breaker import llm_step
+
+    fake_openai.script([slow(reply(), delay_s=5)] + [content(reply())] * 2)
+    judge = judge_for(fake_openai, offline, timeout_s=0.5)
+    task = GradingTask.from_question(relu, ANSWER)
+    with llm_step():
+        assert "timeout after 0.5 s" in judge.evaluate(task).notes[-1]
+        batch = judge.evaluate_many([task, task])
+    assert len(fake_openai.requests) == 1
+    assert all("not called: an earlier call of this step got no reply" in r.notes[-1] for r in batch)
+
+
+def test_points_credited_on_quotes_the_answer_does_not_hold_are_read_offline_not_zeroed(offline, relu):
+    """SmolLM2-135M credits points with sentences it made up: those points are left to the offline scorer, so a
+    weak model cannot sink an honest answer (it scored 0 where offline gave 2.1 and the grader 1.5)."""
+    task = GradingTask.from_question(relu, ANSWER)
+    made_up = [{"point_id": p.id, "verdict": "covered", "evidence_quote": "The function is used by the MyReLU module"}
+               for p in relu.rubric[1:]]
+    model = ScriptedChatModel(replies=[reply(points=[reply()["points"][0], *made_up], score=5.0)], name=MODEL)
+    result = LLMJudge(model, offline).evaluate(task)
+    alone = offline.evaluate(task)
+    assert result.evaluator == f"llm-judge:{MODEL}" and result.score > 3
+    assert [(p.verdict, p.evidence) for p in result.points[1:]] == [(p.verdict, p.evidence) for p in alone.points[1:]]
+    assert any(f"{len(relu.rubric) - 1} verdict(s) whose quote is not in the answer read offline" in n
+               for n in result.notes)
+
+
+def test_a_reply_none_of_whose_verdicts_quotes_the_answer_falls_back(offline, relu):
+    """Every point read offline: the offline evaluation itself, not its verdicts summed again (3.1 against 4.1)."""
+    task = GradingTask.from_question(relu, ANSWER)
+    made_up = [{"point_id": p.id, "verdict": "covered", "evidence_quote": "The function is used by the MyReLU module"}
+               for p in relu.rubric[:2]]
+    result = LLMJudge(ScriptedChatModel(replies=[reply(points=made_up)], name=MODEL), offline).evaluate(task)
+    assert result.evaluator == f"offline-rubric (fallback from llm-judge:{MODEL})"
+    assert result.score == offline.evaluate(task).score
+    assert result.notes[-1] == "LLM judge failed: no verdict of the reply quotes the answer; offline score used"
+
+
+def test_points_the_reply_does_not_judge_are_read_offline_not_zeroed(offline, relu):
+    """SmolLM2-135M judged one point seven times and no other: an answer graded 5 (offline 4.3) scored 1.2."""
+    task = GradingTask.from_question(relu, ANSWER)
+    one = reply()["points"][0]
+    result = LLMJudge(ScriptedChatModel(replies=[reply(points=[one] * 3)], name=MODEL), offline).evaluate(task)
+    alone = {p.point_id: p.verdict for p in offline.evaluate(task).points}
+    assert [p.verdict for p in result.points[1:]] == [alone[p.id] for p in relu.rubric[1:]]
+    assert sum(p.verdict is Verdict.COVERED for p in result.points) >= 3
+    assert f"LLM judge: {len(relu.rubric) - 1} rubric point(s) the reply did not judge read offline" in result.notes[0]

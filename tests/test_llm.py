@@ -63,9 +63,10 @@ def test_structured_failures_become_one_error_with_a_short_reason(fake_openai, m
 
 def test_timeout_is_bounded(fake_openai):
     fake_openai.script([slow({"topic": "t", "difficulty": 1}, delay_s=8)])
+    model = model_for(fake_openai)  # built first: importing the SDK took 8 s on a machine at load 17
     started = time.monotonic()
     with pytest.raises(LLMError, match="timeout after 0.5 s"):
-        model_for(fake_openai).complete_structured(system="s", user="u", schema=Probe)
+        model.complete_structured(system="s", user="u", schema=Probe)
     assert time.monotonic() - started < 3
 
 
@@ -192,9 +193,10 @@ def test_a_reply_that_trickles_in_is_cut_at_the_timeout_in_all(fake_openai):
     """Every read is quick (a space each 0.2 s), so a per-read timeout would wait for all 40 (8 s); the
     timeout bounds the whole reply."""
     fake_openai.script([dripping({"topic": "autograd", "difficulty": 2}, every_s=0.2, drips=40)])
+    model = model_for(fake_openai, timeout_s=1.0)  # built before the clock starts, as above
     started = time.monotonic()
     with pytest.raises(LLMError) as caught:
-        model_for(fake_openai, timeout_s=1.0).complete_structured(system="s", user="u", schema=Probe)
+        model.complete_structured(system="s", user="u", schema=Probe)
     assert caught.value.reason.startswith("timeout") and time.monotonic() - started < 3.0
     fake_openai.script([dripping({"topic": "autograd", "difficulty": 2}, every_s=0.05, drips=4)])
     assert model_for(fake_openai, timeout_s=1.0).complete_structured(system="s", user="u", schema=Probe).difficulty == 2
@@ -222,3 +224,32 @@ def test_basic_credentials_are_cut_out_but_basic_words_are_kept():
         "Use a basic block, the basic idea of ResNet, and basic RNNs."
     )
     assert redact("got Basic Ym9iOmh1bnRlcjJwdw== back", []) == "got Basic [redacted] back"
+
+
+def test_a_timed_out_call_is_not_retried_but_a_server_error_is(fake_openai):
+    """A reply that took the whole timeout would likely take it again: a retry only doubled the step's wait."""
+    for reply in (dripping("too late", every_s=0.2, drips=40), slow("too late", delay_s=8)):
+        fake_openai.script([reply, content("What does zero_grad clear?")])
+        fake_openai.requests.clear()
+        with pytest.raises(LLMError, match="timeout"):
+            model_for(fake_openai, max_retries=1).complete_text(system="s", user="u")
+        assert [r.path for r in fake_openai.requests if r.path.endswith("completions")] == ["/v1/chat/completions"]
+    fake_openai.script([http_error(503), content("What does zero_grad clear?")])
+    assert model_for(fake_openai, max_retries=1).complete_text(system="s", user="u") == "What does zero_grad clear?"
+
+
+@pytest.mark.parametrize("spelt", [
+    lambda key: key[:6] + "\u200b" + key[6:],  # a zero-width space inside
+    str.upper, str.lower,
+    lambda key: "".join(chr(ord(c) + 0xFEE0) for c in key),  # fullwidth
+    " ".join,  # letters spaced
+], ids=["zero-width-space", "upper", "lower", "fullwidth", "spaced"])
+def test_a_key_echoed_in_another_spelling_is_cut_out_too(fake_openai, spelt):
+    from app.llm_redaction import redact
+
+    key = "tok_Q7f9Lm2Xp4Rt8Vz1"
+    assert redact(f"Check it ({spelt(key)}), then the rest.", [key]) == "Check it ([redacted]), then the rest."
+    fake_openai.script([content(f"What does zero_grad clear? {spelt(key)}")])
+    assert model_for(fake_openai, api_key=key).complete_text(system="s", user="u") == (
+        "What does zero_grad clear? [redacted]"
+    )

@@ -3,6 +3,8 @@ is skipped for a cool-down, then tried with one call."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from app.config import Settings
@@ -149,3 +151,42 @@ def test_a_hung_server_is_not_asked_for_its_window_once_its_calls_are_skipped():
         assert len(hung.taken) == 4
     finally:
         hung.close()
+
+
+def in_flight(breaker: Breaker) -> Callable[[Exception | None], None]:
+    """A call admitted now and ended later: with the outcome given (an exception, or None for an answer)."""
+    call = breaker.call(unanswered=Unanswered)
+    call.__enter__()
+
+    def end(outcome: Exception | None) -> None:
+        call.__exit__(type(outcome) if outcome else None, outcome, None)
+
+    return end
+
+
+def test_calls_in_flight_when_the_breaker_opens_neither_count_nor_extend_its_cool_down():
+    clock = Clock()
+    breaker = Breaker(failures_to_open=3, cool_down_s=30, clock=clock)
+    calls = [in_flight(breaker) for _ in range(5)]  # a batch: five calls out before any failed
+    for end in calls[:3]:
+        end(Unanswered("timeout after 20 s"))
+    clock.now = 10.0
+    for end in calls[3:]:
+        end(Unanswered("timeout after 20 s"))
+    assert "left 3 calls in a row" in attempt(breaker)
+    clock.now = 30.0
+    assert attempt(breaker) == "made"  # the cool-down ran from the third failure, not the fifth
+
+
+def test_a_call_from_before_the_cool_down_failing_does_not_let_a_second_call_try_the_server():
+    clock = Clock()
+    breaker = Breaker(failures_to_open=1, cool_down_s=5, clock=clock)
+    early, late = in_flight(breaker), in_flight(breaker)
+    early(Unanswered("timeout after 1 s"))
+    clock.now = 5.0
+    trying = in_flight(breaker)  # the one call that tries the server again
+    late(Unanswered("timeout after 1 s"))  # admitted before the breaker opened
+    for clock.now in (5.0, 10.0, 60.0):  # however long the try takes, no other call joins it
+        assert attempt(breaker).startswith("not called during a 5 s cool-down")
+    trying(None)
+    assert attempt(breaker) == "made"

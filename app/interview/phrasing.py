@@ -7,14 +7,11 @@ and any failure falls back to the template with a note for the transcript.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
-from confusable_homoglyphs import confusables
-
+from app.interview.leaks import ANSWER_RUN, AnswerRuns
 from evaluators.chat import LLMError
 from evaluators.text import content_words
 from knowledge.schema import Question
@@ -58,12 +55,12 @@ class Phraser:
 _TERM = re.compile(r"\b\w+(?:[._]\w+)+(?:\(\))?|\b\w+\(\)|\b[A-Za-z]+\d+\w*")
 
 
-def _not_a_rewording(line: str, reply: str, answer: str = "", *, others: frozenset[Run] = frozenset()) -> str | None:
+def _not_a_rewording(line: str, reply: str, answer: str = "", *, others: AnswerRuns | None = None) -> str | None:
     """Why the model's reply cannot stand for the line, or None: empty, a hidden reasoning block (it may
     hold the answer), far longer than the line, a question no longer asked or talk about the task ("The
-    interviewer is looking for..."), words of the model answer (`answer`) or of any other (`others`, runs of
-    answer_runs), a technical name dropped, or most of the line's words gone ("I'm sorry, I can't help with
-    that", "Here is the question.")."""
+    interviewer is looking for..."), words of the model answer (`answer`) or of any other (`others`; as
+    app.interview.leaks reads them), a technical name dropped, or most of the line's words gone ("I'm sorry, I
+    can't help with that", "Here is the question.")."""
     if not reply:
         return "returned an empty line"
     if re.search(r"</?\s*think\b", reply, re.I):
@@ -80,52 +77,14 @@ def _not_a_rewording(line: str, reply: str, answer: str = "", *, others: frozens
         return "returned no question"
     if _META.search(reply) and not _META.search(line):
         return "talked about the task rather than asking"
-    said = answer_runs(reply) - answer_runs(line)  # a run the line itself has is the line's to keep
-    if said & answer_runs(answer):
-        return f"repeated {ANSWER_RUN} or more words of the model answer in a row"
-    if said & others:
-        return f"repeated {ANSWER_RUN} or more words of another question's model answer in a row"
+    for runs, whose in ((AnswerRuns([answer]), "the"), (others, "another question's")):
+        if runs and runs.in_text(reply) - runs.in_text(line):  # a run the line itself has is the line's to keep
+            return f"repeated {ANSWER_RUN} or more words of {whose} model answer in a row"
     return None
 
 
 _META = re.compile(r"\b(the|this) (interviewer|line|rephras\w*|rewording)\b|\bthe candidate\b|"
                    r"\b(reworded|rephrased|revised) (version|question|line)\b|^\W*(sure|certainly|of course)\b", re.I)
-# A model that saw the model answer elsewhere (a server that keeps what it was sent) must not slip it into a
-# question: this many of its words in a row are not a rewording's.
-ANSWER_RUN = 8
-
-
-Run = tuple[str, ...]
-
-
-def answer_runs(text: str) -> frozenset[Run]:
-    """Every run of ANSWER_RUN words in the text, as it reads: letters drawn alike are one (Cyrillic "о" is
-    Latin "o"), and invisible characters between letters do not split a word."""
-    words = re.findall(r"\w+", _as_drawn(text).casefold())
-    return frozenset(tuple(words[i:i + ANSWER_RUN]) for i in range(len(words) - ANSWER_RUN + 1))
-
-
-# Letters that draw nothing (Hangul fillers): unlike the format characters they count as letters, so they
-# would join a word and change it while it reads the same.
-_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
-
-
-def _as_drawn(text: str) -> str:
-    """NFKD (fullwidth, mathematical letters; an accent apart from its letter), then dropped: format
-    characters (zero-width), combining marks (accents; the invisible grapheme joiner and variation selectors
-    split a word for the regex) and blank letters; and every letter drawn like a Latin one (Unicode's
-    confusables list, through confusable_homoglyphs) made that letter."""
-    return "".join(_latin(c) for c in unicodedata.normalize("NFKD", text)
-                   if unicodedata.category(c) not in ("Cf", "Mn", "Me") and c not in _BLANK_LETTERS)
-
-
-@lru_cache(maxsize=4096)
-def _latin(char: str) -> str:
-    if char.isascii():
-        return char
-    found = confusables.is_confusable(char, greedy=True, preferred_aliases=["latin"]) or []
-    latin = [h["c"] for f in found for h in f["homoglyphs"] if h["c"].isascii() and h["c"].isalnum()]
-    return latin[0] if latin else char
 
 
 class LLMPhraser(Phraser):
@@ -135,9 +94,9 @@ class LLMPhraser(Phraser):
 
     def __init__(self, chat_model: Any, *, bank_answers: Iterable[str] = ()) -> None:
         self._chat = chat_model
-        # Every model answer of the bank (~16,000 runs for 110 entries, a set lookup per run of a wording): a
-        # wording must carry no other question's answer either, one the server may have seen in a judge prompt.
-        self._others = frozenset().union(*(answer_runs(a) for a in bank_answers))
+        # Every model answer of the bank: a wording must carry no other question's answer either, one the server
+        # may have seen in a judge prompt.
+        self._others = AnswerRuns(bank_answers)
 
     def _reword(self, template: Phrased, context: str, answer: str = "") -> Phrased:
         try:

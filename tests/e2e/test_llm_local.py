@@ -1,7 +1,7 @@
 """LLM mode against a real model: llama-cpp-python's OpenAI-compatible server running SmolLM2-135M
 on loopback (`make llm-local`, which `make test` runs). What the model says is not scripted, so the
-assertions are on what we do with it: every quote kept is in the answer, every invented one is
-dropped with a note, scores are recomputed from verified verdicts, and each failure (timeout, a reply
+assertions are on what we do with it: every quote kept is in the answer, a point credited on an invented one is
+read offline with a note, scores are recomputed from verified verdicts, and each failure (timeout, a reply
 cut off, an unknown model, no server) scores offline with the reason shown while the session goes on.
 """
 
@@ -22,7 +22,7 @@ from app.llm import LangChainChatModel
 from app.reports import build_report, render
 from app.store import open_repository
 from evaluators.base import GradingTask, Verdict
-from evaluators.judge import CREDIT, MISCONCEPTION_PENALTY, JudgeReply, LLMJudge, clean_quote, quote_in
+from evaluators.judge import MISCONCEPTION_PENALTY, JudgeReply, LLMJudge, clean_quote, quote_in
 from evaluators.rubric import RubricScorer
 from tests.local_llm import CONTEXT_TOKENS, MAX_TOKENS, MODEL_ALIAS, local_model_server
 
@@ -49,12 +49,15 @@ class RecordingModel(LangChainChatModel):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.judge_replies: list[JudgeReply] = []
+        self.judge_replies: list[JudgeReply | None] = []  # one per grading call; None where it failed
 
     def complete_structured(self, *, system: str, user: str, schema: Any) -> Any:
-        reply = super().complete_structured(system=system, user=user, schema=schema)
-        if isinstance(reply, JudgeReply):
-            self.judge_replies.append(reply)
+        try:
+            reply = super().complete_structured(system=system, user=user, schema=schema)
+        except Exception:
+            self.judge_replies.append(None)
+            raise
+        self.judge_replies.append(reply if isinstance(reply, JudgeReply) else None)
         return reply
 
 
@@ -96,9 +99,12 @@ def test_a_practice_session_in_llm_mode_end_to_end(server, tmp_path, ingested_st
     for evaluation in evaluations:
         verify(evaluation, answers=list(answers), question=by_id[QUESTION])
         answers.append(FOLLOW_UP)
-    # what the model claimed, against what was kept: every invented quote was dropped and named
-    assert chat.judge_replies, "no grading reply from the real model was usable: nothing was verified"
-    for reply, evaluation in zip(chat.judge_replies, [e for e in evaluations if _judged(e)], strict=False):
+    # what the model claimed, against what was kept: every point credited on an invented quote was read offline
+    # and named
+    assert any(chat.judge_replies), "no grading reply from the real model was usable: nothing was verified"
+    for reply, evaluation in zip(chat.judge_replies, evaluations, strict=True):  # one call per answer here
+        if reply is None or not _judged(evaluation):  # no reply, or one that quoted nothing: scored offline
+            continue
         kept = {p["point_id"]: p for p in evaluation["points"]}
         first: dict[str, Any] = {}
         for claimed in reply.points:
@@ -106,8 +112,7 @@ def test_a_practice_session_in_llm_mode_end_to_end(server, tmp_path, ingested_st
         for claimed in first.values():
             quote = clean_quote(claimed.evidence_quote or "")
             if claimed.point_id in kept and claimed.verdict != "missed" and not quote_in(quote, answers):
-                assert kept[claimed.point_id]["verdict"] == Verdict.MISSED
-                assert any(claimed.point_id in note and "dropped" in note for note in evaluation["notes"])
+                assert any(claimed.point_id in note and "read offline" in note for note in evaluation["notes"])
     assert chat.method == "json_mode"  # llama-cpp-python refuses json_schema: detected, then kept
 
     stored = repo.get_session(session.id, user)
@@ -134,7 +139,7 @@ def verify(evaluation: dict[str, Any], *, answers: list[str], question: Any) -> 
     for wrong in evaluation["misconceptions"]:
         assert quote_in(wrong["quote"], answers)
     weights = sum(p["weight"] for p in evaluation["points"])
-    earned = 5 * sum(p["weight"] * CREDIT[Verdict(p["verdict"])] for p in evaluation["points"]) / weights
+    earned = 5 * sum(p["weight"] * p["credit"] for p in evaluation["points"]) / weights  # offline's own, if read so
     penalty = MISCONCEPTION_PENALTY * len(evaluation["misconceptions"])
     expected = round(min(5.0, max(0.0, earned - penalty)), 1)
     assert evaluation["score"] == pytest.approx(expected, abs=0.05)

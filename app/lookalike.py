@@ -1,0 +1,29 @@
+"""Text as it reads, for finding a string however it is spelt: a model answer in a wording, a key in a reply."""
+
+from __future__ import annotations
+
+import unicodedata
+from functools import lru_cache
+
+from confusable_homoglyphs import confusables
+
+# Letters that draw nothing (Hangul fillers): unlike the format characters they count as letters, so they
+# would join a word and change it while it reads the same.
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
+
+
+def as_read(text: str) -> str:
+    """The text as it reads, case folded: NFKD (fullwidth, mathematical letters; an accent apart from its letter),
+    then dropped: format characters (zero-width), combining marks (accents; the invisible grapheme joiner and
+    variation selectors) and blank letters; and every letter or digit drawn like a Latin letter (Unicode's
+    confusables list, through confusable_homoglyphs: Cyrillic "о", the digits 0 and 1) made that letter."""
+    kept = (c for c in unicodedata.normalize("NFKD", text)
+            if unicodedata.category(c) not in ("Cf", "Mn", "Me") and c not in _BLANK_LETTERS)
+    return "".join(c if c.isascii() and not c.isdigit() else _latin(c) for c in kept).casefold()
+
+
+@lru_cache(maxsize=4096)
+def _latin(char: str) -> str:
+    found = confusables.is_confusable(char, greedy=True, preferred_aliases=["latin"]) or []
+    latin = [h["c"] for f in found for h in f["homoglyphs"] if h["c"].isascii() and h["c"].isalpha()]
+    return latin[0] if latin else char
