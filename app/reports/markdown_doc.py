@@ -57,7 +57,7 @@ def _question(entry: QuestionEntry) -> list[str]:
     for title, points in w.point_lists(entry):
         if points:
             lines += ["", f"{title}:", ""]
-            lines += [f"- {md(desc)}" + (f" \u2014 your code {md(quote or "")}" if by_run else
+            lines += [f"- {md(desc)}" + (f" \u2014 your code {md(quote or '')}" if by_run else
                                          f" \u2014 you said \u201c{md(quote)}\u201d" if quote else "")
                       for desc, quote, by_run in points]
     if entry.misconceptions:
