@@ -203,6 +203,17 @@ def test_hidden_checks_pass_correct_variants_and_fail_known_bugs_on_every_draw(b
     assert _verdicts(tasks["resnet-block"], into_input, range(1, 3))["identity-block-eval"] == 2
 
 
+def test_every_entry_can_probe_its_heaviest_point(bank):
+    """Follow-ups are chosen per missed point, heaviest first: an entry whose heaviest points have no probe
+    never asks about what matters most in it."""
+    unprobed = []
+    for q in bank:
+        top = max(p.weight for p in q.rubric)
+        if not {p.id for p in q.rubric if p.weight == top} & {f.point for f in q.follow_ups}:
+            unprobed.append(q.id)
+    assert unprobed == []
+
+
 STALE_CLAIMS = {
     # Self-attention without positions is permutation-equivariant; only a pooled output is invariant.
     r"(?<!pooled )(?:attention|it)\b[^.]{0,40}\bpermutation[- ]invariant": "attention called permutation-invariant",
