@@ -35,3 +35,13 @@ def test_a_neighbouring_fact_does_not_cover_a_point(bank, scorer, entry, sentenc
     (evaluation,) = scorer.evaluate_many([GradingTask.from_question(question, sentence)])
     verdict = next(v for v in evaluation.points if v.point_id == point)
     assert verdict.verdict is not Verdict.COVERED, (verdict.credit, verdict.evidence)
+
+
+@pytest.mark.slow
+def test_every_model_answer_states_each_of_its_points(bank, scorer):
+    """Graded against its own rubric, a reference answer leaves no point missed: the model answer shown to
+    candidates states everything its rubric asks for, one point to a sentence where it can (a sentence
+    supports only the point it states best)."""
+    evaluations = scorer.evaluate_many([GradingTask.from_question(q, q.reference_answer) for q in bank])
+    missed = [(e.question_id, v.point_id) for e in evaluations for v in e.points if v.verdict is Verdict.MISSED]
+    assert missed == []
