@@ -19,6 +19,7 @@ NEIGHBOURING_FACTS = [
     ("requires-grad", "After loss.backward(), tensor.grad holds the gradient of the loss with respect to that tensor.",
      "tracking-flag"),
     ("nn-module", "Then build an optimizer from model.parameters().", "parameter-registration"),
+    ("optimizers", "Param groups let different layers use different learning rates.", "usage-pattern"),
     ("torchscript", "torch.compile(model) is a just-in-time compiler that keeps your eager Python code.",
      "maintenance-mode"),
 ]
