@@ -20,6 +20,11 @@ NEIGHBOURING_FACTS = [
      "tracking-flag"),
     ("nn-module", "Then build an optimizer from model.parameters().", "parameter-registration"),
     ("optimizers", "Param groups let different layers use different learning rates.", "usage-pattern"),
+    ("weight-sharing", "After tying, the two layers keep identical weights throughout training.", "gradients-accumulate"),
+    ("torch-compile", "The first call is slow because it compiles.", "modes"),
+    ("gan-generator-discriminator", "Adam with beta1 0.5 is common for GANs.", "separate-optimizers"),
+    ("sinusoidal-positional-encoding", "In forward you slice the table to the sequence length and add it to the embeddings.",
+     "buffer-not-parameter"),
     ("torchscript", "torch.compile(model) is a just-in-time compiler that keeps your eager Python code.",
      "maintenance-mode"),
 ]
