@@ -201,3 +201,34 @@ def test_hidden_checks_pass_correct_variants_and_fail_known_bugs_on_every_draw(b
     assert block != torchvision_style != into_input
     assert not _verdicts(tasks["resnet-block"], torchvision_style, range(1, 3))
     assert _verdicts(tasks["resnet-block"], into_input, range(1, 3))["identity-block-eval"] == 2
+
+
+def test_every_entry_can_probe_its_heaviest_point(bank):
+    """Follow-ups are chosen per missed point, heaviest first: an entry whose heaviest points have no probe
+    never asks about what matters most in it."""
+    unprobed = []
+    for q in bank:
+        top = max(p.weight for p in q.rubric)
+        if not {p.id for p in q.rubric if p.weight == top} & {f.point for f in q.follow_ups}:
+            unprobed.append(q.id)
+    assert unprobed == []
+
+
+STALE_CLAIMS = {
+    # Self-attention without positions is permutation-equivariant; only a pooled output is invariant.
+    r"(?<!pooled )(?:attention|it)\b[^.]{0,40}\bpermutation[- ]invariant": "attention called permutation-invariant",
+    # PyTorch stopped publishing to its own conda channel after 2.5.
+    r"\bpip and conda PyTorch builds\b": "conda builds described as current",
+}
+
+
+def test_bank_states_no_known_false_claims(bank):
+    import re
+
+    found = []
+    for q in bank:
+        texts = [q.reference_answer, *(t for p in q.rubric for t in [p.description, *p.evidence]),
+                 *(m.correction for m in q.misconceptions)]
+        for pattern, what in STALE_CLAIMS.items():
+            found += [(q.id, what) for t in texts if re.search(pattern, t, re.IGNORECASE)]
+    assert found == []
