@@ -1,0 +1,44 @@
+"""One typical mistake in a code answer fails the check of the point it concerns and no other: the broad value and
+gradient checks accept the output that exactly that mistake gives, because another check owns it. Each case is a
+one-line edit of the task's reference solution and the checks it must fail."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluators.code.runner import CodeRunner
+
+MISTAKES = [
+    ("gradient-accumulation", "no loss scaling",
+     [("(loss / accum_steps).backward()", "loss.backward()")], ["scaled-by-accum-steps"]),
+    ("gradient-accumulation", "zero_grad before every micro-batch",
+     [("        loss = loss_fn(model(x), y)\n", "        optimizer.zero_grad()\n        loss = loss_fn(model(x), y)\n")],
+     ["matches-large-batch"]),
+    ("gradient-accumulation", "scaled losses returned",
+     [("losses.append(loss.item())", "losses.append(loss.item() / accum_steps)")], ["returned-losses"]),
+    ("gru-cell-from-scratch", "interpolation swapped",
+     [("(1 - z) * n + z * h", "z * n + (1 - z) * h")], ["interpolation-direction"]),
+    ("gru-cell-from-scratch", "reset gate left out",
+     [("i_n + r * h_n", "i_n + h_n")], ["reset-in-candidate"]),
+    ("gru-cell-from-scratch", "tanh update gate",
+     [("z = torch.sigmoid(i_z + h_z)", "z = torch.tanh(i_z + h_z)")], ["single-step-values"]),
+    ("gru-cell-from-scratch", "gates stacked update, reset, new",
+     [("i_r, i_z, i_n =", "i_z, i_r, i_n ="), ("h_r, h_z, h_n =", "h_z, h_r, h_n =")], ["weight-gradients"]),
+]
+
+
+@pytest.fixture(scope="module")
+def runner():
+    with CodeRunner(workers=1, timeout_s=20.0) as code_runner:
+        yield code_runner
+
+
+@pytest.mark.parametrize(("task_id", "mistake", "edits", "fails"), MISTAKES, ids=[f"{t}: {m}" for t, m, _, _ in MISTAKES])
+def test_one_mistake_fails_only_the_check_of_its_point(bank, runner, task_id, mistake, edits, fails):
+    question = next(q for q in bank if q.id == task_id)
+    code = question.code.solution
+    for old, new in edits:
+        assert code.count(old) == 1, f"the reference solution no longer has {old!r}"
+        code = code.replace(old, new)
+    result = runner.check(question.code, code, question.id)
+    assert [c.name for c in result.checks if not c.passed] == fails
