@@ -24,12 +24,21 @@ MISTAKES = [
      [("z = torch.sigmoid(i_z + h_z)", "z = torch.tanh(i_z + h_z)")], ["single-step-values"]),
     ("gru-cell-from-scratch", "gates stacked update, reset, new",
      [("i_r, i_z, i_n =", "i_z, i_r, i_n ="), ("h_r, h_z, h_n =", "h_z, h_r, h_n =")], ["weight-gradients"]),
+    ("inverted-dropout", "no 1/(1-p) scale", [("x * mask / (1.0 - self.p)", "x * mask")], ["train-drop-rate-and-scale"]),
+    ("inverted-dropout", "mask kept with probability p",
+     [("torch.rand_like(x) >= self.p", "torch.rand_like(x) < self.p")], ["fresh-mask-each-call"]),
+    ("layer-norm-from-scratch", "eps outside the square root",
+     [("torch.sqrt(var + self.eps)", "(torch.sqrt(var) + self.eps)")], ["biased-variance-and-eps"]),
+    ("layer-norm-from-scratch", "statistics over the batch dimension",
+     [("mean = x.mean(dim=-1, keepdim=True)", "mean = x.mean(dim=0, keepdim=True)"),
+      ("** 2).mean(dim=-1, keepdim=True)", "** 2).mean(dim=0, keepdim=True)")], ["forward-values"]),
 ]
 
 
 @pytest.fixture(scope="module")
 def runner():
-    with CodeRunner(workers=1, timeout_s=20.0) as code_runner:
+    # A fixed seed: the inputs are the same on every run (a session draws a fresh one per submission).
+    with CodeRunner(workers=1, timeout_s=20.0, seed=20261128) as code_runner:
         yield code_runner
 
 
