@@ -32,6 +32,9 @@ MISTAKES = [
     ("layer-norm-from-scratch", "statistics over the batch dimension",
      [("mean = x.mean(dim=-1, keepdim=True)", "mean = x.mean(dim=0, keepdim=True)"),
       ("** 2).mean(dim=-1, keepdim=True)", "** 2).mean(dim=0, keepdim=True)")], ["forward-values"]),
+    ("early-stopping", "stops one epoch late", [("self.counter >= self.patience", "self.counter > self.patience")],
+     ["patience-sequence"]),
+    ("early-stopping", "counter never reset", [("            self.counter = 0\n", "")], ["patience-sequence"]),
 ]
 
 
