@@ -35,6 +35,11 @@ MISTAKES = [
     ("early-stopping", "stops one epoch late", [("self.counter >= self.patience", "self.counter > self.patience")],
      ["patience-sequence"]),
     ("early-stopping", "counter never reset", [("            self.counter = 0\n", "")], ["patience-sequence"]),
+    ("cnn-image-classifier", "global max pool", [("x.mean(dim=(2, 3))", "x.amax(dim=(2, 3))")], ["global-average-pool"]),
+    ("cnn-image-classifier", "no ReLU after conv2",
+     [("self.pool(F.relu(self.conv2(x)))", "self.pool(self.conv2(x))")], ["logits-match-reference"]),
+    ("cnn-image-classifier", "softmax on the logits",
+     [("return self.fc(x)", "return torch.softmax(self.fc(x), dim=1)")], ["gradients-match-reference"]),
 ]
 
 
