@@ -40,6 +40,10 @@ MISTAKES = [
      [("self.pool(F.relu(self.conv2(x)))", "self.pool(self.conv2(x))")], ["logits-match-reference"]),
     ("cnn-image-classifier", "softmax on the logits",
      [("return self.fc(x)", "return torch.softmax(self.fc(x), dim=1)")], ["gradients-match-reference"]),
+    ("scaled-dot-product-attention", "divided by d", [("/ math.sqrt(d)", "/ d")], ["scaled-by-sqrt-d"]),
+    ("scaled-dot-product-attention", "mask meaning inverted", [("masked_fill(~mask,", "masked_fill(mask,")], ["causal-mask"]),
+    ("scaled-dot-product-attention", "softmax over the queries",
+     [("torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=-2)")], ["softmax-over-keys", "large-scores-stable"]),
 ]
 
 
