@@ -12,7 +12,8 @@ MISTAKES = [
     ("gradient-accumulation", "no loss scaling",
      [("(loss / accum_steps).backward()", "loss.backward()")], ["scaled-by-accum-steps"]),
     ("gradient-accumulation", "zero_grad before every micro-batch",
-     [("        loss = loss_fn(model(x), y)\n", "        optimizer.zero_grad()\n        loss = loss_fn(model(x), y)\n")],
+     [("        loss = loss_fn(model(x), y)\n",
+       "        optimizer.zero_grad()\n        loss = loss_fn(model(x), y)\n")],
      ["matches-large-batch"]),
     ("gradient-accumulation", "scaled losses returned",
      [("losses.append(loss.item())", "losses.append(loss.item() / accum_steps)")], ["returned-losses"]),
@@ -24,7 +25,8 @@ MISTAKES = [
      [("z = torch.sigmoid(i_z + h_z)", "z = torch.tanh(i_z + h_z)")], ["single-step-values"]),
     ("gru-cell-from-scratch", "gates stacked update, reset, new",
      [("i_r, i_z, i_n =", "i_z, i_r, i_n ="), ("h_r, h_z, h_n =", "h_z, h_r, h_n =")], ["weight-gradients"]),
-    ("inverted-dropout", "no 1/(1-p) scale", [("x * mask / (1.0 - self.p)", "x * mask")], ["train-drop-rate-and-scale"]),
+    ("inverted-dropout", "no 1/(1-p) scale",
+     [("x * mask / (1.0 - self.p)", "x * mask")], ["train-drop-rate-and-scale"]),
     ("inverted-dropout", "mask kept with probability p",
      [("torch.rand_like(x) >= self.p", "torch.rand_like(x) < self.p")], ["fresh-mask-each-call"]),
     ("layer-norm-from-scratch", "eps outside the square root",
@@ -35,15 +37,18 @@ MISTAKES = [
     ("early-stopping", "stops one epoch late", [("self.counter >= self.patience", "self.counter > self.patience")],
      ["patience-sequence"]),
     ("early-stopping", "counter never reset", [("            self.counter = 0\n", "")], ["patience-sequence"]),
-    ("cnn-image-classifier", "global max pool", [("x.mean(dim=(2, 3))", "x.amax(dim=(2, 3))")], ["global-average-pool"]),
+    ("cnn-image-classifier", "global max pool",
+     [("x.mean(dim=(2, 3))", "x.amax(dim=(2, 3))")], ["global-average-pool"]),
     ("cnn-image-classifier", "no ReLU after conv2",
      [("self.pool(F.relu(self.conv2(x)))", "self.pool(self.conv2(x))")], ["logits-match-reference"]),
     ("cnn-image-classifier", "softmax on the logits",
      [("return self.fc(x)", "return torch.softmax(self.fc(x), dim=1)")], ["gradients-match-reference"]),
     ("scaled-dot-product-attention", "divided by d", [("/ math.sqrt(d)", "/ d")], ["scaled-by-sqrt-d"]),
-    ("scaled-dot-product-attention", "mask meaning inverted", [("masked_fill(~mask,", "masked_fill(mask,")], ["causal-mask"]),
+    ("scaled-dot-product-attention", "mask meaning inverted",
+     [("masked_fill(~mask,", "masked_fill(mask,")], ["causal-mask"]),
     ("scaled-dot-product-attention", "softmax over the queries",
-     [("torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=-2)")], ["softmax-over-keys", "large-scores-stable"]),
+     [("torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=-2)")],
+     ["softmax-over-keys", "large-scores-stable"]),
 ]
 
 
@@ -54,7 +59,8 @@ def runner():
         yield code_runner
 
 
-@pytest.mark.parametrize(("task_id", "mistake", "edits", "fails"), MISTAKES, ids=[f"{t}: {m}" for t, m, _, _ in MISTAKES])
+@pytest.mark.parametrize(("task_id", "mistake", "edits", "fails"), MISTAKES,
+                         ids=[f"{t}: {m}" for t, m, _, _ in MISTAKES])
 def test_one_mistake_fails_only_the_check_of_its_point(bank, runner, task_id, mistake, edits, fails):
     question = next(q for q in bank if q.id == task_id)
     code = question.code.solution
