@@ -50,7 +50,8 @@ MISTAKES = [
      [("torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=-2)")],
      ["softmax-over-keys", "large-scores-stable"]),
     ("sinusoidal-positional-encoding", "sin in the odd columns too",
-     [("pe[:, 1::2] = torch.cos(pos * freq)", "pe[:, 1::2] = torch.sin(pos * freq)")], ["table-values", "long-sequence"]),
+     [("pe[:, 1::2] = torch.cos(pos * freq)", "pe[:, 1::2] = torch.sin(pos * freq)")],
+     ["table-values", "long-sequence"]),
 ]
 
 
