@@ -52,6 +52,10 @@ MISTAKES = [
     ("sinusoidal-positional-encoding", "sin in the odd columns too",
      [("pe[:, 1::2] = torch.cos(pos * freq)", "pe[:, 1::2] = torch.sin(pos * freq)")],
      ["table-values", "long-sequence"]),
+    ("custom-collate-fn", "mask inverted", [("[None, :] < lengths", "[None, :] >= lengths")], ["lengths-and-mask"]),
+    ("custom-collate-fn", "float labels",
+     [('"labels": torch.tensor(labels, dtype=torch.long)', '"labels": torch.tensor(labels, dtype=torch.float)')],
+     ["batch-dtypes"]),
 ]
 
 
