@@ -57,10 +57,12 @@ MISTAKES = [
      [('"labels": torch.tensor(labels, dtype=torch.long)', '"labels": torch.tensor(labels, dtype=torch.float)')],
      ["batch-dtypes"]),
     ("custom-loss", "alpha on the wrong class",
-     [("self.alpha * targets + (1 - self.alpha) * (1 - targets)", "(1 - self.alpha) * targets + self.alpha * (1 - targets)")],
+     [("self.alpha * targets + (1 - self.alpha) * (1 - targets)",
+       "(1 - self.alpha) * targets + self.alpha * (1 - targets)")],
      ["mean-loss-values"]),
     ("custom-loss", "mean reduction sums",
-     [('if self.reduction == "mean":\n            return loss.mean()', 'if self.reduction == "mean":\n            return loss.sum()')],
+     [('if self.reduction == "mean":\n            return loss.mean()',
+       'if self.reduction == "mean":\n            return loss.sum()')],
      ["reductions-and-hyperparameters"]),
 ]
 
