@@ -1,0 +1,86 @@
+"""One typical mistake in a code answer fails the check of the point it concerns and no other: the broad value and
+gradient checks accept the output that exactly that mistake gives, because another check owns it. Each case is a
+one-line edit of the task's reference solution and the checks it must fail."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluators.code.runner import CodeRunner
+
+MISTAKES = [
+    ("gradient-accumulation", "no loss scaling",
+     [("(loss / accum_steps).backward()", "loss.backward()")], ["scaled-by-accum-steps"]),
+    ("gradient-accumulation", "zero_grad before every micro-batch",
+     [("        loss = loss_fn(model(x), y)\n",
+       "        optimizer.zero_grad()\n        loss = loss_fn(model(x), y)\n")],
+     ["matches-large-batch"]),
+    ("gradient-accumulation", "scaled losses returned",
+     [("losses.append(loss.item())", "losses.append(loss.item() / accum_steps)")], ["returned-losses"]),
+    ("gru-cell-from-scratch", "interpolation swapped",
+     [("(1 - z) * n + z * h", "z * n + (1 - z) * h")], ["interpolation-direction"]),
+    ("gru-cell-from-scratch", "reset gate left out",
+     [("i_n + r * h_n", "i_n + h_n")], ["reset-in-candidate"]),
+    ("gru-cell-from-scratch", "tanh update gate",
+     [("z = torch.sigmoid(i_z + h_z)", "z = torch.tanh(i_z + h_z)")], ["single-step-values"]),
+    ("gru-cell-from-scratch", "gates stacked update, reset, new",
+     [("i_r, i_z, i_n =", "i_z, i_r, i_n ="), ("h_r, h_z, h_n =", "h_z, h_r, h_n =")], ["weight-gradients"]),
+    ("inverted-dropout", "no 1/(1-p) scale",
+     [("x * mask / (1.0 - self.p)", "x * mask")], ["train-drop-rate-and-scale"]),
+    ("inverted-dropout", "mask kept with probability p",
+     [("torch.rand_like(x) >= self.p", "torch.rand_like(x) < self.p")], ["fresh-mask-each-call"]),
+    ("layer-norm-from-scratch", "eps outside the square root",
+     [("torch.sqrt(var + self.eps)", "(torch.sqrt(var) + self.eps)")], ["biased-variance-and-eps"]),
+    ("layer-norm-from-scratch", "statistics over the batch dimension",
+     [("mean = x.mean(dim=-1, keepdim=True)", "mean = x.mean(dim=0, keepdim=True)"),
+      ("** 2).mean(dim=-1, keepdim=True)", "** 2).mean(dim=0, keepdim=True)")], ["forward-values"]),
+    ("early-stopping", "stops one epoch late", [("self.counter >= self.patience", "self.counter > self.patience")],
+     ["patience-sequence"]),
+    ("early-stopping", "counter never reset", [("            self.counter = 0\n", "")], ["patience-sequence"]),
+    ("cnn-image-classifier", "global max pool",
+     [("x.mean(dim=(2, 3))", "x.amax(dim=(2, 3))")], ["global-average-pool"]),
+    ("cnn-image-classifier", "no ReLU after conv2",
+     [("self.pool(F.relu(self.conv2(x)))", "self.pool(self.conv2(x))")], ["logits-match-reference"]),
+    ("cnn-image-classifier", "softmax on the logits",
+     [("return self.fc(x)", "return torch.softmax(self.fc(x), dim=1)")], ["gradients-match-reference"]),
+    ("scaled-dot-product-attention", "divided by d", [("/ math.sqrt(d)", "/ d")], ["scaled-by-sqrt-d"]),
+    ("scaled-dot-product-attention", "mask meaning inverted",
+     [("masked_fill(~mask,", "masked_fill(mask,")], ["causal-mask"]),
+    ("scaled-dot-product-attention", "softmax over the queries",
+     [("torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=-2)")],
+     ["softmax-over-keys", "large-scores-stable"]),
+    ("sinusoidal-positional-encoding", "sin in the odd columns too",
+     [("pe[:, 1::2] = torch.cos(pos * freq)", "pe[:, 1::2] = torch.sin(pos * freq)")],
+     ["table-values", "long-sequence"]),
+    ("custom-collate-fn", "mask inverted", [("[None, :] < lengths", "[None, :] >= lengths")], ["lengths-and-mask"]),
+    ("custom-collate-fn", "float labels",
+     [('"labels": torch.tensor(labels, dtype=torch.long)', '"labels": torch.tensor(labels, dtype=torch.float)')],
+     ["batch-dtypes"]),
+    ("custom-loss", "alpha on the wrong class",
+     [("self.alpha * targets + (1 - self.alpha) * (1 - targets)",
+       "(1 - self.alpha) * targets + self.alpha * (1 - targets)")],
+     ["mean-loss-values"]),
+    ("custom-loss", "mean reduction sums",
+     [('if self.reduction == "mean":\n            return loss.mean()',
+       'if self.reduction == "mean":\n            return loss.sum()')],
+     ["reductions-and-hyperparameters"]),
+]
+
+
+@pytest.fixture(scope="module")
+def runner():
+    # A fixed seed: the inputs are the same on every run (a session draws a fresh one per submission).
+    with CodeRunner(workers=1, timeout_s=20.0, seed=20261128) as code_runner:
+        yield code_runner
+
+
+@pytest.mark.parametrize(("task_id", "mistake", "edits", "fails"), MISTAKES,
+                         ids=[f"{t}: {m}" for t, m, _, _ in MISTAKES])
+def test_one_mistake_fails_only_the_check_of_its_point(bank, runner, task_id, mistake, edits, fails):
+    question = next(q for q in bank if q.id == task_id)
+    code = question.code.solution
+    for old, new in edits:
+        assert code.count(old) == 1, f"the reference solution no longer has {old!r}"
+        code = code.replace(old, new)
+    result = runner.check(question.code, code, question.id)
+    assert [c.name for c in result.checks if not c.passed] == fails
