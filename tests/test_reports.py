@@ -238,6 +238,15 @@ def test_the_sessions_notes_are_in_every_format(report: Report, fmt: str) -> Non
     assert "Note: LLM judge failed once; offline score used" in render(report, fmt)[0].decode()
 
 
+def _pdf_quoting(bank, said: str, pypdf):
+    """The PDF of a one-answer session that said `said` (credited with it), and its text, whitespace folded."""
+    turns = [turn(1, "autograd-basics", "autograd", answer_text=said,
+                  evaluation=evaluation(3.0, [point("records-graph", "covered", said)]))]
+    built = build_report(session=session({"autograd-basics": 3.0}), turns=turns, bank=bank)
+    reader = pypdf.PdfReader(io.BytesIO(render(built, "pdf")[0]))
+    return reader, " ".join(" ".join((page.extract_text() or "").split()) for page in reader.pages)
+
+
 def test_pdf_keeps_greek_maths_and_cyrillic_in_quotes(bank) -> None:
     """Answers quote σ, ∂, ‖w‖² and other scripts; Helvetica printed some as black boxes."""
     pypdf = pytest.importorskip("pypdf")
@@ -245,11 +254,7 @@ def test_pdf_keeps_greek_maths_and_cyrillic_in_quotes(bank) -> None:
     if not (DEJAVU / "DejaVuSans.ttf").is_file():
         pytest.skip("fonts-dejavu-core is not installed (make test installs it)")
     said = "The sigmoid σ(x) squashes; ∂L/∂w ≤ ε at a minimum and λ‖w‖² is the penalty → Привет"
-    turns = [turn(1, "autograd-basics", "autograd", answer_text=said,
-                  evaluation=evaluation(3.0, [point("records-graph", "covered", said)]))]
-    built = build_report(session=session({"autograd-basics": 3.0}), turns=turns, bank=bank)
-    reader = pypdf.PdfReader(io.BytesIO(render(built, "pdf")[0]))
-    text = " ".join(" ".join((page.extract_text() or "").split()) for page in reader.pages)
+    reader, text = _pdf_quoting(bank, said, pypdf)
     assert text.count(said) == 3  # under the question, in its transcript and in the strengths
 
 
@@ -461,11 +466,7 @@ def test_pdf_sets_chinese_japanese_and_korean_in_a_face_that_has_them(bank) -> N
     if not (CJK.is_file() and (DEJAVU / "DejaVuSans.ttf").is_file()):
         pytest.skip("fonts-wqy-microhei or fonts-dejavu-core is not installed (make test installs them)")
     said = "梯度累积：在多个小批次上调用 backward，勾配の蓄積、기울기 누적 x*y < z"
-    turns = [turn(1, "autograd-basics", "autograd", answer_text=said,
-                  evaluation=evaluation(3.0, [point("records-graph", "covered", said)]))]
-    built = build_report(session=session({"autograd-basics": 3.0}), turns=turns, bank=bank)
-    reader = pypdf.PdfReader(io.BytesIO(render(built, "pdf")[0]))
-    text = " ".join(" ".join((page.extract_text() or "").split()) for page in reader.pages)
+    reader, text = _pdf_quoting(bank, said, pypdf)
     assert text.count(said) == 3  # under the question (a paragraph), in the transcript (as written), in strengths
     faces = {str(font["/BaseFont"]) for page in reader.pages
              for font in page["/Resources"]["/Font"].values() for font in [font.get_object()]}

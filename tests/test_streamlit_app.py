@@ -405,12 +405,17 @@ def test_a_refused_hint_is_an_error_and_the_hints_given_stay(server, monkeypatch
     assert "Follow-up skipped: the score of your earlier answer on this question stands." in texts(again.info)
 
 
+def _write(at, code: str, answer: str) -> None:
+    """Type code and an answer into the plain boxes, unsent, and let the app run."""
+    next(t for t in at.text_area if t.label == "Your code").set_value(code)
+    next(t for t in at.text_area if t.label == "Your answer").set_value(answer)
+    at.run()
+
+
 def test_a_draft_and_plain_box_code_survive_a_visit_to_another_page(server, monkeypatch):
     url, keys = server
     at = code_task_in_the_plain_box(monkeypatch, url, keys["drafter"], questions=1)
-    next(t for t in at.text_area if t.label == "Your code").set_value("def mine():\n    return 42\n")
-    next(t for t in at.text_area if t.label == "Your answer").set_value("my draft answer")
-    at.run()
+    _write(at, "def mine():\n    return 42\n", "my draft answer")
     at.session_state["report_sid"] = "an-old-session"  # opened from History meanwhile
     at.sidebar.radio(key="nav").set_value("History").run()
     at.sidebar.radio(key="nav").set_value("Interview").run()
@@ -423,9 +428,7 @@ def test_a_draft_is_back_after_a_reload_and_gone_once_sent(server, monkeypatch):
     """The draft lived only in the browser session: a reload (a closed tab, a crash) opened empty boxes."""
     url, keys = server
     at = code_task_in_the_plain_box(monkeypatch, url, keys["restorer"], questions=2)
-    next(t for t in at.text_area if t.label == "Your code").set_value("def mine():\n    return 42\n")
-    next(t for t in at.text_area if t.label == "Your answer").set_value("my unsent answer")
-    at.run()
+    _write(at, "def mine():\n    return 42\n", "my unsent answer")
     again = reload(monkeypatch, url, keys["restorer"], at)
     again.sidebar.checkbox(key="plain_editor").check().run()
     assert next(t for t in again.text_area if t.label == "Your answer").value == "my unsent answer"
