@@ -84,7 +84,12 @@ def test_the_follow_up_asks_about_the_point_a_failed_check_missed(scorer, tasks)
     result = scored(scorer, question, ScriptedRunner("large-logits"), code=NAIVE_LOG_SOFTMAX)
     probe = choose_follow_up(question, result.rubric, score=result.score, asked=0, probed=[])
     assert probe is not None and probe.point == "max-subtraction"  # the heaviest point the run missed
-    assert "logits with magnitudes in the thousands" in probe.prompt
+    assert probe in question.follow_ups  # the bank's own probe for it
+    # With no probe in the bank for that point, the question is put from the failed check itself.
+    unprobed = question.model_copy(update={"follow_ups": [f for f in question.follow_ups if f.point != probe.point]})
+    fallback = choose_follow_up(unprobed, result.rubric, score=result.score, asked=0, probed=[])
+    assert fallback is not None and fallback.point == "max-subtraction"
+    assert "logits with magnitudes in the thousands" in fallback.prompt
     again = choose_follow_up(question, result.rubric, score=result.score, asked=1, probed=["max-subtraction"])
     assert again is not None and again.point == "log-sum-exp-form"
 
