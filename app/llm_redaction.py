@@ -27,10 +27,11 @@ def without_password(url: str) -> str:
 
 def secrets_sent(base_url: str, api_key: str) -> list[str]:
     """The key and the base URL's passwords, as sent (a URL's credentials go as Basic auth, base64) and as a
-    server may echo them (URL-encoded)."""
+    server may echo them (URL-encoded, or base64 with or without its padding)."""
     users = [m.group(0)[2:-1] for m in _URL_PASSWORD.finditer(base_url)]  # "user:password"
     secrets = [api_key, *(u.split(":", 1)[1] for u in users)]
-    encoded = [base64.b64encode(u.encode()).decode() for u in users]
+    encoded = [base64.b64encode(v.encode()).decode() for v in (*users, *secrets)]
+    encoded += [v.rstrip("=") for v in encoded]
     return [v for v in {*secrets, *(quote(v, safe="") for v in secrets), *encoded} if len(v) >= 4]
 
 

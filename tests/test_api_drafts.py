@@ -31,6 +31,15 @@ def test_a_draft_comes_back_with_the_session_until_its_answer_is_sent(alice):
     assert alice.get(f"/v1/sessions/{sid}").json()["draft"] is None
 
 
+def test_a_draft_for_a_turn_not_yet_asked_says_so(alice):
+    """A re-check's draft for turn 5 of a session on turn 0 was told "this session moved on from turn 5 to turn 0"."""
+    created = start(alice)
+    sid, turn = created["id"], created["prompt"]["turn"]
+    ahead = assert_problem(alice.put(f"/v1/sessions/{sid}/draft", json={"turn": turn + 5, "text": "x"}), 409)
+    assert f"has not asked turn {turn + 5}: its open prompt is turn {turn}" in ahead["detail"]
+    assert alice.get(f"/v1/sessions/{sid}").json()["draft"] is None
+
+
 def test_a_draft_is_its_writers_own(api, alice):
     created = start(alice)
     sid, turn = created["id"], created["prompt"]["turn"]

@@ -4,6 +4,7 @@ is not run on the side, where its runs would go uncounted."""
 # ruff: noqa: F811 - pytest fixtures imported from tests.api_fixtures are redefined as arguments
 from __future__ import annotations
 
+from app.api import deps
 from tests.api_fixtures import PASSING_MARK, alice, api, assert_problem, scorer  # noqa: F401
 
 
@@ -39,3 +40,19 @@ def test_a_practice_task_may_still_be_run_on_the_side(api, alice, bank):
     created = _code_task_session(alice, bank, "practice")
     reply = alice.post("/v1/code/check", json={"question_id": created["prompt"]["question_id"], "code": "x = 1"})
     assert reply.status_code == 200 and reply.json()["runs"] is None
+
+
+def test_run_checks_in_a_session_runs_the_task_as_the_session_asked_it(api, alice, bank):
+    """The answer is judged by the task's copy stored when asked; Run checks read the pack as it is now, so after a
+    pack edit mid-session it ran (and scored by) checks the answer would not be judged by."""
+    created = _code_task_session(alice, bank, "interview")
+    sid, qid = created["id"], created["prompt"]["question_id"]
+    bank_now = api.app.dependency_overrides[deps.get_bank]()  # the dict the routes read, edited in place
+    asked = bank_now[qid]
+    assert asked.code is not None
+    extra = asked.code.checks[0].model_copy(update={"name": "added-by-an-edit"})
+    edited = asked.model_copy(update={"code": asked.code.model_copy(update={"checks": [*asked.code.checks, extra]})})
+    bank_now[qid] = edited
+    run = alice.post("/v1/code/check", json={"question_id": qid, "code": "x = 1", "session_id": sid}).json()
+    assert [c["name"] for c in run["checks"]] == [c.name for c in asked.code.checks]
+

@@ -104,6 +104,14 @@ def test_code_fixed_on_a_follow_up_keeps_half_of_what_the_fix_adds():
     assert words.score == pytest.approx(3.0)
 
 
+def test_worse_code_on_a_follow_up_loses_whole_and_is_not_called_a_fix():
+    # A first run scored 1.2; a resubmission that fails more checks scores 1.0 (measured on relu-autograd-function).
+    worse = charge_answer(1.0, follow_up=True, kept=1.2, raw_before=1.2, earlier_notes=[], hints_on_question=0,
+                          hints_on_turn=0, late_after_s=None, code_rerun=True)
+    assert worse.score == pytest.approx(1.0)
+    assert worse.notes == []
+
+
 def test_a_check_naming_a_point_the_entry_lacks_is_refused(tasks):
     entry = tasks["stable-log-softmax"].model_dump(mode="json")
     entry["code"]["checks"][0]["points"] = ["max-subtraction", "no-such-point"]

@@ -1090,6 +1090,25 @@ def test_a_weak_topic_met_after_the_review_share_is_used_is_not_called_review():
         hit, config=config, state=SessionState(asked_topics=["autograd", "autograd"]), history=history, pool=[hit]))
 
 
+def test_a_question_chosen_though_seen_before_is_said_to_be_a_repeat():
+    """A re-check started 12 sessions of one user at once on autograd's 10 questions: two repeated a question
+    and neither said so (the note was decided by the count of new questions read before the others chose)."""
+    from datetime import UTC, datetime
+
+    from app.interview.models import SessionState
+    from app.interview.selection import History, why_chosen
+    from knowledge.vectorstore import SearchHit
+
+    hit = SearchHit(id="x", question="q", topic="autograd", difficulty=2, framework="pytorch", kind="concept",
+                    score=1.0)
+    config, state = SessionConfig(num_questions=1), SessionState()
+    seen = History(seen={"x": datetime(2026, 1, 1, tzinfo=UTC)})
+    assert any("asked every question in these topics before" in n
+               for n in why_chosen(hit, config=config, state=state, history=seen, pool=[hit]))
+    assert not any("asked every question" in n
+                   for n in why_chosen(hit, config=config, state=state, history=History(), pool=[hit]))
+
+
 def test_a_topic_not_yet_asked_starts_from_the_users_latest_answers_on_it():
     from app.interview.models import SessionState
     from app.interview.selection import History, level_for

@@ -253,3 +253,18 @@ def test_a_key_echoed_in_another_spelling_is_cut_out_too(fake_openai, spelt):
     assert model_for(fake_openai, api_key=key).complete_text(system="s", user="u") == (
         "What does zero_grad clear? [redacted]"
     )
+
+
+@pytest.mark.parametrize("padded", [True, False], ids=["padded", "unpadded"])
+def test_a_key_echoed_in_base64_is_cut_out(fake_openai, padded):
+    """A re-check's server echoed the key as base64 ("c2stcmVjaGVjay1TRUNSRVQxMjM0NTY=") and it reached the
+    question's wording whole, as the README says a key is cut out in base64 too."""
+    import base64
+
+    key = "sk-recheck-SECRET123456"
+    echoed = base64.b64encode(key.encode()).decode()
+    echoed = echoed if padded else echoed.rstrip("=")
+    fake_openai.script([content(f"What does zero_grad clear? (key {echoed})")])
+    assert model_for(fake_openai, api_key=key).complete_text(system="s", user="u") == (
+        "What does zero_grad clear? (key [redacted])"
+    )

@@ -495,3 +495,23 @@ def test_a_point_the_code_showed_by_its_checks_is_covered_and_praised_with_the_r
     body = render(report, fmt)[0].decode()
     assert "your code passed hidden checks gradient-values, gradcheck-float64" in body
     assert "Hidden checks run 3 times with Run checks." in body
+
+
+def test_a_point_an_earlier_run_showed_but_the_latest_run_failed_is_not_praised(bank) -> None:
+    """A re-check resubmitted worse code on a follow-up: the report listed "Subclasses ... — your code passed hidden
+    checks is-autograd-function" as covered and a strength, beside "Failed check is-autograd-function"."""
+    shown = {**point("subclass-static-methods", "covered", "passed hidden check is-autograd-function"),
+             "checks": ["is-autograd-function"]}
+    lost = {**point("subclass-static-methods", "missed", "failed hidden check is-autograd-function"),
+            "checks": ["is-autograd-function"]}
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_code=CODE, evaluation=evaluation(1.2, [shown]),
+                  code_result={"status": "failed", "checks": [{"name": "is-autograd-function", "passed": True}]}),
+             turn(2, "relu-autograd-function", "autograd", kind="follow_up", answer_code=CODE,
+                  evaluation=evaluation(1.0, [lost]),
+                  code_result={"status": "failed", "checks": [{"name": "is-autograd-function", "passed": False}]})]
+    report = build_report(session=session({"relu-autograd-function": 1.0}), turns=turns, bank=bank)
+    entry = report.questions[0]
+    assert "subclass-static-methods" not in {p.point_id for p in entry.covered}
+    assert "subclass-static-methods" in {p.point_id for p in entry.missed}
+    assert "subclass-static-methods" not in {s.point_id for s in report.strengths}
+    assert [c.name for c in entry.failed_checks] == ["is-autograd-function"]

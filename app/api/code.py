@@ -20,7 +20,9 @@ from app.api.deps import (
 from app.api.problems import problem_responses
 from app.api.schemas import CodeResultOut, RequestModel, code_result_out
 from app.errors import ConflictError, NotFoundError, UserFacingError
+from app.interview.turns import SessionTurns
 from evaluators.run_points import judge_run
+from knowledge.schema import Question
 
 router = APIRouter(prefix="/v1/code", tags=["code"], responses=problem_responses(401, 422))
 
@@ -58,7 +60,7 @@ def check_code(
         )
     if question.code is None:
         raise UserFacingError(f"question {body.question_id!r} is not a code task: nothing to run")
-    _counted_where_asked(repo, user.id, body)
+    question = _counted_where_asked(repo, user.id, body, bank) or question
     if runner is None:
         raise HTTPException(503, "code checks are unavailable on this server (the sandbox could not start)")
     with code_check_slot(user, limiter) as take:
@@ -71,17 +73,19 @@ def check_code(
     return CodeRunOut(**{**out.model_dump(), "score": judge_run(question, out.model_dump())[1]}, runs=runs)
 
 
-def _counted_where_asked(repo: Any, user_id: int, body: CodeCheckIn) -> None:
+def _counted_where_asked(repo: Any, user_id: int, body: CodeCheckIn, bank: dict[str, Question]) -> Question | None:
     """A run for a session must be of its question on screen; a task on screen in an interview-mode session is
     run only through it, where its runs are counted (each run shows which hidden checks fail, so a candidate
-    could otherwise iterate against them unseen)."""
+    could otherwise iterate against them unseen). For a session, the task as the session asked it: its answer is
+    judged by that copy, so a pack edited since must not change what Run checks shows."""
     if body.session_id is None:
         if body.question_id in repo.questions_in_interview(user_id):
             raise ConflictError(f"question {body.question_id!r} is being asked in your interview: run it there "
                                 "(give its session_id), where the report counts the runs")
-        return
+        return None
     session = repo.get_session(body.session_id, user_id)
     if session is None:
         raise NotFoundError(f"no session with id {body.session_id}")
     if session.status != "active" or session.state.get("current_question_id") != body.question_id:
         raise ConflictError(f"question {body.question_id!r} is not the one on screen in session {body.session_id}")
+    return SessionTurns(repo).asked(body.session_id, body.question_id, bank)

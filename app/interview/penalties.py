@@ -43,9 +43,10 @@ def charge_answer(
         notes.append(f"answered after the {late_after_s}s limit: "
                      + ("what this answer added is halved" if follow_up else "score halved"))
         added = added * LATE_SHARE if added > 0 else added
-    if follow_up and code_rerun:
+    # A loss counts whole and is not called a fix: worse code on a follow-up gets no note of halving.
+    if follow_up and code_rerun and added > 0:
         notes.append("code fixed on a follow-up: what the new run added is halved")
-        added = added * FIX_SHARE if added > 0 else added
+        added = added * FIX_SHARE
     # Only this turn's hints are new: the earlier turns' were charged in the score kept.
     return Charged(kept + added - HINT_COST * hints_on_turn, list(dict.fromkeys(notes)))
 

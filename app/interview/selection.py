@@ -67,13 +67,16 @@ def level_for(topic: str, *, config: SessionConfig, state: SessionState, history
     return state.target_difficulty
 
 
+REPEATED = ("You have been asked every question in these topics before, so this session brings back the ones you "
+            "saw longest ago.")
+
+
 def session_size(pool: list[SearchHit], history: History, wanted: int) -> tuple[int, list[str]]:
     """How many questions a session asks, and why not `wanted`: no question repeats while one in the topics
     is new to the user, and "Question 2 of 5" must not be the last one. Once all were asked, they come back,
     the ones seen longest ago first."""
     new = sum(hit.id not in history.seen for hit in pool)
-    notes = [] if new else ["You have been asked every question in these topics before, so this session brings "
-                            "back the ones you saw longest ago."]
+    notes = [] if new else [REPEATED]
     most = new if 0 < new < len(pool) else len(pool)
     if wanted <= most:
         return wanted, notes
@@ -85,9 +88,11 @@ def session_size(pool: list[SearchHit], history: History, wanted: int) -> tuple[
 def why_chosen(
     hit: SearchHit, *, config: SessionConfig, state: SessionState, history: History, pool: list[SearchHit]
 ) -> list[str]:
-    """What the candidate is told about a choice: a level other than the one asked for or reached (unseen
-    questions come first), and a topic back for review."""
-    notes = []
+    """What the candidate is told about a choice: a question asked before, a level other than the one asked for
+    or reached (unseen questions come first), and a topic back for review."""
+    # A question seen before is said to be a repeat when it is chosen: sessions started together each counted
+    # the topics' new questions before the others took them, so the count at the start cannot say it.
+    notes = [REPEATED] if hit.id in history.seen else []
     target = level_for(hit.topic, config=config, state=state, history=history)
     if hit.difficulty != target and target not in {h.difficulty for h in pool}:
         notes.append(f"These topics have no question at difficulty {target}, so the questions are at other levels.")

@@ -91,14 +91,18 @@ def _covered_points(answered: list[TurnRecord], texts: list[str]) -> list[Covere
     """Best verdict per point across all answers, kept only when its quote is in the candidate's words.
 
     Follow-ups exist to draw out missed points, so a point stated in any answer to the question
-    counts, even if the final evaluation (say, of a terse follow-up) did not repeat it.
+    counts, even if the final evaluation (say, of a terse follow-up) did not repeat it. A point shown by a run
+    counts only from the latest run: code resubmitted is the code the candidate ends with, and its failed check
+    is listed under the question (an earlier run's "passed hidden check X" beside "Failed check X" read as both).
     """
+    runs = [i for i, turn in enumerate(answered) if turn.code_result]
+    latest_run = runs[-1] if runs else 0
     best: dict[str, CoveredPoint] = {}
-    for turn in answered:
+    for i, turn in enumerate(answered):
         for point in (turn.evaluation or {}).get("points") or []:
             verdict, quote = point.get("verdict"), point.get("evidence")
             by_run = bool(point.get("checks"))  # the run's evidence (the checks passed), not the candidate's words
-            if verdict not in _RANK or not (by_run or quote_found(quote, texts)):
+            if verdict not in _RANK or not (by_run or quote_found(quote, texts)) or (by_run and i < latest_run):
                 continue
             held = best.get(point["point_id"])
             if held is None or _RANK[verdict] >= _RANK[held.verdict]:

@@ -28,8 +28,10 @@ class DraftRepository(RepositoryBase):
             if owner.status != "active" or current is None or current.answered_at is not None:
                 raise ConflictError("this session has no prompt waiting for an answer, so there is no draft to keep")
             if current.position != turn:
-                raise ConflictError(f"this session moved on from turn {turn} to turn {current.position}; the draft "
-                                    "was not kept: fetch the session for the current prompt")
+                where = (f"moved on from turn {turn} to turn {current.position}" if turn < current.position
+                         else f"has not asked turn {turn}: its open prompt is turn {current.position}")
+                raise ConflictError(f"this session {where}; the draft was not kept: fetch the session for the "
+                                    "current prompt")
             row = session.get(AnswerDraft, session_id) or AnswerDraft(session_id=session_id)
             row.turn, row.text, row.code, row.updated_at = turn, text, code, utcnow()
             session.add(row)
