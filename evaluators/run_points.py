@@ -48,11 +48,17 @@ def judge_run(question: Question, result: Mapping[str, Any]) -> tuple[list[Point
     return verdicts, round(sum(v.weight * v.credit for v in verdicts) / total, 4)
 
 
-def with_run(evaluation: Evaluation, verdicts: Sequence[PointVerdict]) -> Evaluation:
-    """The words' evaluation with each checked point's verdict taken from the run, and its feedback rewritten."""
-    if not verdicts:
-        return evaluation
+def with_run(evaluation: Evaluation, verdicts: Sequence[PointVerdict], *, failing_code: str = "") -> Evaluation:
+    """The words' evaluation with each checked point's verdict taken from the run, and its feedback rewritten.
+    `failing_code` is the code of a run that failed a check: a point no check verifies, credited only because one
+    of its lines reads like the point ("def apply(x):" for "used through MyReLU.apply"), is read as partly there,
+    not praised (a line that looks right in code that fails is no evidence)."""
+    lines = {line.strip() for line in failing_code.splitlines() if line.strip()}
     by_run = {v.point_id: v for v in verdicts}
-    points = [by_run.get(p.point_id, p) for p in evaluation.points]
+    points = [by_run.get(p.point_id) or (
+        p.model_copy(update={"verdict": Verdict.PARTIAL})
+        if p.verdict is Verdict.COVERED and (p.evidence or "").strip() in lines else p) for p in evaluation.points]
+    if points == evaluation.points:
+        return evaluation
     return evaluation.model_copy(update={
         "points": points, "feedback": compose_feedback(points, evaluation.misconceptions, evaluation.gate)})

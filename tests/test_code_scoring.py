@@ -172,3 +172,27 @@ def test_a_run_on_the_side_reports_the_score_a_session_would_give_it(tmp_path):
     assert done.returncode == 0, done.stderr
     (result,) = json.loads(done.stdout)
     assert result["status"] == "failed" and result["score"] == 0.375  # 3 of the checked points' weight 8
+
+
+def test_a_line_of_failing_code_is_no_evidence_for_a_point_no_check_verifies(scorer, tasks):
+    """A resubmission failing every check had "used through MyReLU.apply(x)" (which no check verifies) covered and
+    praised on its line "def apply(x):"; on a follow-up in words the earlier failing code's lines count the same."""
+    question = tasks["relu-autograd-function"]
+    worse = "class MyReLU:\n    def apply(x):\n        return x\n"
+    all_fail = ScriptedRunner(*(c.name for c in question.code.checks))
+    lines = {line.strip() for line in worse.splitlines()}
+    result = scored(scorer, question, all_fail, code=worse)
+    assert not [p for p in result.evaluation["points"] if p["verdict"] == "covered" and p["evidence"] in lines]
+    again = AnswerScorer(evaluator=scorer, code_runner=all_fail).score(
+        question, text="It is called as MyReLU.apply(x).", code=None, earlier=[f"```python\n{worse}\n```"],
+        earlier_code=result.code_result)
+    assert not [p for p in again.evaluation["points"] if p["verdict"] == "covered" and p["evidence"] in lines]
+    passing = scored(scorer, question, ScriptedRunner(), code=worse)  # a passing run's lines are evidence still
+    assert passing.score == 5.0
+
+
+def test_a_code_task_answered_in_words_alone_says_no_check_ran(scorer, tasks):
+    question = tasks["relu-autograd-function"]
+    words = AnswerScorer(evaluator=scorer, code_runner=ScriptedRunner()).score(
+        question, text="The backward multiplies grad_output by the mask x > 0.", code=None, earlier=[])
+    assert words.message == "no code was sent, so no hidden check ran: this answer was read as words only"

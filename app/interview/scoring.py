@@ -73,7 +73,10 @@ class AnswerScorer:
         evaluation = {**rubric.model_dump(mode="json"), "rubric": rubric.model_dump(mode="json")}
         has_code = bool(question.code and code and code.strip())
         if not has_code and not (question.code and earlier_code):
-            return ScoredAnswer(score=rubric.score, evaluation=evaluation, rubric=rubric)
+            # A code task answered in words alone is read as words: say so, as POST /v1/grade does.
+            unrun = "no code was sent, so no hidden check ran: this answer was read as words only"
+            return ScoredAnswer(score=rubric.score, evaluation=evaluation, rubric=rubric,
+                                message=unrun if question.code else None)
         if has_code and self._runner is None:
             message = "code checks are unavailable on this server; your code was read as text only"
             return ScoredAnswer(score=rubric.score, evaluation=evaluation, rubric=rubric, message=message)
@@ -84,7 +87,9 @@ class AnswerScorer:
         # The points the hidden checks verify are judged from the run (also on a follow-up answered in words), and
         # the run scores by those points' rubric weights; a task whose checks name no points by the checks' own.
         verdicts, share = judge_run(question, code_result)
-        rubric = with_run(rubric, verdicts)
+        # The code the run judged: this turn's, or on a follow-up in words the fenced code said on the question.
+        run_code = code or split_fenced("\n".join(earlier))[1]
+        rubric = with_run(rubric, verdicts, failing_code="" if code_result.get("status") == "passed" else run_code)
         evaluation = {**rubric.model_dump(mode="json"), "rubric": rubric.model_dump(mode="json")}
         code_score = 5 * share
         words = text.strip() or any(e.strip() for e in earlier)
