@@ -617,7 +617,8 @@ def test_code_fixed_on_the_follow_up_about_its_failed_check_is_not_scored_as_rig
             break
     first = engine.answer(session_id=session.id, user_id=user, text="", code=NAIVE_LOG_SOFTMAX)
     assert first.evaluation["code_score"] == 1.9 and first.prompt.kind is PromptKind.FOLLOW_UP
-    assert "logits with magnitudes in the thousands" in first.prompt.text  # asked about what failed
+    # Asked about what failed: the bank's probe for the point the failed check verifies (max-subtraction).
+    assert first.prompt.text == next(f.prompt for f in task.follow_ups if f.point == "max-subtraction")
     fixed = engine.answer(session_id=session.id, user_id=user, text="", code=task.code.solution)
     assert fixed.evaluation["score"] == pytest.approx(1.9 + (5.0 - 1.9) / 2, abs=0.06)
     assert "code fixed on a follow-up: what the new run added is halved" in fixed.evaluation["penalties"]
