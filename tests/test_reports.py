@@ -515,3 +515,19 @@ def test_a_point_an_earlier_run_showed_but_the_latest_run_failed_is_not_praised(
     assert "subclass-static-methods" in {p.point_id for p in entry.missed}
     assert "subclass-static-methods" not in {s.point_id for s in report.strengths}
     assert [c.name for c in entry.failed_checks] == ["is-autograd-function"]
+
+
+def test_the_model_answer_prints_its_code_without_fence_lines_and_list_titles_keep_with_their_items(bank) -> None:
+    """A preformatted model answer printed "```python" as text; the PDF left "Missed" alone at a page's foot."""
+    from app.reports.pdf_doc import _titled
+
+    reference = bank["relu-autograd-function"].reference_answer
+    assert "```python" in reference
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_text="Some words.", evaluation=evaluation(1.0, []))]
+    done = build_report(session=session({"relu-autograd-function": 1.0}), turns=turns, bank=bank)
+    code_line = next(line for line in reference.splitlines() if "def backward" in line)
+    for fmt in ("markdown", "html"):
+        body = render(done, fmt)[0].decode()
+        answer = body[body.index("Model answer"):]
+        assert "```python" not in answer and code_line.strip() in answer, fmt
+    assert _titled("Missed", ["a point"])[0].style.keepWithNext

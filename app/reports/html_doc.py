@@ -86,7 +86,7 @@ def _transcript(entry: QuestionEntry) -> str:
                      f"<p><em>{esc(w.reply_label(exchange))}</em></p>")
         parts += [f"<pre>{esc(text)}</pre>" for text in (exchange.answer, exchange.code) if text]
     if entry.model_answer:
-        parts.append(f"<p><strong>{esc(w.MODEL_ANSWER)}:</strong></p><pre>{esc(entry.model_answer)}</pre>")
+        parts.append(f"<p><strong>{esc(w.MODEL_ANSWER)}:</strong></p><pre>{esc(w.model_answer_text(entry.model_answer))}</pre>")
     return f"<details><summary>{esc(w.TRANSCRIPT)}</summary>{''.join(parts)}</details>"
 
 

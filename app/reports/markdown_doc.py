@@ -75,7 +75,7 @@ def _transcript(entry: QuestionEntry) -> list[str]:
         lines += [line for text, kind in ((exchange.answer, "text"), (exchange.code, "python")) if text
                   for line in ("", *_fenced(text, kind))]
     if entry.model_answer:
-        lines += ["", f"**{w.MODEL_ANSWER}:**", "", *_fenced(entry.model_answer, "text")]
+        lines += ["", f"**{w.MODEL_ANSWER}:**", "", *_fenced(w.model_answer_text(entry.model_answer), "text")]
     return lines
 
 

@@ -40,6 +40,8 @@ H1, H2, H3, BODY = (ParagraphStyle(f"report-{key}", parent=_STYLES[key], fontNam
                     for key, role in (("Heading1", "Bold"), ("Heading2", "Bold"), ("Heading3", "BoldOblique"),
                                       ("BodyText", "")))
 SMALL = ParagraphStyle("small", parent=BODY, fontSize=8.5, textColor=colors.HexColor("#555555"))
+# A list's title stays on the page of its first item: "Missed" was left alone at the foot of a page.
+LIST_TITLE = ParagraphStyle("list-title", parent=BODY, keepWithNext=1)
 MONO = ParagraphStyle("mono", parent=BODY, fontName=FACE.get("Mono", "Courier"), fontSize=8, leading=10,
                       leftIndent=8, backColor=colors.HexColor("#f6f6f6"))
 MONO_LINE = 95  # characters of the 8-point mono face across A4 less its margins
@@ -153,7 +155,7 @@ def _transcript(entry: QuestionEntry) -> list[Flowable]:
         story += [_as_written(text) for text in (exchange.answer, exchange.code) if text]
     if entry.model_answer:
         story += [Paragraph(f"<b>{esc(w.MODEL_ANSWER)}:</b>", SMALL),
-                  _as_written(entry.model_answer)]
+                  _as_written(w.model_answer_text(entry.model_answer))]
     return story
 
 
@@ -166,7 +168,7 @@ def _quoted(text: str) -> str:
 
 
 def _titled(title: str, items: list[str]) -> list[Flowable]:
-    return [Paragraph(f"<b>{esc(title)}</b>", BODY), *_bullets(items)] if items else []
+    return [Paragraph(f"<b>{esc(title)}</b>", LIST_TITLE), *_bullets(items)] if items else []
 
 
 def _strengths(report: Report) -> list[Flowable]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from app.reports.model import Exchange, QuestionEntry, Report
 
 TITLE = "Interview report"
@@ -13,6 +15,13 @@ MISCONCEPTIONS = "Misconceptions to unlearn"
 STUDY_PLAN = "Study plan"
 TRANSCRIPT = "Transcript"
 MODEL_ANSWER = "Model answer"
+_FENCE_LINE = re.compile(r"^\s*```[\w+-]*\s*$")
+
+
+def model_answer_text(answer: str) -> str:
+    """The model answer as the reports print it, as written: its code keeps its lines and indentation, and the
+    fence lines around it go (a preformatted block printed "```python" as text)."""
+    return "\n".join(line for line in answer.splitlines() if not _FENCE_LINE.match(line))
 SECTIONS = (OVERALL, PER_TOPIC, QUESTIONS, STRENGTHS, MISCONCEPTIONS, STUDY_PLAN)
 
 NOTHING_ANSWERED = "Nothing was answered in this session, so there is nothing to score yet."
