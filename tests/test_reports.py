@@ -517,10 +517,8 @@ def test_a_point_an_earlier_run_showed_but_the_latest_run_failed_is_not_praised(
     assert [c.name for c in entry.failed_checks] == ["is-autograd-function"]
 
 
-def test_the_model_answer_prints_its_code_without_fence_lines_and_list_titles_keep_with_their_items(bank) -> None:
-    """A preformatted model answer printed "```python" as text; the PDF left "Missed" alone at a page's foot."""
-    from app.reports.pdf_doc import _titled
-
+def test_the_model_answer_prints_its_code_without_fence_lines(bank) -> None:
+    """A preformatted model answer printed "```python" as text."""
     reference = bank["relu-autograd-function"].reference_answer
     assert "```python" in reference
     turns = [turn(1, "relu-autograd-function", "autograd", answer_text="Some words.", evaluation=evaluation(1.0, []))]
@@ -530,4 +528,19 @@ def test_the_model_answer_prints_its_code_without_fence_lines_and_list_titles_ke
         body = render(done, fmt)[0].decode()
         answer = body[body.index("Model answer"):]
         assert "```python" not in answer and code_line.strip() in answer, fmt
-    assert _titled("Missed", ["a point"])[0].style.keepWithNext
+
+
+def test_a_pdf_list_title_goes_to_the_next_page_with_its_first_item() -> None:
+    """The title's keep-with-next did nothing: reportlab keeps a flowable with the next one only when that one is
+    not a container, and the items were a ListFlowable, so a real report still left "Missed" at a page's foot."""
+    pypdf = pytest.importorskip("pypdf")
+    from reportlab.platypus import SimpleDocTemplate, Spacer
+
+    from app.reports.pdf_doc import _titled
+
+    buffer = io.BytesIO()
+    doc = SimpleDocTemplate(buffer)
+    room = 25  # points left on the first page: the title's line fits there, its first item does not
+    doc.build([Spacer(1, doc.height - 12 - room), *_titled("Missed", ["The first point.", "The second point."])])
+    first, second = (page.extract_text() for page in pypdf.PdfReader(io.BytesIO(buffer.getvalue())).pages)
+    assert "Missed" not in first and "Missed" in second and "The first point." in second

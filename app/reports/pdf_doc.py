@@ -21,7 +21,6 @@ from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 from reportlab.lib.units import cm
 from reportlab.platypus import (
     Flowable,
-    ListFlowable,
     Paragraph,
     SimpleDocTemplate,
     Spacer,
@@ -40,8 +39,11 @@ H1, H2, H3, BODY = (ParagraphStyle(f"report-{key}", parent=_STYLES[key], fontNam
                     for key, role in (("Heading1", "Bold"), ("Heading2", "Bold"), ("Heading3", "BoldOblique"),
                                       ("BodyText", "")))
 SMALL = ParagraphStyle("small", parent=BODY, fontSize=8.5, textColor=colors.HexColor("#555555"))
-# A list's title stays on the page of its first item: "Missed" was left alone at the foot of a page.
+# A list's title stays on the page of its first item: "Missed" was left alone at the foot of a page. reportlab keeps
+# a flowable with the next one only when that one is not a container, so list items are bulleted paragraphs, not
+# a ListFlowable (one, which left the title alone all the same).
 LIST_TITLE = ParagraphStyle("list-title", parent=BODY, keepWithNext=1)
+BULLET = ParagraphStyle("bullet", parent=BODY, leftIndent=12, bulletIndent=2)
 MONO = ParagraphStyle("mono", parent=BODY, fontName=FACE.get("Mono", "Courier"), fontSize=8, leading=10,
                       leftIndent=8, backColor=colors.HexColor("#f6f6f6"))
 MONO_LINE = 95  # characters of the 8-point mono face across A4 less its margins
@@ -93,11 +95,9 @@ def _pdf_shape(shape: Shape, height: float) -> PdfRect | PdfLine | String:
                   fontSize=shape.size, textAnchor=_ANCHOR[shape.anchor])
 
 
-def _bullets(items: list[str], style: ParagraphStyle = BODY) -> list[Flowable]:
+def _bullets(items: list[str]) -> list[Flowable]:
     """A bulleted list of already-escaped paragraphs; nothing when empty."""
-    if not items:
-        return []
-    return [ListFlowable([Paragraph(i, style) for i in items], bulletType="bullet", leftIndent=12)]
+    return [Paragraph(i, BULLET, bulletText="\u2022") for i in items]
 
 
 def _overall(report: Report) -> list[Flowable]:
