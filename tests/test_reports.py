@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 import re
 from datetime import UTC, datetime, timedelta
 from html import unescape
@@ -156,6 +157,22 @@ def test_every_strength_quotes_the_candidates_stored_answer(report: Report) -> N
         assert strength.quote and normalise(strength.quote) in answers
     # A claimed point whose "evidence" the candidate never wrote earns no praise.
     assert "graph-freed" not in {s.point_id for s in report.strengths}
+
+
+def test_each_rubric_point_is_in_one_list_of_its_question_in_the_json(bank) -> None:
+    """A partial point was in both `covered` and `missed` of the JSON: a client counting either list counted it."""
+    rubric = [p.id for p in bank["autograd-basics"].rubric]
+    turns = [turn(1, "autograd-basics", "autograd", answer_text=MAIN_ANSWER, evaluation=evaluation(2.0, [
+        point("records-graph", "covered", "Autograd records every operation on tensors that require grad"),
+        point("reverse-chain-rule", "partial", "walks it in reverse applying the chain rule")]))]
+    built = build_report(session=session({"autograd-basics": 2.0}), turns=turns, bank=bank)
+    [question] = json.loads(render(built, "json")[0])["questions"]
+    lists = {name: [(p["point_id"], p["verdict"]) for p in question[name]] for name in ("covered", "partial", "missed")}
+    assert lists == {"covered": [("records-graph", "covered")], "partial": [("reverse-chain-rule", "partial")],
+                     "missed": [(pid, "missed") for pid in rubric[2:]]}
+    assert question["partial"][0]["quote"] == "walks it in reverse applying the chain rule"
+    [topic] = json.loads(render(built, "json")[0])["topics"]
+    assert (topic["missed"], topic["partial"], topic["gaps_in"]) == (4, 1, [1])
 
 
 def test_question_details_code_skip_and_misconceptions(report: Report) -> None:

@@ -55,7 +55,7 @@ def _overall(report: Report) -> str:
 
 def _topics(report: Report) -> str:
     rows = "".join(f"<tr><td>{esc(t.topic)}</td><td>{t.questions}</td><td>{_badge(t.score)}</td>"
-                   f"<td>{esc(w.topic_gaps_text(report, t.topic))}</td></tr>" for t in report.topics)
+                   f"<td>{esc(w.topic_gaps_text(t))}</td></tr>" for t in report.topics)
     return (f"<h2>{esc(w.PER_TOPIC)}</h2><table><tr><th>Topic</th><th>Questions</th>"
             f"<th>Mean score</th><th>{esc(w.TOPIC_GAPS)}</th></tr>{rows}</table>")
 

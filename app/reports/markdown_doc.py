@@ -31,7 +31,7 @@ def render_markdown(report: Report) -> str:
 
 
 def _topics(report: Report) -> list[str]:
-    rows = [f"| {md(t.topic)} | {t.questions} | {w.score_text(t.score)} | {md(w.topic_gaps_text(report, t.topic))} |"
+    rows = [f"| {md(t.topic)} | {t.questions} | {w.score_text(t.score)} | {md(w.topic_gaps_text(t))} |"
             for t in report.topics]
     return [f"## {w.PER_TOPIC}", "", f"| Topic | Questions | Mean score | {w.TOPIC_GAPS} |",
             "| --- | ---: | ---: | --- |", *rows]

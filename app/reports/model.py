@@ -17,8 +17,9 @@ class _Frozen(BaseModel):
 
 
 class CoveredPoint(_Frozen):
-    """A rubric point the candidate stated, with the candidate's own words that show it, or one their code showed
-    by passing the hidden checks that verify it (`by_run`: then `quote` names those checks)."""
+    """A rubric point the candidate stated, in full (`covered`) or in part (`partial`), with the candidate's own
+    words that show it, or one their code showed by passing the hidden checks that verify it (`by_run`: then
+    `quote` names those checks)."""
 
     point_id: str
     description: str
@@ -30,9 +31,7 @@ class CoveredPoint(_Frozen):
 class MissedPoint(_Frozen):
     point_id: str
     description: str
-    # Partial points appear here too (they still need work, and a JSON reader counts them as gaps); the documents
-    # list each point once (wording.point_lists).
-    verdict: Literal["partial", "missed"]
+    verdict: Literal["missed"] = "missed"
 
 
 class MisconceptionNote(_Frozen):
@@ -75,7 +74,10 @@ class QuestionEntry(_Frozen):
     hints_used: int = 0
     hints: list[str] = Field(default_factory=list)  # their texts, where stored (sessions before that have a count)
     gate: str | None = None  # why the final answer was not scored on its merits
+    # Each rubric point is in one of these three lists: stated in full, stated in part (with the sentence that
+    # earned it), or not stated (a partial point was in both `covered` and `missed`).
     covered: list[CoveredPoint] = Field(default_factory=list)
+    partial: list[CoveredPoint] = Field(default_factory=list)
     missed: list[MissedPoint] = Field(default_factory=list)
     misconceptions: list[MisconceptionNote] = Field(default_factory=list)
     penalties: list[str] = Field(default_factory=list)
@@ -97,6 +99,9 @@ class TopicScore(_Frozen):
     topic: str
     score: float  # mean of the final scores of the topic's answered questions
     questions: int
+    missed: int = 0  # rubric points of those questions not stated
+    partial: int = 0  # ... and stated in part
+    gaps_in: list[int] = Field(default_factory=list)  # the numbers of the questions that list them
 
 
 class Strength(_Frozen):
@@ -111,6 +116,8 @@ class Strength(_Frozen):
 
 
 class GapPoint(_Frozen):
+    """A point not yet covered, filed under its topic for API clients; the documents list it under its question."""
+
     question_id: str
     point_id: str
     description: str

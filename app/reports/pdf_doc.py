@@ -111,7 +111,7 @@ def _overall(report: Report) -> list[Flowable]:
 def _topics(report: Report) -> list[Flowable]:
     rows: list[list[str | Flowable]] = [["Topic", "Questions", "Mean score", w.TOPIC_GAPS]]
     rows += [[t.topic, str(t.questions), w.score_text(t.score),
-              Paragraph(esc(w.topic_gaps_text(report, t.topic)), BODY)] for t in report.topics]
+              Paragraph(esc(w.topic_gaps_text(t)), BODY)] for t in report.topics]
     table = Table(rows, hAlign="LEFT", colWidths=[None, None, None, 7 * cm])
     table.setStyle(TableStyle([
         ("GRID", (0, 0), (-1, -1), 0.5, colors.grey),

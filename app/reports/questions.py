@@ -48,7 +48,7 @@ def question_entry(
     final = answered[-1] if answered else None
     evaluation: dict[str, Any] = (final.evaluation or {}) if final else {}
     texts = answer_texts(answered)
-    covered = _covered_points(answered, texts)
+    stated = _stated_points(answered, texts)
     score = evaluation.get("score", stored_score) if final else None
     return QuestionEntry(
         number=number,
@@ -65,8 +65,9 @@ def question_entry(
         hints_used=sum(t.hints_used for t in turns),
         hints=[hint for t in turns for hint in t.hints],
         gate=evaluation.get("gate"),
-        covered=covered,
-        missed=_missed_points(question, answered, covered),
+        covered=[p for p in stated if p.verdict == "covered"],
+        partial=[p for p in stated if p.verdict == "partial"],
+        missed=_missed_points(question, answered, stated),
         misconceptions=_misconceptions(question_id, turns[0].topic, answered, texts),
         penalties=[str(p) for p in evaluation.get("penalties") or []],
         scoring_notes=list(dict.fromkeys(str(n) for t in answered for n in (t.evaluation or {}).get("notes") or [])),
@@ -87,7 +88,7 @@ def _as_asked(first: TurnRecord, in_bank: Question | None) -> AskedQuestion | No
     return AskedQuestion.of(in_bank) if in_bank else None
 
 
-def _covered_points(answered: list[TurnRecord], texts: list[str]) -> list[CoveredPoint]:
+def _stated_points(answered: list[TurnRecord], texts: list[str]) -> list[CoveredPoint]:
     """Best verdict per point across all answers, kept only when its quote is in the candidate's words.
 
     Follow-ups exist to draw out missed points, so a point stated in any answer to the question
@@ -112,9 +113,10 @@ def _covered_points(answered: list[TurnRecord], texts: list[str]) -> list[Covere
 
 
 def _missed_points(
-    question: AskedQuestion | None, answered: list[TurnRecord], covered: list[CoveredPoint]
+    question: AskedQuestion | None, answered: list[TurnRecord], stated: list[CoveredPoint]
 ) -> list[MissedPoint]:
-    """Every rubric point not fully covered; the rubric asked by is the source, so a skip lists them all."""
+    """Every rubric point not stated, in full or in part; the rubric asked by is the source, so a skip lists
+    them all."""
     if question is not None:
         rubric = [(p.id, p.description) for p in question.rubric]
     else:  # neither a stored copy nor the bank has the question: fall back to what the evaluations listed
@@ -123,12 +125,8 @@ def _missed_points(
             for point in (turn.evaluation or {}).get("points") or []:
                 seen.setdefault(point["point_id"], point["description"])
         rubric = list(seen.items())
-    verdicts = {p.point_id: p.verdict for p in covered}
-    return [
-        MissedPoint(point_id=pid, description=desc, verdict="partial" if verdicts.get(pid) else "missed")
-        for pid, desc in rubric
-        if verdicts.get(pid) != "covered"
-    ]
+    said = {p.point_id for p in stated}
+    return [MissedPoint(point_id=pid, description=desc) for pid, desc in rubric if pid not in said]
 
 
 def _misconceptions(

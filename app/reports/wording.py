@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from app.reports.model import Exchange, QuestionEntry, Report
+from app.reports.model import Exchange, QuestionEntry, Report, TopicScore
 
 TITLE = "Interview report"
 OVERALL = "Overall"
@@ -93,9 +93,9 @@ def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | N
     is not (under 0.1, 7 of 23 were stated in full; at 0.5 or more, 71 of 119). The sentence lets the reader
     judge."""
     return [
-        (COVERED, [(p.description, p.quote, p.by_run) for p in entry.covered if p.verdict == "covered"]),
-        (PARTLY, [(p.description, p.quote, p.by_run) for p in entry.covered if p.verdict == "partial"]),
-        (MISSED, [(p.description, None, False) for p in entry.missed if p.verdict == "missed"]),
+        (COVERED, [(p.description, p.quote, p.by_run) for p in entry.covered]),
+        (PARTLY, [(p.description, p.quote, p.by_run) for p in entry.partial]),
+        (MISSED, [(p.description, None, False) for p in entry.missed]),
     ]
 
 
@@ -104,27 +104,21 @@ def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | N
 TOPIC_GAPS = "Not yet covered"
 
 
-def _gap_counts(entry: QuestionEntry) -> tuple[int, int]:
-    lists = dict(point_lists(entry))
-    return len(lists[MISSED]), len(lists[PARTLY])
+def _counted(counts: list[tuple[int, str]]) -> list[str]:
+    """"2 missed points", "1 misconception": each count that is not 0, with its noun."""
+    return [f"{n} {what}" + ("s" if n > 1 else "") for n, what in counts if n]
 
 
-def topic_gaps_text(report: Report, topic: str) -> str:
+def topic_gaps_text(topic: TopicScore) -> str:
     """The per-topic table's tally of points not yet covered, and the questions that list them."""
-    entries = [q for q in report.questions if q.topic == topic and q.score is not None]
-    counts = [_gap_counts(q) for q in entries]
-    missed, partly = sum(c[0] for c in counts), sum(c[1] for c in counts)
-    said = [f"{missed} missed"] * bool(missed) + [f"{partly} partly stated"] * bool(partly)
-    where = ", ".join(f"Q{q.number}" for q, c in zip(entries, counts, strict=True) if sum(c))
-    return f"{', '.join(said)} ({where})" if said else "none"
+    said = [f"{topic.missed} missed"] * bool(topic.missed) + [f"{topic.partial} partly stated"] * bool(topic.partial)
+    return f"{', '.join(said)} ({', '.join(f'Q{n}' for n in topic.gaps_in)})" if said else "none"
 
 
 def work_on_text(entry: QuestionEntry) -> str | None:
     """What a study item's question left to work on, by kind, pointing to where it is listed under the question."""
-    missed, partly = _gap_counts(entry)
-    counts = [(len(entry.failed_checks), "failed check"), (len(entry.misconceptions), "misconception"),
-              (missed, "missed point"), (partly, "partly stated point")]
-    named = [f"{n} {what}" + ("s" if n > 1 else "") for n, what in counts if n]
+    named = _counted([(len(entry.failed_checks), "failed check"), (len(entry.misconceptions), "misconception"),
+                      (len(entry.missed), "missed point"), (len(entry.partial), "partly stated point")])
     if not named:
         return None
     return f"Work on: the {' and '.join([', '.join(named[:-1]), named[-1]] if len(named) > 1 else named)} " \
