@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from app.reports import FORMATS, Report, build_report, render
+from app.reports import wording as w
 from app.reports.quotes import normalise
 from app.reports.wording import NOTHING_ANSWERED, overview_lines, status_flags
 from app.store.records import SessionRecord, TurnRecord
@@ -150,13 +151,28 @@ def test_a_follow_up_given_up_leaves_its_question_answered_and_all_skipped_is_a_
         assert all(bank[i].question.split()[0] in body for i in ("autograd-basics", "relu-autograd-function"))
 
 
-def test_every_strength_quotes_the_candidates_stored_answer(report: Report) -> None:
+def test_every_covered_point_quotes_the_candidates_stored_answer(report: Report) -> None:
     answers = normalise(" ".join([MAIN_ANSWER, FOLLOW_UP_ANSWER, CODE_TEXT, CODE]))
-    assert report.strengths
-    for strength in report.strengths:
-        assert strength.quote and normalise(strength.quote) in answers
-    # A claimed point whose "evidence" the candidate never wrote earns no praise.
-    assert "graph-freed" not in {s.point_id for s in report.strengths}
+    covered = [p for q in report.questions for p in q.covered]
+    assert covered
+    for point in covered:
+        assert point.quote and normalise(point.quote) in answers
+    # A claimed point whose "evidence" the candidate never wrote earns no credit.
+    assert "graph-freed" not in {p.point_id for p in covered}
+    assert [(s.number, s.covered, s.points) for s in report.strengths] == [(1, 3, 6)]  # graph-freed counts missed
+
+
+def test_strengths_name_the_questions_answered_well_without_repeating_their_points(report: Report, bank) -> None:
+    """Strengths repeated each covered point and its quote, which its question lists under Covered: a reader read
+    the same sentence twice. They name the questions answered well (the study plan's complement) instead."""
+    quote = "\u201cAutograd records every operation on tensors that require grad\u201d"
+    question = bank["autograd-basics"].question
+    for fmt, text in _document_texts(report).items():
+        start = text.index(w.STRENGTHS)
+        strengths = text[start:text.index(w.MISCONCEPTIONS, start)].replace("**", "")
+        assert f"Q1. {question} (autograd, 3.8 / 5): 3 of 6 points covered." in strengths, fmt
+        assert quote not in strengths and text.count(quote) == 1, fmt
+        assert "relu" not in strengths.lower(), fmt  # 2.5 / 5: in the study plan, not a strength
 
 
 def test_each_rubric_point_is_in_one_list_of_its_question_in_the_json(bank) -> None:
@@ -272,7 +288,7 @@ def test_pdf_keeps_greek_maths_and_cyrillic_in_quotes(bank) -> None:
         pytest.skip("fonts-dejavu-core is not installed (make test installs it)")
     said = "The sigmoid σ(x) squashes; ∂L/∂w ≤ ε at a minimum and λ‖w‖² is the penalty → Привет"
     reader, text = _pdf_quoting(bank, said, pypdf)
-    assert text.count(said) == 3  # under the question, in its transcript and in the strengths
+    assert text.count(said) == 2  # under the question and in its transcript
 
 
 def test_json_round_trips(report: Report) -> None:
@@ -484,7 +500,7 @@ def test_pdf_sets_chinese_japanese_and_korean_in_a_face_that_has_them(bank) -> N
         pytest.skip("fonts-wqy-microhei or fonts-dejavu-core is not installed (make test installs them)")
     said = "梯度累积：在多个小批次上调用 backward，勾配の蓄積、기울기 누적 x*y < z"
     reader, text = _pdf_quoting(bank, said, pypdf)
-    assert text.count(said) == 3  # under the question (a paragraph), in the transcript (as written), in strengths
+    assert text.count(said) == 2  # under the question (a paragraph) and in the transcript (as written)
     faces = {str(font["/BaseFont"]) for page in reader.pages
              for font in page["/Resources"]["/Font"].values() for font in [font.get_object()]}
     assert any("WenQuanYi" in face for face in faces), faces
@@ -508,9 +524,10 @@ def test_a_point_the_code_showed_by_its_checks_is_covered_and_praised_with_the_r
     entry = report.questions[0]
     assert [p.point_id for p in entry.covered] == ["gradient-mask"] and entry.covered[0].by_run
     assert "gradient-mask" not in {p.point_id for p in entry.missed}
-    assert [s.point_id for s in report.strengths] == ["gradient-mask"] and report.strengths[0].by_run
+    assert [(s.covered, s.by_run) for s in report.strengths] == [(1, 1)]
     body = render(report, fmt)[0].decode()
     assert "your code passed hidden checks gradient-values, gradcheck-float64" in body
+    assert "1 of 5 points covered (1 shown by the hidden checks your code passed)." in body
     assert "Hidden checks run 3 times with Run checks." in body
 
 
@@ -530,7 +547,7 @@ def test_a_point_an_earlier_run_showed_but_the_latest_run_failed_is_not_praised(
     entry = report.questions[0]
     assert "subclass-static-methods" not in {p.point_id for p in entry.covered}
     assert "subclass-static-methods" in {p.point_id for p in entry.missed}
-    assert "subclass-static-methods" not in {s.point_id for s in report.strengths}
+    assert not report.strengths
     assert [c.name for c in entry.failed_checks] == ["is-autograd-function"]
 
 

@@ -77,13 +77,14 @@ def _topic_scores(answered: list[QuestionEntry]) -> list[TopicScore]:
 
 
 def _strengths(answered: list[QuestionEntry]) -> list[Strength]:
-    # Only fully covered points: a partial one is not something to be praised for.
+    """The questions answered well, best first: the study plan's complement, each with a point stated in full (its
+    quote is under the question, where the report lists it once)."""
+    strong = [e for e in answered if (e.score or 0.0) >= WEAK_BELOW and e.covered]
     return [
-        Strength(question_id=e.question_id, topic=e.topic, point_id=p.point_id,
-                 description=p.description, quote=p.quote, by_run=p.by_run)
-        for e in answered
-        for p in e.covered
-        if p.verdict == "covered"
+        Strength(number=e.number, question_id=e.question_id, question=e.question, topic=e.topic,
+                 score=e.score or 0.0, covered=len(e.covered), points=len(e.covered) + len(e.partial) + len(e.missed),
+                 by_run=sum(p.by_run for p in e.covered))
+        for e in sorted(strong, key=lambda e: (-(e.score or 0.0), e.number))
     ]
 
 

@@ -104,9 +104,9 @@ def _section(title: str, items: list[str], empty: str) -> str:
 
 
 def _strengths(report: Report) -> str:
-    return _section(w.STRENGTHS, [f"<strong>{esc(s.topic)}</strong>: {esc(s.description)} \u2014 "
-                                  + (f"your code {esc(s.quote)}" if s.by_run else f"you said <q>{esc(s.quote)}</q>")
-                                  for s in report.strengths], w.NO_STRENGTHS)
+    items = [f"<strong>Q{s.number}. {esc(s.question)}</strong> ({esc(s.topic)}, {esc(w.score_text(s.score))}): "
+             f"{esc(w.strength_text(s))}" for s in report.strengths]
+    return _section(w.STRENGTHS, items, w.NO_STRENGTHS)
 
 
 def _misconceptions(report: Report) -> str:

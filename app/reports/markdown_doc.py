@@ -87,8 +87,7 @@ def _fenced(text: str, kind: str) -> list[str]:
 
 
 def _strengths(report: Report) -> list[str]:
-    items = [f"- **{md(s.topic)}**: {md(s.description)} \u2014 "
-             + (f"your code {md(s.quote)}" if s.by_run else f"you said \u201c{md(s.quote)}\u201d")
+    items = [f"- **Q{s.number}. {md(s.question)}** ({md(s.topic)}, {w.score_text(s.score)}): {md(w.strength_text(s))}"
              for s in report.strengths]
     return [f"## {w.STRENGTHS}", "", *(items or [w.NO_STRENGTHS])]
 

@@ -105,14 +105,17 @@ class TopicScore(_Frozen):
 
 
 class Strength(_Frozen):
-    """Praise is only ever a covered rubric point whose quote was found in the stored answer."""
+    """A question answered well: scored at least the study plan's bar, with rubric points stated in full. Its points
+    and the candidate's words that earned them are listed under the question, once."""
 
+    number: int
     question_id: str
+    question: str
     topic: str
-    point_id: str
-    description: str
-    quote: str
-    by_run: bool = False  # shown by the code's run: `quote` names the hidden checks it passed
+    score: float
+    covered: int  # rubric points stated in full
+    points: int  # rubric points of the question
+    by_run: int = 0  # of the covered ones, those the code's run showed (the hidden checks that verify them passed)
 
 
 class GapPoint(_Frozen):

@@ -172,9 +172,8 @@ def _titled(title: str, items: list[str]) -> list[Flowable]:
 
 
 def _strengths(report: Report) -> list[Flowable]:
-    items = [f"<b>{esc(s.topic)}</b>: {esc(s.description)} \u2014 "
-             + (f"your code {esc(s.quote)}" if s.by_run else f"you said <i>\u201c{esc(s.quote)}\u201d</i>")
-             for s in report.strengths]
+    items = [f"<b>Q{s.number}. {esc(s.question)}</b> ({esc(s.topic)}, {w.score_text(s.score)}): "
+             f"{esc(w.strength_text(s))}" for s in report.strengths]
     return [Paragraph(w.STRENGTHS, H2), *(_bullets(items) or [Paragraph(w.NO_STRENGTHS, BODY)])]
 
 

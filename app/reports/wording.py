@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from app.reports.model import Exchange, QuestionEntry, Report, TopicScore
+from app.reports.build import WEAK_BELOW
+from app.reports.model import Exchange, QuestionEntry, Report, Strength, TopicScore
 
 TITLE = "Interview report"
 OVERALL = "Overall"
@@ -25,7 +26,7 @@ def model_answer_text(answer: str) -> str:
 SECTIONS = (OVERALL, PER_TOPIC, QUESTIONS, STRENGTHS, MISCONCEPTIONS, STUDY_PLAN)
 
 NOTHING_ANSWERED = "Nothing was answered in this session, so there is nothing to score yet."
-NO_STRENGTHS = "No rubric point was fully covered with a quotable statement."
+NO_STRENGTHS = f"No question scored {WEAK_BELOW} / 5 or more with a rubric point fully covered."
 NO_MISCONCEPTIONS = "No misconceptions were detected."
 NO_STUDY = "No weak questions: nothing to add to the plan."
 
@@ -123,6 +124,12 @@ def work_on_text(entry: QuestionEntry) -> str | None:
         return None
     return f"Work on: the {' and '.join([', '.join(named[:-1]), named[-1]] if len(named) > 1 else named)} " \
            f"listed under Q{entry.number} above."
+
+
+def strength_text(strength: Strength) -> str:
+    """What a strong question earned, in numbers: its points and the words that earned them are under it."""
+    run = f" ({strength.by_run} shown by the hidden checks your code passed)" if strength.by_run else ""
+    return f"{strength.covered} of {strength.points} points covered{run}."
 
 
 def code_text(entry: QuestionEntry) -> str | None:
