@@ -175,6 +175,19 @@ def test_strengths_name_the_questions_answered_well_without_repeating_their_poin
         assert "relu" not in strengths.lower(), fmt  # 2.5 / 5: in the study plan, not a strength
 
 
+def test_a_wrong_claim_is_quoted_and_corrected_once_under_its_question_and_named_in_its_section(report) -> None:
+    """The quote and the correction of a wrong claim were printed under its question and again, whole, under
+    Misconceptions to unlearn."""
+    for fmt, text in _document_texts(report).items():
+        start = text.index(w.MISCONCEPTIONS)
+        section = text[start:text.index(w.STUDY_PLAN, start)]
+        assert "Q2 (autograd): The gradient of ReLU is one everywhere." in section, fmt
+        quoted = "You said \u201cThe gradient passes everywhere.\u201d"
+        correction = "It is zero where the input was negative."
+        assert text.count(quoted) == 1 and text.count(correction) == 1, fmt
+        assert quoted not in section and correction not in section, fmt
+
+
 def test_each_rubric_point_is_in_one_list_of_its_question_in_the_json(bank) -> None:
     """A partial point was in both `covered` and `missed` of the JSON: a client counting either list counted it."""
     rubric = [p.id for p in bank["autograd-basics"].rubric]

@@ -92,12 +92,11 @@ def _strengths(report: dict[str, Any]) -> None:
 
 
 def _misconceptions(report: dict[str, Any]) -> None:
+    """The wrong claims, named: the candidate's words and each correction are under the question."""
     st.subheader("Misconceptions to unlearn")
-    for wrong in report.get("misconceptions", []):
-        st.error(f"**{literal(wrong['claim'])}** ({wrong['topic']})  \nYou said: “{literal(wrong['quote'])}”  \n"
-                 f"{literal(wrong['correction'])}")
-    if not report.get("misconceptions"):
-        st.markdown("_None detected._")
+    lines = [f"- Q{m['number']} ({m['topic']}): {literal(m['claim'])}" for m in report.get("misconceptions", [])]
+    st.markdown("Wrong claims found in your answers; your words and the correction are under each question.\n\n"
+                + "\n".join(lines) if lines else "_None detected._")
 
 
 def _study_plan(report: dict[str, Any]) -> None:

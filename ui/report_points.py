@@ -47,6 +47,8 @@ def show_questions(report: dict[str, Any]) -> None:
                 if points := q.get(key):
                     st.markdown(f"**{title}**\n\n" + "\n".join(f"- {icon} {literal(p['description'])}{_shown(p)}"
                                                                for p in points))
+            for wrong in q.get("misconceptions", []):
+                st.error(f"You said: \u201c{literal(wrong['quote'])}\u201d  \n{literal(wrong['correction'])}")
             for note in q.get("scoring_notes", []):
                 st.caption(literal(note))
 

@@ -97,9 +97,10 @@ def _list(title: str, items: list[str]) -> str:
     return f"<p><strong>{esc(title)}</strong></p><ul>{''.join(f'<li>{i}</li>' for i in items)}</ul>"
 
 
-def _section(title: str, items: list[str], empty: str) -> str:
-    """A headed list of already-escaped items, or the sentence that says there are none."""
-    body = f"<ul>{''.join(f'<li>{i}</li>' for i in items)}</ul>" if items else f"<p>{esc(empty)}</p>"
+def _section(title: str, items: list[str], empty: str, lead: str = "") -> str:
+    """A headed list of already-escaped items after a lead sentence, or the sentence that says there are none."""
+    body = (f"{f'<p>{esc(lead)}</p>' if lead else ''}<ul>{''.join(f'<li>{i}</li>' for i in items)}</ul>" if items
+            else f"<p>{esc(empty)}</p>")
     return f"<h2>{esc(title)}</h2>{body}"
 
 
@@ -110,9 +111,8 @@ def _strengths(report: Report) -> str:
 
 
 def _misconceptions(report: Report) -> str:
-    return _section(w.MISCONCEPTIONS, [f"You said <q>{esc(m.quote)}</q> ({esc(m.topic)}). Wrong claim: {esc(m.claim)} "
-                                       f"<strong>Correction:</strong> {esc(m.correction)}"
-                                       for m in report.misconceptions], w.NO_MISCONCEPTIONS)
+    return _section(w.MISCONCEPTIONS, [esc(w.misconception_text(m)) for m in report.misconceptions],
+                    w.NO_MISCONCEPTIONS, lead=w.MISCONCEPTIONS_LEAD)
 
 
 def _study_plan(report: Report) -> str:

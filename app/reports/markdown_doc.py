@@ -93,9 +93,8 @@ def _strengths(report: Report) -> list[str]:
 
 
 def _misconceptions(report: Report) -> list[str]:
-    items = [f"- You said \u201c{md(m.quote)}\u201d ({md(m.topic)}). Wrong claim: {md(m.claim)} "
-             f"Correction: {md(m.correction)}" for m in report.misconceptions]
-    return [f"## {w.MISCONCEPTIONS}", "", *(items or [w.NO_MISCONCEPTIONS])]
+    items = [f"- {md(w.misconception_text(m))}" for m in report.misconceptions]
+    return [f"## {w.MISCONCEPTIONS}", "", *([w.MISCONCEPTIONS_LEAD, "", *items] if items else [w.NO_MISCONCEPTIONS])]
 
 
 def _study_plan(report: Report) -> list[str]:

@@ -35,6 +35,7 @@ class MissedPoint(_Frozen):
 
 
 class MisconceptionNote(_Frozen):
+    number: int = 0  # the question's number in the report, under which the candidate's words and the correction are
     question_id: str
     topic: str
     claim: str

@@ -178,9 +178,10 @@ def _strengths(report: Report) -> list[Flowable]:
 
 
 def _misconceptions(report: Report) -> list[Flowable]:
-    items = [f"You said <i>\u201c{esc(m.quote)}\u201d</i> ({esc(m.topic)}). Wrong claim: {esc(m.claim)} "
-             f"<b>Correction:</b> {esc(m.correction)}" for m in report.misconceptions]
-    return [Paragraph(w.MISCONCEPTIONS, H2), *(_bullets(items) or [Paragraph(w.NO_MISCONCEPTIONS, BODY)])]
+    items = [esc(w.misconception_text(m)) for m in report.misconceptions]
+    said = [Paragraph(esc(w.MISCONCEPTIONS_LEAD), BODY), *_bullets(items)] if items else [
+        Paragraph(w.NO_MISCONCEPTIONS, BODY)]
+    return [Paragraph(w.MISCONCEPTIONS, H2), *said]
 
 
 def _study_plan(report: Report) -> list[Flowable]:

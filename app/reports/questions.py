@@ -68,7 +68,7 @@ def question_entry(
         covered=[p for p in stated if p.verdict == "covered"],
         partial=[p for p in stated if p.verdict == "partial"],
         missed=_missed_points(question, answered, stated),
-        misconceptions=_misconceptions(question_id, turns[0].topic, answered, texts),
+        misconceptions=_misconceptions(number, question_id, turns[0].topic, answered, texts),
         penalties=[str(p) for p in evaluation.get("penalties") or []],
         scoring_notes=list(dict.fromkeys(str(n) for t in answered for n in (t.evaluation or {}).get("notes") or [])),
         feedback=evaluation.get("feedback"),
@@ -130,7 +130,7 @@ def _missed_points(
 
 
 def _misconceptions(
-    question_id: str, topic: str, answered: list[TurnRecord], texts: list[str]
+    number: int, question_id: str, topic: str, answered: list[TurnRecord], texts: list[str]
 ) -> list[MisconceptionNote]:
     notes: dict[tuple[str, str], MisconceptionNote] = {}
     for turn in answered:
@@ -140,7 +140,7 @@ def _misconceptions(
                 continue  # never tell a candidate they said something they did not
             key = (normalise(item["claim"]), normalise(quote))
             notes.setdefault(key, MisconceptionNote(
-                question_id=question_id, topic=topic, claim=item["claim"],
+                number=number, question_id=question_id, topic=topic, claim=item["claim"],
                 correction=item["correction"], quote=quote,
             ))
     return list(notes.values())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from app.reports.build import WEAK_BELOW
-from app.reports.model import Exchange, QuestionEntry, Report, Strength, TopicScore
+from app.reports.model import Exchange, MisconceptionNote, QuestionEntry, Report, Strength, TopicScore
 
 TITLE = "Interview report"
 OVERALL = "Overall"
@@ -28,6 +28,8 @@ SECTIONS = (OVERALL, PER_TOPIC, QUESTIONS, STRENGTHS, MISCONCEPTIONS, STUDY_PLAN
 NOTHING_ANSWERED = "Nothing was answered in this session, so there is nothing to score yet."
 NO_STRENGTHS = f"No question scored {WEAK_BELOW} / 5 or more with a rubric point fully covered."
 NO_MISCONCEPTIONS = "No misconceptions were detected."
+# Each wrong claim's quote and correction are listed once, under its question; this section names the claims.
+MISCONCEPTIONS_LEAD = "Wrong claims found in your answers; your words and the correction are under each question."
 NO_STUDY = "No weak questions: nothing to add to the plan."
 
 
@@ -130,6 +132,10 @@ def strength_text(strength: Strength) -> str:
     """What a strong question earned, in numbers: its points and the words that earned them are under it."""
     run = f" ({strength.by_run} shown by the hidden checks your code passed)" if strength.by_run else ""
     return f"{strength.covered} of {strength.points} points covered{run}."
+
+
+def misconception_text(note: MisconceptionNote) -> str:
+    return f"Q{note.number} ({note.topic}): {note.claim}"
 
 
 def code_text(entry: QuestionEntry) -> str | None:
