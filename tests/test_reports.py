@@ -591,3 +591,20 @@ def test_a_pdf_list_title_goes_to_the_next_page_with_its_first_item() -> None:
     doc.build([Spacer(1, doc.height - 12 - room), *_titled("Missed", ["The first point.", "The second point."])])
     first, second = (page.extract_text() for page in pypdf.PdfReader(io.BytesIO(buffer.getvalue())).pages)
     assert "Missed" not in first and "Missed" in second and "The first point." in second
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html", "pdf"])
+def test_a_code_task_answered_in_words_only_says_its_hidden_checks_did_not_run(bank, fmt) -> None:
+    """A code task answered without code showed its score and points with no word about its checks: the session
+    said "no code was sent, so no hidden check ran", the report a reader downloads did not."""
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_text=CODE_TEXT, evaluation=evaluation(1.4, [])),
+             turn(2, "autograd-basics", "autograd", answer_text=MAIN_ANSWER, evaluation=evaluation(3.0, []))]
+    built = build_report(session=session({"relu-autograd-function": 1.4, "autograd-basics": 3.0}), turns=turns,
+                         bank=bank)
+    text = _document_texts(built)[fmt]
+    assert text.count("No code was sent, so the hidden checks did not run: the answer was read as words only.") == 1
+    assert text.index("Q1.") < text.index("No code was sent") < text.index("Q2.")
+    ran = build_report(session=session({"relu-autograd-function": 4.0}), bank=bank, turns=[
+        turn(1, "relu-autograd-function", "autograd", answer_code=CODE, evaluation=evaluation(4.0, []),
+             code_result={"status": "passed", "passed_checks": 4, "total_checks": 4, "checks": []})])
+    assert "No code was sent" not in _document_texts(ran)[fmt]

@@ -61,6 +61,7 @@ def test_the_report_page_lists_each_point_once_under_its_question_as_the_files_d
     assert "autograd,2,3.1 / 5,\"5 missed, 1 partly stated (Q1, Q2)\"" in text
     assert "deployment,1,0.0 / 5,5 missed (Q3)" in text
     assert "3 of 6 points covered" in text
+    assert "Code checks: 1/2 passed (failed)." in text
     assert "- Q2 (autograd): The gradient of ReLU is one everywhere." in text  # named in its section
     assert text.count("The gradient passes everywhere.") == 1 and text.count("It is zero where the input") == 1
     assert "Work on: 5 missed points, listed under Q3 above." in text

@@ -35,22 +35,31 @@ def _not_yet_covered(topic: dict[str, Any]) -> str:
 
 
 def show_questions(report: dict[str, Any]) -> None:
-    """Each question folded away under its number, score and text, with its points, failed checks and notes."""
+    """Each question folded away under its number, score and text."""
     st.subheader("Questions")
     for q in report.get("questions", []):
         with st.expander(f"Q{q['number']} · {score_text(q.get('score'))} · {literal(q['question'])}"):
-            st.caption(f"{q['topic']} · difficulty {q['difficulty']} · {q['hints_used']} hint(s) · "
-                       f"{q['follow_ups']} follow-up(s)")
-            for check in q.get("failed_checks", []):
-                st.warning(f"Failed check {check['name']}: {literal(check.get('message') or '')}")
-            for key, title, icon in POINT_LISTS:
-                if points := q.get(key):
-                    st.markdown(f"**{title}**\n\n" + "\n".join(f"- {icon} {literal(p['description'])}{_shown(p)}"
-                                                               for p in points))
-            for wrong in q.get("misconceptions", []):
-                st.error(f"You said: \u201c{literal(wrong['quote'])}\u201d  \n{literal(wrong['correction'])}")
-            for note in q.get("scoring_notes", []):
-                st.caption(literal(note))
+            _question(q)
+
+
+def _question(q: dict[str, Any]) -> None:
+    """How the question went: its code run, its points (each once), its wrong claims and scoring notes."""
+    st.caption(f"{q['topic']} · difficulty {q['difficulty']} · {q['hints_used']} hint(s) · "
+               f"{q['follow_ups']} follow-up(s)")
+    if q.get("code_checks_total") is not None:
+        st.caption(f"Code checks: {q['code_checks_passed']}/{q['code_checks_total']} passed ({q['code_status']}).")
+    elif q.get("code_task") and q.get("answered"):
+        st.caption("No code was sent, so the hidden checks did not run: the answer was read as words only.")
+    for check in q.get("failed_checks", []):
+        st.warning(f"Failed check {check['name']}: {literal(check.get('message') or '')}")
+    for key, title, icon in POINT_LISTS:
+        if points := q.get(key):
+            st.markdown(f"**{title}**\n\n" + "\n".join(f"- {icon} {literal(p['description'])}{_shown(p)}"
+                                                       for p in points))
+    for wrong in q.get("misconceptions", []):
+        st.error(f"You said: \u201c{literal(wrong['quote'])}\u201d  \n{literal(wrong['correction'])}")
+    for note in q.get("scoring_notes", []):
+        st.caption(literal(note))
 
 
 def _shown(point: dict[str, Any]) -> str:

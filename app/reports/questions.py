@@ -43,7 +43,8 @@ def question_entry(
 ) -> QuestionEntry:
     """The final state of one question: the last answer's score, evidence gathered over all answers, the
     transcript, and (`reveal`: the session is over) the model answer."""
-    question = _as_asked(turns[0], bank.get(question_id))
+    in_bank = bank.get(question_id)
+    question = _as_asked(turns[0], in_bank)
     answered = _answered(turns)
     final = answered[-1] if answered else None
     evaluation: dict[str, Any] = (final.evaluation or {}) if final else {}
@@ -76,6 +77,7 @@ def question_entry(
                              action=t.action, answer=t.answer_text, code=t.answer_code) for t in turns],
         model_answer=question.reference_answer if reveal and question else None,
         code_runs=code_runs,
+        code_task=bool(in_bank and in_bank.code),
         **_code_fields(answered),
     )
 

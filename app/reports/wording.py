@@ -138,9 +138,13 @@ def misconception_text(note: MisconceptionNote) -> str:
     return f"Q{note.number} ({note.topic}): {note.claim}"
 
 
+# A code task answered in words alone: the score stands on the words (the session said so when it was given).
+NO_CODE = "No code was sent, so the hidden checks did not run: the answer was read as words only."
+
+
 def code_text(entry: QuestionEntry) -> str | None:
-    checks = (None if entry.code_checks_total is None else
-              f"Code checks: {entry.code_checks_passed}/{entry.code_checks_total} passed ({entry.code_status}).")
+    checks = (NO_CODE if entry.code_task and entry.answered else None) if entry.code_checks_total is None else \
+        f"Code checks: {entry.code_checks_passed}/{entry.code_checks_total} passed ({entry.code_status})."
     runs = (f"Hidden checks run {entry.code_runs} time{'s' * (entry.code_runs != 1)} with Run checks."
             if entry.code_runs else None)
     return " ".join(filter(None, [checks, runs])) or None
