@@ -67,3 +67,21 @@ def test_the_report_page_lists_each_point_once_under_its_question_as_the_files_d
     assert "Work on: 5 missed points, listed under Q3 above." in text
     assert "Work on: 1 failed check, 1 misconception, 2 missed points, 1 partly stated point, listed under Q2 above." \
         in text
+
+
+def _feedback() -> None:
+    from ui.widgets import show_feedback
+
+    points = [{"point_id": pid, "description": f"The answer states {pid}.", "verdict": verdict, "evidence": evidence}
+              for pid, verdict, evidence in (("graph", "covered", "it records a graph"),
+                                             ("chain", "partial", "it goes backwards"), ("leaves", "missed", None))]
+    show_feedback({"score": 2.5, "points": points, "misconceptions": []}, None)
+
+
+def test_practice_feedback_lists_a_partly_stated_point_under_its_own_heading() -> None:
+    """A partial point was listed under "Points covered", beside the covered ones."""
+    page = AppTest.from_function(_feedback).run()
+    said = [m.value for m in page.markdown]
+    assert said.index("**Points covered**") < said.index("**Partly stated**") < said.index("**Points missed**")
+    partly = said.index("**Partly stated**")
+    assert "graph" in said[partly - 1] and "chain" in said[partly + 1]
