@@ -608,3 +608,20 @@ def test_a_code_task_answered_in_words_only_says_its_hidden_checks_did_not_run(b
         turn(1, "relu-autograd-function", "autograd", answer_code=CODE, evaluation=evaluation(4.0, []),
              code_result={"status": "passed", "passed_checks": 4, "total_checks": 4, "checks": []})])
     assert "No code was sent" not in _document_texts(ran)[fmt]
+
+
+def test_a_code_tasks_transcript_holds_the_contract_its_prompt_points_to(bank) -> None:
+    """The prompt asks for a solution "to the contract below", and no report had the contract: a reader of a shared
+    report could not tell what the code was asked to do. It is the contract as asked (the turn's stored copy)."""
+    asked = bank["relu-autograd-function"].model_dump(mode="json")
+    asked["code"]["contract"] = "Define MyReLU as this session asked it, with a forward and a hand-written backward."
+    prompt = "Write your own ReLU. Write your solution to the contract below; hidden checks will run it."
+    turns = [turn(1, "relu-autograd-function", "autograd", prompt=prompt, bank_entry=asked, answer_code=CODE,
+                  evaluation=evaluation(2.0, []), code_result={"status": "failed", "passed_checks": 1,
+                                                               "total_checks": 2, "checks": []})]
+    built = build_report(session=session({"relu-autograd-function": 2.0}), turns=turns, bank=bank)
+    for fmt, text in _document_texts(built).items():
+        order = [text.index(prompt), text.index("Contract:"), text.index(asked["code"]["contract"]),
+                 text.index("Your answer")]
+        assert order == sorted(order), fmt
+    assert bank["relu-autograd-function"].code.contract not in _document_texts(built)["markdown"]

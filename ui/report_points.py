@@ -48,7 +48,7 @@ def _question(q: dict[str, Any]) -> None:
                f"{q['follow_ups']} follow-up(s)")
     if q.get("code_checks_total") is not None:
         st.caption(f"Code checks: {q['code_checks_passed']}/{q['code_checks_total']} passed ({q['code_status']}).")
-    elif q.get("code_task") and q.get("answered"):
+    elif q.get("contract") and q.get("answered"):
         st.caption("No code was sent, so the hidden checks did not run: the answer was read as words only.")
     for check in q.get("failed_checks", []):
         st.warning(f"Failed check {check['name']}: {literal(check.get('message') or '')}")

@@ -70,12 +70,15 @@ def _question(entry: QuestionEntry) -> list[str]:
 def _transcript(entry: QuestionEntry) -> list[str]:
     """Each prompt and the candidate's reply as written, then the model answer once the session is over."""
     lines = ["", f"{w.TRANSCRIPT}:"]
-    for exchange in entry.transcript:
-        lines += ["", f"**{w.asked_label(exchange)}:** {md(exchange.prompt)}", "", f"*{w.reply_label(exchange)}*"]
+    for n, exchange in enumerate(entry.transcript):
+        lines += ["", f"**{w.asked_label(exchange)}:** {md(exchange.prompt)}"]
+        if n == 0 and entry.contract:  # the prompt asks for code "to the contract below"
+            lines += ["", f"**{w.CONTRACT}:**", "", *_fenced(w.fenceless(entry.contract), "text")]
+        lines += ["", f"*{w.reply_label(exchange)}*"]
         lines += [line for text, kind in ((exchange.answer, "text"), (exchange.code, "python")) if text
                   for line in ("", *_fenced(text, kind))]
     if entry.model_answer:
-        lines += ["", f"**{w.MODEL_ANSWER}:**", "", *_fenced(w.model_answer_text(entry.model_answer), "text")]
+        lines += ["", f"**{w.MODEL_ANSWER}:**", "", *_fenced(w.fenceless(entry.model_answer), "text")]
     return lines
 
 

@@ -85,7 +85,7 @@ class QuestionEntry(_Frozen):
     # How the scoring went where it did not go as configured: an LLM judge's reply replaced by the offline
     # score, or verdicts of its dropped (the evaluations' own notes).
     scoring_notes: list[str] = Field(default_factory=list)
-    code_task: bool = False  # the question asks for code its hidden checks run
+    contract: str | None = None  # a code task's contract, as asked: what the code must do for its hidden checks
     code_status: str | None = None
     code_checks_passed: int | None = None
     code_checks_total: int | None = None

@@ -149,13 +149,15 @@ def _transcript(entry: QuestionEntry) -> list[Flowable]:
     """Each prompt and the candidate's reply as written (lines wrapped, never cut), then the model answer
     once the session is over."""
     story: list[Flowable] = [Paragraph(f"<b>{esc(w.TRANSCRIPT)}</b>", BODY)]
-    for exchange in entry.transcript:
-        story += [Paragraph(f"<b>{esc(w.asked_label(exchange))}:</b> {esc(exchange.prompt)}", SMALL),
-                  Paragraph(f"<i>{esc(w.reply_label(exchange))}</i>", SMALL)]
+    for n, exchange in enumerate(entry.transcript):
+        story.append(Paragraph(f"<b>{esc(w.asked_label(exchange))}:</b> {esc(exchange.prompt)}", SMALL))
+        if n == 0 and entry.contract:  # the prompt asks for code "to the contract below"
+            story += [Paragraph(f"<b>{esc(w.CONTRACT)}:</b>", SMALL), _as_written(w.fenceless(entry.contract))]
+        story.append(Paragraph(f"<i>{esc(w.reply_label(exchange))}</i>", SMALL))
         story += [_as_written(text) for text in (exchange.answer, exchange.code) if text]
     if entry.model_answer:
         story += [Paragraph(f"<b>{esc(w.MODEL_ANSWER)}:</b>", SMALL),
-                  _as_written(w.model_answer_text(entry.model_answer))]
+                  _as_written(w.fenceless(entry.model_answer))]
     return story
 
 

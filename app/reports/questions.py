@@ -77,7 +77,7 @@ def question_entry(
                              action=t.action, answer=t.answer_text, code=t.answer_code) for t in turns],
         model_answer=question.reference_answer if reveal and question else None,
         code_runs=code_runs,
-        code_task=bool(in_bank and in_bank.code),
+        contract=_contract(turns[0], in_bank),
         **_code_fields(answered),
     )
 
@@ -88,6 +88,13 @@ def _as_asked(first: TurnRecord, in_bank: Question | None) -> AskedQuestion | No
     if first.bank_entry:
         return AskedQuestion.model_validate(first.bank_entry)
     return AskedQuestion.of(in_bank) if in_bank else None
+
+
+def _contract(first: TurnRecord, in_bank: Question | None) -> str | None:
+    """A code task's contract as it was asked (the turn's copy holds the whole entry), else as the bank has it."""
+    if first.bank_entry:
+        return (first.bank_entry.get("code") or {}).get("contract")
+    return in_bank.code.contract if in_bank and in_bank.code else None
 
 
 def _stated_points(answered: list[TurnRecord], texts: list[str]) -> list[CoveredPoint]:

@@ -16,12 +16,13 @@ MISCONCEPTIONS = "Misconceptions to unlearn"
 STUDY_PLAN = "Study plan"
 TRANSCRIPT = "Transcript"
 MODEL_ANSWER = "Model answer"
+CONTRACT = "Contract"
 _FENCE_LINE = re.compile(r"^\s*```[\w+-]*\s*$")
 
 
-def model_answer_text(answer: str) -> str:
-    """The model answer as the reports print it, as written: its code keeps its lines and indentation, and the
-    fence lines around it go (a preformatted block printed "```python" as text)."""
+def fenceless(answer: str) -> str:
+    """A model answer or a contract as the reports print it, as written: its code keeps its lines and indentation,
+    and the fence lines around it go (a preformatted block printed "```python" as text)."""
     return "\n".join(line for line in answer.splitlines() if not _FENCE_LINE.match(line))
 SECTIONS = (OVERALL, PER_TOPIC, QUESTIONS, STRENGTHS, MISCONCEPTIONS, STUDY_PLAN)
 
@@ -143,7 +144,7 @@ NO_CODE = "No code was sent, so the hidden checks did not run: the answer was re
 
 
 def code_text(entry: QuestionEntry) -> str | None:
-    checks = (NO_CODE if entry.code_task and entry.answered else None) if entry.code_checks_total is None else \
+    checks = (NO_CODE if entry.contract and entry.answered else None) if entry.code_checks_total is None else \
         f"Code checks: {entry.code_checks_passed}/{entry.code_checks_total} passed ({entry.code_status})."
     runs = (f"Hidden checks run {entry.code_runs} time{'s' * (entry.code_runs != 1)} with Run checks."
             if entry.code_runs else None)
