@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 import re
 from datetime import UTC, datetime, timedelta
 from html import unescape
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from app.reports import FORMATS, Report, build_report, render
+from app.reports import wording as w
 from app.reports.quotes import normalise
 from app.reports.wording import NOTHING_ANSWERED, overview_lines, status_flags
 from app.store.records import SessionRecord, TurnRecord
@@ -149,13 +151,57 @@ def test_a_follow_up_given_up_leaves_its_question_answered_and_all_skipped_is_a_
         assert all(bank[i].question.split()[0] in body for i in ("autograd-basics", "relu-autograd-function"))
 
 
-def test_every_strength_quotes_the_candidates_stored_answer(report: Report) -> None:
+def test_every_covered_point_quotes_the_candidates_stored_answer(report: Report) -> None:
     answers = normalise(" ".join([MAIN_ANSWER, FOLLOW_UP_ANSWER, CODE_TEXT, CODE]))
-    assert report.strengths
-    for strength in report.strengths:
-        assert strength.quote and normalise(strength.quote) in answers
-    # A claimed point whose "evidence" the candidate never wrote earns no praise.
-    assert "graph-freed" not in {s.point_id for s in report.strengths}
+    covered = [p for q in report.questions for p in q.covered]
+    assert covered
+    for point in covered:
+        assert point.quote and normalise(point.quote) in answers
+    # A claimed point whose "evidence" the candidate never wrote earns no credit.
+    assert "graph-freed" not in {p.point_id for p in covered}
+    assert [(s.number, s.covered, s.points) for s in report.strengths] == [(1, 3, 6)]  # graph-freed counts missed
+
+
+def test_strengths_name_the_questions_answered_well_without_repeating_their_points(report: Report, bank) -> None:
+    """Strengths repeated each covered point and its quote, which its question lists under Covered: a reader read
+    the same sentence twice. They name the questions answered well (the study plan's complement) instead."""
+    quote = "\u201cAutograd records every operation on tensors that require grad\u201d"
+    question = bank["autograd-basics"].question
+    for fmt, text in _document_texts(report).items():
+        start = text.index(w.STRENGTHS)
+        strengths = text[start:text.index(w.MISCONCEPTIONS, start)].replace("**", "")
+        assert f"Q1. {question} (autograd, 3.8 / 5): 3 of 6 points covered." in strengths, fmt
+        assert quote not in strengths and text.count(quote) == 1, fmt
+        assert "relu" not in strengths.lower(), fmt  # 2.5 / 5: in the study plan, not a strength
+
+
+def test_a_wrong_claim_is_quoted_and_corrected_once_under_its_question_and_named_in_its_section(report) -> None:
+    """The quote and the correction of a wrong claim were printed under its question and again, whole, under
+    Misconceptions to unlearn."""
+    for fmt, text in _document_texts(report).items():
+        start = text.index(w.MISCONCEPTIONS)
+        section = text[start:text.index(w.STUDY_PLAN, start)]
+        assert "Q2 (autograd): The gradient of ReLU is one everywhere." in section, fmt
+        quoted = "You said \u201cThe gradient passes everywhere.\u201d"
+        correction = "It is zero where the input was negative."
+        assert text.count(quoted) == 1 and text.count(correction) == 1, fmt
+        assert quoted not in section and correction not in section, fmt
+
+
+def test_each_rubric_point_is_in_one_list_of_its_question_in_the_json(bank) -> None:
+    """A partial point was in both `covered` and `missed` of the JSON: a client counting either list counted it."""
+    rubric = [p.id for p in bank["autograd-basics"].rubric]
+    turns = [turn(1, "autograd-basics", "autograd", answer_text=MAIN_ANSWER, evaluation=evaluation(2.0, [
+        point("records-graph", "covered", "Autograd records every operation on tensors that require grad"),
+        point("reverse-chain-rule", "partial", "walks it in reverse applying the chain rule")]))]
+    built = build_report(session=session({"autograd-basics": 2.0}), turns=turns, bank=bank)
+    [question] = json.loads(render(built, "json")[0])["questions"]
+    lists = {name: [(p["point_id"], p["verdict"]) for p in question[name]] for name in ("covered", "partial", "missed")}
+    assert lists == {"covered": [("records-graph", "covered")], "partial": [("reverse-chain-rule", "partial")],
+                     "missed": [(pid, "missed") for pid in rubric[2:]]}
+    assert question["partial"][0]["quote"] == "walks it in reverse applying the chain rule"
+    [topic] = json.loads(render(built, "json")[0])["topics"]
+    assert (topic["missed"], topic["partial"], topic["gaps_in"]) == (4, 1, [1])
 
 
 def test_question_details_code_skip_and_misconceptions(report: Report) -> None:
@@ -255,7 +301,7 @@ def test_pdf_keeps_greek_maths_and_cyrillic_in_quotes(bank) -> None:
         pytest.skip("fonts-dejavu-core is not installed (make test installs it)")
     said = "The sigmoid σ(x) squashes; ∂L/∂w ≤ ε at a minimum and λ‖w‖² is the penalty → Привет"
     reader, text = _pdf_quoting(bank, said, pypdf)
-    assert text.count(said) == 3  # under the question, in its transcript and in the strengths
+    assert text.count(said) == 2  # under the question and in its transcript
 
 
 def test_json_round_trips(report: Report) -> None:
@@ -467,7 +513,7 @@ def test_pdf_sets_chinese_japanese_and_korean_in_a_face_that_has_them(bank) -> N
         pytest.skip("fonts-wqy-microhei or fonts-dejavu-core is not installed (make test installs them)")
     said = "梯度累积：在多个小批次上调用 backward，勾配の蓄積、기울기 누적 x*y < z"
     reader, text = _pdf_quoting(bank, said, pypdf)
-    assert text.count(said) == 3  # under the question (a paragraph), in the transcript (as written), in strengths
+    assert text.count(said) == 2  # under the question (a paragraph) and in the transcript (as written)
     faces = {str(font["/BaseFont"]) for page in reader.pages
              for font in page["/Resources"]["/Font"].values() for font in [font.get_object()]}
     assert any("WenQuanYi" in face for face in faces), faces
@@ -491,9 +537,10 @@ def test_a_point_the_code_showed_by_its_checks_is_covered_and_praised_with_the_r
     entry = report.questions[0]
     assert [p.point_id for p in entry.covered] == ["gradient-mask"] and entry.covered[0].by_run
     assert "gradient-mask" not in {p.point_id for p in entry.missed}
-    assert [s.point_id for s in report.strengths] == ["gradient-mask"] and report.strengths[0].by_run
+    assert [(s.covered, s.by_run) for s in report.strengths] == [(1, 1)]
     body = render(report, fmt)[0].decode()
     assert "your code passed hidden checks gradient-values, gradcheck-float64" in body
+    assert "1 of 5 points covered (1 shown by the hidden checks your code passed)." in body
     assert "Hidden checks run 3 times with Run checks." in body
 
 
@@ -513,14 +560,12 @@ def test_a_point_an_earlier_run_showed_but_the_latest_run_failed_is_not_praised(
     entry = report.questions[0]
     assert "subclass-static-methods" not in {p.point_id for p in entry.covered}
     assert "subclass-static-methods" in {p.point_id for p in entry.missed}
-    assert "subclass-static-methods" not in {s.point_id for s in report.strengths}
+    assert not report.strengths
     assert [c.name for c in entry.failed_checks] == ["is-autograd-function"]
 
 
-def test_the_model_answer_prints_its_code_without_fence_lines_and_list_titles_keep_with_their_items(bank) -> None:
-    """A preformatted model answer printed "```python" as text; the PDF left "Missed" alone at a page's foot."""
-    from app.reports.pdf_doc import _titled
-
+def test_the_model_answer_prints_its_code_without_fence_lines(bank) -> None:
+    """A preformatted model answer printed "```python" as text."""
     reference = bank["relu-autograd-function"].reference_answer
     assert "```python" in reference
     turns = [turn(1, "relu-autograd-function", "autograd", answer_text="Some words.", evaluation=evaluation(1.0, []))]
@@ -530,4 +575,53 @@ def test_the_model_answer_prints_its_code_without_fence_lines_and_list_titles_ke
         body = render(done, fmt)[0].decode()
         answer = body[body.index("Model answer"):]
         assert "```python" not in answer and code_line.strip() in answer, fmt
-    assert _titled("Missed", ["a point"])[0].style.keepWithNext
+
+
+def test_a_pdf_list_title_goes_to_the_next_page_with_its_first_item() -> None:
+    """The title's keep-with-next did nothing: reportlab keeps a flowable with the next one only when that one is
+    not a container, and the items were a ListFlowable, so a real report still left "Missed" at a page's foot."""
+    pypdf = pytest.importorskip("pypdf")
+    from reportlab.platypus import SimpleDocTemplate, Spacer
+
+    from app.reports.pdf_doc import _titled
+
+    buffer = io.BytesIO()
+    doc = SimpleDocTemplate(buffer)
+    room = 25  # points left on the first page: the title's line fits there, its first item does not
+    doc.build([Spacer(1, doc.height - 12 - room), *_titled("Missed", ["The first point.", "The second point."])])
+    first, second = (page.extract_text() for page in pypdf.PdfReader(io.BytesIO(buffer.getvalue())).pages)
+    assert "Missed" not in first and "Missed" in second and "The first point." in second
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html", "pdf"])
+def test_a_code_task_answered_in_words_only_says_its_hidden_checks_did_not_run(bank, fmt) -> None:
+    """A code task answered without code showed its score and points with no word about its checks: the session
+    said "no code was sent, so no hidden check ran", the report a reader downloads did not."""
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_text=CODE_TEXT, evaluation=evaluation(1.4, [])),
+             turn(2, "autograd-basics", "autograd", answer_text=MAIN_ANSWER, evaluation=evaluation(3.0, []))]
+    built = build_report(session=session({"relu-autograd-function": 1.4, "autograd-basics": 3.0}), turns=turns,
+                         bank=bank)
+    text = _document_texts(built)[fmt]
+    assert text.count("No code was sent, so the hidden checks did not run: the answer was read as words only.") == 1
+    assert text.index("Q1.") < text.index("No code was sent") < text.index("Q2.")
+    ran = build_report(session=session({"relu-autograd-function": 4.0}), bank=bank, turns=[
+        turn(1, "relu-autograd-function", "autograd", answer_code=CODE, evaluation=evaluation(4.0, []),
+             code_result={"status": "passed", "passed_checks": 4, "total_checks": 4, "checks": []})])
+    assert "No code was sent" not in _document_texts(ran)[fmt]
+
+
+def test_a_code_tasks_transcript_holds_the_contract_its_prompt_points_to(bank) -> None:
+    """The prompt asks for a solution "to the contract below", and no report had the contract: a reader of a shared
+    report could not tell what the code was asked to do. It is the contract as asked (the turn's stored copy)."""
+    asked = bank["relu-autograd-function"].model_dump(mode="json")
+    asked["code"]["contract"] = "Define MyReLU as this session asked it, with a forward and a hand-written backward."
+    prompt = "Write your own ReLU. Write your solution to the contract below; hidden checks will run it."
+    turns = [turn(1, "relu-autograd-function", "autograd", prompt=prompt, bank_entry=asked, answer_code=CODE,
+                  evaluation=evaluation(2.0, []), code_result={"status": "failed", "passed_checks": 1,
+                                                               "total_checks": 2, "checks": []})]
+    built = build_report(session=session({"relu-autograd-function": 2.0}), turns=turns, bank=bank)
+    for fmt, text in _document_texts(built).items():
+        order = [text.index(prompt), text.index("Contract:"), text.index(asked["code"]["contract"]),
+                 text.index("Your answer")]
+        assert order == sorted(order), fmt
+    assert bank["relu-autograd-function"].code.contract not in _document_texts(built)["markdown"]

@@ -136,7 +136,8 @@ def test_practice_session_with_a_code_task_then_the_report(server, monkeypatch):
     assert at.session_state["nav"] == "Report" and not at.error
     assert [m.label for m in at.metric][:2] == ["Overall score", "Questions answered"]
     headings = texts(at.subheader)
-    for heading in ("Score per topic", "Score per question", "Strengths", "Gaps", "Study plan", "Download"):
+    for heading in ("Score per topic", "Score per question", "Per topic", "Questions", "Strengths", "Study plan",
+                    "Download"):
         assert heading in headings
     assert len(at.get("vega_lite_chart")) == 2
     assert len(at.get("download_button")) == 3

@@ -1,4 +1,4 @@
-"""The report page: scores overall, per topic and per question, strengths, gaps, a study plan, downloads."""
+"""The report page: scores overall and per topic, each question's points, strengths, a study plan, downloads."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import streamlit as st
 
 from ui import state
 from ui.client import ApiClient
+from ui.report_points import show_questions, show_topics, work_on
 from ui.widgets import literal, score_text
 
 SCORE_SCALE = alt.Scale(domain=[0, 5])
@@ -31,7 +32,10 @@ def render(api: ApiClient) -> None:
     report = api.get(f"/v1/sessions/{sid}/report", format="json")
     _summary(report)
     _charts(report)
-    _strengths_and_gaps(report)
+    show_topics(report)
+    show_questions(report)
+    _strengths(report)
+    _misconceptions(report)
     _study_plan(report)
     _downloads(api, sid, version=str(report.get("updated_at")))
 
@@ -77,54 +81,36 @@ def _charts(report: dict[str, Any]) -> None:
                 tooltip=["question", "topic", "score"],
             )
             st.altair_chart(chart, width="stretch")
-    with st.expander("Questions and scores", expanded=False):
-        st.dataframe(
-            pd.DataFrame(
-                [{"#": q["number"], "question": q["question"], "topic": q["topic"], "difficulty": q["difficulty"],
-                  "score": q["score"], "hints": q["hints_used"], "follow-ups": q["follow_ups"]}
-                 for q in report.get("questions", [])]
-            ),
-            hide_index=True,
-        )
 
 
-def _shown(strength: dict[str, Any]) -> str:
-    """What shows a strength: the hidden checks the code passed, or the candidate's words quoted."""
-    return f"your code {literal(strength['quote'])}" if strength.get("by_run") else f"> “{literal(strength['quote'])}”"
+def _strengths(report: dict[str, Any]) -> None:
+    """The questions answered well; their points, with the words that earned them, are under each question."""
+    st.subheader("Strengths")
+    lines = [f"- **Q{s['number']}. {literal(s['question'])}** ({s['topic']}, {score_text(s['score'])}): "
+             f"{s['covered']} of {s['points']} points covered" for s in report.get("strengths", [])]
+    st.markdown("\n".join(lines) or "_No question scored 3.5 / 5 or more with a point fully covered yet._")
 
 
-def _strengths_and_gaps(report: dict[str, Any]) -> None:
-    left, right = st.columns(2)
-    with left:
-        st.subheader("Strengths")
-        strengths = report.get("strengths", [])
-        st.markdown("\n".join(f"- ✅ {literal(s['description'])}  \n  {_shown(s)}" for s in strengths) or "_None yet._")
-    with right:
-        st.subheader("Gaps")
-        for gap in report.get("gaps", []):
-            st.markdown(f"**{gap['topic']}** ({score_text(gap.get('score'))})")
-            st.markdown("\n".join(f"- {'🟡' if p['verdict'] == 'partial' else '❌'} {literal(p['description'])}"
-                                  for p in gap["points"]))
-        if not report.get("gaps"):
-            st.markdown("_No gaps found._")
+def _misconceptions(report: dict[str, Any]) -> None:
+    """The wrong claims, named: the candidate's words and each correction are under the question."""
     st.subheader("Misconceptions to unlearn")
-    for wrong in report.get("misconceptions", []):
-        st.error(f"**{literal(wrong['claim'])}** ({wrong['topic']})  \nYou said: “{literal(wrong['quote'])}”  \n"
-                 f"{literal(wrong['correction'])}")
-    if not report.get("misconceptions"):
-        st.markdown("_None detected._")
+    lines = [f"- Q{m['number']} ({m['topic']}): {literal(m['claim'])}" for m in report.get("misconceptions", [])]
+    st.markdown("Wrong claims found in your answers; your words and the correction are under each question.\n\n"
+                + "\n".join(lines) if lines else "_None detected._")
 
 
 def _study_plan(report: dict[str, Any]) -> None:
     st.subheader("Study plan")
     plan = report.get("study_plan", [])
+    questions = {q["number"]: q for q in report.get("questions", [])}
     if not plan:
         st.markdown("_Nothing to revise: well done._")
     for item in plan:
         with st.container(border=True):
-            st.markdown(f"**{literal(item['question'])}**  \n{item['topic']} · scored {score_text(item.get('score'))}")
-            if item.get("focus"):
-                st.markdown("Focus on:\n" + "\n".join(f"- {literal(f)}" for f in item["focus"]))
+            st.markdown(f"**Q{item['number']}. {literal(item['question'])}**  \n"
+                        f"{item['topic']} · scored {score_text(item.get('score'))}")
+            if todo := work_on(questions.get(item["number"], {"number": item["number"]})):
+                st.markdown(todo)
             if item.get("next"):
                 st.markdown("Practise next (related bank questions):\n"
                             + "\n".join(f"- `{n['id']}`: {literal(n['question'])}" for n in item["next"]))

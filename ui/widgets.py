@@ -96,17 +96,19 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
     if evaluation.get("gate") in ("skip", "dont_know"):
         st.info(literal(evaluation.get("feedback") or "Scored 0."))
     st.metric("Score", score_text(evaluation["score"]))
-    covered = [p for p in evaluation.get("points", []) if p["verdict"] != "missed"]
-    missed = [p for p in evaluation.get("points", []) if p["verdict"] == "missed"]
-    if covered:
-        st.markdown("**Points covered**")
-        for point in covered:
-            line = f"{VERDICT_ICONS[point['verdict']]} {literal(point['description'])}"
-            if point.get("checks"):  # shown by the code's run, not quoted from the answer
-                line += f"  \n{literal(point['evidence'])}"
-            elif point.get("evidence"):
-                line += f"  \n> “{literal(point['evidence'])}”"
-            st.markdown(line)
+    points = evaluation.get("points", [])
+    missed = [p for p in points if p["verdict"] == "missed"]
+    # A partial point under its own heading, as the reports list it: it was among the points covered.
+    for verdict, title in (("covered", "Points covered"), ("partial", "Partly stated")):
+        if stated := [p for p in points if p["verdict"] == verdict]:
+            st.markdown(f"**{title}**")
+            for point in stated:
+                line = f"{VERDICT_ICONS[verdict]} {literal(point['description'])}"
+                if point.get("checks"):  # shown by the code's run, not quoted from the answer
+                    line += f"  \n{literal(point['evidence'])}"
+                elif point.get("evidence"):
+                    line += f"  \n> “{literal(point['evidence'])}”"
+                st.markdown(line)
     if missed:
         st.markdown("**Points missed**")
         st.markdown("\n".join(f"- ❌ {literal(p['description'])}" + (f" ({literal(p['evidence'])})" if p.get("checks")

@@ -6,7 +6,9 @@ from collections.abc import Mapping, Sequence
 from statistics import fmean
 
 from app.reports.model import (
+    CoveredPoint,
     GapPoint,
+    MissedPoint,
     QuestionEntry,
     Report,
     Strength,
@@ -62,24 +64,27 @@ def _mean(values: Sequence[float | None]) -> float | None:
 
 
 def _topic_scores(answered: list[QuestionEntry]) -> list[TopicScore]:
-    """Mean final score per topic, topics in the order the session reached them."""
-    by_topic: dict[str, list[float]] = {}
+    """Mean final score per topic and its points not yet covered, topics in the order the session reached them."""
+    by_topic: dict[str, list[QuestionEntry]] = {}
     for entry in answered:
-        by_topic.setdefault(entry.topic, []).append(entry.score or 0.0)
+        by_topic.setdefault(entry.topic, []).append(entry)
     return [
-        TopicScore(topic=topic, score=round(fmean(scores), 2), questions=len(scores))
-        for topic, scores in by_topic.items()
+        TopicScore(topic=topic, score=round(fmean(e.score or 0.0 for e in entries), 2), questions=len(entries),
+                   missed=sum(len(e.missed) for e in entries), partial=sum(len(e.partial) for e in entries),
+                   gaps_in=[e.number for e in entries if e.missed or e.partial])
+        for topic, entries in by_topic.items()
     ]
 
 
 def _strengths(answered: list[QuestionEntry]) -> list[Strength]:
-    # Only fully covered points: a partial one is not something to be praised for.
+    """The questions answered well, best first: the study plan's complement, each with a point stated in full (its
+    quote is under the question, where the report lists it once)."""
+    strong = [e for e in answered if (e.score or 0.0) >= WEAK_BELOW and e.covered]
     return [
-        Strength(question_id=e.question_id, topic=e.topic, point_id=p.point_id,
-                 description=p.description, quote=p.quote, by_run=p.by_run)
-        for e in answered
-        for p in e.covered
-        if p.verdict == "covered"
+        Strength(number=e.number, question_id=e.question_id, question=e.question, topic=e.topic,
+                 score=e.score or 0.0, covered=len(e.covered), points=len(e.covered) + len(e.partial) + len(e.missed),
+                 by_run=sum(p.by_run for p in e.covered))
+        for e in sorted(strong, key=lambda e: (-(e.score or 0.0), e.number))
     ]
 
 
@@ -88,11 +93,12 @@ def _gaps(answered: list[QuestionEntry], topics: list[TopicScore]) -> list[Topic
     score = {t.topic: t.score for t in topics}
     grouped: dict[str, list[GapPoint]] = {}
     for entry in answered:
-        for point in entry.missed:
-            grouped.setdefault(entry.topic, []).append(GapPoint(
-                question_id=entry.question_id, point_id=point.point_id,
-                description=point.description, verdict=point.verdict,
-            ))
+        points: list[MissedPoint | CoveredPoint] = [*entry.missed, *entry.partial]
+        grouped.setdefault(entry.topic, []).extend(
+            GapPoint(question_id=entry.question_id, point_id=p.point_id, description=p.description,
+                     verdict="missed" if isinstance(p, MissedPoint) else "partial")
+            for p in points
+        )
     ordered = sorted(grouped, key=lambda topic: score.get(topic, 0.0))
     return [TopicGaps(topic=t, score=score.get(t), points=grouped[t]) for t in ordered]
 
@@ -112,7 +118,7 @@ def _study_plan(answered: list[QuestionEntry], bank: Mapping[str, Question], *, 
             score=entry.score or 0.0, next=links,
             # What the hidden checks found first: for a code task they are what the score stands on.
             focus=[*(f"{c.message or c.name} (failed check {c.name})" for c in entry.failed_checks),
-                   *(p.description for p in entry.missed)],
+                   *(p.description for p in entry.missed), *(p.description for p in entry.partial)],
         ))
     return plan
 

@@ -55,7 +55,7 @@ def _overall(report: Report) -> str:
 
 def _topics(report: Report) -> str:
     rows = "".join(f"<tr><td>{esc(t.topic)}</td><td>{t.questions}</td><td>{_badge(t.score)}</td>"
-                   f"<td>{esc(w.topic_gaps_text(report, t.topic))}</td></tr>" for t in report.topics)
+                   f"<td>{esc(w.topic_gaps_text(t))}</td></tr>" for t in report.topics)
     return (f"<h2>{esc(w.PER_TOPIC)}</h2><table><tr><th>Topic</th><th>Questions</th>"
             f"<th>Mean score</th><th>{esc(w.TOPIC_GAPS)}</th></tr>{rows}</table>")
 
@@ -81,12 +81,15 @@ def _transcript(entry: QuestionEntry) -> str:
     """Folded away: each prompt and the candidate's reply as written, then the model answer once the session
     is over."""
     parts = []
-    for exchange in entry.transcript:
-        parts.append(f"<p><strong>{esc(w.asked_label(exchange))}:</strong> {esc(exchange.prompt)}</p>"
-                     f"<p><em>{esc(w.reply_label(exchange))}</em></p>")
+    for n, exchange in enumerate(entry.transcript):
+        parts.append(f"<p><strong>{esc(w.asked_label(exchange))}:</strong> {esc(exchange.prompt)}</p>")
+        if n == 0 and entry.contract:  # the prompt asks for code "to the contract below"
+            parts.append(f"<p><strong>{esc(w.CONTRACT)}:</strong></p>"
+                         f"<pre>{esc(w.fenceless(entry.contract))}</pre>")
+        parts.append(f"<p><em>{esc(w.reply_label(exchange))}</em></p>")
         parts += [f"<pre>{esc(text)}</pre>" for text in (exchange.answer, exchange.code) if text]
     if entry.model_answer:
-        parts.append(f"<p><strong>{esc(w.MODEL_ANSWER)}:</strong></p><pre>{esc(w.model_answer_text(entry.model_answer))}</pre>")
+        parts.append(f"<p><strong>{esc(w.MODEL_ANSWER)}:</strong></p><pre>{esc(w.fenceless(entry.model_answer))}</pre>")
     return f"<details><summary>{esc(w.TRANSCRIPT)}</summary>{''.join(parts)}</details>"
 
 
@@ -97,22 +100,22 @@ def _list(title: str, items: list[str]) -> str:
     return f"<p><strong>{esc(title)}</strong></p><ul>{''.join(f'<li>{i}</li>' for i in items)}</ul>"
 
 
-def _section(title: str, items: list[str], empty: str) -> str:
-    """A headed list of already-escaped items, or the sentence that says there are none."""
-    body = f"<ul>{''.join(f'<li>{i}</li>' for i in items)}</ul>" if items else f"<p>{esc(empty)}</p>"
+def _section(title: str, items: list[str], empty: str, lead: str = "") -> str:
+    """A headed list of already-escaped items after a lead sentence, or the sentence that says there are none."""
+    body = (f"{f'<p>{esc(lead)}</p>' if lead else ''}<ul>{''.join(f'<li>{i}</li>' for i in items)}</ul>" if items
+            else f"<p>{esc(empty)}</p>")
     return f"<h2>{esc(title)}</h2>{body}"
 
 
 def _strengths(report: Report) -> str:
-    return _section(w.STRENGTHS, [f"<strong>{esc(s.topic)}</strong>: {esc(s.description)} \u2014 "
-                                  + (f"your code {esc(s.quote)}" if s.by_run else f"you said <q>{esc(s.quote)}</q>")
-                                  for s in report.strengths], w.NO_STRENGTHS)
+    items = [f"<strong>Q{s.number}. {esc(s.question)}</strong> ({esc(s.topic)}, {esc(w.score_text(s.score))}): "
+             f"{esc(w.strength_text(s))}" for s in report.strengths]
+    return _section(w.STRENGTHS, items, w.NO_STRENGTHS)
 
 
 def _misconceptions(report: Report) -> str:
-    return _section(w.MISCONCEPTIONS, [f"You said <q>{esc(m.quote)}</q> ({esc(m.topic)}). Wrong claim: {esc(m.claim)} "
-                                       f"<strong>Correction:</strong> {esc(m.correction)}"
-                                       for m in report.misconceptions], w.NO_MISCONCEPTIONS)
+    return _section(w.MISCONCEPTIONS, [esc(w.misconception_text(m)) for m in report.misconceptions],
+                    w.NO_MISCONCEPTIONS, lead=w.MISCONCEPTIONS_LEAD)
 
 
 def _study_plan(report: Report) -> str:

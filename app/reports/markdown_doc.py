@@ -31,7 +31,7 @@ def render_markdown(report: Report) -> str:
 
 
 def _topics(report: Report) -> list[str]:
-    rows = [f"| {md(t.topic)} | {t.questions} | {w.score_text(t.score)} | {md(w.topic_gaps_text(report, t.topic))} |"
+    rows = [f"| {md(t.topic)} | {t.questions} | {w.score_text(t.score)} | {md(w.topic_gaps_text(t))} |"
             for t in report.topics]
     return [f"## {w.PER_TOPIC}", "", f"| Topic | Questions | Mean score | {w.TOPIC_GAPS} |",
             "| --- | ---: | ---: | --- |", *rows]
@@ -70,12 +70,15 @@ def _question(entry: QuestionEntry) -> list[str]:
 def _transcript(entry: QuestionEntry) -> list[str]:
     """Each prompt and the candidate's reply as written, then the model answer once the session is over."""
     lines = ["", f"{w.TRANSCRIPT}:"]
-    for exchange in entry.transcript:
-        lines += ["", f"**{w.asked_label(exchange)}:** {md(exchange.prompt)}", "", f"*{w.reply_label(exchange)}*"]
+    for n, exchange in enumerate(entry.transcript):
+        lines += ["", f"**{w.asked_label(exchange)}:** {md(exchange.prompt)}"]
+        if n == 0 and entry.contract:  # the prompt asks for code "to the contract below"
+            lines += ["", f"**{w.CONTRACT}:**", "", *_fenced(w.fenceless(entry.contract), "text")]
+        lines += ["", f"*{w.reply_label(exchange)}*"]
         lines += [line for text, kind in ((exchange.answer, "text"), (exchange.code, "python")) if text
                   for line in ("", *_fenced(text, kind))]
     if entry.model_answer:
-        lines += ["", f"**{w.MODEL_ANSWER}:**", "", *_fenced(w.model_answer_text(entry.model_answer), "text")]
+        lines += ["", f"**{w.MODEL_ANSWER}:**", "", *_fenced(w.fenceless(entry.model_answer), "text")]
     return lines
 
 
@@ -87,16 +90,14 @@ def _fenced(text: str, kind: str) -> list[str]:
 
 
 def _strengths(report: Report) -> list[str]:
-    items = [f"- **{md(s.topic)}**: {md(s.description)} \u2014 "
-             + (f"your code {md(s.quote)}" if s.by_run else f"you said \u201c{md(s.quote)}\u201d")
+    items = [f"- **Q{s.number}. {md(s.question)}** ({md(s.topic)}, {w.score_text(s.score)}): {md(w.strength_text(s))}"
              for s in report.strengths]
     return [f"## {w.STRENGTHS}", "", *(items or [w.NO_STRENGTHS])]
 
 
 def _misconceptions(report: Report) -> list[str]:
-    items = [f"- You said \u201c{md(m.quote)}\u201d ({md(m.topic)}). Wrong claim: {md(m.claim)} "
-             f"Correction: {md(m.correction)}" for m in report.misconceptions]
-    return [f"## {w.MISCONCEPTIONS}", "", *(items or [w.NO_MISCONCEPTIONS])]
+    items = [f"- {md(w.misconception_text(m))}" for m in report.misconceptions]
+    return [f"## {w.MISCONCEPTIONS}", "", *([w.MISCONCEPTIONS_LEAD, "", *items] if items else [w.NO_MISCONCEPTIONS])]
 
 
 def _study_plan(report: Report) -> list[str]:

@@ -17,8 +17,9 @@ class _Frozen(BaseModel):
 
 
 class CoveredPoint(_Frozen):
-    """A rubric point the candidate stated, with the candidate's own words that show it, or one their code showed
-    by passing the hidden checks that verify it (`by_run`: then `quote` names those checks)."""
+    """A rubric point the candidate stated, in full (`covered`) or in part (`partial`), with the candidate's own
+    words that show it, or one their code showed by passing the hidden checks that verify it (`by_run`: then
+    `quote` names those checks)."""
 
     point_id: str
     description: str
@@ -30,12 +31,11 @@ class CoveredPoint(_Frozen):
 class MissedPoint(_Frozen):
     point_id: str
     description: str
-    # Partial points appear here too (they still need work, and a JSON reader counts them as gaps); the documents
-    # list each point once (wording.point_lists).
-    verdict: Literal["partial", "missed"]
+    verdict: Literal["missed"] = "missed"
 
 
 class MisconceptionNote(_Frozen):
+    number: int = 0  # the question's number in the report, under which the candidate's words and the correction are
     question_id: str
     topic: str
     claim: str
@@ -75,13 +75,17 @@ class QuestionEntry(_Frozen):
     hints_used: int = 0
     hints: list[str] = Field(default_factory=list)  # their texts, where stored (sessions before that have a count)
     gate: str | None = None  # why the final answer was not scored on its merits
+    # Each rubric point is in one of these three lists: stated in full, stated in part (with the sentence that
+    # earned it), or not stated (a partial point was in both `covered` and `missed`).
     covered: list[CoveredPoint] = Field(default_factory=list)
+    partial: list[CoveredPoint] = Field(default_factory=list)
     missed: list[MissedPoint] = Field(default_factory=list)
     misconceptions: list[MisconceptionNote] = Field(default_factory=list)
     penalties: list[str] = Field(default_factory=list)
     # How the scoring went where it did not go as configured: an LLM judge's reply replaced by the offline
     # score, or verdicts of its dropped (the evaluations' own notes).
     scoring_notes: list[str] = Field(default_factory=list)
+    contract: str | None = None  # a code task's contract, as asked: what the code must do for its hidden checks
     code_status: str | None = None
     code_checks_passed: int | None = None
     code_checks_total: int | None = None
@@ -97,20 +101,28 @@ class TopicScore(_Frozen):
     topic: str
     score: float  # mean of the final scores of the topic's answered questions
     questions: int
+    missed: int = 0  # rubric points of those questions not stated
+    partial: int = 0  # ... and stated in part
+    gaps_in: list[int] = Field(default_factory=list)  # the numbers of the questions that list them
 
 
 class Strength(_Frozen):
-    """Praise is only ever a covered rubric point whose quote was found in the stored answer."""
+    """A question answered well: scored at least the study plan's bar, with rubric points stated in full. Its points
+    and the candidate's words that earned them are listed under the question, once."""
 
+    number: int
     question_id: str
+    question: str
     topic: str
-    point_id: str
-    description: str
-    quote: str
-    by_run: bool = False  # shown by the code's run: `quote` names the hidden checks it passed
+    score: float
+    covered: int  # rubric points stated in full
+    points: int  # rubric points of the question
+    by_run: int = 0  # of the covered ones, those the code's run showed (the hidden checks that verify them passed)
 
 
 class GapPoint(_Frozen):
+    """A point not yet covered, filed under its topic for API clients; the documents list it under its question."""
+
     question_id: str
     point_id: str
     description: str

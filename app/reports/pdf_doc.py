@@ -21,7 +21,6 @@ from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 from reportlab.lib.units import cm
 from reportlab.platypus import (
     Flowable,
-    ListFlowable,
     Paragraph,
     SimpleDocTemplate,
     Spacer,
@@ -40,8 +39,11 @@ H1, H2, H3, BODY = (ParagraphStyle(f"report-{key}", parent=_STYLES[key], fontNam
                     for key, role in (("Heading1", "Bold"), ("Heading2", "Bold"), ("Heading3", "BoldOblique"),
                                       ("BodyText", "")))
 SMALL = ParagraphStyle("small", parent=BODY, fontSize=8.5, textColor=colors.HexColor("#555555"))
-# A list's title stays on the page of its first item: "Missed" was left alone at the foot of a page.
+# A list's title stays on the page of its first item: "Missed" was left alone at the foot of a page. reportlab keeps
+# a flowable with the next one only when that one is not a container, so list items are bulleted paragraphs, not
+# a ListFlowable (one, which left the title alone all the same).
 LIST_TITLE = ParagraphStyle("list-title", parent=BODY, keepWithNext=1)
+BULLET = ParagraphStyle("bullet", parent=BODY, leftIndent=12, bulletIndent=2)
 MONO = ParagraphStyle("mono", parent=BODY, fontName=FACE.get("Mono", "Courier"), fontSize=8, leading=10,
                       leftIndent=8, backColor=colors.HexColor("#f6f6f6"))
 MONO_LINE = 95  # characters of the 8-point mono face across A4 less its margins
@@ -93,11 +95,9 @@ def _pdf_shape(shape: Shape, height: float) -> PdfRect | PdfLine | String:
                   fontSize=shape.size, textAnchor=_ANCHOR[shape.anchor])
 
 
-def _bullets(items: list[str], style: ParagraphStyle = BODY) -> list[Flowable]:
+def _bullets(items: list[str]) -> list[Flowable]:
     """A bulleted list of already-escaped paragraphs; nothing when empty."""
-    if not items:
-        return []
-    return [ListFlowable([Paragraph(i, style) for i in items], bulletType="bullet", leftIndent=12)]
+    return [Paragraph(i, BULLET, bulletText="\u2022") for i in items]
 
 
 def _overall(report: Report) -> list[Flowable]:
@@ -111,7 +111,7 @@ def _overall(report: Report) -> list[Flowable]:
 def _topics(report: Report) -> list[Flowable]:
     rows: list[list[str | Flowable]] = [["Topic", "Questions", "Mean score", w.TOPIC_GAPS]]
     rows += [[t.topic, str(t.questions), w.score_text(t.score),
-              Paragraph(esc(w.topic_gaps_text(report, t.topic)), BODY)] for t in report.topics]
+              Paragraph(esc(w.topic_gaps_text(t)), BODY)] for t in report.topics]
     table = Table(rows, hAlign="LEFT", colWidths=[None, None, None, 7 * cm])
     table.setStyle(TableStyle([
         ("GRID", (0, 0), (-1, -1), 0.5, colors.grey),
@@ -149,13 +149,15 @@ def _transcript(entry: QuestionEntry) -> list[Flowable]:
     """Each prompt and the candidate's reply as written (lines wrapped, never cut), then the model answer
     once the session is over."""
     story: list[Flowable] = [Paragraph(f"<b>{esc(w.TRANSCRIPT)}</b>", BODY)]
-    for exchange in entry.transcript:
-        story += [Paragraph(f"<b>{esc(w.asked_label(exchange))}:</b> {esc(exchange.prompt)}", SMALL),
-                  Paragraph(f"<i>{esc(w.reply_label(exchange))}</i>", SMALL)]
+    for n, exchange in enumerate(entry.transcript):
+        story.append(Paragraph(f"<b>{esc(w.asked_label(exchange))}:</b> {esc(exchange.prompt)}", SMALL))
+        if n == 0 and entry.contract:  # the prompt asks for code "to the contract below"
+            story += [Paragraph(f"<b>{esc(w.CONTRACT)}:</b>", SMALL), _as_written(w.fenceless(entry.contract))]
+        story.append(Paragraph(f"<i>{esc(w.reply_label(exchange))}</i>", SMALL))
         story += [_as_written(text) for text in (exchange.answer, exchange.code) if text]
     if entry.model_answer:
         story += [Paragraph(f"<b>{esc(w.MODEL_ANSWER)}:</b>", SMALL),
-                  _as_written(w.model_answer_text(entry.model_answer))]
+                  _as_written(w.fenceless(entry.model_answer))]
     return story
 
 
@@ -172,16 +174,16 @@ def _titled(title: str, items: list[str]) -> list[Flowable]:
 
 
 def _strengths(report: Report) -> list[Flowable]:
-    items = [f"<b>{esc(s.topic)}</b>: {esc(s.description)} \u2014 "
-             + (f"your code {esc(s.quote)}" if s.by_run else f"you said <i>\u201c{esc(s.quote)}\u201d</i>")
-             for s in report.strengths]
+    items = [f"<b>Q{s.number}. {esc(s.question)}</b> ({esc(s.topic)}, {w.score_text(s.score)}): "
+             f"{esc(w.strength_text(s))}" for s in report.strengths]
     return [Paragraph(w.STRENGTHS, H2), *(_bullets(items) or [Paragraph(w.NO_STRENGTHS, BODY)])]
 
 
 def _misconceptions(report: Report) -> list[Flowable]:
-    items = [f"You said <i>\u201c{esc(m.quote)}\u201d</i> ({esc(m.topic)}). Wrong claim: {esc(m.claim)} "
-             f"<b>Correction:</b> {esc(m.correction)}" for m in report.misconceptions]
-    return [Paragraph(w.MISCONCEPTIONS, H2), *(_bullets(items) or [Paragraph(w.NO_MISCONCEPTIONS, BODY)])]
+    items = [esc(w.misconception_text(m)) for m in report.misconceptions]
+    said = [Paragraph(esc(w.MISCONCEPTIONS_LEAD), BODY), *_bullets(items)] if items else [
+        Paragraph(w.NO_MISCONCEPTIONS, BODY)]
+    return [Paragraph(w.MISCONCEPTIONS, H2), *said]
 
 
 def _study_plan(report: Report) -> list[Flowable]:

@@ -43,12 +43,13 @@ def question_entry(
 ) -> QuestionEntry:
     """The final state of one question: the last answer's score, evidence gathered over all answers, the
     transcript, and (`reveal`: the session is over) the model answer."""
-    question = _as_asked(turns[0], bank.get(question_id))
+    in_bank = bank.get(question_id)
+    question = _as_asked(turns[0], in_bank)
     answered = _answered(turns)
     final = answered[-1] if answered else None
     evaluation: dict[str, Any] = (final.evaluation or {}) if final else {}
     texts = answer_texts(answered)
-    covered = _covered_points(answered, texts)
+    stated = _stated_points(answered, texts)
     score = evaluation.get("score", stored_score) if final else None
     return QuestionEntry(
         number=number,
@@ -65,9 +66,10 @@ def question_entry(
         hints_used=sum(t.hints_used for t in turns),
         hints=[hint for t in turns for hint in t.hints],
         gate=evaluation.get("gate"),
-        covered=covered,
-        missed=_missed_points(question, answered, covered),
-        misconceptions=_misconceptions(question_id, turns[0].topic, answered, texts),
+        covered=[p for p in stated if p.verdict == "covered"],
+        partial=[p for p in stated if p.verdict == "partial"],
+        missed=_missed_points(question, answered, stated),
+        misconceptions=_misconceptions(number, question_id, turns[0].topic, answered, texts),
         penalties=[str(p) for p in evaluation.get("penalties") or []],
         scoring_notes=list(dict.fromkeys(str(n) for t in answered for n in (t.evaluation or {}).get("notes") or [])),
         feedback=evaluation.get("feedback"),
@@ -75,6 +77,7 @@ def question_entry(
                              action=t.action, answer=t.answer_text, code=t.answer_code) for t in turns],
         model_answer=question.reference_answer if reveal and question else None,
         code_runs=code_runs,
+        contract=_contract(turns[0], in_bank),
         **_code_fields(answered),
     )
 
@@ -87,7 +90,14 @@ def _as_asked(first: TurnRecord, in_bank: Question | None) -> AskedQuestion | No
     return AskedQuestion.of(in_bank) if in_bank else None
 
 
-def _covered_points(answered: list[TurnRecord], texts: list[str]) -> list[CoveredPoint]:
+def _contract(first: TurnRecord, in_bank: Question | None) -> str | None:
+    """A code task's contract as it was asked (the turn's copy holds the whole entry), else as the bank has it."""
+    if first.bank_entry:
+        return (first.bank_entry.get("code") or {}).get("contract")
+    return in_bank.code.contract if in_bank and in_bank.code else None
+
+
+def _stated_points(answered: list[TurnRecord], texts: list[str]) -> list[CoveredPoint]:
     """Best verdict per point across all answers, kept only when its quote is in the candidate's words.
 
     Follow-ups exist to draw out missed points, so a point stated in any answer to the question
@@ -112,9 +122,10 @@ def _covered_points(answered: list[TurnRecord], texts: list[str]) -> list[Covere
 
 
 def _missed_points(
-    question: AskedQuestion | None, answered: list[TurnRecord], covered: list[CoveredPoint]
+    question: AskedQuestion | None, answered: list[TurnRecord], stated: list[CoveredPoint]
 ) -> list[MissedPoint]:
-    """Every rubric point not fully covered; the rubric asked by is the source, so a skip lists them all."""
+    """Every rubric point not stated, in full or in part; the rubric asked by is the source, so a skip lists
+    them all."""
     if question is not None:
         rubric = [(p.id, p.description) for p in question.rubric]
     else:  # neither a stored copy nor the bank has the question: fall back to what the evaluations listed
@@ -123,16 +134,12 @@ def _missed_points(
             for point in (turn.evaluation or {}).get("points") or []:
                 seen.setdefault(point["point_id"], point["description"])
         rubric = list(seen.items())
-    verdicts = {p.point_id: p.verdict for p in covered}
-    return [
-        MissedPoint(point_id=pid, description=desc, verdict="partial" if verdicts.get(pid) else "missed")
-        for pid, desc in rubric
-        if verdicts.get(pid) != "covered"
-    ]
+    said = {p.point_id for p in stated}
+    return [MissedPoint(point_id=pid, description=desc) for pid, desc in rubric if pid not in said]
 
 
 def _misconceptions(
-    question_id: str, topic: str, answered: list[TurnRecord], texts: list[str]
+    number: int, question_id: str, topic: str, answered: list[TurnRecord], texts: list[str]
 ) -> list[MisconceptionNote]:
     notes: dict[tuple[str, str], MisconceptionNote] = {}
     for turn in answered:
@@ -142,7 +149,7 @@ def _misconceptions(
                 continue  # never tell a candidate they said something they did not
             key = (normalise(item["claim"]), normalise(quote))
             notes.setdefault(key, MisconceptionNote(
-                question_id=question_id, topic=topic, claim=item["claim"],
+                number=number, question_id=question_id, topic=topic, claim=item["claim"],
                 correction=item["correction"], quote=quote,
             ))
     return list(notes.values())

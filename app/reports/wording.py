@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from app.reports.model import Exchange, QuestionEntry, Report
+from app.reports.build import WEAK_BELOW
+from app.reports.model import Exchange, MisconceptionNote, QuestionEntry, Report, Strength, TopicScore
 
 TITLE = "Interview report"
 OVERALL = "Overall"
@@ -15,18 +16,21 @@ MISCONCEPTIONS = "Misconceptions to unlearn"
 STUDY_PLAN = "Study plan"
 TRANSCRIPT = "Transcript"
 MODEL_ANSWER = "Model answer"
+CONTRACT = "Contract"
 _FENCE_LINE = re.compile(r"^\s*```[\w+-]*\s*$")
 
 
-def model_answer_text(answer: str) -> str:
-    """The model answer as the reports print it, as written: its code keeps its lines and indentation, and the
-    fence lines around it go (a preformatted block printed "```python" as text)."""
+def fenceless(answer: str) -> str:
+    """A model answer or a contract as the reports print it, as written: its code keeps its lines and indentation,
+    and the fence lines around it go (a preformatted block printed "```python" as text)."""
     return "\n".join(line for line in answer.splitlines() if not _FENCE_LINE.match(line))
 SECTIONS = (OVERALL, PER_TOPIC, QUESTIONS, STRENGTHS, MISCONCEPTIONS, STUDY_PLAN)
 
 NOTHING_ANSWERED = "Nothing was answered in this session, so there is nothing to score yet."
-NO_STRENGTHS = "No rubric point was fully covered with a quotable statement."
+NO_STRENGTHS = f"No question scored {WEAK_BELOW} / 5 or more with a rubric point fully covered."
 NO_MISCONCEPTIONS = "No misconceptions were detected."
+# Each wrong claim's quote and correction are listed once, under its question; this section names the claims.
+MISCONCEPTIONS_LEAD = "Wrong claims found in your answers; your words and the correction are under each question."
 NO_STUDY = "No weak questions: nothing to add to the plan."
 
 
@@ -93,9 +97,9 @@ def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | N
     is not (under 0.1, 7 of 23 were stated in full; at 0.5 or more, 71 of 119). The sentence lets the reader
     judge."""
     return [
-        (COVERED, [(p.description, p.quote, p.by_run) for p in entry.covered if p.verdict == "covered"]),
-        (PARTLY, [(p.description, p.quote, p.by_run) for p in entry.covered if p.verdict == "partial"]),
-        (MISSED, [(p.description, None, False) for p in entry.missed if p.verdict == "missed"]),
+        (COVERED, [(p.description, p.quote, p.by_run) for p in entry.covered]),
+        (PARTLY, [(p.description, p.quote, p.by_run) for p in entry.partial]),
+        (MISSED, [(p.description, None, False) for p in entry.missed]),
     ]
 
 
@@ -104,36 +108,44 @@ def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | N
 TOPIC_GAPS = "Not yet covered"
 
 
-def _gap_counts(entry: QuestionEntry) -> tuple[int, int]:
-    lists = dict(point_lists(entry))
-    return len(lists[MISSED]), len(lists[PARTLY])
+def _counted(counts: list[tuple[int, str]]) -> list[str]:
+    """"2 missed points", "1 misconception": each count that is not 0, with its noun."""
+    return [f"{n} {what}" + ("s" if n > 1 else "") for n, what in counts if n]
 
 
-def topic_gaps_text(report: Report, topic: str) -> str:
+def topic_gaps_text(topic: TopicScore) -> str:
     """The per-topic table's tally of points not yet covered, and the questions that list them."""
-    entries = [q for q in report.questions if q.topic == topic and q.score is not None]
-    counts = [_gap_counts(q) for q in entries]
-    missed, partly = sum(c[0] for c in counts), sum(c[1] for c in counts)
-    said = [f"{missed} missed"] * bool(missed) + [f"{partly} partly stated"] * bool(partly)
-    where = ", ".join(f"Q{q.number}" for q, c in zip(entries, counts, strict=True) if sum(c))
-    return f"{', '.join(said)} ({where})" if said else "none"
+    said = [f"{topic.missed} missed"] * bool(topic.missed) + [f"{topic.partial} partly stated"] * bool(topic.partial)
+    return f"{', '.join(said)} ({', '.join(f'Q{n}' for n in topic.gaps_in)})" if said else "none"
 
 
 def work_on_text(entry: QuestionEntry) -> str | None:
     """What a study item's question left to work on, by kind, pointing to where it is listed under the question."""
-    missed, partly = _gap_counts(entry)
-    counts = [(len(entry.failed_checks), "failed check"), (len(entry.misconceptions), "misconception"),
-              (missed, "missed point"), (partly, "partly stated point")]
-    named = [f"{n} {what}" + ("s" if n > 1 else "") for n, what in counts if n]
+    named = _counted([(len(entry.failed_checks), "failed check"), (len(entry.misconceptions), "misconception"),
+                      (len(entry.missed), "missed point"), (len(entry.partial), "partly stated point")])
     if not named:
         return None
     return f"Work on: the {' and '.join([', '.join(named[:-1]), named[-1]] if len(named) > 1 else named)} " \
            f"listed under Q{entry.number} above."
 
 
+def strength_text(strength: Strength) -> str:
+    """What a strong question earned, in numbers: its points and the words that earned them are under it."""
+    run = f" ({strength.by_run} shown by the hidden checks your code passed)" if strength.by_run else ""
+    return f"{strength.covered} of {strength.points} points covered{run}."
+
+
+def misconception_text(note: MisconceptionNote) -> str:
+    return f"Q{note.number} ({note.topic}): {note.claim}"
+
+
+# A code task answered in words alone: the score stands on the words (the session said so when it was given).
+NO_CODE = "No code was sent, so the hidden checks did not run: the answer was read as words only."
+
+
 def code_text(entry: QuestionEntry) -> str | None:
-    checks = (None if entry.code_checks_total is None else
-              f"Code checks: {entry.code_checks_passed}/{entry.code_checks_total} passed ({entry.code_status}).")
+    checks = (NO_CODE if entry.contract and entry.answered else None) if entry.code_checks_total is None else \
+        f"Code checks: {entry.code_checks_passed}/{entry.code_checks_total} passed ({entry.code_status})."
     runs = (f"Hidden checks run {entry.code_runs} time{'s' * (entry.code_runs != 1)} with Run checks."
             if entry.code_runs else None)
     return " ".join(filter(None, [checks, runs])) or None

@@ -1,0 +1,87 @@
+"""The Streamlit report page, from a report built by app/reports and served as the API serves it (JSON)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from streamlit.testing.v1 import AppTest
+
+from app.reports import build_report, render
+from knowledge.loader import bank_index
+from tests.test_reports import point, session, session_turns
+
+
+def _page(report_json: str) -> None:
+    import httpx
+    import streamlit as st
+
+    from ui import report_page
+    from ui.client import ApiClient
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        if request.url.params.get("format") == "json":
+            return httpx.Response(200, text=report_json, headers={"content-type": "application/json"})
+        return httpx.Response(200, content=b"a report file")
+
+    st.session_state["report_sid"] = "s1"
+    report_page.render(ApiClient("http://api.test", transport=httpx.MockTransport(reply)))
+
+
+def _shown(page: AppTest) -> str:
+    """Every text on the page, as a reader sees it (Markdown's backslash escapes read), one element a line."""
+    elements = [*page.markdown, *page.caption, *page.warning, *page.error, *page.expander, *page.subheader]
+    said = "\n".join(str(getattr(e, "label", None) or e.value) for e in elements)
+    tables = "\n".join(frame.value.to_csv(index=False) for frame in page.dataframe)
+    return re.sub(r"\\([\\`*_\[\]<>#|!$~=+.)-])", r"\1", f"{said}\n{tables}")
+
+
+def test_the_report_page_lists_each_point_once_under_its_question_as_the_files_do() -> None:
+    """The page listed each gap under Gaps and again under Focus on, a partly stated point among the gaps, and each
+    covered point and its quote as a strength; the downloaded reports list each point once, under its question."""
+    bank = bank_index()
+    scores = {"autograd-basics": 3.8, "relu-autograd-function": 2.5, "save-and-load-models": 0.0}
+    turns = session_turns()
+    code = turns[2].evaluation or {}
+    apply_usage = bank["relu-autograd-function"].rubric[3].description
+    partly = point("apply-usage", "partial", "with static methods", desc=apply_usage)
+    turns[2] = dataclasses.replace(turns[2], evaluation={**code, "points": [*code["points"], partly]})
+    report = build_report(session=session(scores), turns=turns, bank=bank)
+    assert [p.point_id for p in report.questions[1].partial] == ["apply-usage"]
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    text = _shown(page)
+    subheaders = [h.value for h in page.subheader]
+    assert "Gaps" not in subheaders and {"Per topic", "Questions", "Strengths", "Study plan"} <= set(subheaders)
+    for described in (p.description for q in report.questions for p in [*q.covered, *q.partial, *q.missed]):
+        assert text.count(described) == 1, described
+    assert text.count("Autograd records every operation on tensors that require grad") == 1  # its quote
+    said = "\u2014 you said \u201cwith static methods\u201d"
+    assert f"\U0001f7e1 {apply_usage} {said}" in text  # under Partly stated, with its sentence
+    assert "autograd,2,3.1 / 5,\"5 missed, 1 partly stated (Q1, Q2)\"" in text
+    assert "deployment,1,0.0 / 5,5 missed (Q3)" in text
+    assert "3 of 6 points covered" in text
+    assert "Code checks: 1/2 passed (failed)." in text
+    assert "- Q2 (autograd): The gradient of ReLU is one everywhere." in text  # named in its section
+    assert text.count("The gradient passes everywhere.") == 1 and text.count("It is zero where the input") == 1
+    assert "Work on: 5 missed points, listed under Q3 above." in text
+    assert "Work on: 1 failed check, 1 misconception, 2 missed points, 1 partly stated point, listed under Q2 above." \
+        in text
+
+
+def _feedback() -> None:
+    from ui.widgets import show_feedback
+
+    points = [{"point_id": pid, "description": f"The answer states {pid}.", "verdict": verdict, "evidence": evidence}
+              for pid, verdict, evidence in (("graph", "covered", "it records a graph"),
+                                             ("chain", "partial", "it goes backwards"), ("leaves", "missed", None))]
+    show_feedback({"score": 2.5, "points": points, "misconceptions": []}, None)
+
+
+def test_practice_feedback_lists_a_partly_stated_point_under_its_own_heading() -> None:
+    """A partial point was listed under "Points covered", beside the covered ones."""
+    page = AppTest.from_function(_feedback).run()
+    said = [m.value for m in page.markdown]
+    assert said.index("**Points covered**") < said.index("**Partly stated**") < said.index("**Points missed**")
+    partly = said.index("**Partly stated**")
+    assert "graph" in said[partly - 1] and "chain" in said[partly + 1]
