@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from evaluators.code import sandbox
 from evaluators.code.results import Status
 from evaluators.code.runner import CodeRunner
 from evaluators.code.sandbox import SandboxConfig
@@ -121,12 +122,28 @@ for path in ["/etc/shadow", "/proc/1/environ", "/proc/self/environ", *glob.glob(
     assert "root:" not in result.stdout and "blocked /etc/shadow" in result.stdout
 
 
+def skip_unless_staged() -> None:
+    """The jail's mounts are staged by root, or by an ordinary user in a user namespace of its own."""
+    if os.geteuid() != 0 and not sandbox.userns_mounts():
+        pytest.skip("this user cannot mount in a user namespace of its own (the jail is then bwrap's alone)")
+
+
+def test_the_interpreters_own_site_packages_cannot_be_imported(runner: CodeRunner) -> None:
+    """A virtualenv's base interpreter keeps its own site-packages (pyenv's held 224 entries, IPython among
+    them): the jail bound it with the interpreter, so `sys.path.append` made all of it importable."""
+    hidden = sandbox._interpreters_own_site_packages(SandboxConfig())
+    if not hidden:
+        pytest.skip("the interpreter's own site-packages is the one the jail uses (no virtualenv)")
+    listing = run(runner, f"import os\nprint(os.listdir({hidden[0]!r}))\n", with_solution=True)
+    assert listing.status is Status.PASSED and listing.stdout.strip() == "[]", listing.stdout[:500]
+
+
 def test_no_host_path_shows_in_the_jail(runner: CodeRunner) -> None:
     """The jail's mountinfo named each bind's host source (the interpreter under /root/.pyenv, the venv's
     site-packages, the clone's own files), and the project's editable install named the clone in its finder
-    and its direct_url.json. (The interpreter's own files still name its prefix: see the README.)"""
-    if os.geteuid() != 0:
-        pytest.skip("the jail's trees are staged through overlays only where the runner is root")
+    and its direct_url.json. Where the runner was not root, so did bwrap's argv in /proc/1/cmdline, under the
+    user's home. (The interpreter's own files still name its prefix: see the README.)"""
+    skip_unless_staged()
     source = """
 import glob
 site = '/sandbox/site-packages/*/'
@@ -135,6 +152,7 @@ for path in glob.glob(site + '__editable__*') + glob.glob(site + '*.dist-info/di
         print(path, repr(open(path).read()))
     except OSError as exc:
         print('refused', path, type(exc).__name__)
+print(open('/proc/1/cmdline').read().replace(chr(0), ' '))  # bwrap's init: its argv names each bind's source
 print(open('/proc/self/mountinfo').read())  # 4 kB of the 8 kB of output kept
 """
     result = run(runner, source, with_solution=True)
@@ -430,8 +448,7 @@ def test_no_other_process_in_the_jail_can_be_read_or_written(runner: CodeRunner)
 def test_files_in_tmp_are_bounded_in_number_too(runner: CodeRunner) -> None:
     """Empty directories cost an inode and a dentry each but no tmpfs block: 400,000 of them fitted in the
     size and memory limits, the submission passed, and the worker's sweep of them held up the next job 17 s."""
-    if os.geteuid() != 0:
-        pytest.skip("the jail's /tmp is capped in files only where the runner is root")
+    skip_unless_staged()
     source = ("import os\nn = 0\ntry:\n    while True:\n        os.mkdir(f'/tmp/{n}')\n        n += 1\n"
               "finally:\n    print('made', n, flush=True)\n")
     result = run(runner, source, with_solution=True)
