@@ -6,9 +6,11 @@ printed evidence shows how) and the verdict must still be `passed`, so grading i
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -240,7 +242,11 @@ def test_thousands_of_threads(runner: CodeRunner) -> None:
 def test_daemon_does_not_outlive_the_check(runner: CodeRunner) -> None:
     source = '''
 import os, time
-if os.fork() == 0:
+try:
+    first = os.fork()
+except BlockingIOError:  # a jail without a cgroup keeps a submission to one process
+    first = 1
+if first == 0:
     try:
         os.setsid()
     except OSError:
@@ -252,6 +258,56 @@ if os.fork() == 0:
 '''
     result = run(runner, source, with_solution=True)  # run() asserts no leftover process
     assert result.status is Status.PASSED
+
+
+SEVERAL_PROCESSES = """import os, time
+r, w = os.pipe()
+for _ in range(3):
+    if os.fork() == 0:
+        held = bytearray(700 << 20)  # under each process's 1 GiB address space, 2.1 GB together
+        os.write(w, b'x')
+        time.sleep(3)
+        os._exit(0)
+print('children holding', len(b''.join(os.read(r, 1) for _ in range(3))) * 700, 'MiB', flush=True)
+"""
+
+
+def test_processes_together_stay_within_one_limit_without_a_cgroup(runner: CodeRunner) -> None:
+    """Without a cgroup (an ordinary user's runner) each forked process had an address-space limit of its own:
+    three children held 2.1 GB under a 1 GiB limit and the submission passed."""
+    if any(worker.bounded for worker in list(runner.pool._idle.queue)):
+        pytest.skip("the jails' cgroup bounds their processes together on this host")
+    result = run(runner, SEVERAL_PROCESSES, with_solution=True)
+    assert result.status is Status.RESOURCE_LIMIT and "children holding" not in result.stdout, result.to_json()
+
+
+def test_one_process_filter_refuses_fork_and_memfd_but_not_threads() -> None:
+    """The filter itself, on the host, so it runs wherever seccomp does (with or without bwrap or a cgroup)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            from evaluators.code import jail
+
+            jail.prctl(jail.PR_SET_NO_NEW_PRIVS, 1)
+            jail.keep_to_one_process()
+            seen = []
+            for name, attempt in (("fork", os.fork), ("memfd", lambda: os.memfd_create("m"))):
+                try:
+                    attempt()
+                    seen.append(f"{name} allowed")
+                except OSError as exc:
+                    seen.append(f"{name} {errno.errorcode[exc.errno or 0]}")
+            thread = threading.Thread(target=seen.append, args=("thread ran",))
+            thread.start()
+            thread.join()
+            os.write(write, " | ".join(seen).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    report = os.read(read, 1000).decode()
+    os.waitpid(pid, 0)
+    assert report == "fork EAGAIN | memfd EAGAIN | thread ran", report
 
 
 def test_1_gb_of_output(runner: CodeRunner) -> None:
