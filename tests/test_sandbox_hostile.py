@@ -13,6 +13,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,28 @@ def test_the_interpreters_own_site_packages_cannot_be_imported(runner: CodeRunne
         pytest.skip("the interpreter's own site-packages is the one the jail uses (no virtualenv)")
     listing = run(runner, f"import os\nprint(os.listdir({hidden[0]!r}))\n", with_solution=True)
     assert listing.status is Status.PASSED and listing.stdout.strip() == "[]", listing.stdout[:500]
+
+
+def test_a_whole_install_of_the_project_keeps_its_bank_out_of_the_jail(tmp_path: Path) -> None:
+    """Installed with `pip install .` (not editable), the project's packages sit in the bound site-packages:
+    the jail read all 15 bank files, reference solutions and hidden checks."""
+    site = tmp_path / "site"
+    (site / "knowledge" / "bank").mkdir(parents=True)
+    (site / "knowledge" / "bank" / "relu.yaml").write_text(f"reference_solution: {SECRET}\n")
+    (site / "torch_interviewer-0.1.0.dist-info").mkdir()
+    (site / "torch_interviewer-0.1.0.dist-info" / "RECORD").write_text(
+        "knowledge/bank/relu.yaml,,\ntorch_interviewer-0.1.0.dist-info/RECORD,,\n../../../bin/interviewer,,\n")
+    for path in (tmp_path, *tmp_path.rglob("*")):  # readable by the jail's uid, as a venv's files are
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    config = SandboxConfig()
+    with CodeRunner(workers=1, timeout_s=TIMEOUT_S, config=replace(config, site_packages=(
+            *config.site_packages, str(site)))) as code_runner:
+        source = "import glob\nfor path in glob.glob('/sandbox/site-packages/*/knowledge/**', recursive=True):\n" \
+                 "    print(path, open(path).read() if path.endswith('.yaml') else '')\n"
+        result = run(code_runner, source, with_solution=True)
+    assert result.status is Status.PASSED and SECRET not in result.stdout, result.stdout
+    listed = result.stdout.split()
+    assert len(listed) == 1 and listed[0].endswith("/knowledge/"), listed  # there, and empty
 
 
 def test_no_host_path_shows_in_the_jail(runner: CodeRunner) -> None:

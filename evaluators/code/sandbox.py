@@ -60,6 +60,7 @@ STAGE_CANDIDATES = ("/mnt", "/srv", "/media", "/opt", "/var/tmp", "/tmp")
 # 4 tasks (bwrap twice, the worker, the idle child) in its cgroup; the rest is room for the kernel.
 WORKER_BYTES = 512 << 20
 WORKER_TASKS = 32
+DISTRIBUTION = "torch_interviewer"  # this project's name in site-packages (pyproject's, normalized)
 SAFE_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 INSTALL_HINT = "install bubblewrap and util-linux (Debian/Ubuntu: `apt-get install bubblewrap util-linux`)"
 
@@ -134,7 +135,7 @@ def _bwrap_args(config: SandboxConfig, trees: list[str], app: str | None = None,
         args += ["--ro-bind", tree, target]
     for masked in _naming_host_paths(config.site_packages):
         args += ["--ro-bind", "/dev/null", masked]
-    for hidden in _interpreters_own_site_packages(config):
+    for hidden in [*_interpreters_own_site_packages(config), *_projects_own_packages(config.site_packages)]:
         args += ["--tmpfs", hidden, "--remount-ro", hidden]
     if app:
         args += ["--ro-bind", app, APP_DIR]
@@ -159,6 +160,25 @@ def _naming_host_paths(site_packages: tuple[str, ...]) -> list[str]:
                     found.append(inside)
                 elif name.endswith(".dist-info") and os.path.isfile(f"{directory}/{name}/direct_url.json"):
                     found.append(f"{inside}/direct_url.json")
+    return found
+
+
+@cache
+def _projects_own_packages(site_packages: tuple[str, ...]) -> list[str]:
+    """The project's own packages in a bound site-packages, where it was installed whole (`pip install .`, a
+    wheel) rather than editable: the bank's reference solutions, hidden checks and `verify` code, all 15 YAML
+    files of it, were readable there. The worker runs its few files from APP_DIR, so each is covered by an
+    empty directory. Found from the distribution's RECORD, which lists every file it installed."""
+    found = []
+    for i, directory in enumerate(site_packages):
+        with contextlib.suppress(OSError):
+            for info in os.listdir(directory):
+                if not (info.startswith(f"{DISTRIBUTION}-") and info.endswith(".dist-info")):
+                    continue
+                with open(f"{directory}/{info}/RECORD", encoding="utf-8") as record:
+                    tops = {line.split(",", 1)[0].split("/", 1)[0] for line in record if "/" in line.split(",", 1)[0]}
+                found += [f"{JAIL_SITE}/{i}/{top}" for top in sorted(tops - {info, ".."})
+                          if os.path.isdir(f"{directory}/{top}") and not os.path.islink(f"{directory}/{top}")]
     return found
 
 
