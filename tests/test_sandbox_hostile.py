@@ -131,14 +131,16 @@ def skip_unless_staged() -> None:
         pytest.skip("this user cannot mount in a user namespace of its own (the jail is then bwrap's alone)")
 
 
-def test_the_interpreters_own_site_packages_cannot_be_imported(runner: CodeRunner) -> None:
+def test_the_interpreters_prefix_shows_only_what_it_runs_from(runner: CodeRunner) -> None:
     """A virtualenv's base interpreter keeps its own site-packages (pyenv's held 224 entries, IPython among
-    them): the jail bound it with the interpreter, so `sys.path.append` made all of it importable."""
-    hidden = sandbox._interpreters_own_site_packages(SandboxConfig())
+    them), which `sys.path.append` made importable; and the prefix was bound whole: for a system Python that
+    is /usr, with /usr/local (an npmrc, system-wide pip installs) and /usr/src."""
+    config = SandboxConfig()
+    hidden = [*sandbox._prefix_beyond_python(config), *sandbox._interpreters_own_site_packages(config)]
     if not hidden:
-        pytest.skip("the interpreter's own site-packages is the one the jail uses (no virtualenv)")
-    listing = run(runner, f"import os\nprint(os.listdir({hidden[0]!r}))\n", with_solution=True)
-    assert listing.status is Status.PASSED and listing.stdout.strip() == "[]", listing.stdout[:500]
+        pytest.skip("the interpreter's prefix holds only what it runs from, and its site-packages is the jail's")
+    listing = run(runner, f"import os\nprint([os.listdir(path) for path in {hidden!r}])\n", with_solution=True)
+    assert listing.status is Status.PASSED and listing.stdout.strip() == repr([[]] * len(hidden)), listing.stdout
 
 
 def test_a_whole_install_of_the_project_keeps_its_bank_out_of_the_jail(tmp_path: Path) -> None:

@@ -135,7 +135,8 @@ def _bwrap_args(config: SandboxConfig, trees: list[str], app: str | None = None,
         args += ["--ro-bind", tree, target]
     for masked in _naming_host_paths(config.site_packages):
         args += ["--ro-bind", "/dev/null", masked]
-    for hidden in [*_interpreters_own_site_packages(config), *_projects_own_packages(config.site_packages)]:
+    for hidden in [*_prefix_beyond_python(config), *_interpreters_own_site_packages(config),
+                   *_projects_own_packages(config.site_packages)]:
         args += ["--tmpfs", hidden, "--remount-ro", hidden]
     if app:
         args += ["--ro-bind", app, APP_DIR]
@@ -179,6 +180,21 @@ def _projects_own_packages(site_packages: tuple[str, ...]) -> list[str]:
                     tops = {line.split(",", 1)[0].split("/", 1)[0] for line in record if "/" in line.split(",", 1)[0]}
                 found += [f"{JAIL_SITE}/{i}/{top}" for top in sorted(tops - {info, ".."})
                           if os.path.isdir(f"{directory}/{top}") and not os.path.islink(f"{directory}/{top}")]
+    return found
+
+
+def _prefix_beyond_python(config: SandboxConfig) -> list[str]:
+    """The prefix's directories the interpreter does not run from (it needs its executable, the standard
+    library and libpython, all under bin/ and lib/): a system Python's prefix is /usr, which bound
+    /usr/local whole (local configuration such as an npmrc, whatever was pip-installed system-wide) and /usr/src
+    into the jail; a Docker image's is /usr/local, with its etc/. Each is covered by an empty directory."""
+    kept = {"bin", "lib", "lib64", os.path.relpath(config.python, config.prefix).split(os.sep, 1)[0]}
+    found = []
+    with contextlib.suppress(OSError):
+        for name in sorted(os.listdir(config.prefix)):
+            path = os.path.join(config.prefix, name)
+            if name not in kept and os.path.isdir(path) and not os.path.islink(path):
+                found.append(f"{JAIL_PYTHON}/{name}")
     return found
 
 
