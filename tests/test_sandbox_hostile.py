@@ -309,6 +309,7 @@ def test_processes_together_stay_within_one_limit_without_a_cgroup(runner: CodeR
 
 def test_one_process_filter_refuses_fork_and_memfd_but_not_threads() -> None:
     """The filter itself, on the host, so it runs wherever seccomp does (with or without bwrap or a cgroup)."""
+    pytest.importorskip("pyseccomp")  # imported before the fork, so the child takes no import lock
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child reports through the pipe
