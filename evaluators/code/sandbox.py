@@ -254,9 +254,9 @@ def worker_command(config: SandboxConfig, side_fd: int) -> list[str]:
 @cache
 def userns_mounts() -> bool:
     """Whether this user can mount tmpfs in a user namespace of its own (not where unprivileged user
-    namespaces are off, nor where a security module strips their capabilities, as Ubuntu 24.04 does
-    for programs other than bwrap). Without it the jail's /tmp is capped in size only and its mount
-    table names the host paths it binds."""
+    namespaces are off, nor where a security module withholds their capabilities, as Ubuntu 24.04's
+    AppArmor default does for programs without a profile). Without it the jail's /tmp is capped in size
+    only and its mount table names the host paths it binds."""
     try:
         probe = subprocess.run(
             [_tool("unshare"), "--user", "--map-root-user", "--mount", "--", _tool("mount"), "-t", "tmpfs",
