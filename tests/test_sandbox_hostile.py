@@ -6,15 +6,19 @@ printed evidence shows how) and the verdict must still be `passed`, so grading i
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import socket
+import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from evaluators.code import sandbox
 from evaluators.code.results import Status
 from evaluators.code.runner import CodeRunner
 from evaluators.code.sandbox import SandboxConfig
@@ -121,12 +125,52 @@ for path in ["/etc/shadow", "/proc/1/environ", "/proc/self/environ", *glob.glob(
     assert "root:" not in result.stdout and "blocked /etc/shadow" in result.stdout
 
 
+def skip_unless_staged() -> None:
+    """The jail's mounts are staged by root, or by an ordinary user in a user namespace of its own."""
+    if os.geteuid() != 0 and not sandbox.userns_mounts():
+        pytest.skip("this user cannot mount in a user namespace of its own (the jail is then bwrap's alone)")
+
+
+def test_the_interpreters_prefix_shows_only_what_it_runs_from(runner: CodeRunner) -> None:
+    """A virtualenv's base interpreter keeps its own site-packages (pyenv's held 224 entries, IPython among
+    them), which `sys.path.append` made importable; and the prefix was bound whole: for a system Python that
+    is /usr, with /usr/local (an npmrc, system-wide pip installs) and /usr/src."""
+    config = SandboxConfig()
+    hidden = [*sandbox._prefix_beyond_python(config), *sandbox._interpreters_own_site_packages(config)]
+    if not hidden:
+        pytest.skip("the interpreter's prefix holds only what it runs from, and its site-packages is the jail's")
+    listing = run(runner, f"import os\nprint([os.listdir(path) for path in {hidden!r}])\n", with_solution=True)
+    assert listing.status is Status.PASSED and listing.stdout.strip() == repr([[]] * len(hidden)), listing.stdout
+
+
+def test_a_whole_install_of_the_project_keeps_its_bank_out_of_the_jail(tmp_path: Path) -> None:
+    """Installed with `pip install .` (not editable), the project's packages sit in the bound site-packages:
+    the jail read all 15 bank files, reference solutions and hidden checks."""
+    site = tmp_path / "site"
+    (site / "knowledge" / "bank").mkdir(parents=True)
+    (site / "knowledge" / "bank" / "relu.yaml").write_text(f"reference_solution: {SECRET}\n")
+    (site / "torch_interviewer-0.1.0.dist-info").mkdir()
+    (site / "torch_interviewer-0.1.0.dist-info" / "RECORD").write_text(
+        "knowledge/bank/relu.yaml,,\ntorch_interviewer-0.1.0.dist-info/RECORD,,\n../../../bin/interviewer,,\n")
+    for path in (tmp_path, *tmp_path.rglob("*")):  # readable by the jail's uid, as a venv's files are
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    config = SandboxConfig()
+    with CodeRunner(workers=1, timeout_s=TIMEOUT_S, config=replace(config, site_packages=(
+            *config.site_packages, str(site)))) as code_runner:
+        source = "import glob\nfor path in glob.glob('/sandbox/site-packages/*/knowledge/**', recursive=True):\n" \
+                 "    print(path, open(path).read() if path.endswith('.yaml') else '')\n"
+        result = run(code_runner, source, with_solution=True)
+    assert result.status is Status.PASSED and SECRET not in result.stdout, result.stdout
+    listed = result.stdout.split()
+    assert len(listed) == 1 and listed[0].endswith("/knowledge/"), listed  # there, and empty
+
+
 def test_no_host_path_shows_in_the_jail(runner: CodeRunner) -> None:
     """The jail's mountinfo named each bind's host source (the interpreter under /root/.pyenv, the venv's
     site-packages, the clone's own files), and the project's editable install named the clone in its finder
-    and its direct_url.json. (The interpreter's own files still name its prefix: see the README.)"""
-    if os.geteuid() != 0:
-        pytest.skip("the jail's trees are staged through overlays only where the runner is root")
+    and its direct_url.json. Where the runner was not root, so did bwrap's argv in /proc/1/cmdline, under the
+    user's home. (The interpreter's own files still name its prefix: see the README.)"""
+    skip_unless_staged()
     source = """
 import glob
 site = '/sandbox/site-packages/*/'
@@ -135,13 +179,15 @@ for path in glob.glob(site + '__editable__*') + glob.glob(site + '*.dist-info/di
         print(path, repr(open(path).read()))
     except OSError as exc:
         print('refused', path, type(exc).__name__)
+print(open('/proc/1/cmdline').read().replace(chr(0), ' '))  # bwrap's init: its argv names each bind's source
 print(open('/proc/self/mountinfo').read())  # 4 kB of the 8 kB of output kept
 """
     result = run(runner, source, with_solution=True)
     assert result.status is Status.PASSED and "/sandbox/python ro" in result.stdout, result.to_json()
     config = SandboxConfig()
     for host in (config.prefix, *config.site_packages, str(Path(__file__).resolve().parents[1])):
-        assert host not in result.stdout, (host, result.stdout)
+        if not "/usr/lib".startswith(host):  # a system Python's prefix, /usr, names the jail's own /usr/lib too
+            assert host not in result.stdout, (host, result.stdout)
     assert result.stdout.count("refused") == 3 and "refused /sandbox/site-packages/0/" in result.stdout, result.stdout
 
 
@@ -222,7 +268,11 @@ def test_thousands_of_threads(runner: CodeRunner) -> None:
 def test_daemon_does_not_outlive_the_check(runner: CodeRunner) -> None:
     source = '''
 import os, time
-if os.fork() == 0:
+try:
+    first = os.fork()
+except BlockingIOError:  # a jail without a cgroup keeps a submission to one process
+    first = 1
+if first == 0:
     try:
         os.setsid()
     except OSError:
@@ -234,6 +284,57 @@ if os.fork() == 0:
 '''
     result = run(runner, source, with_solution=True)  # run() asserts no leftover process
     assert result.status is Status.PASSED
+
+
+SEVERAL_PROCESSES = """import os, time
+r, w = os.pipe()
+for _ in range(3):
+    if os.fork() == 0:
+        held = bytearray(700 << 20)  # under each process's 1 GiB address space, 2.1 GB together
+        os.write(w, b'x')
+        time.sleep(3)
+        os._exit(0)
+print('children holding', len(b''.join(os.read(r, 1) for _ in range(3))) * 700, 'MiB', flush=True)
+"""
+
+
+def test_processes_together_stay_within_one_limit_without_a_cgroup(runner: CodeRunner) -> None:
+    """Without a cgroup (an ordinary user's runner) each forked process had an address-space limit of its own:
+    three children held 2.1 GB under a 1 GiB limit and the submission passed."""
+    if any(worker.bounded for worker in list(runner.pool._idle.queue)):
+        pytest.skip("the jails' cgroup bounds their processes together on this host")
+    result = run(runner, SEVERAL_PROCESSES, with_solution=True)
+    assert result.status is Status.RESOURCE_LIMIT and "children holding" not in result.stdout, result.to_json()
+
+
+def test_one_process_filter_refuses_fork_and_memfd_but_not_threads() -> None:
+    """The filter itself, on the host, so it runs wherever seccomp does (with or without bwrap or a cgroup)."""
+    pytest.importorskip("pyseccomp")  # imported before the fork, so the child takes no import lock
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            from evaluators.code import jail
+
+            jail.prctl(jail.PR_SET_NO_NEW_PRIVS, 1)
+            jail.keep_to_one_process()
+            seen = []
+            for name, attempt in (("fork", os.fork), ("memfd", lambda: os.memfd_create("m"))):
+                try:
+                    attempt()
+                    seen.append(f"{name} allowed")
+                except OSError as exc:
+                    seen.append(f"{name} {errno.errorcode[exc.errno or 0]}")
+            thread = threading.Thread(target=seen.append, args=("thread ran",))
+            thread.start()
+            thread.join()
+            os.write(write, " | ".join(seen).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    report = os.read(read, 1000).decode()
+    os.waitpid(pid, 0)
+    assert report == "fork EAGAIN | memfd EAGAIN | thread ran", report
 
 
 def test_1_gb_of_output(runner: CodeRunner) -> None:
@@ -430,8 +531,7 @@ def test_no_other_process_in_the_jail_can_be_read_or_written(runner: CodeRunner)
 def test_files_in_tmp_are_bounded_in_number_too(runner: CodeRunner) -> None:
     """Empty directories cost an inode and a dentry each but no tmpfs block: 400,000 of them fitted in the
     size and memory limits, the submission passed, and the worker's sweep of them held up the next job 17 s."""
-    if os.geteuid() != 0:
-        pytest.skip("the jail's /tmp is capped in files only where the runner is root")
+    skip_unless_staged()
     source = ("import os\nn = 0\ntry:\n    while True:\n        os.mkdir(f'/tmp/{n}')\n        n += 1\n"
               "finally:\n    print('made', n, flush=True)\n")
     result = run(runner, source, with_solution=True)

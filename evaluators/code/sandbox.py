@@ -1,18 +1,20 @@
 """Build the command that starts one sandbox worker: bubblewrap as an unprivileged uid.
 
 Isolation layers, outermost first (measured on Debian with bubblewrap 0.8):
-- The worker runs as uid/gid 65534 (nobody) on the host. Run as root, bwrap would keep root's
+- The worker runs as uid/gid 65534 (nobody) in the jail, and on the host where the runner is root (an
+  ordinary user's jail runs as that user's uid on the host). Run as root, bwrap would keep root's
   uid outside its user namespace (RLIMIT_NPROC is ignored for root, files owned by root stay
   readable), so a root parent first drops to 65534 with `setpriv`, then starts bwrap, which
   makes an unprivileged user namespace.
 - Nobody cannot traverse /root (0700), where pyenv puts the interpreter, and bwrap re-resolves
   `--ro-bind-fd` sources by path, so an fd opened by root does not help. A root parent therefore
   wraps the chain in a private mount namespace (`unshare -m`) where the bind sources are
-  mounted on a fresh tmpfs that nobody can traverse. Nothing changes on the host.
+  mounted on a fresh tmpfs that nobody can traverse. Nothing changes on the host. An ordinary user
+  makes the same mounts in a user namespace of its own (`unshare -U -r -m`) and starts bwrap there.
 - bwrap unshares every namespace (user, pid, net with only its own loopback, ipc, uts, cgroup),
   disables further user namespaces, clears the environment, dies with its parent, starts a new
-  session (no TIOCSTI on our terminal), mounts a fresh /proc, a tmpfs /tmp capped in size (and, for
-  a root parent, in files: mounted in the private mount namespace and bound in) and a minimal /dev,
+  session (no TIOCSTI on our terminal), mounts a fresh /proc, a tmpfs /tmp capped in size and in files
+  (mounted in the private mount namespace and bound in; bwrap alone caps only its size) and a minimal /dev,
   and binds read-only only what Python and torch need plus a handful of project files: never the
   project root (it may hold a .env), never /etc beyond ld.so.cache.
 - Per submission limits (rlimits, seccomp, non-dumpable) are applied in jail.py.
@@ -24,6 +26,7 @@ import contextlib
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 import sysconfig
 from dataclasses import dataclass, field, replace
@@ -57,6 +60,7 @@ STAGE_CANDIDATES = ("/mnt", "/srv", "/media", "/opt", "/var/tmp", "/tmp")
 # 4 tasks (bwrap twice, the worker, the idle child) in its cgroup; the rest is room for the kernel.
 WORKER_BYTES = 512 << 20
 WORKER_TASKS = 32
+DISTRIBUTION = "torch_interviewer"  # this project's name in site-packages (pyproject's, normalized)
 SAFE_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 INSTALL_HINT = "install bubblewrap and util-linux (Debian/Ubuntu: `apt-get install bubblewrap util-linux`)"
 
@@ -131,6 +135,9 @@ def _bwrap_args(config: SandboxConfig, trees: list[str], app: str | None = None,
         args += ["--ro-bind", tree, target]
     for masked in _naming_host_paths(config.site_packages):
         args += ["--ro-bind", "/dev/null", masked]
+    for hidden in [*_prefix_beyond_python(config), *_interpreters_own_site_packages(config),
+                   *_projects_own_packages(config.site_packages)]:
+        args += ["--tmpfs", hidden, "--remount-ro", hidden]
     if app:
         args += ["--ro-bind", app, APP_DIR]
     for relative in () if app else JAIL_FILES:
@@ -157,12 +164,70 @@ def _naming_host_paths(site_packages: tuple[str, ...]) -> list[str]:
     return found
 
 
+@cache
+def _projects_own_packages(site_packages: tuple[str, ...]) -> list[str]:
+    """The project's own packages in a bound site-packages, where it was installed whole (`pip install .`, a
+    wheel) rather than editable: the bank's reference solutions, hidden checks and `verify` code, all 15 YAML
+    files of it, were readable there. The worker runs its few files from APP_DIR, so each is covered by an
+    empty directory. Found from the distribution's RECORD, which lists every file it installed."""
+    found = []
+    for i, directory in enumerate(site_packages):
+        with contextlib.suppress(OSError):
+            for info in os.listdir(directory):
+                if not (info.startswith(f"{DISTRIBUTION}-") and info.endswith(".dist-info")):
+                    continue
+                with open(f"{directory}/{info}/RECORD", encoding="utf-8") as record:
+                    tops = {line.split(",", 1)[0].split("/", 1)[0] for line in record if "/" in line.split(",", 1)[0]}
+                found += [f"{JAIL_SITE}/{i}/{top}" for top in sorted(tops - {info, ".."})
+                          if os.path.isdir(f"{directory}/{top}") and not os.path.islink(f"{directory}/{top}")]
+    return found
+
+
+def _prefix_beyond_python(config: SandboxConfig) -> list[str]:
+    """The prefix's directories the interpreter does not run from (it needs its executable, the standard
+    library and libpython, all under bin/ and lib/): a system Python's prefix is /usr, which bound
+    /usr/local whole (local configuration such as an npmrc, whatever was pip-installed system-wide) and /usr/src
+    into the jail; a Docker image's is /usr/local, with its etc/. Each is covered by an empty directory."""
+    kept = {"bin", "lib", "lib64", os.path.relpath(config.python, config.prefix).split(os.sep, 1)[0]}
+    found = []
+    with contextlib.suppress(OSError):
+        for name in sorted(os.listdir(config.prefix)):
+            path = os.path.join(config.prefix, name)
+            if name not in kept and os.path.isdir(path) and not os.path.islink(path):
+                found.append(f"{JAIL_PYTHON}/{name}")
+    return found
+
+
+def _interpreters_own_site_packages(config: SandboxConfig) -> list[str]:
+    """The base interpreter's own site-packages when it is not one the jail uses (a virtualenv's base under
+    pyenv holds whatever was installed there: 224 entries here, IPython among them): covered by an empty
+    directory, so a submission cannot put it on sys.path and import what the worker never offered."""
+    found = []
+    for key in ("purelib", "platlib"):
+        path = os.path.realpath(sysconfig.get_path(key, vars={"base": config.prefix, "platbase": config.prefix}))
+        relative = os.path.relpath(path, config.prefix)
+        if path not in config.site_packages and not relative.startswith("..") and os.path.isdir(path):
+            found.append(f"{JAIL_PYTHON}/{relative}")
+    return list(dict.fromkeys(found))
+
+
 def worker_command(config: SandboxConfig, side_fd: int) -> list[str]:
     """argv that starts a worker in the jail; start it with an empty environment."""
     bwrap = _tool("bwrap")
     inner = [config.jail_python(), "-I", "-B", f"{APP_DIR}/evaluators/code/worker.py", str(side_fd), "jail",
              APP_DIR, *config.targets()[1:]]
-    if os.geteuid() != 0:
+    if os.geteuid() == 0:
+        # Drop to nobody on the host last, after the mounts that need root; bwrap then maps nobody to itself.
+        wrapper = [_tool("unshare"), "--mount"]
+        owner, become = SANDBOX_UID, [_tool("setpriv"), f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}",
+                                      "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", bwrap]
+    elif userns_mounts():
+        # An ordinary user makes the same mounts in a user namespace of its own, where it is root over its
+        # own files only; bwrap's nested namespace then runs the jail as 65534, which is that root, so the
+        # runner's uid on the host, holding no capability.
+        wrapper = [_tool("unshare"), "--user", "--map-root-user", "--mount"]
+        owner, become = 0, [bwrap, "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--cap-drop", "ALL"]
+    else:
         return [bwrap, *_bwrap_args(config, config.sources()), *inner]
     stage = _stage_dir([*config.sources(), str(PROJECT_ROOT)])
     script = [f"mount -t tmpfs -o size=1m,mode=0755 jail-stage {stage}", f"mkdir {stage}/empty"]
@@ -170,7 +235,7 @@ def worker_command(config: SandboxConfig, side_fd: int) -> list[str]:
     for i, source in enumerate(config.sources()):
         # Bound in through a read-only overlay: the jail's /proc/self/mountinfo names a bind mount's source
         # directory (/root/.pyenv/..., the clone's path), an overlay only its layers here in the stage. A kernel
-        # without overlayfs gets the bind mount itself.
+        # without overlayfs (or, in a user namespace, before Linux 5.11) gets the bind mount itself.
         below, tree = f"{stage}/below{i}", f"{stage}/{i}"
         script.append(f"mkdir {below} {tree} && mount --bind {shlex.quote(source)} {below} && "
                       f"{{ mount -t overlay -o lowerdir={below}:{stage}/empty jail-tree {tree} 2>/dev/null || "
@@ -181,12 +246,28 @@ def worker_command(config: SandboxConfig, side_fd: int) -> list[str]:
     # bwrap has no option for a tmpfs's inode count, so the jail's /tmp is mounted here and bound in.
     tmp = f"{stage}/tmp"
     script.append(f"mkdir {tmp} && mount -t tmpfs -o size={config.tmp_bytes},nr_inodes={config.tmp_inodes},"
-                  f"mode=0700,uid={SANDBOX_UID},gid={SANDBOX_UID} jail-tmp {tmp}")
-    drop = [_tool("setpriv"), f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups",
-            "--inh-caps=-all", "--bounding-set=-all"]
-    script.append("exec " + shlex.join([*drop, bwrap, *_bwrap_args(config, trees, app, tmp), *inner]))
-    return [_tool("unshare"), "--mount", "--propagation", "private", "--", _tool("sh"), "-ec",
-            " && ".join(script)]
+                  f"mode=0700,uid={owner},gid={owner} jail-tmp {tmp}")
+    script.append("exec " + shlex.join([*become, *_bwrap_args(config, trees, app, tmp), *inner]))
+    return [*wrapper, "--propagation", "private", "--", _tool("sh"), "-ec", " && ".join(script)]
+
+
+@cache
+def userns_mounts() -> bool:
+    """Whether this user can mount tmpfs in a user namespace of its own (not where unprivileged user
+    namespaces are off, nor where a security module withholds their capabilities, as Ubuntu 24.04's
+    AppArmor default does for programs without a profile). Without it the jail's /tmp is capped in size
+    only and its mount table names the host paths it binds."""
+    try:
+        probe = subprocess.run(
+            [_tool("unshare"), "--user", "--map-root-user", "--mount", "--", _tool("mount"), "-t", "tmpfs",
+             "-o", "size=4k,nr_inodes=4", "jail-probe", "/"], env={}, capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError, SandboxUnavailable):
+        return False
+    if probe.returncode != 0:
+        print("code runner: WARNING: jails are made without the mounts of a user namespace "
+              f"({probe.stderr.decode(errors='replace').strip()[-200:] or 'unshare failed'}): the jail's /tmp "
+              "is capped in size only and its mount table names host paths", file=sys.stderr)
+    return probe.returncode == 0
 
 
 def _stage_dir(sources: list[str]) -> str:

@@ -96,8 +96,8 @@ class Worker:
         self._ready = False
         if not self.await_ready(STARTUP_TIMEOUT_S):
             raise SandboxUnavailable(self._startup_failure())
-        if self.cgroup is not None:
-            self.cgroup.joined(self.proc.pid)  # warns if not; removed with the worker either way
+        # Whether the jail's processes are bounded together; if not, a submission is kept to one process.
+        self.bounded = self.cgroup is not None and self.cgroup.joined(self.proc.pid)  # warns if not
 
     def await_ready(self, timeout: float = 10.0) -> bool:
         """Wait for the worker's `ready` (sent at start and after each job's clean-up). False, and
@@ -171,6 +171,8 @@ class Worker:
     def run(self, meta: dict[str, Any], blobs: list[bytes], timeout: float, keep: int,
             limit: int) -> RawOutcome:
         outcome, start = RawOutcome(), time.monotonic()
+        if not self.bounded:
+            meta = {**meta, "limits": {**meta.get("limits", {}), "one_process": 1}}
         oom_kills = self.cgroup.oom_kills() if self.cgroup else 0
         self.jobs += 1
         self._ready = False  # until the worker says so after this job's clean-up
