@@ -389,6 +389,44 @@ def test_kill_9_mid_session_then_resume_loses_nothing(tmp_path: Path, bank):
     assert len(repo.turns(session_id)) == 2
 
 
+# The same child, killed while the first question of its session is worded (an LLM's wording can take a minute;
+# a closed terminal or a restarted server ends the process there).
+KILLED_AT_FIRST_WORDING = CRASHING_CHILD.split("session, prompt =")[0] + """
+from app.interview.phrasing import Phraser
+Phraser.question = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
+engine.start(user_id=user, config=SessionConfig(num_questions=3, seed=9))
+"""
+
+
+class BrokenWording(Phraser):
+    def question(self, question, *, number, total):
+        raise RuntimeError("the wording step broke")
+
+
+def test_a_start_that_fails_before_its_first_question_is_asked_leaves_no_session(
+    repo, user, ingested_store, bank, scorer
+):
+    """The session row was stored before its first question was chosen and worded: a start failing there left an
+    active session with no prompt in the user's history, which every action refused as "completed"."""
+    engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                             scorer=AnswerScorer(evaluator=scorer), phraser=BrokenWording())
+    with pytest.raises(RuntimeError, match="wording step broke"):
+        engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=["autograd"]))
+    assert repo.list_sessions(user) == [] and repo.questions_asked(user) == 0
+
+
+@pytest.mark.slow
+def test_a_start_killed_before_its_first_question_is_asked_leaves_no_session(tmp_path: Path):
+    url = f"sqlite:///{tmp_path / 'crash.db'}"
+    script = KILLED_AT_FIRST_WORDING.format(repo=str(REPO), url=url, chroma=str(tmp_path / "chroma"))
+    env = {**os.environ, "INTERVIEWER_DATA_DIR": str(tmp_path)}
+    child = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                           env=env, timeout=120)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    repo = open_repository(url)
+    assert repo.list_sessions(repo.get_or_create_user("carol").id) == []
+
+
 @pytest.mark.parametrize(
     ("name", "answer"),
     [
@@ -959,11 +997,11 @@ def test_a_start_raced_by_more_sessions_than_any_fixed_number_of_tries_still_get
         def __getattr__(self, name):
             return getattr(repo, name)
 
-        def add_turn(self, *args, **kwargs):
+        def open_session(self, *args, **kwargs):  # a start's first question is stored with its session
             if kwargs.get("user_asked") is not None and self.races:
                 self.races -= 1
                 theirs.append(other.start(user_id=user, config=config)[1].question_id)
-            return repo.add_turn(*args, **kwargs)
+            return repo.open_session(*args, **kwargs)
 
     raced = RacedRepo()
     _, prompt = engine_on(raced).start(user_id=user, config=config)

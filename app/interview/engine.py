@@ -9,6 +9,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from app.errors import ConflictError, NotFoundError, UserFacingError
@@ -28,6 +29,7 @@ from app.interview.selection import (
 )
 from app.interview.turns import SessionTurns
 from app.llm_breaker import llm_step
+from app.store.models import new_session_id
 from evaluators.code.forbidden import contract_with_refusals
 from evaluators.text import is_non_answer
 from knowledge.schema import Question
@@ -89,11 +91,11 @@ class InterviewEngine:
         size, notes = session_size(pool, history, config.num_questions)
         self._note(state, *notes)
         config = config.model_copy(update={"num_questions": size})
-        session = self._repo.create_session(
-            user_id, config=config.model_dump(mode="json"), state=state.model_dump(mode="json")
-        )
-        prompt = self._ask_next(session.id, user_id, config, state)
-        return self._repo.get_session(session.id, user_id), prompt
+        # Named now, stored only with its first question (the choice is seeded by the name): a start that fails or
+        # is killed before that question is asked, while an LLM words it say, leaves no session behind.
+        session_id = new_session_id()
+        prompt = self._ask_next(session_id, user_id, config, state, opening=True)
+        return self._repo.get_session(session_id, user_id), prompt
 
     def current_prompt(self, *, session_id: str, user_id: int) -> Prompt | None:
         with self._one_at_a_time(session_id):
@@ -270,24 +272,30 @@ class InterviewEngine:
             return self._outcome(config, scored, self._prompt_for(turn, config, state))
         return self._move_on(session_id, user_id, config, state, scored)
 
-    def _ask_next(self, session_id: str, user_id: int, config: SessionConfig, state: SessionState) -> Prompt | None:
+    def _ask_next(
+        self, session_id: str, user_id: int, config: SessionConfig, state: SessionState, *, opening: bool = False
+    ) -> Prompt | None:
         """Choose and ask the next question. One user's sessions must not both take one unseen question: in this
         process they choose one at a time; across processes the store records a question only if the user was
         asked none since the choice read their history, and otherwise it is chosen again (`choice.until_recorded`).
         The store's lock is held for that check and the insert alone, not while an LLM words the question."""
         with self._user_locks[user_id % LOCK_STRIPES]:  # each try on a copy: one not recorded leaves nothing behind
             return until_recorded(
-                lambda asked: self._choose_and_ask(session_id, user_id, config, state.model_copy(deep=True), asked),
+                lambda asked: self._choose_and_ask(session_id, user_id, config, state.model_copy(deep=True), asked,
+                                                   opening=opening),
                 lambda: self._repo.questions_asked(user_id),  # read before the history the choice is made from
             )
 
     def _choose_and_ask(
-        self, session_id: str, user_id: int, config: SessionConfig, state: SessionState, asked: int
+        self, session_id: str, user_id: int, config: SessionConfig, state: SessionState, asked: int, *,
+        opening: bool = False,
     ) -> Prompt | None:
         hit, history = None, self._history(user_id, besides=session_id)
         if state.question_number < config.num_questions:
             rng = random.Random(f"{config.seed if config.seed is not None else session_id}:{state.question_number}")
             hit = self._selector.choose(config=config, state=state, history=history, rng=rng, known=self._bank)
+        if hit is None and opening:  # nothing stored yet: there is no session to complete
+            raise ConflictError("no question in these topics can be asked now; widen the selection and start again")
         if hit is None:
             state.current_turn_id = state.current_question_id = None
             self._repo.save_state(session_id, state=state.model_dump(mode="json"), status="completed")
@@ -303,21 +311,25 @@ class InterviewEngine:
         state.asked_topics.append(question.topic.value)
         state.current_question_id = question.id
         state.follow_ups_asked, state.probed_points, state.answers_so_far, state.raw_so_far = 0, [], [], None
-        turn = self._add_turn(session_id, state, question, PromptKind.QUESTION, phrased.text, None, user_asked=asked)
+        opens = {"user_id": user_id, "config": config.model_dump(mode="json")} if opening else None
+        turn = self._add_turn(session_id, state, question, PromptKind.QUESTION, phrased.text, None, user_asked=asked,
+                              opens=opens)
         return self._prompt_for(turn, config, state)
 
     def _add_turn(
         self, session_id: str, state: SessionState, question: Question, kind: PromptKind, text: str,
-        target_point: str | None, *, user_asked: int | None = None,
+        target_point: str | None, *, user_asked: int | None = None, opens: dict[str, Any] | None = None,
     ) -> Any:
         """The new turn and the state that leads to it (naming it as current) commit together. The turn
-        goes right after the one just answered, or nowhere (another process moved the session on)."""
+        goes right after the one just answered, or nowhere (another process moved the session on). `opens`
+        (the user and config): the first turn, stored with the session itself."""
         follows = state.current_turn_id
         position = 0 if follows is None else self._repo.turn(session_id, follows).position + 1
-        turn = self._repo.add_turn(
-            session_id, question_id=question.id, topic=question.topic.value, difficulty=question.difficulty,
-            kind=kind.value, prompt=text, target_point=target_point, state=state.model_dump(mode="json"),
-            position=position, user_asked=user_asked,
+        store = self._repo.add_turn if opens is None else partial(self._repo.open_session, **opens)
+        turn = store(
+            session_id=session_id, question_id=question.id, topic=question.topic.value,
+            difficulty=question.difficulty, kind=kind.value, prompt=text, target_point=target_point,
+            state=state.model_dump(mode="json"), position=position, user_asked=user_asked,
             bank_entry=question.model_dump(mode="json") if kind is PromptKind.QUESTION else None,  # judged by this copy
         )
         state.current_turn_id = turn.id
