@@ -62,6 +62,12 @@ class SessionState(BaseModel):
     def model_post_init(self, context: Any, /) -> None:
         self._told = len(self.notes)
 
+    def note(self, *notes: str | None) -> None:
+        """Keep what the candidate is to be told, each once a session (a repeat would be told again otherwise)."""
+        for note in notes:
+            if note and note not in self.notes:
+                self.notes.append(note)
+
     @property
     def new_notes(self) -> list[str]:
         """The notes this step added: they go out with the prompt it asks, so the candidate reads them then."""
