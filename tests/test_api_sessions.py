@@ -273,7 +273,14 @@ def test_the_session_notes_come_with_the_question_they_arise_on_and_with_the_ses
     said = f"Only {size} question(s) in these topics are in the bank, so the interview has {size} rather than 5."
     assert said in created["notes"] and created["prompt"]["notes"] == created["notes"]
     detail = alice.get(f"/v1/sessions/{created['id']}").json()
-    assert detail["notes"] == created["notes"] and detail["prompt"]["notes"] == []  # fetched again: told already
+    assert detail["notes"] == created["notes"]
+    # Fetched again (a reload of the app) the prompt still says it, and the transcript keeps it with its turn: a
+    # reload showed the question on screen without the note that explained it ("told already").
+    assert detail["prompt"]["notes"] == created["notes"] and detail["transcript"][0]["notes"] == created["notes"]
+    moved = alice.post(f"/v1/sessions/{created['id']}/answers", json={"text": "I am not sure."}).json()
+    detail = alice.get(f"/v1/sessions/{created['id']}").json()
+    assert detail["transcript"][0]["notes"] == created["notes"]
+    assert detail["prompt"]["notes"] == moved["prompt"]["notes"] and not set(moved["prompt"]["notes"]) & set(said)
 
 
 def test_a_start_that_fails_before_its_first_question_is_asked_leaves_no_session(api, alice, bank, scorer):

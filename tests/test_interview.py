@@ -15,7 +15,7 @@ import pytest
 from app.errors import ConflictError, UserFacingError
 from app.interview.engine import InterviewEngine
 from app.interview.models import Mode, PromptKind, SessionConfig
-from app.interview.phrasing import Phraser
+from app.interview.phrasing import Phrased, Phraser
 from app.interview.scoring import AnswerScorer
 from app.interview.selection import QuestionSelector
 from app.store import open_repository
@@ -413,6 +413,36 @@ def test_a_start_that_fails_before_its_first_question_is_asked_leaves_no_session
     with pytest.raises(RuntimeError, match="wording step broke"):
         engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=["autograd"]))
     assert repo.list_sessions(user) == [] and repo.questions_asked(user) == 0
+
+
+class NotedWording(Phraser):
+    def question(self, question, *, number, total):
+        return Phrased(super().question(question, number=number, total=total).text, note=f"note on question {number}")
+
+
+def test_a_prompt_shown_again_or_asked_by_a_resumed_step_keeps_its_notes(repo, user, ingested_store, bank, scorer):
+    """A prompt's notes were only the ones its own step added since the state was loaded: fetched again they were
+    gone, and a step a crash cut short, finished by the next request, asked its question without them."""
+    def engine(store_repo, resume_after_s=60.0):
+        return InterviewEngine(repo=store_repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                               scorer=AnswerScorer(evaluator=scorer), phraser=NotedWording(),
+                               resume_after_s=resume_after_s)
+
+    class CrashBeforeNextTurn:
+        def __getattr__(self, name):
+            return getattr(repo, name)
+
+        def add_turn(self, *args, **kwargs):
+            raise KeyboardInterrupt  # the process dies once the answer is committed
+
+    session, prompt = engine(repo).start(user_id=user, config=SessionConfig(num_questions=2, topics=["tensors"]))
+    assert prompt.notes == ["note on question 1"]
+    again = engine(repo).current_prompt(session_id=session.id, user_id=user)
+    assert again is not None and again.notes == ["note on question 1"]
+    with pytest.raises(KeyboardInterrupt):
+        engine(CrashBeforeNextTurn()).skip(session_id=session.id, user_id=user)
+    resumed = engine(repo, resume_after_s=0).current_prompt(session_id=session.id, user_id=user)
+    assert resumed is not None and resumed.number == 2 and resumed.notes == ["note on question 2"]
 
 
 @pytest.mark.slow

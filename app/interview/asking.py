@@ -101,6 +101,8 @@ class Asker:
         (the user and config): the first turn, stored with the session itself."""
         follows = state.current_turn_id
         position = 0 if follows is None else self._turns.turn(session_id, follows).position + 1
+        if state.new_notes:
+            state.turn_notes[position] = state.new_notes
         store = self._turns.add_turn if opens is None else partial(self._turns.open_session, **opens)
         turn = store(
             session_id=session_id, question_id=question.id, topic=question.topic.value,
@@ -112,12 +114,12 @@ class Asker:
         return turn
 
     def prompt_for(self, turn: Any, config: SessionConfig, state: SessionState) -> Prompt:
-        """The prompt a stored turn shows, with the notes this step added (told with it, once)."""
+        """The prompt a stored turn shows, with the notes told with it."""
         question = self.asked(turn.session_id, turn.question_id)
         return Prompt(
             turn=turn.position, kind=PromptKind(turn.kind), question_id=question.id, text=turn.prompt,
             topic=question.topic.value, difficulty=question.difficulty, number=state.question_number,
-            total=config.num_questions, notes=state.new_notes,
+            total=config.num_questions, notes=state.turn_notes.get(turn.position, []),
             code_contract=contract_with_refusals(question.code) if question.code else None,
             starter_code=question.code.starter if question.code else None,
             time_limit_s=config.time_limit_s, asked_at=aware(turn.created_at), hints=list(turn.hints),
