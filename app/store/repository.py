@@ -53,7 +53,8 @@ class Repository(AccountRepository, DraftRepository):
     # Sessions
 
     def create_session(self, user_id: int, *, config: dict[str, Any], state: dict[str, Any]) -> SessionRecord:
-        """A new active interview session for the user."""
+        """A new active interview session for the user, with no turn yet (the engine opens sessions with their
+        first question instead: `open_session`)."""
         with self._writing() as session:
             if session.get(User, user_id) is None:
                 raise NotFoundError(f"no user with id {user_id}")
