@@ -205,6 +205,13 @@ def main() -> None:
         if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
             exc.show()  # type: ignore[attr-defined]
             sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+        from sqlalchemy.exc import OperationalError
+
+        if isinstance(exc, OperationalError):  # locked by another writer past its busy timeout, or its server gone
+            reason = " ".join(str(exc.orig or exc).split())[:200]
+            err.print(f"error: the database cannot be used right now ({reason}); try again shortly", style="red",
+                      highlight=False)
+            sys.exit(1)
         raise
 
 

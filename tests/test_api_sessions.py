@@ -273,4 +273,33 @@ def test_the_session_notes_come_with_the_question_they_arise_on_and_with_the_ses
     said = f"Only {size} question(s) in these topics are in the bank, so the interview has {size} rather than 5."
     assert said in created["notes"] and created["prompt"]["notes"] == created["notes"]
     detail = alice.get(f"/v1/sessions/{created['id']}").json()
-    assert detail["notes"] == created["notes"] and detail["prompt"]["notes"] == []  # fetched again: told already
+    assert detail["notes"] == created["notes"]
+    # Fetched again (a reload of the app) the prompt still says it, and the transcript keeps it with its turn: a
+    # reload showed the question on screen without the note that explained it ("told already").
+    assert detail["prompt"]["notes"] == created["notes"] and detail["transcript"][0]["notes"] == created["notes"]
+    moved = alice.post(f"/v1/sessions/{created['id']}/answers", json={"text": "I am not sure."}).json()
+    detail = alice.get(f"/v1/sessions/{created['id']}").json()
+    assert detail["transcript"][0]["notes"] == created["notes"]
+    assert detail["prompt"]["notes"] == moved["prompt"]["notes"] and not set(moved["prompt"]["notes"]) & set(said)
+
+
+def test_a_start_that_fails_before_its_first_question_is_asked_leaves_no_session(api, alice, bank, scorer):
+    """The session was stored before its first question was chosen and worded: a start failing there answered an
+    error and left an active session with no prompt in the caller's history, one no action could ever answer."""
+    from app.api import deps
+    from app.interview.engine import InterviewEngine
+    from app.interview.phrasing import Phraser
+    from app.interview.scoring import AnswerScorer
+    from app.interview.selection import QuestionSelector
+
+    class BrokenWording(Phraser):
+        def question(self, question, *, number, total):
+            raise RuntimeError("the wording step broke")
+
+    store = api.app.dependency_overrides[deps.get_store]()
+    api.app.dependency_overrides[deps.get_engine] = lambda: InterviewEngine(
+        repo=api.repo, selector=QuestionSelector(store), bank={q.id: q for q in bank},
+        scorer=AnswerScorer(evaluator=scorer), phraser=BrokenWording())
+    client = type(alice)(api.app, raise_server_exceptions=False, headers=dict(alice.headers))
+    assert_problem(client.post("/v1/sessions", json=CONFIG), 500)
+    assert client.get("/v1/sessions").json() == []

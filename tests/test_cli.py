@@ -323,6 +323,41 @@ def test_terminal_interview_reads_answers_from_stdin(cli_env):
     assert "unknown command :x[/x]" in out.stdout and "code file not found: /nonexistent/answer.py" in out.stdout
 
 
+@pytest.mark.slow
+def test_a_terminal_interview_whose_start_finds_the_database_locked_says_so_in_a_line_and_leaves_nothing(
+    cli_env, tmp_path
+):
+    """Another writer holds the database while the first question is worded (by an LLM): the session's insert
+    waits out the busy timeout. That printed a traceback and left an active session with no question."""
+    import sqlite3
+    import threading
+    import time
+
+    from tests.fake_openai import FakeOpenAI, echo
+
+    database = tmp_path / "locked.db"
+    holder = sqlite3.connect(database, isolation_level=None, check_same_thread=False, timeout=30)
+
+    release = threading.Thread(target=lambda: (time.sleep(20), holder.execute("ROLLBACK")), daemon=True)
+
+    def lock_then_reword(message: str) -> str:
+        holder.execute("BEGIN IMMEDIATE")  # held past the CLI's busy timeout (15 s), then let go
+        release.start()
+        return message.rpartition("Line:\n")[2]
+
+    with FakeOpenAI(models=["m"]) as llm:
+        llm.script([echo(lock_then_reword)] + ["unused"] * 4)
+        env = {**cli_env, "INTERVIEWER_DATABASE_URL": f"sqlite:///{database}", "INTERVIEWER_LLM_BASE_URL": llm.base_url,
+               "INTERVIEWER_LLM_MODEL": "m"}
+        out = run("interview", "--topics", "autograd", "--questions", "1", env=env, stdin="")
+    release.join()
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert out.stderr.strip().splitlines()[-1].startswith(
+        "error: the database cannot be used right now (database is locked); try again shortly"), out.stderr
+    with sqlite3.connect(database) as db:
+        assert db.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
+
+
 def test_terminal_interview_shows_the_model_answer_keeps_an_interview_report_and_reads_any_bytes(cli_env):
     practice = run("interview", "--topics", "deployment", "--questions", "1", "--seed", "1", env=cli_env,
                    stdin=":idk\n")

@@ -15,7 +15,7 @@ import pytest
 from app.errors import ConflictError, UserFacingError
 from app.interview.engine import InterviewEngine
 from app.interview.models import Mode, PromptKind, SessionConfig
-from app.interview.phrasing import Phraser
+from app.interview.phrasing import Phrased, Phraser
 from app.interview.scoring import AnswerScorer
 from app.interview.selection import QuestionSelector
 from app.store import open_repository
@@ -389,6 +389,74 @@ def test_kill_9_mid_session_then_resume_loses_nothing(tmp_path: Path, bank):
     assert len(repo.turns(session_id)) == 2
 
 
+# The same child, killed while the first question of its session is worded (an LLM's wording can take a minute;
+# a closed terminal or a restarted server ends the process there).
+KILLED_AT_FIRST_WORDING = CRASHING_CHILD.split("session, prompt =")[0] + """
+from app.interview.phrasing import Phraser
+Phraser.question = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
+engine.start(user_id=user, config=SessionConfig(num_questions=3, seed=9))
+"""
+
+
+class BrokenWording(Phraser):
+    def question(self, question, *, number, total):
+        raise RuntimeError("the wording step broke")
+
+
+def test_a_start_that_fails_before_its_first_question_is_asked_leaves_no_session(
+    repo, user, ingested_store, bank, scorer
+):
+    """The session row was stored before its first question was chosen and worded: a start failing there left an
+    active session with no prompt in the user's history, which every action refused as "completed"."""
+    engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                             scorer=AnswerScorer(evaluator=scorer), phraser=BrokenWording())
+    with pytest.raises(RuntimeError, match="wording step broke"):
+        engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=["autograd"]))
+    assert repo.list_sessions(user) == [] and repo.questions_asked(user) == 0
+
+
+class NotedWording(Phraser):
+    def question(self, question, *, number, total):
+        return Phrased(super().question(question, number=number, total=total).text, note=f"note on question {number}")
+
+
+def test_a_prompt_shown_again_or_asked_by_a_resumed_step_keeps_its_notes(repo, user, ingested_store, bank, scorer):
+    """A prompt's notes were only the ones its own step added since the state was loaded: fetched again they were
+    gone, and a step a crash cut short, finished by the next request, asked its question without them."""
+    def engine(store_repo, resume_after_s=60.0):
+        return InterviewEngine(repo=store_repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                               scorer=AnswerScorer(evaluator=scorer), phraser=NotedWording(),
+                               resume_after_s=resume_after_s)
+
+    class CrashBeforeNextTurn:
+        def __getattr__(self, name):
+            return getattr(repo, name)
+
+        def add_turn(self, *args, **kwargs):
+            raise KeyboardInterrupt  # the process dies once the answer is committed
+
+    session, prompt = engine(repo).start(user_id=user, config=SessionConfig(num_questions=2, topics=["tensors"]))
+    assert prompt.notes == ["note on question 1"]
+    again = engine(repo).current_prompt(session_id=session.id, user_id=user)
+    assert again is not None and again.notes == ["note on question 1"]
+    with pytest.raises(KeyboardInterrupt):
+        engine(CrashBeforeNextTurn()).skip(session_id=session.id, user_id=user)
+    resumed = engine(repo, resume_after_s=0).current_prompt(session_id=session.id, user_id=user)
+    assert resumed is not None and resumed.number == 2 and resumed.notes == ["note on question 2"]
+
+
+@pytest.mark.slow
+def test_a_start_killed_before_its_first_question_is_asked_leaves_no_session(tmp_path: Path):
+    url = f"sqlite:///{tmp_path / 'crash.db'}"
+    script = KILLED_AT_FIRST_WORDING.format(repo=str(REPO), url=url, chroma=str(tmp_path / "chroma"))
+    env = {**os.environ, "INTERVIEWER_DATA_DIR": str(tmp_path)}
+    child = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                           env=env, timeout=120)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    repo = open_repository(url)
+    assert repo.list_sessions(repo.get_or_create_user("carol").id) == []
+
+
 @pytest.mark.parametrize(
     ("name", "answer"),
     [
@@ -574,7 +642,7 @@ def test_a_hint_on_a_follow_up_names_its_point_once(engine, user):
 
 
 def test_a_late_follow_up_halves_only_what_it_adds(repo, ingested_store, bank, scorer, monkeypatch):
-    import app.interview.engine as engine_module
+    import app.interview.feedback as feedback_module
 
     def follow_up_score(late: bool) -> tuple[float, float]:
         engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
@@ -582,11 +650,11 @@ def test_a_late_follow_up_halves_only_what_it_adds(repo, ingested_store, bank, s
         user = repo.get_or_create_user(f"late-{late}").id
         config = SessionConfig(num_questions=1, topics=["training-loop"], seed=1, time_limit_s=30)
         session, prompt = engine.start(user_id=user, config=config)
-        monkeypatch.setattr(engine_module, "_elapsed_s", lambda _: 1.0)
+        monkeypatch.setattr(feedback_module, "elapsed_s", lambda _: 1.0)
         first = engine.answer(session_id=session.id, user_id=user, code=None,
                               text="It resets the gradients before the next backward pass.")
         assert first.prompt.kind is PromptKind.FOLLOW_UP
-        monkeypatch.setattr(engine_module, "_elapsed_s", lambda _: 1000.0 if late else 1.0)
+        monkeypatch.setattr(feedback_module, "elapsed_s", lambda _: 1000.0 if late else 1.0)
         reference = by_id(bank)[prompt.question_id].reference_answer
         engine.answer(session_id=session.id, user_id=user, text=reference, code=None)
         scores = repo.get_session(session.id, user).state["question_scores"]
@@ -689,19 +757,19 @@ def test_a_hint_on_a_follow_up_costs_its_points_when_the_follow_up_is_given_up(e
 def test_a_late_follow_up_charges_a_hint_taken_before_the_first_answer_once(
     repo, ingested_store, bank, scorer, monkeypatch
 ):
-    import app.interview.engine as engine_module
+    import app.interview.feedback as feedback_module
 
     engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
                              scorer=AnswerScorer(evaluator=scorer))
     user = repo.get_or_create_user("hinted").id
     config = SessionConfig(num_questions=1, topics=["training-loop"], seed=1, time_limit_s=30)
     session, prompt = engine.start(user_id=user, config=config)
-    monkeypatch.setattr(engine_module, "_elapsed_s", lambda _: 1.0)
+    monkeypatch.setattr(feedback_module, "elapsed_s", lambda _: 1.0)
     engine.hint(session_id=session.id, user_id=user)
     text = "It resets the gradients before the next backward pass."
     first = engine.answer(session_id=session.id, user_id=user, code=None, text=text)
     assert first.prompt.kind is PromptKind.FOLLOW_UP and first.evaluation["penalties"]
-    monkeypatch.setattr(engine_module, "_elapsed_s", lambda _: 1000.0)
+    monkeypatch.setattr(feedback_module, "elapsed_s", lambda _: 1000.0)
     engine.answer(session_id=session.id, user_id=user, text=text, code=None)  # adds nothing, and is late
     late = repo.get_session(session.id, user).state["question_scores"][prompt.question_id]
     assert late == pytest.approx(first.evaluation["score"], abs=0.11)  # not the hint charged a second time
@@ -729,18 +797,18 @@ def test_the_code_run_is_counted_only_for_code_on_the_current_code_prompt(engine
 def test_a_late_answer_stays_halved_when_a_follow_up_on_time_adds_nothing(
     repo, ingested_store, bank, scorer, monkeypatch
 ):
-    import app.interview.engine as engine_module
+    import app.interview.feedback as feedback_module
 
     engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
                              scorer=AnswerScorer(evaluator=scorer))
     user = repo.get_or_create_user("slow").id
     session, prompt = engine.start(user_id=user, config=SessionConfig(
         num_questions=1, topics=["training-loop"], seed=1, time_limit_s=30))
-    monkeypatch.setattr(engine_module, "_elapsed_s", lambda _: 1000.0)
+    monkeypatch.setattr(feedback_module, "elapsed_s", lambda _: 1000.0)
     first = engine.answer(session_id=session.id, user_id=user, code=None,
                           text="It resets the gradients before the next backward pass.")
     assert first.prompt.kind is PromptKind.FOLLOW_UP and first.evaluation["score"] > 0
-    monkeypatch.setattr(engine_module, "_elapsed_s", lambda _: 1.0)
+    monkeypatch.setattr(feedback_module, "elapsed_s", lambda _: 1.0)
     quick = engine.answer(session_id=session.id, user_id=user, text="That is all I can say about it.", code=None)
     assert quick.evaluation["score"] == pytest.approx(first.evaluation["score"], abs=0.11)  # not back to whole
     assert "answered after the 30s limit: score halved" in quick.evaluation["penalties"]
@@ -959,11 +1027,11 @@ def test_a_start_raced_by_more_sessions_than_any_fixed_number_of_tries_still_get
         def __getattr__(self, name):
             return getattr(repo, name)
 
-        def add_turn(self, *args, **kwargs):
+        def open_session(self, *args, **kwargs):  # a start's first question is stored with its session
             if kwargs.get("user_asked") is not None and self.races:
                 self.races -= 1
                 theirs.append(other.start(user_id=user, config=config)[1].question_id)
-            return repo.add_turn(*args, **kwargs)
+            return repo.open_session(*args, **kwargs)
 
     raced = RacedRepo()
     _, prompt = engine_on(raced).start(user_id=user, config=config)

@@ -84,7 +84,7 @@ def _count(engine: Engine, model: type[Base]) -> int:
 
 def test_migrations_build_the_schema_the_models_describe(db_url: str, engine: Engine) -> None:
     head = ScriptDirectory.from_config(alembic_config(db_url)).get_current_head()
-    assert current_revision(engine) == head == "0004"
+    assert current_revision(engine) == head == "0005"
     migrate(db_url)  # a second process starting up finds nothing to do
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
@@ -109,6 +109,36 @@ def test_a_downgrade_and_upgrade_keep_every_answer_and_its_evaluation(db_url: st
             with conn.begin():
                 step(alembic_config(db_url, conn), target)
         assert (_count(engine, Turn), _count(engine, Evaluation), _count(engine, CodeResult)) == (2, 1, 1), target
+
+
+def test_the_upgrade_removes_sessions_a_failed_start_left_without_a_question(blank_url: str) -> None:
+    """A start stored its session before its first question: one that failed there left an active session with no
+    turn in the user's history. 0005 removes those, but not one an older process may still be starting."""
+    from datetime import timedelta
+
+    from alembic import command
+
+    from app.store.db import WRITE_TRANSACTION
+
+    def upgrade_to(target: str) -> None:
+        with engine.connect() as conn:
+            conn = conn.execution_options(**{WRITE_TRANSACTION: True})
+            with conn.begin():
+                command.upgrade(alembic_config(blank_url, conn), target)
+
+    engine = make_engine(blank_url)
+    upgrade_to("0004")
+    repo = Repository(session_factory(engine))
+    user_id, asked, _ = _session_with_turn(repo)
+    left, starting, ended = (repo.create_session(user_id, config={}, state={}).id for _ in range(3))
+    repo.save_state(ended, state={}, status="completed")
+    with repo._writing() as db:
+        db.execute(update(InterviewSession).where(InterviewSession.id != starting)
+                   .values(created_at=datetime.now(UTC) - timedelta(hours=2)))
+    upgrade_to("head")
+    assert sorted(s.id for s in repo.list_sessions(user_id)) == sorted([asked, starting, ended])
+    assert len(repo.turns(asked)) == 1 and left not in {s.id for s in repo.list_sessions(user_id)}
+    engine.dispose()
 
 
 def test_two_key_rotations_at_once_leave_one_key_live(repo: Repository) -> None:
@@ -139,7 +169,7 @@ def test_processes_starting_together_migrate_once(blank_url: str) -> None:
     failures = [p.communicate(timeout=60)[1] for p in procs if p.wait(timeout=60) != 0]
     assert failures == []
     engine = make_engine(blank_url)
-    assert current_revision(engine) == "0004"
+    assert current_revision(engine) == "0005"
     engine.dispose()
 
 

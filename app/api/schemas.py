@@ -122,6 +122,8 @@ class TranscriptTurn(BaseModel):
     answered_at: datetime | None = None
     evaluation: EvaluationOut | None = None
     code_result: CodeResultOut | None = None
+    notes: list[str] = Field(default_factory=list, description="What the candidate was told as this prompt was "
+                             "asked (its prompt's `notes`)")
 
 
 class DraftOut(BaseModel):

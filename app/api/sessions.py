@@ -33,7 +33,7 @@ from app.api.schemas import (
     session_summary,
 )
 from app.errors import ConflictError, NotFoundError
-from app.interview.models import Mode, SessionConfig, TurnOutcome
+from app.interview.models import Mode, SessionConfig, SessionState, TurnOutcome
 from app.reports import Report, build_report, render
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=problem_responses(401, 422))
@@ -139,6 +139,7 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
     session = _owned(repo, session_id, user.id)
     hide = session.config.get("mode") == Mode.INTERVIEW.value and session.status != "completed"
     draft = None if prompt is None else repo.draft(session_id, turn=prompt.turn)
+    told = SessionState.model_validate(session.state).turn_notes
     transcript = [
         TranscriptTurn(
             position=t.position,
@@ -156,6 +157,7 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
             answered_at=t.answered_at,
             evaluation=None if hide else evaluation_out(t.evaluation),
             code_result=None if hide else code_result_out(t.code_result),
+            notes=told.get(t.position, []),
         )
         for t in repo.turns(session_id)
     ]

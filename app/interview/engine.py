@@ -3,32 +3,24 @@
 from __future__ import annotations
 
 import dataclasses
-import random
 import threading
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Any
 
 from app.errors import ConflictError, NotFoundError, UserFacingError
-from app.interview.choice import until_recorded
+from app.interview import feedback
+from app.interview.asking import Asker
 from app.interview.followups import choose_follow_up, hint_for
-from app.interview.models import Mode, Prompt, PromptKind, SessionConfig, SessionState, TurnOutcome
-from app.interview.penalties import HINT_COST, charge_answer, charge_give_up
+from app.interview.models import Prompt, PromptKind, SessionConfig, SessionState, TurnOutcome
+from app.interview.penalties import HINT_COST
 from app.interview.phrasing import Phraser
 from app.interview.scoring import AnswerScorer, ScoredAnswer, code_out_of_fence, with_code
-from app.interview.selection import (
-    History,
-    QuestionSelector,
-    level_for,
-    next_difficulty,
-    session_size,
-    why_chosen,
-)
-from app.interview.turns import SessionTurns
+from app.interview.selection import QuestionSelector, next_difficulty, session_size
+from app.interview.turns import SessionTurns, elapsed_s
 from app.llm_breaker import llm_step
-from evaluators.code.forbidden import contract_with_refusals
+from app.store.models import new_session_id
 from evaluators.text import is_non_answer
 from knowledge.schema import Question
 
@@ -61,8 +53,8 @@ class InterviewEngine:
         self._bank = bank
         self._scorer = scorer
         self._phraser = phraser or Phraser()
+        self._asking = Asker(turns=self._repo, selector=selector, bank=bank, phraser=self._phraser)
         self._locks = [threading.Lock() for _ in range(LOCK_STRIPES)]
-        self._user_locks = [threading.Lock() for _ in range(LOCK_STRIPES)]
 
     @contextmanager
     def _one_at_a_time(self, session_id: str) -> Iterator[None]:
@@ -83,17 +75,17 @@ class InterviewEngine:
 
     def _start(self, *, user_id: int, config: SessionConfig) -> tuple[Any, Prompt | None]:
         pool = self._selector.pool(config, self._bank)  # fails before creating anything if nothing matches
-        history = self._history(user_id)
+        history = self._asking.history(user_id)
         start = history.starting_difficulty if config.difficulty == "adaptive" else int(config.difficulty)
         state = SessionState(target_difficulty=start)
         size, notes = session_size(pool, history, config.num_questions)
-        self._note(state, *notes)
+        state.note(*notes)
         config = config.model_copy(update={"num_questions": size})
-        session = self._repo.create_session(
-            user_id, config=config.model_dump(mode="json"), state=state.model_dump(mode="json")
-        )
-        prompt = self._ask_next(session.id, user_id, config, state)
-        return self._repo.get_session(session.id, user_id), prompt
+        # Named now, stored only with its first question (the choice is seeded by the name): a start that fails or
+        # is killed before that question is asked, while an LLM words it say, leaves no session behind.
+        session_id = new_session_id()
+        prompt = self._asking.next_question(session_id, user_id, config, state, opening=True)
+        return self._repo.get_session(session_id, user_id), prompt
 
     def current_prompt(self, *, session_id: str, user_id: int) -> Prompt | None:
         with self._one_at_a_time(session_id):
@@ -104,7 +96,7 @@ class InterviewEngine:
                 session, config, state = self._active(session_id, user_id)  # completes an interrupted step
             except ConflictError:
                 return None
-            return self._prompt_for(self._repo.turn(session_id, state.current_turn_id), config, state)
+            return self._asking.prompt_for(self._repo.turn(session_id, state.current_turn_id), config, state)
 
     # --- candidate actions -------------------------------------------------------------------
     # `turn`, when given, is the prompt's `turn` the candidate acted on: a retried or doubled request whose
@@ -127,7 +119,7 @@ class InterviewEngine:
         before_code_run: Callable[[], None] | None = None,
     ) -> TurnOutcome:
         session, config, state = self._active(session_id, user_id, expected=expected)
-        question = self._asked(session_id, state.current_question_id)
+        question = self._asking.asked(session_id, state.current_question_id)
         turn = self._repo.turn(session_id, state.current_turn_id)
         if not (code or "").strip() and is_non_answer(text or "", question.reference_answer):
             # "I don't know" typed does what the button does: the model answer is shown and the report counts it
@@ -148,9 +140,9 @@ class InterviewEngine:
         )
         if moved:
             scored = dataclasses.replace(scored, message=" ".join(filter(None, [moved, scored.message])))
-        scored = self._apply_penalties(scored, state, config, turn)
-        scored = self._with_related(question, scored)
-        scored = self._spoken(question, scored, state, config)
+        scored = feedback.charged(scored, state=state, config=config, turn=turn, turns=self._repo)
+        scored = feedback.with_related(self._selector, question, scored)
+        scored = feedback.spoken(self._phraser, question, scored, state, config)
         # Read again with the next answer as the rubric read it here (code in a fence, so it reads as code).
         state.answers_so_far.append(with_code(text or "", (code or "").strip() or None).strip())
         state.question_scores[question.id] = scored.score
@@ -177,7 +169,7 @@ class InterviewEngine:
 
     def _hint(self, session_id: str, user_id: int, *, expected: int | None) -> TurnOutcome:
         session, config, state = self._active(session_id, user_id, expected=expected)
-        question = self._asked(session_id, state.current_question_id)
+        question = self._asking.asked(session_id, state.current_question_id)
         turn = self._repo.turn(session_id, state.current_turn_id)
         used = self._repo.hints_on_question(session_id, question.id)
         last = self._repo.last_evaluation(session_id, question.id)
@@ -187,14 +179,15 @@ class InterviewEngine:
             raise ConflictError("no more hints for this question")
         self._repo.add_hint(turn.id, seen=turn.hints_used, text=text)
         message = f"{text} (hints cost {HINT_COST} points each on this question)"
-        prompt = self._prompt_for(self._repo.turn(session_id, turn.id), config, state)  # with this hint among its own
+        with_hint = self._repo.turn(session_id, turn.id)  # the prompt shows this hint among its own
+        prompt = self._asking.prompt_for(with_hint, config, state)
         return TurnOutcome(status="active", prompt=prompt, message=message)
 
     def repeat(self, *, session_id: str, user_id: int, turn: int | None = None) -> TurnOutcome:
         with self._one_at_a_time(session_id):
             session, config, state = self._active(session_id, user_id, expected=turn)
             current = self._repo.turn(session_id, state.current_turn_id)
-            return TurnOutcome(status="active", prompt=self._prompt_for(current, config, state))
+            return TurnOutcome(status="active", prompt=self._asking.prompt_for(current, config, state))
 
     def finish(self, *, session_id: str, user_id: int, turn: int | None = None) -> TurnOutcome:
         """End the session now: what was answered is its report. The prompt on screen is left unanswered and
@@ -203,13 +196,13 @@ class InterviewEngine:
             session, config, state = self._active(session_id, user_id, expected=turn, ending=True)
             current = self._repo.turn(session_id, state.current_turn_id)
             if current.answered:
-                self._note(state, f"Ended early, after question {state.question_number} of {config.num_questions}.")
+                state.note(f"Ended early, after question {state.question_number} of {config.num_questions}.")
             elif current.kind == PromptKind.FOLLOW_UP:
-                self._note(state, f"Ended early, at a follow-up on question {state.question_number} of "
-                                  f"{config.num_questions}, which was not answered.")
+                state.note(f"Ended early, at a follow-up on question {state.question_number} of "
+                           f"{config.num_questions}, which was not answered.")
             else:
-                self._note(state, f"Ended early: question {state.question_number} of {config.num_questions} was "
-                                  "shown but not answered, so it is not scored.")
+                state.note(f"Ended early: question {state.question_number} of {config.num_questions} was "
+                           "shown but not answered, so it is not scored.")
             state.current_turn_id = state.current_question_id = None
             self._repo.save_state(session_id, state=state.model_dump(mode="json"), status="completed")
             return TurnOutcome(status="completed", message="The interview has ended; its report covers what you "
@@ -220,20 +213,13 @@ class InterviewEngine:
         self, session_id: str, user_id: int, *, action: str, text: str | None = None, expected: int | None = None
     ) -> TurnOutcome:
         session, config, state = self._active(session_id, user_id, expected=expected)
-        question = self._asked(session_id, state.current_question_id)
+        question = self._asking.asked(session_id, state.current_question_id)
         turn = self._repo.turn(session_id, state.current_turn_id)
         scored = self._scorer.zero(question, reason=action)
         follow_up = turn.kind == PromptKind.FOLLOW_UP
         earlier = self._repo.last_evaluation_dict(session_id, question.id) if follow_up else None
         if earlier is not None:  # giving up on a follow-up keeps what the earlier answers earned
-            scored = ScoredAnswer(score=float(earlier["score"]), evaluation={
-                **earlier, "follow_up": action,
-                "feedback": f"Follow-up {'skipped' if action == 'skip' else 'not known'}; the score of your "
-                            f"earlier answer stands. {earlier.get('feedback', '')}".strip(),
-            })
-            charged = charge_give_up(scored.score, earlier_notes=earlier.get("penalties", []),
-                                     hints_on_turn=turn.hints_used)
-            scored = scored.penalised(charged.score, charged.notes)
+            scored = feedback.follow_up_given_up(earlier, action=action, hints_on_turn=turn.hints_used)
         state.question_scores[question.id] = scored.score
         self._repo.record_answer(
             turn.id, action=action, answer_text=text, evaluation=scored.evaluation, hints_seen=turn.hints_used,
@@ -249,7 +235,7 @@ class InterviewEngine:
             topic = state.asked_topics[-1]
             state.topic_levels[topic] = next_difficulty(state.topic_levels.get(topic, state.target_difficulty),
                                                         scored.score)
-        return self._outcome(config, scored, self._ask_next(session_id, user_id, config, state))
+        return feedback.outcome(config, scored, self._asking.next_question(session_id, user_id, config, state))
 
     def _after_answer(
         self, session_id: str, user_id: int, config: SessionConfig, state: SessionState,
@@ -262,135 +248,11 @@ class InterviewEngine:
                                          hinted=self._repo.hints_given(session_id, question.id))
         if follow_up is not None:
             related = [r["question"] for r in scored.evaluation.get("related", [])]
-            phrased = self._phraser.follow_up(question, follow_up.prompt, related)
-            self._note(state, phrased.note)
-            state.follow_ups_asked += 1
-            state.probed_points.append(follow_up.point)
-            turn = self._add_turn(session_id, state, question, PromptKind.FOLLOW_UP, phrased.text, follow_up.point)
-            return self._outcome(config, scored, self._prompt_for(turn, config, state))
+            prompt = self._asking.follow_up(session_id, config, state, question, follow_up, related)
+            return feedback.outcome(config, scored, prompt)
         return self._move_on(session_id, user_id, config, state, scored)
 
-    def _ask_next(self, session_id: str, user_id: int, config: SessionConfig, state: SessionState) -> Prompt | None:
-        """Choose and ask the next question. One user's sessions must not both take one unseen question: in this
-        process they choose one at a time; across processes the store records a question only if the user was
-        asked none since the choice read their history, and otherwise it is chosen again (`choice.until_recorded`).
-        The store's lock is held for that check and the insert alone, not while an LLM words the question."""
-        with self._user_locks[user_id % LOCK_STRIPES]:  # each try on a copy: one not recorded leaves nothing behind
-            return until_recorded(
-                lambda asked: self._choose_and_ask(session_id, user_id, config, state.model_copy(deep=True), asked),
-                lambda: self._repo.questions_asked(user_id),  # read before the history the choice is made from
-            )
-
-    def _choose_and_ask(
-        self, session_id: str, user_id: int, config: SessionConfig, state: SessionState, asked: int
-    ) -> Prompt | None:
-        hit, history = None, self._history(user_id, besides=session_id)
-        if state.question_number < config.num_questions:
-            rng = random.Random(f"{config.seed if config.seed is not None else session_id}:{state.question_number}")
-            hit = self._selector.choose(config=config, state=state, history=history, rng=rng, known=self._bank)
-        if hit is None:
-            state.current_turn_id = state.current_question_id = None
-            self._repo.save_state(session_id, state=state.model_dump(mode="json"), status="completed")
-            return None
-        question = self._bank[hit.id]
-        pool = self._selector.pool(config, self._bank)
-        self._note(state, *why_chosen(hit, config=config, state=state, history=history, pool=pool))
-        state.question_number += 1
-        phrased = self._phraser.question(question, number=state.question_number, total=config.num_questions)
-        self._note(state, phrased.note)
-        state.topic_levels.setdefault(hit.topic, level_for(hit.topic, config=config, state=state, history=history))
-        state.asked.append(question.id)
-        state.asked_topics.append(question.topic.value)
-        state.current_question_id = question.id
-        state.follow_ups_asked, state.probed_points, state.answers_so_far, state.raw_so_far = 0, [], [], None
-        turn = self._add_turn(session_id, state, question, PromptKind.QUESTION, phrased.text, None, user_asked=asked)
-        return self._prompt_for(turn, config, state)
-
-    def _add_turn(
-        self, session_id: str, state: SessionState, question: Question, kind: PromptKind, text: str,
-        target_point: str | None, *, user_asked: int | None = None,
-    ) -> Any:
-        """The new turn and the state that leads to it (naming it as current) commit together. The turn
-        goes right after the one just answered, or nowhere (another process moved the session on)."""
-        follows = state.current_turn_id
-        position = 0 if follows is None else self._repo.turn(session_id, follows).position + 1
-        turn = self._repo.add_turn(
-            session_id, question_id=question.id, topic=question.topic.value, difficulty=question.difficulty,
-            kind=kind.value, prompt=text, target_point=target_point, state=state.model_dump(mode="json"),
-            position=position, user_asked=user_asked,
-            bank_entry=question.model_dump(mode="json") if kind is PromptKind.QUESTION else None,  # judged by this copy
-        )
-        state.current_turn_id = turn.id
-        return turn
-
     # --- helpers -----------------------------------------------------------------------------
-    def _apply_penalties(
-        self, scored: ScoredAnswer, state: SessionState, config: SessionConfig, turn: Any
-    ) -> ScoredAnswer:
-        """Hints and lateness, charged once along the question's turns (`penalties.charge_answer`)."""
-        follow_up = turn.kind == PromptKind.FOLLOW_UP
-        earlier = self._repo.last_evaluation_dict(turn.session_id, turn.question_id) if follow_up else None
-        limit = config.time_limit_s
-        late = limit is not None and limit > 0 and _elapsed_s(turn.created_at) > limit
-        charged = charge_answer(
-            scored.score, follow_up=follow_up, kept=state.question_scores.get(turn.question_id, 0.0),
-            raw_before=state.raw_so_far, earlier_notes=(earlier or {}).get("penalties", []),
-            hints_on_question=self._repo.hints_on_question(turn.session_id, turn.question_id),
-            hints_on_turn=turn.hints_used, late_after_s=limit if late else None, code_rerun=bool(scored.code_result),
-        )
-        state.raw_so_far = scored.score
-        return scored.penalised(charged.score, charged.notes)
-
-    def _spoken(
-        self, question: Question, scored: ScoredAnswer, state: SessionState, config: SessionConfig
-    ) -> ScoredAnswer:
-        """In practice mode with an LLM, the feedback also comes in conversational words."""
-        if config.mode is not Mode.PRACTICE or not scored.evaluation.get("feedback"):
-            return scored
-        spoken = self._phraser.feedback(question, scored.evaluation["feedback"])
-        if spoken is None:
-            return scored
-        self._note(state, spoken.note)
-        if spoken.note:
-            return scored
-        return dataclasses.replace(scored, evaluation={**scored.evaluation, "feedback_spoken": spoken.text})
-
-    def _with_related(self, question: Question, scored: ScoredAnswer) -> ScoredAnswer:
-        """Attach bank entries about the points missed, for the explanation and the study plan."""
-        if scored.rubric is None or not scored.rubric.missed_points:
-            return scored
-        missed = [p.description for p in scored.rubric.missed_points]
-        related = self._selector.related(question.id, question.question, missed)
-        return dataclasses.replace(scored, evaluation={**scored.evaluation, "related": related})
-
-    def _outcome(self, config: SessionConfig, scored: ScoredAnswer, prompt: Prompt | None) -> TurnOutcome:
-        practice = config.mode is Mode.PRACTICE
-        return TurnOutcome(
-            status="active" if prompt else "completed",
-            evaluation=scored.evaluation if practice else None,
-            code_result=scored.code_result if practice else None,
-            prompt=prompt,
-            message=scored.message,
-        )
-
-    def _prompt_for(self, turn: Any, config: SessionConfig, state: SessionState) -> Prompt:
-        question = self._asked(turn.session_id, turn.question_id)
-        return Prompt(
-            turn=turn.position, kind=PromptKind(turn.kind), question_id=question.id, text=turn.prompt,
-            topic=question.topic.value, difficulty=question.difficulty, number=state.question_number,
-            total=config.num_questions, notes=state.new_notes,
-            code_contract=contract_with_refusals(question.code) if question.code else None,
-            starter_code=question.code.starter if question.code else None,
-            time_limit_s=config.time_limit_s, asked_at=_aware(turn.created_at), hints=list(turn.hints),
-        )
-
-    def _asked(self, session_id: str, question_id: str | None) -> Question:
-        """The question as the session asked it, which its answers are judged against (not the pack as it is now)."""
-        if (question := self._repo.asked(session_id, question_id or "", self._bank)) is None:
-            raise ConflictError(f"this session's current question {question_id!r} is no longer in the question bank; "
-                                "finish it (its report covers what was answered) or start a new session")
-        return question
-
     def _load(self, session_id: str, user_id: int) -> tuple[Any, SessionConfig, SessionState]:
         self._repo.forget()  # each call starts from what is stored (another process may have written)
         session = self._repo.get_session(session_id, user_id)
@@ -411,10 +273,10 @@ class InterviewEngine:
         question in the bank nor a step a crash cut short to be completed first."""
         session, config, state = self._load(session_id, user_id)
         if not ending and session.status != "completed" and state.current_question_id is not None:
-            self._asked(session_id, state.current_question_id)  # a question with no copy that left the bank: 409
+            self._asking.asked(session_id, state.current_question_id)  # a question with no copy that left the bank: 409
         if session.status != "completed" and state.current_turn_id is not None:
             turn = self._repo.turn(session_id, state.current_turn_id)
-            if turn.answered and _elapsed_s(turn.answered_at) < self._resume_after_s:
+            if turn.answered and elapsed_s(turn.answered_at) < self._resume_after_s:
                 raise ConflictError(f"the answer to turn {turn.position} is still being handled; try again in a "
                                     "moment")
             if turn.answered and not ending:  # the process died after the answer committed: finish that step now
@@ -438,27 +300,7 @@ class InterviewEngine:
         rubric = Evaluation.model_validate(stored["rubric"]) if stored.get("rubric") else None
         scored = ScoredAnswer(score=float(stored["score"]), evaluation=stored, rubric=rubric)
         if turn.action == "answer":
-            self._after_answer(session_id, user_id, config, state, self._asked(session_id, turn.question_id), scored)
+            question = self._asking.asked(session_id, turn.question_id)
+            self._after_answer(session_id, user_id, config, state, question, scored)
         else:
             self._move_on(session_id, user_id, config, state, scored)
-
-    def _history(self, user_id: int, *, besides: str | None = None) -> History:
-        """What the user was asked, and how they did in sessions other than `besides` (this one's answers are
-        its own business: one weak answer must not turn the rest of it into review)."""
-        scores = [(row.topic, row.score) for row in self._repo.question_scores(user_id) if row.session_id != besides]
-        return History.from_scores(self._repo.seen_questions(user_id), scores)
-
-    @staticmethod
-    def _note(state: SessionState, *notes: str | None) -> None:
-        for note in notes:
-            if note and note not in state.notes:
-                state.notes.append(note)
-
-
-def _aware(at: datetime) -> datetime:
-    return at if at.tzinfo else at.replace(tzinfo=UTC)
-
-
-def _elapsed_s(created_at: datetime) -> float:
-    return (datetime.now(UTC) - _aware(created_at)).total_seconds()
-

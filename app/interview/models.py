@@ -54,6 +54,9 @@ class SessionState(BaseModel):
     asked_topics: list[str] = Field(default_factory=list)
     question_scores: dict[str, float] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)  # e.g. LLM fallbacks, shown in the transcript
+    # The notes told with each turn, by its position: a prompt shown again (a reload of the app, a step a crash cut
+    # short finished by the next request) tells them again, and the transcript keeps them with their turn.
+    turn_notes: dict[int, list[str]] = Field(default_factory=dict)
     # Per code task, how often the candidate ran its hidden checks before answering (Run checks): the report shows
     # it, since each run tells the candidate which checks fail. Counted by the repository's count_code_run.
     code_runs: dict[str, int] = Field(default_factory=dict)
@@ -62,9 +65,16 @@ class SessionState(BaseModel):
     def model_post_init(self, context: Any, /) -> None:
         self._told = len(self.notes)
 
+    def note(self, *notes: str | None) -> None:
+        """Keep what the candidate is to be told, each once a session (a repeat would be told again otherwise)."""
+        for note in notes:
+            if note and note not in self.notes:
+                self.notes.append(note)
+
     @property
     def new_notes(self) -> list[str]:
-        """The notes this step added: they go out with the prompt it asks, so the candidate reads them then."""
+        """The notes this step added: they go with the turn it asks (`turn_notes`), so the candidate reads them
+        then."""
         return self.notes[self._told:]
 
 

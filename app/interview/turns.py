@@ -4,6 +4,7 @@ them (the current turn, the hints and the last evaluation and code run on a ques
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime
 from typing import Any
 
 from app.errors import NotFoundError
@@ -17,7 +18,7 @@ class SessionTurns:
     are asked per call) and dropped on every write. Thread-local: the API serves sessions from several
     threads."""
 
-    WRITES = frozenset({"create_session", "save_state", "add_turn", "record_answer", "add_hint"})
+    WRITES = frozenset({"create_session", "open_session", "save_state", "add_turn", "record_answer", "add_hint"})
 
     def __init__(self, repo: Any) -> None:
         self._repo = repo
@@ -80,3 +81,13 @@ class SessionTurns:
         answered = [t for t in self.turns(session_id) if t.question_id == question_id and t.evaluation]
         rubric = answered[-1].evaluation.get("rubric") if answered else None
         return Evaluation.model_validate(rubric) if rubric else None
+
+
+def aware(at: datetime) -> datetime:
+    """A stored time in UTC, whether or not the store handed it back with its zone."""
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
+
+
+def elapsed_s(since: datetime) -> float:
+    """Seconds since a turn was asked or answered: a time limit runs from the one, a resumed step from the other."""
+    return (datetime.now(UTC) - aware(since)).total_seconds()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict, Unpack
 
 from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session, selectinload
@@ -32,13 +32,29 @@ from app.store.models import (
 from app.store.records import QuestionScore, SessionRecord, TurnRecord, session_record, turn_record
 
 
+class NewTurn(TypedDict):
+    """A turn to add: `_insert_turn` says what the optional fields ask of the store."""
+
+    question_id: str
+    topic: str
+    difficulty: int
+    kind: str
+    prompt: str
+    target_point: NotRequired[str | None]
+    state: NotRequired[dict[str, Any] | None]
+    position: NotRequired[int | None]
+    user_asked: NotRequired[int | None]
+    bank_entry: NotRequired[Mapping[str, Any] | None]
+
+
 class Repository(AccountRepository, DraftRepository):
     """The store's one entry point; safe to share between threads and to run in many processes."""
 
     # Sessions
 
     def create_session(self, user_id: int, *, config: dict[str, Any], state: dict[str, Any]) -> SessionRecord:
-        """A new active interview session for the user."""
+        """A new active interview session for the user, with no turn yet (the engine opens sessions with their
+        first question instead: `open_session`)."""
         with self._writing() as session:
             if session.get(User, user_id) is None:
                 raise NotFoundError(f"no user with id {user_id}")
@@ -105,55 +121,24 @@ class Repository(AccountRepository, DraftRepository):
 
     # Turns
 
-    def add_turn(
-        self,
-        session_id: str,
-        *,
-        question_id: str,
-        topic: str,
-        difficulty: int,
-        kind: str,
-        prompt: str,
-        target_point: str | None = None,
-        state: dict[str, Any] | None = None,
-        position: int | None = None,
-        user_asked: int | None = None,
-        bank_entry: Mapping[str, Any] | None = None,
-    ) -> TurnRecord:
-        """Append a question or follow-up to the session, with the engine's new state if given (its
-        `current_turn_id` set to the new turn in the same commit). With `position`, only if the turn would
-        land there: a caller that read the session before another request moved it on gets a
-        ConflictError instead of adding a second next turn. With `user_asked` (`questions_asked` as read
-        before the question was chosen), only if the user was asked no question since, in any session: else a
-        ChoiceOutdatedError, and the caller chooses again with what it missed. `bank_entry`: what the bank said
-        of the question as it is asked, kept for its report."""
-        require_choice(kind, TURN_KINDS, "kind")
+    def add_turn(self, session_id: str, **turn: Unpack[NewTurn]) -> TurnRecord:
+        """Append a question or follow-up to the session (`_insert_turn` says what each argument asks of it)."""
         with self._writing() as session:
-            owner = _locked_session(session, session_id)
-            count = session.scalar(select(func.count()).where(Turn.session_id == session_id)) or 0
-            if position is not None and count != position:
-                raise ConflictError("this session moved on in another request; fetch it for the current prompt")
-            if user_asked is not None and _asked_locked(session, owner.user_id) != user_asked:
-                raise ChoiceOutdatedError("another session of yours was given a question at the same moment; "
-                                          "try again")
-            row = Turn(
-                session_id=session_id,
-                position=count,
-                question_id=question_id,
-                topic=topic,
-                difficulty=difficulty,
-                kind=kind,
-                prompt=prompt,
-                target_point=target_point,
-                hints_used=0,
-                bank_entry=None if bank_entry is None else dict(bank_entry),
-                evaluation=None,
-                code_result=None,
-            )
-            session.add(row)
+            return _insert_turn(session, _locked_session(session, session_id), **turn)
+
+    def open_session(
+        self, user_id: int, *, session_id: str, config: dict[str, Any], **first_turn: Unpack[NewTurn]
+    ) -> TurnRecord:
+        """A new active session for the user, stored in one commit with its first turn (add_turn's arguments).
+        A session stored before its first question was chosen and worded outlived a start that failed or was
+        killed there: listed in the user's history with no prompt, and refused by every action."""
+        with self._writing() as session:
+            if session.get(User, user_id) is None:
+                raise NotFoundError(f"no user with id {user_id}")
+            owner = InterviewSession(id=session_id, user_id=user_id, config=config, state={}, status="active")
+            session.add(owner)
             session.flush()
-            _apply_state(owner, state=None if state is None else {**state, "current_turn_id": row.id})
-            return turn_record(row)
+            return _insert_turn(session, owner, **first_turn)
 
     def record_answer(
         self,
@@ -275,6 +260,53 @@ class Repository(AccountRepository, DraftRepository):
                 last.pop((score.session_id, score.question_id), None)  # re-inserted: ordered by the last answer
                 last[score.session_id, score.question_id] = score
             return list(last.values())
+
+
+def _insert_turn(
+    session: Session,
+    owner: InterviewSession,
+    *,
+    question_id: str,
+    topic: str,
+    difficulty: int,
+    kind: str,
+    prompt: str,
+    target_point: str | None = None,
+    state: dict[str, Any] | None = None,
+    position: int | None = None,
+    user_asked: int | None = None,
+    bank_entry: Mapping[str, Any] | None = None,
+) -> TurnRecord:
+    """The turn, with the engine's new state if given (its `current_turn_id` set to the new turn in the same
+    commit). With `position`, only if the turn would land there: a caller that read the session before another
+    request moved it on gets a ConflictError instead of adding a second next turn. With `user_asked`
+    (`questions_asked` as read before the question was chosen), only if the user was asked no question since, in
+    any session: else a ChoiceOutdatedError, and the caller chooses again with what it missed. `bank_entry`: what
+    the bank said of the question as it is asked, kept for its report."""
+    require_choice(kind, TURN_KINDS, "kind")
+    count = session.scalar(select(func.count()).where(Turn.session_id == owner.id)) or 0
+    if position is not None and count != position:
+        raise ConflictError("this session moved on in another request; fetch it for the current prompt")
+    if user_asked is not None and _asked_locked(session, owner.user_id) != user_asked:
+        raise ChoiceOutdatedError("another session of yours was given a question at the same moment; try again")
+    row = Turn(
+        session_id=owner.id,
+        position=count,
+        question_id=question_id,
+        topic=topic,
+        difficulty=difficulty,
+        kind=kind,
+        prompt=prompt,
+        target_point=target_point,
+        hints_used=0,
+        bank_entry=None if bank_entry is None else dict(bank_entry),
+        evaluation=None,
+        code_result=None,
+    )
+    session.add(row)
+    session.flush()
+    _apply_state(owner, state=None if state is None else {**state, "current_turn_id": row.id})
+    return turn_record(row)
 
 
 def _locked_session(session: Session, session_id: str) -> InterviewSession:

@@ -1,0 +1,80 @@
+"""What a scored answer becomes before it is recorded and shown: hints and lateness charged, the bank entries
+near what it missed attached, the feedback in spoken words, and the outcome the candidate sees."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from app.interview.models import Mode, Prompt, PromptKind, SessionConfig, SessionState, TurnOutcome
+from app.interview.penalties import charge_answer, charge_give_up
+from app.interview.phrasing import Phraser
+from app.interview.scoring import ScoredAnswer
+from app.interview.selection import QuestionSelector
+from app.interview.turns import SessionTurns, elapsed_s
+from knowledge.schema import Question
+
+
+def charged(
+    scored: ScoredAnswer, *, state: SessionState, config: SessionConfig, turn: Any, turns: SessionTurns
+) -> ScoredAnswer:
+    """Hints and lateness, charged once along the question's turns (`penalties.charge_answer`)."""
+    follow_up = turn.kind == PromptKind.FOLLOW_UP
+    earlier = turns.last_evaluation_dict(turn.session_id, turn.question_id) if follow_up else None
+    limit = config.time_limit_s
+    late = limit is not None and limit > 0 and elapsed_s(turn.created_at) > limit
+    charge = charge_answer(
+        scored.score, follow_up=follow_up, kept=state.question_scores.get(turn.question_id, 0.0),
+        raw_before=state.raw_so_far, earlier_notes=(earlier or {}).get("penalties", []),
+        hints_on_question=turns.hints_on_question(turn.session_id, turn.question_id),
+        hints_on_turn=turn.hints_used, late_after_s=limit if late else None, code_rerun=bool(scored.code_result),
+    )
+    state.raw_so_far = scored.score
+    return scored.penalised(charge.score, charge.notes)
+
+
+def follow_up_given_up(earlier: dict[str, Any], *, action: str, hints_on_turn: int) -> ScoredAnswer:
+    """A follow-up skipped or not known: the earlier answers' score stands, less the follow-up's own hints."""
+    scored = ScoredAnswer(score=float(earlier["score"]), evaluation={
+        **earlier, "follow_up": action,
+        "feedback": f"Follow-up {'skipped' if action == 'skip' else 'not known'}; the score of your "
+                    f"earlier answer stands. {earlier.get('feedback', '')}".strip(),
+    })
+    charge = charge_give_up(scored.score, earlier_notes=earlier.get("penalties", []), hints_on_turn=hints_on_turn)
+    return scored.penalised(charge.score, charge.notes)
+
+
+def with_related(selector: QuestionSelector, question: Question, scored: ScoredAnswer) -> ScoredAnswer:
+    """Attach bank entries about the points missed, for the explanation and the study plan."""
+    if scored.rubric is None or not scored.rubric.missed_points:
+        return scored
+    missed = [p.description for p in scored.rubric.missed_points]
+    related = selector.related(question.id, question.question, missed)
+    return dataclasses.replace(scored, evaluation={**scored.evaluation, "related": related})
+
+
+def spoken(
+    phraser: Phraser, question: Question, scored: ScoredAnswer, state: SessionState, config: SessionConfig
+) -> ScoredAnswer:
+    """In practice mode with an LLM, the feedback also comes in conversational words."""
+    if config.mode is not Mode.PRACTICE or not scored.evaluation.get("feedback"):
+        return scored
+    words = phraser.feedback(question, scored.evaluation["feedback"])
+    if words is None:
+        return scored
+    state.note(words.note)
+    if words.note:
+        return scored
+    return dataclasses.replace(scored, evaluation={**scored.evaluation, "feedback_spoken": words.text})
+
+
+def outcome(config: SessionConfig, scored: ScoredAnswer, prompt: Prompt | None) -> TurnOutcome:
+    """What the candidate sees after an action: the evaluation in practice mode only, and what comes next."""
+    practice = config.mode is Mode.PRACTICE
+    return TurnOutcome(
+        status="active" if prompt else "completed",
+        evaluation=scored.evaluation if practice else None,
+        code_result=scored.code_result if practice else None,
+        prompt=prompt,
+        message=scored.message,
+    )
