@@ -64,6 +64,10 @@ MISTAKES = [
      [('if self.reduction == "mean":\n            return loss.mean()',
        'if self.reduction == "mean":\n            return loss.sum()')],
      ["reductions-and-hyperparameters"]),
+    ("gradient-clipping", "norm without its square root",
+     [("torch.sqrt(sum((g.detach() ** 2).sum() for g in grads))", "sum((g.detach() ** 2).sum() for g in grads)")],
+     ["clips-by-global-norm"]),
+    ("pairwise-distances", "distances left squared", [(".sum(dim=-1).sqrt()", ".sum(dim=-1)")], ["values-float32"]),
 ]
 
 
