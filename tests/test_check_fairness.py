@@ -71,6 +71,7 @@ MISTAKES = [
     ("custom-dataset", "length off by one",
      [("len(self.series) - self.window, 0)", "len(self.series) - self.window + 1, 0)")], ["length"]),
     ("custom-dataset", "no negative index", [("        if idx < 0:\n            idx += n\n", "")], ["index-errors"]),
+    ("binary-classifier", "logits not squeezed", [("self.linear(x).squeeze(-1)", "self.linear(x)")], ["forward-logits"]),
 ]
 
 
