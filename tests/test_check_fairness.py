@@ -72,6 +72,11 @@ MISTAKES = [
      [("len(self.series) - self.window, 0)", "len(self.series) - self.window + 1, 0)")], ["length"]),
     ("custom-dataset", "no negative index", [("        if idx < 0:\n            idx += n\n", "")], ["index-errors"]),
     ("binary-classifier", "logits not squeezed", [("self.linear(x).squeeze(-1)", "self.linear(x)")], ["forward-logits"]),
+    ("transformer-encoder-layer", "scores scaled by sqrt(d_model)",
+     [("math.sqrt(self.d_head)", "math.sqrt(d)")], ["head-scale"]),
+    ("transformer-encoder-layer", "heads split without the transpose",
+     [("t.view(b, l, self.n_heads, self.d_head).transpose(1, 2)", "t.view(b, self.n_heads, l, self.d_head)")],
+     ["head-split"]),
 ]
 
 
