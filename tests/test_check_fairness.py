@@ -77,6 +77,11 @@ MISTAKES = [
     ("transformer-encoder-layer", "heads split without the transpose",
      [("t.view(b, l, self.n_heads, self.d_head).transpose(1, 2)", "t.view(b, self.n_heads, l, self.d_head)")],
      ["head-split"]),
+    ("resnet-block", "ReLU before the add",
+     [("F.relu(out + self.shortcut(x))", "F.relu(out) + self.shortcut(x)")], ["residual-add"]),
+    ("resnet-block", "no residual add", [("F.relu(out + self.shortcut(x))", "F.relu(out)")], ["residual-add"]),
+    ("resnet-block", "projection only when the channels change",
+     [("if stride != 1 or in_channels != out_channels:", "if in_channels != out_channels:")], ["projection-block-eval"]),
 ]
 
 
