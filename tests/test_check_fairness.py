@@ -86,6 +86,8 @@ MISTAKES = [
     ("gan-generator-discriminator", "G trained against label 0",
      [("g_loss = bce(D(fake), ones)", "g_loss = bce(D(fake), zeros)")], ["generator-update"]),
     ("gan-generator-discriminator", "no opt_g.zero_grad", [("    opt_g.zero_grad()\n", "")], ["two-steps"]),
+    ("warmup-cosine-schedule", "warmup starts from 0",
+     [("(step + 1) / warmup_steps", "step / warmup_steps")], ["warmup-ramp"]),
 ]
 
 
