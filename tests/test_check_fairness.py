@@ -88,6 +88,15 @@ MISTAKES = [
     ("gan-generator-discriminator", "no opt_g.zero_grad", [("    opt_g.zero_grad()\n", "")], ["two-steps"]),
     ("warmup-cosine-schedule", "warmup starts from 0",
      [("(step + 1) / warmup_steps", "step / warmup_steps")], ["warmup-ramp"]),
+    ("freeze-layers", "head replaced before freezing",
+     [("    for p in model.parameters():\n        p.requires_grad_(False)\n    old_head = getattr(model, head_name)\n"
+       "    setattr(model, head_name, nn.Linear(old_head.in_features, num_classes))\n",
+       "    old_head = getattr(model, head_name)\n    setattr(model, head_name, nn.Linear(old_head.in_features, num_classes))\n"
+       "    for p in model.parameters():\n        p.requires_grad_(False)\n")],
+     ["new-head-shape"]),
+    ("freeze-layers", "head keeps its old classes",
+     [("nn.Linear(old_head.in_features, num_classes)", "nn.Linear(old_head.in_features, old_head.out_features)")],
+     ["new-head-shape"]),
 ]
 
 
