@@ -97,6 +97,8 @@ MISTAKES = [
     ("freeze-layers", "head keeps its old classes",
      [("nn.Linear(old_head.in_features, num_classes)", "nn.Linear(old_head.in_features, old_head.out_features)")],
      ["new-head-shape"]),
+    ("forward-hooks", "output stored without clone", [("output.detach().clone()", "output.detach()")],
+     ["kept-before-in-place"]),
 ]
 
 
