@@ -99,6 +99,11 @@ MISTAKES = [
      ["new-head-shape"]),
     ("forward-hooks", "output stored without clone", [("output.detach().clone()", "output.detach()")],
      ["kept-before-in-place"]),
+    ("custom-layer", "weight not a Parameter",
+     [("nn.Parameter(torch.empty(out_features, in_features))",
+       "torch.empty(out_features, in_features, requires_grad=True)")], ["registered-parameters"]),
+    ("custom-layer", "bias left out of forward",
+     [("return y if self.bias is None else y + self.bias", "return y")], ["forward-values"]),
 ]
 
 
