@@ -123,4 +123,7 @@ def test_one_mistake_fails_only_the_check_of_its_point(bank, runner, task_id, mi
         assert code.count(old) == 1, f"the reference solution no longer has {old!r}"
         code = code.replace(old, new)
     result = runner.check(question.code, code, question.id)
-    assert [c.name for c in result.checks if not c.passed] == fails
+    failed = [c.name for c in result.checks if not c.passed]
+    missed = sorted({point for check in question.code.checks if check.name in failed for point in check.points})
+    assert len(missed) == 1, f"{mistake} misses the points {missed}"
+    assert failed == fails
