@@ -104,6 +104,10 @@ MISTAKES = [
        "torch.empty(out_features, in_features, requires_grad=True)")], ["registered-parameters"]),
     ("custom-layer", "bias left out of forward",
      [("return y if self.bias is None else y + self.bias", "return y")], ["forward-values"]),
+    ("warmup-cosine-schedule", "progress not clamped after total_steps",
+     [("min(1.0, (step - warmup_steps)", "((step - warmup_steps)")], ["warmup-then-cosine"]),
+    ("warmup-cosine-schedule", "min_lr_ratio ignored",
+     [("return min_lr_ratio + (1 - min_lr_ratio) * 0.5", "return 0.5")], ["decay-floor"]),
 ]
 
 
