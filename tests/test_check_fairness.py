@@ -108,6 +108,8 @@ MISTAKES = [
      [("min(1.0, (step - warmup_steps)", "((step - warmup_steps)")], ["warmup-then-cosine"]),
     ("warmup-cosine-schedule", "min_lr_ratio ignored",
      [("return min_lr_ratio + (1 - min_lr_ratio) * 0.5", "return 0.5")], ["decay-floor"]),
+    ("transformer-encoder-layer", "no residual around the feed-forward",
+     [("self.norm2(x + self.drop_out(ff))", "self.norm2(self.drop_out(ff))")], ["residuals"]),
 ]
 
 
