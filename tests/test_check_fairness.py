@@ -110,6 +110,7 @@ MISTAKES = [
      [("return min_lr_ratio + (1 - min_lr_ratio) * 0.5", "return 0.5")], ["decay-floor"]),
     ("transformer-encoder-layer", "no residual around the feed-forward",
      [("self.norm2(x + self.drop_out(ff))", "self.norm2(self.drop_out(ff))")], ["residuals"]),
+    ("binary-classifier", "no zero_grad", [("        optimizer.zero_grad()\n", "")], ["training-run-matches"]),
 ]
 
 
