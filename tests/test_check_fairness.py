@@ -111,6 +111,8 @@ MISTAKES = [
     ("transformer-encoder-layer", "no residual around the feed-forward",
      [("self.norm2(x + self.drop_out(ff))", "self.norm2(self.drop_out(ff))")], ["residuals"]),
     ("binary-classifier", "no zero_grad", [("        optimizer.zero_grad()\n", "")], ["training-run-matches"]),
+    ("gradient-clipping", "gradients scaled up below the threshold too",
+     [("if coef < 1:", "if True:")], ["below-threshold-untouched"]),
 ]
 
 
