@@ -113,6 +113,8 @@ MISTAKES = [
     ("binary-classifier", "no zero_grad", [("        optimizer.zero_grad()\n", "")], ["training-run-matches"]),
     ("gradient-clipping", "gradients scaled up below the threshold too",
      [("if coef < 1:", "if True:")], ["below-threshold-untouched"]),
+    ("custom-dataset", "target is the window's last item",
+     [("y = self.series[idx + self.window]", "y = self.series[idx + self.window - 1]")], ["item-values"]),
 ]
 
 
