@@ -119,6 +119,7 @@ class CodeCheck(_Strict):
     - `verify`: `def verify(inputs, got, expected)` runs on the trusted side and raises
       AssertionError with a message in the candidate's terms; omitted means
       `torch.testing.assert_close(got, expected)`.
+      `verify` may call `assert_close_to_any(got, [right, *accepted_mistakes], **assert_close_options)`.
     The same probe runs on the reference solution to produce `expected`.
 
     `points` names the rubric points this check is there to verify (ids of the entry's rubric): a point is

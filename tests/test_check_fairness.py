@@ -64,6 +64,57 @@ MISTAKES = [
      [('if self.reduction == "mean":\n            return loss.mean()',
        'if self.reduction == "mean":\n            return loss.sum()')],
      ["reductions-and-hyperparameters"]),
+    ("gradient-clipping", "norm without its square root",
+     [("torch.sqrt(sum((g.detach() ** 2).sum() for g in grads))", "sum((g.detach() ** 2).sum() for g in grads)")],
+     ["clips-by-global-norm"]),
+    ("pairwise-distances", "distances left squared", [(".sum(dim=-1).sqrt()", ".sum(dim=-1)")], ["values-float32"]),
+    ("custom-dataset", "length off by one",
+     [("len(self.series) - self.window, 0)", "len(self.series) - self.window + 1, 0)")], ["length"]),
+    ("custom-dataset", "no negative index", [("        if idx < 0:\n            idx += n\n", "")], ["index-errors"]),
+    ("binary-classifier", "logits not squeezed",
+     [("self.linear(x).squeeze(-1)", "self.linear(x)")], ["forward-logits"]),
+    ("transformer-encoder-layer", "scores scaled by sqrt(d_model)",
+     [("math.sqrt(self.d_head)", "math.sqrt(d)")], ["head-scale"]),
+    ("transformer-encoder-layer", "heads split without the transpose",
+     [("t.view(b, l, self.n_heads, self.d_head).transpose(1, 2)", "t.view(b, self.n_heads, l, self.d_head)")],
+     ["head-split"]),
+    ("resnet-block", "ReLU before the add",
+     [("F.relu(out + self.shortcut(x))", "F.relu(out) + self.shortcut(x)")], ["residual-add"]),
+    ("resnet-block", "no residual add", [("F.relu(out + self.shortcut(x))", "F.relu(out)")], ["residual-add"]),
+    ("resnet-block", "projection only when the channels change",
+     [("if stride != 1 or in_channels != out_channels:", "if in_channels != out_channels:")],
+     ["projection-block-eval"]),
+    ("gan-generator-discriminator", "fakes not detached for D", [("D(fake.detach())", "D(fake)")], ["detached-fakes"]),
+    ("gan-generator-discriminator", "G trained against label 0",
+     [("g_loss = bce(D(fake), ones)", "g_loss = bce(D(fake), zeros)")], ["generator-update"]),
+    ("gan-generator-discriminator", "no opt_g.zero_grad", [("    opt_g.zero_grad()\n", "")], ["two-steps"]),
+    ("warmup-cosine-schedule", "warmup starts from 0",
+     [("(step + 1) / warmup_steps", "step / warmup_steps")], ["warmup-ramp"]),
+    ("freeze-layers", "head replaced before freezing",
+     [("    for p in model.parameters():\n        p.requires_grad_(False)\n", ""),
+      ("    return [p", "    for p in model.parameters():\n        p.requires_grad_(False)\n    return [p")],
+     ["new-head-shape"]),
+    ("freeze-layers", "head keeps its old classes",
+     [("nn.Linear(old_head.in_features, num_classes)", "nn.Linear(old_head.in_features, old_head.out_features)")],
+     ["new-head-shape"]),
+    ("forward-hooks", "output stored without clone", [("output.detach().clone()", "output.detach()")],
+     ["kept-before-in-place"]),
+    ("custom-layer", "weight not a Parameter",
+     [("nn.Parameter(torch.empty(out_features, in_features))",
+       "torch.empty(out_features, in_features, requires_grad=True)")], ["registered-parameters"]),
+    ("custom-layer", "bias left out of forward",
+     [("return y if self.bias is None else y + self.bias", "return y")], ["forward-values"]),
+    ("warmup-cosine-schedule", "progress not clamped after total_steps",
+     [("min(1.0, (step - warmup_steps)", "((step - warmup_steps)")], ["warmup-then-cosine"]),
+    ("warmup-cosine-schedule", "min_lr_ratio ignored",
+     [("return min_lr_ratio + (1 - min_lr_ratio) * 0.5", "return 0.5")], ["decay-floor"]),
+    ("transformer-encoder-layer", "no residual around the feed-forward",
+     [("self.norm2(x + self.drop_out(ff))", "self.norm2(self.drop_out(ff))")], ["residuals"]),
+    ("binary-classifier", "no zero_grad", [("        optimizer.zero_grad()\n", "")], ["training-run-matches"]),
+    ("gradient-clipping", "gradients scaled up below the threshold too",
+     [("if coef < 1:", "if True:")], ["below-threshold-untouched"]),
+    ("custom-dataset", "target is the window's last item",
+     [("y = self.series[idx + self.window]", "y = self.series[idx + self.window - 1]")], ["item-values"]),
 ]
 
 
@@ -83,4 +134,7 @@ def test_one_mistake_fails_only_the_check_of_its_point(bank, runner, task_id, mi
         assert code.count(old) == 1, f"the reference solution no longer has {old!r}"
         code = code.replace(old, new)
     result = runner.check(question.code, code, question.id)
-    assert [c.name for c in result.checks if not c.passed] == fails
+    failed = [c.name for c in result.checks if not c.passed]
+    missed = sorted({point for check in question.code.checks if check.name in failed for point in check.points})
+    assert len(missed) == 1, f"{mistake} misses the points {missed}"
+    assert failed == fails

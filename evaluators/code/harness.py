@@ -25,6 +25,21 @@ def _default_verify(inputs: Any, got: Any, expected: Any) -> None:
     torch.testing.assert_close(got, expected)
 
 
+def assert_close_to_any(got: Any, accepted: list[Any], **options: Any) -> None:
+    """`torch.testing.assert_close` against each of `accepted` in turn, passing on the first match; else the
+    mismatch with the first (the right output) is raised. A check lists after the right output the outputs of
+    mistakes another check owns and fails, so one typical mistake misses only its own point."""
+    mismatch: AssertionError | None = None
+    for want in accepted:
+        try:
+            torch.testing.assert_close(got, want, **options)
+            return
+        except AssertionError as exc:
+            mismatch = mismatch or exc
+    if mismatch is not None:
+        raise mismatch
+
+
 def check_function(task: CodeTask, check: CodeCheck, field: str) -> Any:
     """The named trusted-side function (`inputs` or `verify`) of one check, or its default."""
     source = getattr(check, field)
@@ -36,7 +51,7 @@ def check_function(task: CodeTask, check: CodeCheck, field: str) -> Any:
 @functools.lru_cache(maxsize=1024)
 def _compiled(setup: str, source: str, filename: str, field: str) -> Any:
     """Compiled once per check, not per submission (~0.6 ms each, five checks a submission)."""
-    namespace: dict[str, Any] = {"torch": torch, "__name__": "__check__"}
+    namespace: dict[str, Any] = {"torch": torch, "assert_close_to_any": assert_close_to_any, "__name__": "__check__"}
     exec(compile(f"{setup}\n{source}", filename, "exec"), namespace)  # noqa: S102
     return namespace[field]
 
