@@ -227,6 +227,12 @@ STALE_CLAIMS = {
     r"(?<!SGD the )linear scaling rule": "linear learning-rate scaling given as the rule for every optimizer",
     # PyTorch was started in 2016 at Facebook AI Research, before the company became Meta.
     r"started at Meta\b": "PyTorch said to have started at Meta AI",
+    # torch.compile's default recompiles a changed dimension once as dynamic, not once per new shape.
+    r"avoids recompiling for every new shape|each new length is slow": "torch.compile said to recompile every shape",
+    # A full pickled model also loads with weights_only=True once its classes are allowlisted.
+    r"full model only loads with weights_only=False": "weights_only=False called the only way to load a full model",
+    # nvidia-smi also counts the CUDA context, which the caching allocator does not hold.
+    r"nvidia-smi only shows what the caching allocator": "nvidia-smi said to show only reserved memory",
 }
 
 
@@ -238,7 +244,8 @@ def test_bank_states_no_known_false_claims(bank):
         texts = [q.reference_answer, *(t for p in q.rubric for t in [p.description, *p.evidence]),
                  *(m.correction for m in q.misconceptions), *(f.prompt for f in q.follow_ups)]
         for pattern, what in STALE_CLAIMS.items():
-            found += [(q.id, what) for t in texts if re.search(pattern, t, re.IGNORECASE)]
+            # Lines are joined first: a claim wrapped across two lines of a YAML block is still found.
+            found += [(q.id, what) for t in texts if re.search(pattern, " ".join(t.split()), re.IGNORECASE)]
     assert found == []
 
 
