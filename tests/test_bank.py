@@ -255,7 +255,8 @@ MODEL_ANSWERS_THAT_SOLVE = [
     "cnn-image-classifier", "resnet-block", "scaled-dot-product-attention", "sinusoidal-positional-encoding",
     "relu-autograd-function", "stable-log-softmax", "custom-layer", "weight-sharing", "forward-hooks",
     "layer-norm-from-scratch", "warmup-cosine-schedule", "inverted-dropout", "custom-loss",
-    "training-loop-from-scratch", "gradient-accumulation",
+    "training-loop-from-scratch", "gradient-accumulation", "gradient-clipping", "binary-classifier",
+    "custom-dataset",
 ]
 
 
