@@ -219,6 +219,20 @@ STALE_CLAIMS = {
     r"(?<!pooled )(?:attention|it)\b[^.]{0,40}\bpermutation[- ]invariant": "attention called permutation-invariant",
     # PyTorch stopped publishing to its own conda channel after 2.5.
     r"\bpip and conda PyTorch builds\b": "conda builds described as current",
+    # torch.compile reuses compiled code, but autograd still records a fresh backward node on every call.
+    r"reuse[^.]{0,60}torch\.compile": "torch.compile said to reuse the autograd graph",
+    # DDP broadcasts buffers (BatchNorm running statistics) from rank 0 on every forward by default.
+    r"without ever exchanging weights|nothing ever copies weights": "DDP said never to send any weights",
+    # The linear scaling rule is for SGD; Adam-like optimizers scale more gently.
+    r"(?<!SGD the )linear scaling rule": "linear learning-rate scaling given as the rule for every optimizer",
+    # PyTorch was started in 2016 at Facebook AI Research, before the company became Meta.
+    r"started at Meta\b": "PyTorch said to have started at Meta AI",
+    # torch.compile's default recompiles a changed dimension once as dynamic, not once per new shape.
+    r"avoids recompiling for every new shape|each new length is slow": "torch.compile said to recompile every shape",
+    # A full pickled model also loads with weights_only=True once its classes are allowlisted.
+    r"full model only loads with weights_only=False": "weights_only=False called the only way to load a full model",
+    # nvidia-smi also counts the CUDA context, which the caching allocator does not hold.
+    r"nvidia-smi only shows what the caching allocator": "nvidia-smi said to show only reserved memory",
 }
 
 
@@ -228,7 +242,37 @@ def test_bank_states_no_known_false_claims(bank):
     found = []
     for q in bank:
         texts = [q.reference_answer, *(t for p in q.rubric for t in [p.description, *p.evidence]),
-                 *(m.correction for m in q.misconceptions)]
+                 *(m.correction for m in q.misconceptions), *(f.prompt for f in q.follow_ups)]
         for pattern, what in STALE_CLAIMS.items():
-            found += [(q.id, what) for t in texts if re.search(pattern, t, re.IGNORECASE)]
+            # Lines are joined first: a claim wrapped across two lines of a YAML block is still found.
+            found += [(q.id, what) for t in texts if re.search(pattern, " ".join(t.split()), re.IGNORECASE)]
     assert found == []
+
+
+# Code tasks whose model answer shows a whole solution: a candidate who gives up is shown it, so it must
+# meet the contract (training-loop-from-scratch's once lacked the `evaluate` its contract asks for).
+MODEL_ANSWERS_THAT_SOLVE = [
+    "cnn-image-classifier", "resnet-block", "scaled-dot-product-attention", "sinusoidal-positional-encoding",
+    "relu-autograd-function", "stable-log-softmax", "custom-layer", "weight-sharing", "forward-hooks",
+    "layer-norm-from-scratch", "warmup-cosine-schedule", "inverted-dropout", "custom-loss",
+    "training-loop-from-scratch", "gradient-accumulation", "gradient-clipping", "binary-classifier",
+    "custom-dataset",
+]
+
+
+def test_a_model_answer_that_shows_a_solution_passes_the_checks(bank):
+    import re
+
+    tasks = {q.id: q for q in bank if q.code}
+    failed = {}
+    for task_id in MODEL_ANSWERS_THAT_SOLVE:
+        q = tasks[task_id]
+        code = "\n".join(re.findall(r"```python\n(.*?)```", q.reference_answer, re.S))
+        imports = [line for line in q.code.starter.splitlines() if line.startswith(("import ", "from "))]
+        try:
+            verdicts = _verdicts(q.code, "\n".join([*imports, code]), range(1, 2))
+        except Exception as exc:  # the model answer does not even run: a failure like any other
+            verdicts = Counter({f"{type(exc).__name__}: {exc}": 1})
+        if verdicts:
+            failed[task_id] = dict(verdicts)
+    assert failed == {}
