@@ -85,6 +85,8 @@ MISTAKES = [
      [("if stride != 1 or in_channels != out_channels:", "if in_channels != out_channels:")],
      ["projection-block-eval"]),
     ("gan-generator-discriminator", "fakes not detached for D", [("D(fake.detach())", "D(fake)")], ["detached-fakes"]),
+    ("gan-generator-discriminator", "fakes not detached for D, G(z) drawn again for G",
+     [("D(fake.detach())", "D(fake)"), ("g_loss = bce(D(fake), ones)", "g_loss = bce(D(G(z)), ones)")], ["detached-fakes"]),
     ("gan-generator-discriminator", "G trained against label 0",
      [("g_loss = bce(D(fake), ones)", "g_loss = bce(D(fake), zeros)")], ["generator-update"]),
     ("gan-generator-discriminator", "no opt_g.zero_grad", [("    opt_g.zero_grad()\n", "")], ["two-steps"]),
