@@ -22,6 +22,14 @@ def as_read(text: str) -> str:
     return "".join(c if c.isascii() and not c.isdigit() else _latin(c) for c in kept).casefold()
 
 
+def disguised_letters(text: str) -> list[str]:
+    """The letters of another script drawn like Latin ones, in a text that has Latin letters too ("lеarner" with a
+    Cyrillic "е"): such a text reads as a Latin one it is not. A text all in one other script is left alone."""
+    if not any(c.isascii() and c.isalpha() for c in text):
+        return []
+    return [c for c in text if c.isalpha() and not c.isascii() and _latin(c).isascii()]
+
+
 @lru_cache(maxsize=4096)
 def _latin(char: str) -> str:
     found = confusables.is_confusable(char, greedy=True, preferred_aliases=["latin"]) or []

@@ -126,3 +126,15 @@ def test_a_user_name_that_cannot_travel_in_a_path_is_a_422(admin, name):
 def test_a_short_admin_key_is_refused_at_start_up(tmp_path):
     with pytest.raises(ValidationError, match="INTERVIEWER_ADMIN_KEY is shorter than 32"):
         Settings(data_dir=tmp_path, admin_key="letmein")
+
+
+@pytest.mark.parametrize("name", ["l\u0435arner-1", "\uff2c\uff25\uff21\uff32\uff2e\uff25\uff32", "\u0440aypal"])
+def test_a_user_name_that_reads_as_a_latin_one_it_is_not_is_refused(admin, name):
+    """A job board passing people's input through would get a second "learner-1" nobody can tell from the first:
+    a Cyrillic "е" among Latin letters, or fullwidth letters. Names wholly in another script stay welcome."""
+    create(admin, "learner-1")
+    made = admin.client.post("/v1/admin/users", json={"name": name}, headers=bearer(ADMIN_KEY))
+    assert made.status_code in (400, 422), made.text
+    assert name in made.json()["detail"]
+    for welcome in ("\u0438\u0432\u0430\u043d", "j\u00fcrgen", "user_\u540d\u524d"):
+        create(admin, welcome)

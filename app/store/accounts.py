@@ -6,11 +6,13 @@ import hashlib
 import hmac
 import re
 import secrets
+import unicodedata
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.errors import ConflictError, NotFoundError, UserFacingError
+from app.lookalike import disguised_letters
 from app.store.base import RepositoryBase
 from app.store.models import ApiKey, User, utcnow
 from app.store.records import ApiKeyRecord, UserRecord, api_key_record, user_record
@@ -143,6 +145,14 @@ def _path_safe(name: str, what: str) -> None:
     if not re.fullmatch(ACCOUNT_NAME, name):
         raise UserFacingError(f"{what} may hold only letters, digits and _ . @ + - and not start with a dot (it "
                               f"travels in URLs): {name!r} does not")
+    # A name that reads as another is a second account nobody can tell from the first (an integrator passing
+    # people's input through): fullwidth "ＬＥＡＲＮＥＲ" or "lеarner-1" with a Cyrillic "е" beside "learner-1".
+    if unicodedata.normalize("NFKC", name) != name:
+        raise UserFacingError(f"{what} must be written in plain characters: {name!r} reads as "
+                              f"{unicodedata.normalize('NFKC', name)!r}")
+    if disguised := disguised_letters(name):
+        raise UserFacingError(f"{what} mixes Latin letters with look-alikes from another script "
+                              f"({', '.join(repr(c) for c in disguised)}): {name!r}")
 
 
 def _fits(value: str, what: str, length: int | None) -> None:
