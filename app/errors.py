@@ -11,6 +11,11 @@ class NotFoundError(UserFacingError):
     """The named resource does not exist (or belongs to someone else)."""
 
 
+def no_session(session_id: object) -> NotFoundError:
+    """One wording wherever a session id finds nothing: a client cannot tell "not yours" from "not there"."""
+    return NotFoundError(f"no session {str(session_id)!r} (it does not exist or belongs to someone else)")
+
+
 class ConflictError(UserFacingError):
     """The request is valid but not in the resource's current state."""
 

@@ -67,6 +67,7 @@ def test_interview_mode_keeps_feedback_for_the_end(alice):
 def test_another_users_session_is_not_found(api, alice):
     created = start(alice)
     bob = api.as_user("bob")
+    said = f"no session {created['id']!r} (it does not exist or belongs to someone else)"  # one wording everywhere
     for method, path in [
         ("get", ""),
         ("post", "/hint"),
@@ -75,9 +76,15 @@ def test_another_users_session_is_not_found(api, alice):
         ("post", "/dont-know"),
         ("get", "/report"),
     ]:
-        assert_problem(api.client.request(method, f"/v1/sessions/{created['id']}{path}", headers=bob), 404)
+        response = api.client.request(method, f"/v1/sessions/{created['id']}{path}", headers=bob)
+        assert assert_problem(response, 404)["detail"] == said, path
     response = api.client.post(f"/v1/sessions/{created['id']}/answers", json={"text": "x"}, headers=bob)
-    assert_problem(response, 404)
+    assert assert_problem(response, 404)["detail"] == said
+    response = api.client.put(f"/v1/sessions/{created['id']}/draft", json={"turn": 0, "text": "x"}, headers=bob)
+    assert assert_problem(response, 404)["detail"] == said
+    response = api.client.post("/v1/code/check", headers=bob,
+                               json={"question_id": "stable-log-softmax", "code": "x = 1", "session_id": created["id"]})
+    assert assert_problem(response, 404)["detail"] == said
     assert api.client.get("/v1/sessions", headers=bob).json() == []
 
 

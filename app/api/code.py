@@ -19,7 +19,7 @@ from app.api.deps import (
 )
 from app.api.problems import problem_responses
 from app.api.schemas import CodeResultOut, RequestModel, code_result_out
-from app.errors import ConflictError, NotFoundError, UserFacingError
+from app.errors import ConflictError, NotFoundError, UserFacingError, no_session
 from app.interview.turns import SessionTurns
 from evaluators.run_points import judge_run
 from knowledge.schema import Question
@@ -85,7 +85,7 @@ def _counted_where_asked(repo: Any, user_id: int, body: CodeCheckIn, bank: dict[
         return None
     session = repo.get_session(body.session_id, user_id)
     if session is None:
-        raise NotFoundError(f"no session with id {body.session_id}")
+        raise no_session(body.session_id)
     if session.status != "active" or session.state.get("current_question_id") != body.question_id:
         raise ConflictError(f"question {body.question_id!r} is not the one on screen in session {body.session_id}")
     return SessionTurns(repo).asked(body.session_id, body.question_id, bank)

@@ -32,7 +32,7 @@ from app.api.schemas import (
     evaluation_out,
     session_summary,
 )
-from app.errors import ConflictError, NotFoundError
+from app.errors import ConflictError, no_session
 from app.interview.models import Mode, SessionConfig, SessionState, TurnOutcome
 from app.reports import Report, build_report, render
 
@@ -298,7 +298,7 @@ def _negotiate(accept: str) -> str:
 def _owned(repo: Any, session_id: str, user_id: int) -> Any:
     session = repo.get_session(session_id, user_id)
     if session is None:
-        raise NotFoundError(f"no session {session_id!r} (it does not exist or belongs to someone else)")
+        raise no_session(session_id)
     return session
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from app.errors import ConflictError, NotFoundError, UserFacingError
+from app.errors import ConflictError, UserFacingError, no_session
 from app.interview import feedback
 from app.interview.asking import Asker
 from app.interview.followups import choose_follow_up, hint_for
@@ -257,7 +257,7 @@ class InterviewEngine:
         self._repo.forget()  # each call starts from what is stored (another process may have written)
         session = self._repo.get_session(session_id, user_id)
         if session is None:
-            raise NotFoundError(f"no session {session_id!r}")
+            raise no_session(session_id)
         state = SessionState.model_validate(session.state)
         if session.status != "completed" and state.current_turn_id is None and state.current_question_id:
             turns = self._repo.turns(session_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from app.errors import ConflictError, NotFoundError
+from app.errors import ConflictError, no_session
 from app.store.base import RepositoryBase
 from app.store.models import AnswerDraft, InterviewSession, Turn, utcnow
 from app.store.records import DraftRecord, draft_record
@@ -21,7 +21,7 @@ class DraftRepository(RepositoryBase):
         with self._writing() as session:
             owner = session.get(InterviewSession, session_id)
             if owner is None or owner.user_id != user_id:
-                raise NotFoundError(f"no session {session_id!r} (it does not exist or belongs to someone else)")
+                raise no_session(session_id)
             # The turn row locked as record_answer locks it: an answer and a draft of it are recorded one after the
             # other, so the answer's commit, which deletes the draft, cannot be followed by the draft's.
             current = session.get(Turn, owner.state.get("current_turn_id") or -1, with_for_update=True)

@@ -13,7 +13,7 @@ from typing import Any, NotRequired, TypedDict, Unpack
 from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session, selectinload
 
-from app.errors import ChoiceOutdatedError, ConflictError, NotFoundError
+from app.errors import ChoiceOutdatedError, ConflictError, NotFoundError, no_session
 from app.store.accounts import AccountRepository
 from app.store.base import require_choice, require_keys
 from app.store.drafts import DraftRepository
@@ -314,7 +314,7 @@ def _locked_session(session: Session, session_id: str) -> InterviewSession:
     # already serialises all writers), so turn positions cannot collide.
     row = session.get(InterviewSession, session_id, with_for_update=True)
     if row is None:
-        raise NotFoundError(f"no session with id {session_id}")
+        raise no_session(session_id)
     return row
 
 
