@@ -577,6 +577,26 @@ def test_the_model_answer_prints_its_code_without_fence_lines(bank) -> None:
         assert "```python" not in answer and code_line.strip() in answer, fmt
 
 
+def test_the_model_answer_prose_is_one_line_a_paragraph_for_the_page_to_wrap(bank) -> None:
+    """The bank breaks its prose near 95 characters; a page wrapping those lines again (the PDF at 95, a narrow
+    browser) left one-word lines between them. The page wraps a paragraph; code keeps its lines."""
+    pypdf = pytest.importorskip("pypdf")
+    reference = bank["resnet-block"].reference_answer
+    prose = reference.split("\n\n")[0]
+    assert "```" not in prose and max(len(line) for line in prose.splitlines()) > 95  # wider than the PDF's lines
+    turns = [turn(1, "resnet-block", "architectures", answer_text="Some words.", evaluation=evaluation(1.0, []))]
+    done = build_report(session=session({"resnet-block": 1.0}), turns=turns, bank=bank)
+    html = unescape(render(done, "html")[0].decode())
+    assert " ".join(prose.split("\n")) in html
+    code_line = next(line for line in reference.splitlines() if line.startswith("    "))
+    assert "\n" + code_line + "\n" in html  # indentation and line kept
+    text = "\n".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(render(done, "pdf")[0])).pages)
+    answer = text[text.index("Model answer"):].splitlines()[1:]
+    last_word = prose.split()[-1]
+    lines = answer[:next(n for n, line in enumerate(answer) if last_word in line)]
+    assert lines and all(len(line.split()) > 2 for line in lines), lines  # no stray words between full lines
+
+
 def test_a_pdf_list_title_goes_to_the_next_page_with_its_first_item() -> None:
     """The title's keep-with-next did nothing: reportlab keeps a flowable with the next one only when that one is
     not a container, and the items were a ListFlowable, so a real report still left "Missed" at a page's foot."""

@@ -85,11 +85,11 @@ def _transcript(entry: QuestionEntry) -> str:
         parts.append(f"<p><strong>{esc(w.asked_label(exchange))}:</strong> {esc(exchange.prompt)}</p>")
         if n == 0 and entry.contract:  # the prompt asks for code "to the contract below"
             parts.append(f"<p><strong>{esc(w.CONTRACT)}:</strong></p>"
-                         f"<pre>{esc(w.fenceless(entry.contract))}</pre>")
+                         f"<pre>{esc(w.reflowed(entry.contract))}</pre>")
         parts.append(f"<p><em>{esc(w.reply_label(exchange))}</em></p>")
         parts += [f"<pre>{esc(text)}</pre>" for text in (exchange.answer, exchange.code) if text]
     if entry.model_answer:
-        parts.append(f"<p><strong>{esc(w.MODEL_ANSWER)}:</strong></p><pre>{esc(w.fenceless(entry.model_answer))}</pre>")
+        parts.append(f"<p><strong>{esc(w.MODEL_ANSWER)}:</strong></p><pre>{esc(w.reflowed(entry.model_answer))}</pre>")
     return f"<details><summary>{esc(w.TRANSCRIPT)}</summary>{''.join(parts)}</details>"
 
 

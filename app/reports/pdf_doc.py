@@ -152,12 +152,12 @@ def _transcript(entry: QuestionEntry) -> list[Flowable]:
     for n, exchange in enumerate(entry.transcript):
         story.append(Paragraph(f"<b>{esc(w.asked_label(exchange))}:</b> {esc(exchange.prompt)}", SMALL))
         if n == 0 and entry.contract:  # the prompt asks for code "to the contract below"
-            story += [Paragraph(f"<b>{esc(w.CONTRACT)}:</b>", SMALL), _as_written(w.fenceless(entry.contract))]
+            story += [Paragraph(f"<b>{esc(w.CONTRACT)}:</b>", SMALL), _as_written(w.reflowed(entry.contract))]
         story.append(Paragraph(f"<i>{esc(w.reply_label(exchange))}</i>", SMALL))
         story += [_as_written(text) for text in (exchange.answer, exchange.code) if text]
     if entry.model_answer:
         story += [Paragraph(f"<b>{esc(w.MODEL_ANSWER)}:</b>", SMALL),
-                  _as_written(w.fenceless(entry.model_answer))]
+                  _as_written(w.reflowed(entry.model_answer))]
     return story
 
 

@@ -18,12 +18,33 @@ TRANSCRIPT = "Transcript"
 MODEL_ANSWER = "Model answer"
 CONTRACT = "Contract"
 _FENCE_LINE = re.compile(r"^\s*```[\w+-]*\s*$")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|\|)\s")
 
 
 def fenceless(answer: str) -> str:
     """A model answer or a contract as the reports print it, as written: its code keeps its lines and indentation,
     and the fence lines around it go (a preformatted block printed "```python" as text)."""
     return "\n".join(line for line in answer.splitlines() if not _FENCE_LINE.match(line))
+
+
+def reflowed(answer: str) -> str:
+    """A model answer or a contract without its fence lines, each prose paragraph on one line for the page to wrap:
+    the bank breaks its prose near 95 characters, and a page wrapping those lines again left one-word lines
+    between them. Code, list items and indented lines keep their lines."""
+    lines: list[str] = []
+    fenced, joinable = False, False
+    for line in answer.splitlines():
+        if _FENCE_LINE.match(line):
+            fenced, joinable = not fenced, False
+            continue
+        text = not fenced and bool(line.strip()) and not line[0].isspace()
+        item = text and _LIST_ITEM.match(line) is not None
+        if text and not item and joinable:  # a paragraph's next line, or a list item's
+            lines[-1] += " " + line
+        else:
+            lines.append(line)
+        joinable = text
+    return "\n".join(lines)
 SECTIONS = (OVERALL, PER_TOPIC, QUESTIONS, STRENGTHS, MISCONCEPTIONS, STUDY_PLAN)
 
 NOTHING_ANSWERED = "Nothing was answered in this session, so there is nothing to score yet."
