@@ -45,8 +45,7 @@ def read_answer(stream: TextIO) -> tuple[str, str | None, str | None] | None:
 
 def split_code(block: str) -> tuple[str | None, str | None]:
     """Separate prose from code: a `:code PATH` line's file is the code answer. Fenced blocks stay in the
-    words, as the app's words box has them: the engine runs them as the code answer on a code task's own
-    prompt, and on a follow-up they illustrate a point (a run of a snippet would replace the task's run)."""
+    words, as the app's words box has them: the engine decides when they run (`app.interview.fenced`)."""
     code_parts = []
     prose_lines = []
     for line in block.splitlines():

@@ -662,6 +662,40 @@ def test_code_fixed_on_the_follow_up_about_its_failed_check_is_not_scored_as_rig
     assert "code fixed on a follow-up: what the new run added is halved" in fixed.evaluation["penalties"]
 
 
+def test_code_fixed_in_a_fence_on_the_follow_up_is_run_and_charged_as_code_sent_as_code(engine, user, bank):
+    """The fix typed in a fence beside words, in answer to the follow-up about the failed check, was never run: the
+    score stayed at the first run's and nothing said so. Now it runs as code sent as code would (:code, the code
+    box), and what it adds is halved as a fix."""
+    from tests.code_fixtures import NAIVE_LOG_SOFTMAX, ScriptedRunner
+
+    runs: list[str] = []
+
+    class FixedLater:
+        def check(self, spec, code, question_id):
+            runs.append(code)
+            return ScriptedRunner(*(["large-logits"] if code.strip() == NAIVE_LOG_SOFTMAX.strip() else [])).check(
+                spec, code, question_id)
+
+    engine._scorer = AnswerScorer(evaluator=engine._scorer._evaluator, code_runner=FixedLater())
+    task = by_id(bank)["stable-log-softmax"]
+    for seed in range(60):
+        session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["autograd"],
+                                                                          difficulty=2, seed=seed))
+        if prompt.question_id == task.id:
+            break
+    first = engine.answer(session_id=session.id, user_id=user, text="", code=NAIVE_LOG_SOFTMAX)
+    assert first.evaluation["code_score"] == 1.9 and first.prompt.kind is PromptKind.FOLLOW_UP
+    words = "exp overflows for large logits; subtract the max first:"
+    fixed = engine.answer(session_id=session.id, user_id=user, code=None,
+                          text=f"{words}\n```python\n{task.code.solution}\n```")
+    assert runs[-1] == task.code.solution.strip()
+    assert fixed.message == "The fenced code in your answer defines log_softmax, so it was run as your corrected code."
+    assert fixed.evaluation["score"] == pytest.approx(1.9 + (5.0 - 1.9) / 2, abs=0.06)
+    assert "code fixed on a follow-up: what the new run added is halved" in fixed.evaluation["penalties"]
+    turn = engine._repo.turns(session.id)[1]
+    assert (turn.answer_text, turn.answer_code) == (words, task.code.solution.strip())
+
+
 def test_words_beside_passing_code_add_to_its_score_and_never_take_from_it(scorer, bank):
     from app.interview.followups import choose_follow_up
 
@@ -808,9 +842,13 @@ def test_code_pasted_in_a_fence_into_the_words_is_run_and_read_as_code_by_the_fo
     assert outcome.message.startswith("The fenced code in your answer was run as your code.")
     earlier = engine._repo.get_session(session.id, user).state["answers_so_far"]
     assert earlier == [f"I subclass autograd.Function.\n```python\n{code.strip()}\n```"]
-    assert outcome.prompt.kind is PromptKind.FOLLOW_UP  # a snippet in answer to it illustrates a point: not run
-    engine.answer(session_id=session.id, user_id=user, code=None, text="Call it as\n```python\nMyReLU.apply(x)\n```")
+    # A snippet in answer to the follow-up illustrates a point: not run (it does not define MyReLU), and said so.
+    assert outcome.prompt.kind is PromptKind.FOLLOW_UP
+    snippet = engine.answer(session_id=session.id, user_id=user, code=None,
+                            text="Call it as\n```python\nMyReLU.apply(x)\n```")
     assert len(runner.runs) == 1
+    assert snippet.message.startswith("The fenced code in your answer was not run: on a follow-up, code runs as a "
+                                      "new submission only when it is a whole solution defining MyReLU")
 
 
 def test_a_fixed_level_that_runs_out_says_so_once(engine, user, bank):
