@@ -1196,3 +1196,55 @@ def test_a_topic_not_yet_asked_starts_from_the_users_latest_answers_on_it():
               for t in ("autograd", "tensors", "modules", "distributed")}
     assert levels == {"autograd": 3, "tensors": 1, "modules": 3, "distributed": 2}
     assert level_for("autograd", config=SessionConfig(difficulty=1), state=state, history=history) == 1
+
+
+NO_CLAMP_DISTANCES = """import torch
+
+
+def pairwise_distances(x, y):
+    squared = (x * x).sum(1)[:, None] + (y * y).sum(1)[None, :] - 2 * x @ y.T
+    return squared.sqrt()
+"""
+
+
+def start_at(engine, user, question, **config):
+    """A session whose first question is `question` (the seed that draws it first)."""
+    for seed in range(200):
+        session, prompt = engine.start(user_id=user, config=SessionConfig(
+            num_questions=1, topics=[question.topic.value], seed=seed, **config))
+        if prompt.question_id == question.id:
+            return session
+        engine.finish(session_id=session.id, user_id=user)
+    raise AssertionError(f"no seed draws {question.id} first")
+
+
+def test_a_follow_up_says_the_code_failed_in_a_way_only_when_the_run_showed_it(repo, ingested_store, bank, scorer):
+    """pairwise-distances answered with its starter (NotImplementedError in every check) was asked "Your distances
+    occasionally come out as NaN for duplicate points": a bug its code does not have. That probe is asked after a
+    run whose duplicate-points check judged a value wrong while others passed; else the neutral one about the
+    check."""
+    from evaluators.code.runner import CodeRunner
+
+    task = by_id(bank)["pairwise-distances"]
+    nan_probe = next(f.prompt for f in task.follow_ups if f.point == "numerical-care")
+    with CodeRunner(workers=1, timeout_s=20.0) as runner:
+        engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                                 scorer=AnswerScorer(evaluator=scorer, code_runner=runner))
+        asked = {}
+        for name, code in (("starter", task.code.starter), ("no-clamp", NO_CLAMP_DISTANCES)):
+            user = repo.get_or_create_user(name).id
+            session = start_at(engine, user, task)
+            asked[name] = engine.answer(session_id=session.id, user_id=user, text=None, code=code).prompt.text
+    assert asked["starter"] == ("Your code failed one of my checks: rows of y that duplicate rows of x give a "
+                                "distance near 0, with no NaN or negative values. What in your code causes that, and "
+                                "how would you fix it?")
+    assert asked["no-clamp"] == nan_probe  # its run did return NaN there, and passed the other checks
+
+
+def test_a_hint_before_any_run_states_no_failure_of_the_code(engine, user, bank):
+    """The first hint on custom-layer, before any code was sent, was the probe "Your layer runs, but its weights never
+    change during training...": a failure of code the candidate had not written. It names the point instead."""
+    task = by_id(bank)["custom-layer"]
+    session = start_at(engine, user, task)
+    hinted = engine.hint(session_id=session.id, user_id=user)
+    assert hinted.message.startswith("A complete answer also says something about parameters registered.")
