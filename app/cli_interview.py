@@ -147,6 +147,9 @@ def run_interview(
             console.print(f"The answer is {len(text or '')} characters; the limit is {max_chars}. Nothing was "
                           "sent: answer again, shorter.", style="red")
             continue
+        if command == "answer" and not (text or "").strip() and not (code or "").strip():
+            console.print("An answer needs text or code (or :skip / :idk); nothing was sent.", style="red")
+            continue
         try:
             if command == "answer":
                 outcome = engine.answer(session_id=session.id, user_id=user_id, text=text, code=code)
