@@ -32,7 +32,7 @@ def choose_follow_up(
     for point in missing:
         for follow_up in question.follow_ups:
             if follow_up.point == point.point_id and not any(follow_up.prompt in h for h in hinted) \
-                    and true_of_run(follow_up, run):
+                    and _true_of_run(follow_up, run):
                 return follow_up
         if point.checks and question.code is not None:
             return FollowUp(point=point.point_id, prompt=_about_failed_check(question, point.checks[0]))
@@ -48,7 +48,7 @@ def _about_failed_check(question: Question, check_name: str) -> str:
             "What in your code causes that, and how would you fix it?")
 
 
-def true_of_run(follow_up: FollowUp, run: Mapping[str, Any] | None) -> bool:
+def _true_of_run(follow_up: FollowUp, run: Mapping[str, Any] | None) -> bool:
     """Whether the probe says nothing of the code the run did not show. One that presumes a check failed needs a
     run in which that check got a value from the code and judged it wrong while another check passed: code that
     raises at it, does nothing yet (the starter's NotImplementedError), was refused or stopped before it, or fails
@@ -76,7 +76,7 @@ def hint_for(
     if hints_used >= len(open_points):
         return None
     point = open_points[hints_used]
-    probe = next((f.prompt for f in question.follow_ups if f.point == point.id and true_of_run(f, run)), None)
+    probe = next((f.prompt for f in question.follow_ups if f.point == point.id and _true_of_run(f, run)), None)
     return f"Think about this: {probe}" if probe else _about(point.id)
 
 
