@@ -45,8 +45,7 @@ def read_answer(stream: TextIO) -> tuple[str, str | None, str | None] | None:
 
 def split_code(block: str) -> tuple[str | None, str | None]:
     """Separate prose from code: a `:code PATH` line's file is the code answer. Fenced blocks stay in the
-    words, as the app's words box has them: the engine runs them as the code answer on a code task's own
-    prompt, and on a follow-up they illustrate a point (a run of a snippet would replace the task's run)."""
+    words, as the app's words box has them: the engine decides when they run (`app.interview.fenced`)."""
     code_parts = []
     prose_lines = []
     for line in block.splitlines():
@@ -147,6 +146,9 @@ def run_interview(
         if len(text or "") > max_chars:  # the API's limit (INTERVIEWER_MAX_ANSWER_CHARS), here too
             console.print(f"The answer is {len(text or '')} characters; the limit is {max_chars}. Nothing was "
                           "sent: answer again, shorter.", style="red")
+            continue
+        if command == "answer" and not (text or "").strip() and not (code or "").strip():
+            console.print("An answer needs text or code (or :skip / :idk); nothing was sent.", style="red")
             continue
         try:
             if command == "answer":

@@ -86,10 +86,16 @@ class Misconception(_Strict):
 
 
 class FollowUp(_Strict):
-    """A probe for one rubric point that invites the idea without stating it."""
+    """A probe for one rubric point that invites the idea without stating it.
+
+    `presumes_failed_check` names the hidden check whose failure the probe tells the candidate their code showed
+    ("Your distances come out as NaN for duplicate points"): it is asked only after a run in which that check got
+    a value from the code and judged it wrong while another check passed; otherwise the neutral probe about the
+    failed check is asked, since the probe would state a bug the code may not have."""
 
     point: Slug
     prompt: str = Field(min_length=10)
+    presumes_failed_check: Slug | None = None
 
 
 class SeedRef(_Strict):
@@ -184,6 +190,20 @@ def _check_points_named(checks: list[CodeCheck], point_ids: list[str]) -> None:
         raise ValueError(f"check {unnamed[0]!r} names no rubric point while others do: name the points it shows")
 
 
+def _presumed_check_named(code: CodeTask | None, follow_up: FollowUp) -> None:
+    """A probe that presumes a check failed names a check of its task that verifies the probe's point."""
+    name = follow_up.presumes_failed_check
+    if name is None:
+        return
+    check = next((c for c in code.checks if c.name == name), None) if code is not None else None
+    if check is None:
+        raise ValueError(f"follow_up on {follow_up.point!r} presumes check {name!r} failed, which is not a check of "
+                         "this entry")
+    if check.points and follow_up.point not in check.points:
+        raise ValueError(f"follow_up on {follow_up.point!r} presumes check {name!r} failed, which does not verify "
+                         f"that point (it verifies {', '.join(check.points)})")
+
+
 class Question(_Strict):
     id: Slug
     question: str = Field(min_length=10)
@@ -211,6 +231,8 @@ class Question(_Strict):
             raise ValueError("a code question needs a `code` block, and only code questions have one")
         if self.code is not None:
             _check_points_named(self.code.checks, point_ids)
+        for follow_up in self.follow_ups:
+            _presumed_check_named(self.code, follow_up)
         if self.id in self.related:
             raise ValueError("an entry cannot be related to itself")
         return self

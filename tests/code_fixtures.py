@@ -40,14 +40,17 @@ def log_softmax(x, dim=-1):
 
 
 class ScriptedRunner:
-    """A run in which every hidden check of the task passes except those named."""
+    """A run in which every hidden check of the task passes except those named, which fail as `failure` says (a
+    wrong value, by default)."""
 
-    def __init__(self, *failing: str) -> None:
+    def __init__(self, *failing: str, failure: str = "wrong") -> None:
         self.failing = failing
+        self.failure = failure
 
     def check(self, spec, code, question_id):
         checks = [{"name": c.name, "description": c.description, "weight": c.weight,
-                   "passed": c.name not in self.failing, "message": "wrong" if c.name in self.failing else None}
+                   "passed": c.name not in self.failing, "message": "wrong" if c.name in self.failing else None,
+                   "failure": self.failure if c.name in self.failing else None}
                   for c in spec.checks]
         return {"status": "failed" if self.failing else "passed", "checks": checks,
                 "score": sum(c["weight"] for c in checks if c["passed"]) / sum(c["weight"] for c in checks)}

@@ -306,6 +306,7 @@ def test_terminal_interview_reads_answers_from_stdin(cli_env):
             ":x[/x]",  # an unknown command, printed back as typed
             ":code /nonexistent/answer.py",  # a file that is not there: said, and the question asked again
             ".",
+            ".",  # an empty answer: the terminal's own commands are named (it said "skip / I don't know")
             ":hint",
             "It is used so that gradients [/b] do not accumulate across steps.",
             ".",
@@ -321,6 +322,7 @@ def test_terminal_interview_reads_answers_from_stdin(cli_env):
     assert "hints cost" in out.stdout
     assert "Score" in out.stdout
     assert "unknown command :x[/x]" in out.stdout and "code file not found: /nonexistent/answer.py" in out.stdout
+    assert "An answer needs text or code (or :skip / :idk); nothing was sent." in out.stdout
 
 
 @pytest.mark.slow

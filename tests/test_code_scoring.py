@@ -94,6 +94,43 @@ def test_the_follow_up_asks_about_the_point_a_failed_check_missed(scorer, tasks)
     assert again is not None and again.point == "log-sum-exp-form"
 
 
+def test_a_probe_that_states_a_failure_is_asked_only_when_its_own_check_showed_it(scorer, tasks):
+    """"Your accumulated run diverges..." presumes scaled-by-accum-steps failed. Asked when that check judged a value
+    wrong while others passed; not when another check of the same point failed (returned-losses), nor when the
+    check raised, never ran, or every check failed, nor with no run at all: then the neutral probe about the failed
+    check is asked."""
+    question = tasks["gradient-accumulation"]
+    diverges = next(f for f in question.follow_ups if f.point == "loss-scaling")
+    assert diverges.presumes_failed_check == "scaled-by-accum-steps"
+    others = [p.id for p in question.rubric if p.id != "loss-scaling"]
+
+    def asked(runner):
+        result = scored(scorer, question, runner)
+        run = runner.check(question.code, "", question.id) if runner else None
+        return choose_follow_up(question, result.rubric, score=result.score, asked=0, probed=others, run=run).prompt
+
+    assert asked(ScriptedRunner("scaled-by-accum-steps")) == diverges.prompt
+    every = [c.name for c in question.code.checks]
+    for runner in (ScriptedRunner("returned-losses"), ScriptedRunner("scaled-by-accum-steps", failure="raised"),
+                   ScriptedRunner("scaled-by-accum-steps", failure="not_run"), ScriptedRunner(*every),
+                   ScriptedRunner("scaled-by-accum-steps", failure=None)):  # a run stored before `failure` was
+        failed = next(c for c in runner.failing if c in {"scaled-by-accum-steps", "returned-losses"})
+        description = next(c.description for c in question.code.checks if c.name == failed)
+        assert asked(runner).startswith(f"Your code failed one of my checks: {description.rstrip('.')}.")
+    # Words alone, no run: the point is missed from the words, and no probe about a failure of code is asked.
+    words = AnswerScorer(evaluator=scorer).score(question, text="It adds up gradients.", code=None, earlier=[])
+    assert choose_follow_up(question, words.rubric, score=words.score, asked=0, probed=others) is None
+
+
+def test_a_probe_presuming_a_check_that_does_not_verify_its_point_is_refused(tasks):
+    entry = tasks["gradient-accumulation"].model_dump()
+    for follow_up in entry["follow_ups"]:
+        if follow_up["point"] == "loss-scaling":
+            follow_up["presumes_failed_check"] = "partial-final-group"
+    with pytest.raises(ValidationError, match="presumes check 'partial-final-group' failed, which does not verify"):
+        Question.model_validate(entry)
+
+
 def test_code_fixed_on_a_follow_up_keeps_half_of_what_the_fix_adds():
     charged = charge_answer(5.0, follow_up=True, kept=1.9, raw_before=1.9, earlier_notes=[], hints_on_question=0,
                             hints_on_turn=0, late_after_s=None, code_rerun=True)

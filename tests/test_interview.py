@@ -692,6 +692,40 @@ def test_code_fixed_on_the_follow_up_about_its_failed_check_is_not_scored_as_rig
     assert "code fixed on a follow-up: what the new run added is halved" in fixed.evaluation["penalties"]
 
 
+def test_code_fixed_in_a_fence_on_the_follow_up_is_run_and_charged_as_code_sent_as_code(engine, user, bank):
+    """The fix typed in a fence beside words, in answer to the follow-up about the failed check, was never run: the
+    score stayed at the first run's and nothing said so. Now it runs as code sent as code would (:code, the code
+    box), and what it adds is halved as a fix."""
+    from tests.code_fixtures import NAIVE_LOG_SOFTMAX, ScriptedRunner
+
+    runs: list[str] = []
+
+    class FixedLater:
+        def check(self, spec, code, question_id):
+            runs.append(code)
+            return ScriptedRunner(*(["large-logits"] if code.strip() == NAIVE_LOG_SOFTMAX.strip() else [])).check(
+                spec, code, question_id)
+
+    engine._scorer = AnswerScorer(evaluator=engine._scorer._evaluator, code_runner=FixedLater())
+    task = by_id(bank)["stable-log-softmax"]
+    for seed in range(60):
+        session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["autograd"],
+                                                                          difficulty=2, seed=seed))
+        if prompt.question_id == task.id:
+            break
+    first = engine.answer(session_id=session.id, user_id=user, text="", code=NAIVE_LOG_SOFTMAX)
+    assert first.evaluation["code_score"] == 1.9 and first.prompt.kind is PromptKind.FOLLOW_UP
+    words = "exp overflows for large logits; subtract the max first:"
+    fixed = engine.answer(session_id=session.id, user_id=user, code=None,
+                          text=f"{words}\n```python\n{task.code.solution}\n```")
+    assert runs[-1] == task.code.solution.strip()
+    assert fixed.message == "The fenced code in your answer defines log_softmax, so it was run as your corrected code."
+    assert fixed.evaluation["score"] == pytest.approx(1.9 + (5.0 - 1.9) / 2, abs=0.06)
+    assert "code fixed on a follow-up: what the new run added is halved" in fixed.evaluation["penalties"]
+    turn = engine._repo.turns(session.id)[1]
+    assert (turn.answer_text, turn.answer_code) == (words, task.code.solution.strip())
+
+
 def test_words_beside_passing_code_add_to_its_score_and_never_take_from_it(scorer, bank):
     from app.interview.followups import choose_follow_up
 
@@ -838,9 +872,13 @@ def test_code_pasted_in_a_fence_into_the_words_is_run_and_read_as_code_by_the_fo
     assert outcome.message.startswith("The fenced code in your answer was run as your code.")
     earlier = engine._repo.get_session(session.id, user).state["answers_so_far"]
     assert earlier == [f"I subclass autograd.Function.\n```python\n{code.strip()}\n```"]
-    assert outcome.prompt.kind is PromptKind.FOLLOW_UP  # a snippet in answer to it illustrates a point: not run
-    engine.answer(session_id=session.id, user_id=user, code=None, text="Call it as\n```python\nMyReLU.apply(x)\n```")
+    # A snippet in answer to the follow-up illustrates a point: not run (it does not define MyReLU), and said so.
+    assert outcome.prompt.kind is PromptKind.FOLLOW_UP
+    snippet = engine.answer(session_id=session.id, user_id=user, code=None,
+                            text="Call it as\n```python\nMyReLU.apply(x)\n```")
     assert len(runner.runs) == 1
+    assert snippet.message.startswith("The fenced code in your answer was not run: on a follow-up, code runs as a "
+                                      "new submission only when it is a whole solution defining MyReLU")
 
 
 def test_a_fixed_level_that_runs_out_says_so_once(engine, user, bank):
@@ -1188,3 +1226,55 @@ def test_a_topic_not_yet_asked_starts_from_the_users_latest_answers_on_it():
               for t in ("autograd", "tensors", "modules", "distributed")}
     assert levels == {"autograd": 3, "tensors": 1, "modules": 3, "distributed": 2}
     assert level_for("autograd", config=SessionConfig(difficulty=1), state=state, history=history) == 1
+
+
+NO_CLAMP_DISTANCES = """import torch
+
+
+def pairwise_distances(x, y):
+    squared = (x * x).sum(1)[:, None] + (y * y).sum(1)[None, :] - 2 * x @ y.T
+    return squared.sqrt()
+"""
+
+
+def start_at(engine, user, question, **config):
+    """A session whose first question is `question` (the seed that draws it first)."""
+    for seed in range(200):
+        session, prompt = engine.start(user_id=user, config=SessionConfig(
+            num_questions=1, topics=[question.topic.value], seed=seed, **config))
+        if prompt.question_id == question.id:
+            return session
+        engine.finish(session_id=session.id, user_id=user)
+    raise AssertionError(f"no seed draws {question.id} first")
+
+
+def test_a_follow_up_says_the_code_failed_in_a_way_only_when_the_run_showed_it(repo, ingested_store, bank, scorer):
+    """pairwise-distances answered with its starter (NotImplementedError in every check) was asked "Your distances
+    occasionally come out as NaN for duplicate points": a bug its code does not have. That probe is asked after a
+    run whose duplicate-points check judged a value wrong while others passed; else the neutral one about the
+    check."""
+    from evaluators.code.runner import CodeRunner
+
+    task = by_id(bank)["pairwise-distances"]
+    nan_probe = next(f.prompt for f in task.follow_ups if f.point == "numerical-care")
+    with CodeRunner(workers=1, timeout_s=20.0) as runner:
+        engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                                 scorer=AnswerScorer(evaluator=scorer, code_runner=runner))
+        asked = {}
+        for name, code in (("starter", task.code.starter), ("no-clamp", NO_CLAMP_DISTANCES)):
+            user = repo.get_or_create_user(name).id
+            session = start_at(engine, user, task)
+            asked[name] = engine.answer(session_id=session.id, user_id=user, text=None, code=code).prompt.text
+    assert asked["starter"] == ("Your code failed one of my checks: rows of y that duplicate rows of x give a "
+                                "distance near 0, with no NaN or negative values. What in your code causes that, and "
+                                "how would you fix it?")
+    assert asked["no-clamp"] == nan_probe  # its run did return NaN there, and passed the other checks
+
+
+def test_a_hint_before_any_run_states_no_failure_of_the_code(engine, user, bank):
+    """The first hint on custom-layer, before any code was sent, was the probe "Your layer runs, but its weights never
+    change during training...": a failure of code the candidate had not written. It names the point instead."""
+    task = by_id(bank)["custom-layer"]
+    session = start_at(engine, user, task)
+    hinted = engine.hint(session_id=session.id, user_id=user)
+    assert hinted.message.startswith("A complete answer also says something about parameters registered.")

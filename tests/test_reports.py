@@ -128,6 +128,17 @@ def test_overall_and_per_topic_means(report: Report) -> None:
     assert "over 3 of 3 question(s): 2 answered, 1 skipped or not known (scored 0)" in overview_lines(report)[-1]
 
 
+def test_a_session_ended_early_counts_its_questions_out_of_those_planned(bank) -> None:
+    """Ended after 3 of 4 questions, the report said "over 3 of 3 question(s) answered", as if that was all."""
+    planned = session({"autograd-basics": 3.8, "relu-autograd-function": 2.5, "save-and-load-models": 0.0})
+    planned = dataclasses.replace(planned, config={**planned.config, "num_questions": 4})
+    ended = build_report(session=planned, turns=session_turns(), bank=bank)
+    said = "over 3 of 4 planned question(s) (3 asked): 2 answered, 1 skipped or not known (scored 0)."
+    assert overview_lines(ended)[-1].endswith(said)
+    for fmt in ("markdown", "html"):  # every format says it (the PDF prints these same lines)
+        assert said in unescape(render(ended, fmt)[0].decode())
+
+
 def test_a_follow_up_given_up_leaves_its_question_answered_and_all_skipped_is_a_full_report(bank) -> None:
     answered = evaluation(3.1, [point("records-graph", "covered", "Autograd records every operation")])
     kept = {**answered, "follow_up": "skip"}  # the engine keeps the earlier score when a follow-up is skipped
@@ -141,8 +152,8 @@ def test_a_follow_up_given_up_leaves_its_question_answered_and_all_skipped_is_a_
                for i, qid in enumerate(["autograd-basics", "relu-autograd-function"], start=1)]
     nothing = build_report(session=session({}), turns=skipped, bank=bank)
     assert nothing.questions_answered == 0 and not nothing.empty and nothing.overall_score == 0.0
-    assert overview_lines(nothing)[-1].endswith("over 2 of 2 question(s): 0 answered, 2 skipped or not known "
-                                                "(scored 0).")
+    assert overview_lines(nothing)[-1].endswith("over 2 of 3 planned question(s) (2 asked): 0 answered, 2 skipped or "
+                                                "not known (scored 0).")  # its session planned 3
     # Every format tells the same story as the JSON: both questions, and what to study for them.
     assert [i.question_id for i in nothing.study_plan] == ["autograd-basics", "relu-autograd-function"]
     for fmt in ("markdown", "html"):

@@ -70,6 +70,8 @@ class CheckOut(BaseModel):
     weight: float
     passed: bool
     message: str | None = None
+    # How a failed check failed: the code returned a wrong value, raised, or was never run by it.
+    failure: Literal["wrong", "raised", "not_run"] | None = None
 
 
 class CodeResultOut(BaseModel):

@@ -12,11 +12,12 @@ from typing import Any
 from app.errors import ConflictError, UserFacingError, no_session
 from app.interview import feedback
 from app.interview.asking import Asker
+from app.interview.fenced import code_from_words
 from app.interview.followups import choose_follow_up, hint_for
 from app.interview.models import Prompt, PromptKind, SessionConfig, SessionState, TurnOutcome
 from app.interview.penalties import HINT_COST
 from app.interview.phrasing import Phraser
-from app.interview.scoring import AnswerScorer, ScoredAnswer, code_out_of_fence, with_code
+from app.interview.scoring import AnswerScorer, ScoredAnswer, with_code
 from app.interview.selection import QuestionSelector, next_difficulty, session_size
 from app.interview.turns import SessionTurns, elapsed_s
 from app.llm_breaker import llm_step
@@ -127,11 +128,8 @@ class InterviewEngine:
             # rather than probing another point the candidate just said they lack.
             return self._give_up(session_id, user_id, action="dont_know", text=text)
         moved = None
-        if question.code is not None and turn.kind == PromptKind.QUESTION and not (code or "").strip():
-            # Code pasted in a fence into the words box of the task itself is the code answer: the prompt
-            # promised to run it. Not on a follow-up, where a snippet illustrates a point (and a run of it
-            # would stand in for the task's code run).
-            text, code, moved = code_out_of_fence(text or "")
+        if question.code is not None and not (code or "").strip():  # code typed in a fence: when it runs
+            text, code, moved = code_from_words(question.code, text or "", follow_up=turn.kind == PromptKind.FOLLOW_UP)
         if before_code_run is not None and question.code is not None and (code or "").strip():
             before_code_run()
         scored = self._scorer.score(
@@ -174,7 +172,8 @@ class InterviewEngine:
         used = self._repo.hints_on_question(session_id, question.id)
         last = self._repo.last_evaluation(session_id, question.id)
         target = turn.target_point if turn.kind == PromptKind.FOLLOW_UP else None
-        text = hint_for(question, evaluation=last, hints_used=used, target=target, hints_on_turn=turn.hints_used)
+        text = hint_for(question, evaluation=last, hints_used=used, target=target, hints_on_turn=turn.hints_used,
+                        run=self._repo.last_code_result(session_id, question.id))
         if text is None:
             raise ConflictError("no more hints for this question")
         self._repo.add_hint(turn.id, seen=turn.hints_used, text=text)
@@ -245,7 +244,8 @@ class InterviewEngine:
         if scored.rubric is not None:
             follow_up = choose_follow_up(question, scored.rubric, score=scored.score, asked=state.follow_ups_asked,
                                          probed=state.probed_points,
-                                         hinted=self._repo.hints_given(session_id, question.id))
+                                         hinted=self._repo.hints_given(session_id, question.id),
+                                         run=self._repo.last_code_result(session_id, question.id))
         if follow_up is not None:
             related = [r["question"] for r in scored.evaluation.get("related", [])]
             prompt = self._asking.follow_up(session_id, config, state, question, follow_up, related)

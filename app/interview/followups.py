@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from evaluators.base import Evaluation, Verdict
+from evaluators.code.results import Failure
 from knowledge.schema import FollowUp, Question
 
 MAX_FOLLOW_UPS = 2
@@ -14,13 +16,13 @@ GOOD_ENOUGH = 4.5  # above this a follow-up would only waste the candidate's tim
 
 def choose_follow_up(
     question: Question, evaluation: Evaluation, *, score: float, asked: int, probed: list[str],
-    hinted: Sequence[str] = (),
+    hinted: Sequence[str] = (), run: Mapping[str, Any] | None = None,
 ) -> FollowUp | None:
     """The probe for the heaviest point still missing, if the answer merits one: first a point a hidden check
     found missing in the code (the run is the surest evidence of a gap), asked with its own probe or, lacking
     one, about the failed check. `score` is the answer's own (for a code task, its code and words together),
     not the rubric's alone. A probe already given as a hint on this question (`hinted`: the hints' texts, which
-    quote their probe) is not asked again."""
+    quote their probe) is not asked again, nor one that states a failure the last run (`run`) did not show."""
     if asked >= MAX_FOLLOW_UPS or evaluation.gate or score >= GOOD_ENOUGH:
         return None
     missing = sorted(
@@ -29,7 +31,8 @@ def choose_follow_up(
     )
     for point in missing:
         for follow_up in question.follow_ups:
-            if follow_up.point == point.point_id and not any(follow_up.prompt in h for h in hinted):
+            if follow_up.point == point.point_id and not any(follow_up.prompt in h for h in hinted) \
+                    and _true_of_run(follow_up, run):
                 return follow_up
         if point.checks and question.code is not None:
             return FollowUp(point=point.point_id, prompt=_about_failed_check(question, point.checks[0]))
@@ -45,9 +48,21 @@ def _about_failed_check(question: Question, check_name: str) -> str:
             "What in your code causes that, and how would you fix it?")
 
 
+def _true_of_run(follow_up: FollowUp, run: Mapping[str, Any] | None) -> bool:
+    """Whether the probe says nothing of the code the run did not show. One that presumes a check failed needs a
+    run in which that check got a value from the code and judged it wrong while another check passed: code that
+    raises at it, does nothing yet (the starter's NotImplementedError), was refused or stopped before it, or fails
+    every check shows no particular bug."""
+    if follow_up.presumes_failed_check is None:
+        return True
+    checks = (run or {}).get("checks") or []
+    own = next((c for c in checks if c.get("name") == follow_up.presumes_failed_check), None)
+    return own is not None and own.get("failure") == Failure.WRONG and any(c.get("passed") for c in checks)
+
+
 def hint_for(
     question: Question, *, evaluation: Evaluation | None, hints_used: int, target: str | None = None,
-    hints_on_turn: int = 0,
+    hints_on_turn: int = 0, run: Mapping[str, Any] | None = None,
 ) -> str | None:
     """A nudge toward an uncovered point, each hint toward another one, heaviest first: its probe question,
     else its topic in a few words. On a follow-up (`target`: the point it probes, whose probe is already on
@@ -61,7 +76,7 @@ def hint_for(
     if hints_used >= len(open_points):
         return None
     point = open_points[hints_used]
-    probe = next((f.prompt for f in question.follow_ups if f.point == point.id), None)
+    probe = next((f.prompt for f in question.follow_ups if f.point == point.id and _true_of_run(f, run)), None)
     return f"Think about this: {probe}" if probe else _about(point.id)
 
 

@@ -25,17 +25,6 @@ def split_fenced(block: str) -> tuple[str, str]:
     return _FENCE.sub("", block).strip(), code
 
 
-def code_out_of_fence(text: str) -> tuple[str, str | None, str | None]:
-    """An answer to a code task typed in the words box with its code in a fence: the words, the code to run
-    and a message saying it was run (the code and message are None when there is no fenced code)."""
-    if "```" not in text:
-        return text, None, None
-    prose, fenced = split_fenced(text)
-    if not fenced.strip():
-        return text, None, None
-    return prose, fenced, "The fenced code in your answer was run as your code."
-
-
 def with_code(text: str, code: str | None) -> str:
     """An answer as the rubric reads it: the words, then the code in a fence (so it is read as code)."""
     return text if not code else f"{text}\n```python\n{code}\n```"

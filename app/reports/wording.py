@@ -70,11 +70,15 @@ def overview_lines(report: Report) -> list[str]:
     if report.empty:
         return [*lines, NOTHING_ANSWERED]
     given_up = sum(q.skipped or q.dont_know for q in report.questions)
+    # Out of the questions planned: an interview ended early read "3 of 3" after 3 of its 4 questions.
+    asked, planned = len(report.questions), int(report.config.get("num_questions") or 0)
+    of, early = (f"{planned} planned", f" ({asked} asked)") if planned > asked else (f"{asked}", "")
     overall = f"Overall score: {score_text(report.overall_score)} over {report.questions_answered + given_up} of " \
-              f"{len(report.questions)} question(s)"
+              f"{of} question(s)"
     if not given_up:
-        return [*lines, f"{overall} answered."]
-    return [*lines, f"{overall}: {report.questions_answered} answered, {given_up} skipped or not known (scored 0)."]
+        return [*lines, f"{overall} answered{early}."]
+    return [*lines, f"{overall}{early}: {report.questions_answered} answered, {given_up} skipped or not known "
+                    "(scored 0)."]
 
 
 def status_flags(entry: QuestionEntry) -> list[str]:

@@ -15,6 +15,15 @@ class Status(StrEnum):
     RESOURCE_LIMIT = "resource_limit"  # memory, file size, processes or output
 
 
+class Failure(StrEnum):
+    """How a check that did not pass failed: what the run shows the code did at that check (an interviewer may
+    tell a candidate "your code returns NaN here" only after a check got a value from it and judged it wrong)."""
+
+    WRONG = "wrong"  # the code returned a value at this check, and the check judged it wrong
+    RAISED = "raised"  # the code raised (or reached a forbidden built-in) while this check ran it
+    NOT_RUN = "not_run"  # the check never ran the code: it did not load, was refused, or the run stopped before
+
+
 @dataclass(frozen=True)
 class CheckResult:
     name: str
@@ -22,10 +31,12 @@ class CheckResult:
     weight: float
     passed: bool
     message: str | None = None  # why it failed, in the candidate's terms
+    failure: Failure | None = None  # None when it passed
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "weight": self.weight,
-                "passed": self.passed, "message": self.message}
+                "passed": self.passed, "message": self.message,
+                "failure": None if self.failure is None else str(self.failure)}
 
 
 @dataclass(frozen=True)

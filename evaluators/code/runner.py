@@ -26,7 +26,7 @@ from evaluators.code.jail import Limits
 from evaluators.code.job import build_job, probe_source
 from evaluators.code.pool import RawOutcome, WorkerPool
 from evaluators.code.probes import dumps, loads
-from evaluators.code.results import CheckResult, CodeResult, Status
+from evaluators.code.results import CheckResult, CodeResult, Failure, Status
 from evaluators.code.sandbox import SandboxConfig
 from knowledge.schema import CodeTask, Question
 
@@ -156,13 +156,13 @@ class CodeRunner:
         for check in task.checks:
             if load_error is not None:
                 result = CheckResult(check.name, check.description, check.weight, False,
-                                     f"your code failed before any check could run: {load_error}")
+                                     f"your code failed before any check could run: {load_error}", Failure.NOT_RUN)
             elif check.name in got:
                 inputs, want = expected[check.name]
                 result = _verify(task, check, inputs, want, got[check.name])
             else:
                 result = CheckResult(check.name, check.description, check.weight, False,
-                                     f"not run: {reason}")
+                                     f"not run: {reason}", Failure.NOT_RUN)
             checks.append(result)
         if status is Status.PASSED and not all(c.passed for c in checks):
             status = Status.FAILED
@@ -173,11 +173,12 @@ class CodeRunner:
 
 
 def _verify(task: CodeTask, check: Any, inputs: Any, want: Any, got: dict[str, Any]) -> CheckResult:
-    def result(message: str | None) -> CheckResult:
-        return CheckResult(check.name, check.description, check.weight, message is None, message)
+    def result(message: str | None, failure: Failure = Failure.WRONG) -> CheckResult:
+        return CheckResult(check.name, check.description, check.weight, message is None, message,
+                           None if message is None else failure)
 
     if got["error"] is not None:
-        return result(_clip(got["error"]))
+        return result(_clip(got["error"]), Failure.RAISED)
     try:
         value = loads(got["blob"] or b"")
     except Exception:  # weights_only refuses arbitrary objects: never unpickle their classes
@@ -220,7 +221,7 @@ def _signal_name(number: int) -> str:
 
 
 def _all_failed(task: CodeTask, question_id: str, status: Status, message: str) -> CodeResult:
-    checks = [CheckResult(c.name, c.description, c.weight, False, message) for c in task.checks]
+    checks = [CheckResult(c.name, c.description, c.weight, False, message, Failure.NOT_RUN) for c in task.checks]
     return CodeResult(question_id, status, checks)
 
 

@@ -1,0 +1,70 @@
+"""Code a candidate typed in a fence into the words of a code task: when it is their code answer to run.
+
+On the task's own prompt, fenced code is the code answer (the prompt promised to run it). On a follow-up a
+snippet may only illustrate a point ("call it as MyReLU.apply(x)"), and a run of that would stand in for the
+task's run; but a candidate asked what in their code fails often answers with the corrected code. So there,
+fenced code runs as a resubmission only when it defines every name the contract asks for (the names the
+starter defines): then it is a whole solution, run as code sent as code would be, fix penalty and all."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from app.interview.scoring import split_fenced
+from knowledge.schema import CodeTask
+
+# A definition at the start of a line: how names are read from code that does not parse (a fix with a typo is
+# still a resubmission, and its run says where the syntax error is).
+_DEFINITION = re.compile(r"^(?:async\s+def|def|class)\s+([A-Za-z_]\w*)", re.M)
+
+
+def code_from_words(task: CodeTask, text: str, *, follow_up: bool) -> tuple[str, str | None, str | None]:
+    """(words, code to run, message) for an answer to a code task sent with no code of its own: the fenced code
+    taken out of the words when it is to be run, else the words as sent (a snippet stays in them, read as code by
+    the rubric); the message says which happened, or is None when there is no fenced code."""
+    if "```" not in text:
+        return text, None, None
+    prose, fenced = split_fenced(text)
+    if not fenced.strip():
+        return text, None, None
+    if not follow_up:
+        return prose, fenced, "The fenced code in your answer was run as your code."
+    names = contract_names(task) or ["the contract's names"]
+    missing = [name for name in names if name not in defined_names(fenced)]
+    if not missing:
+        return prose, fenced, (f"The fenced code in your answer defines {_listed(names)}, so it was run as your "
+                               "corrected code.")
+    return text, None, (f"The fenced code in your answer was not run: on a follow-up, code runs as a new "
+                        f"submission only when it is a whole solution defining {_listed(names)} (this snippet "
+                        f"lacks {_listed(missing)}). Send the whole corrected code to have it checked.")
+
+
+def contract_names(task: CodeTask) -> list[str]:
+    """The names a solution must define: those the starter defines (the reference solution's in a pack whose
+    starter defines none)."""
+    return _top_level(task.starter) or _top_level(task.solution)
+
+
+def defined_names(code: str) -> set[str]:
+    """The names code defines at its top level (functions, classes, assignments)."""
+    return set(_top_level(code))
+
+
+def _top_level(code: str) -> list[str]:
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return list(dict.fromkeys(_DEFINITION.findall(code)))
+    names: list[str] = []
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(statement.name)
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            names += [t.id for t in targets if isinstance(t, ast.Name)]
+    return list(dict.fromkeys(names))
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

@@ -1,0 +1,32 @@
+"""When code typed in a fence into a code task's words is run: always on the task's own prompt, and on a follow-up
+only as a whole solution (it defines every name of the contract)."""
+
+from __future__ import annotations
+
+from app.interview.fenced import code_from_words, contract_names
+from knowledge.loader import bank_index
+
+
+def fenced(code: str, words: str = "Fixed:") -> str:
+    return f"{words}\n```python\n{code}\n```"
+
+
+def test_on_a_follow_up_a_whole_solution_runs_and_a_part_of_one_is_said_not_to():
+    gan = bank_index()["gan-generator-discriminator"].code
+    assert contract_names(gan) == ["Generator", "Discriminator", "train_step"]
+    step_only = "def train_step(G, D, opt_g, opt_d, real, z):\n    return 0.0, 0.0"
+    text, code, message = code_from_words(gan, fenced(step_only), follow_up=True)
+    assert (text, code) == (fenced(step_only), None)  # read as words, snippet and all
+    assert "not run" in message and "lacks Generator and Discriminator" in message
+    text, code, message = code_from_words(gan, fenced(gan.solution), follow_up=True)
+    assert (text, code) == ("Fixed:", gan.solution.strip())
+    assert message.startswith("The fenced code in your answer defines Generator, Discriminator and train_step")
+    # On the task's own prompt any fenced code is the code answer, as before.
+    assert code_from_words(gan, fenced(step_only), follow_up=False)[1] == step_only
+
+
+def test_a_fix_that_does_not_parse_still_runs_so_its_run_names_the_syntax_error():
+    relu = bank_index()["relu-autograd-function"].code
+    broken = "class MyReLU(torch.autograd.Function):\n    def forward(ctx, x)\n        return x"
+    assert code_from_words(relu, fenced(broken), follow_up=True)[1] == broken
+    assert code_from_words(relu, "No code here.", follow_up=True) == ("No code here.", None, None)
