@@ -19,7 +19,7 @@ from tests.conftest import REPO
 from tests.test_api_server import free_port, running_server
 
 USERS = ("starter", "flow", "historian", "reader", "switcher", "hinter", "drafter", "ender", "reloader", "numberer",
-         "behind", "quick", "restorer")
+         "behind", "quick", "restorer", "resender")
 # The bank's own reference solution: a correct answer the hidden checks must accept.
 RELU = bank_index()["relu-autograd-function"].code.solution
 
@@ -141,6 +141,23 @@ def test_practice_session_with_a_code_task_then_the_report(server, monkeypatch):
         assert heading in headings
     assert len(at.get("vega_lite_chart")) == 2
     assert len(at.get("download_button")) == 3
+
+
+def test_code_already_sent_is_not_sent_again_with_a_follow_ups_answer(server, monkeypatch):
+    """The editor keeps the code for the whole question, and every follow-up's answer re-sent it: a sandbox run
+    for nothing each time, and a fix written in a fence in the words was never read (the code field won)."""
+    url, keys = server
+    at = code_task_in_the_plain_box(monkeypatch, url, keys["resender"], questions=2)
+    buggy = RELU.replace("grad_output * (x > 0).to(grad_output.dtype)", "grad_output")  # a check fails: a follow-up
+    assert buggy != RELU
+    at.text_area[0].set_value(buggy)
+    at.text_area[1].set_value("It subclasses autograd.Function.")
+    click(at, "Submit answer")
+    assert at.session_state["prompt"]["kind"] == "follow_up"
+    at.text_area[1].set_value("backward multiplies grad_output by the mask x > 0")
+    click(at, "Submit answer")
+    sent = [e for e in at.session_state["chat"] if e["role"] == "user"]
+    assert [e["code"] for e in sent] == [buggy, None]
 
 
 def test_history_lists_sessions_and_practises_weak_topics(server, monkeypatch):

@@ -123,7 +123,10 @@ def _send_queued(api: ApiClient, sid: str, prompt: dict[str, Any], *, text: str,
         _run_checks(api, sid, prompt, code or "")
     elif action == "answer":
         body = {"text": text, "turn": turn}
-        if code is not None and code.strip() != (prompt.get("starter_code") or "").strip():
+        # The editor keeps the code for the whole question: code already sent is not sent again with a follow-up's
+        # answer, which re-ran it for nothing and hid a fix written in a fence in the words.
+        unsent = (prompt.get("starter_code") or "", state.last_code_sent(prompt["question_id"]) or "")
+        if code is not None and code.strip() not in {c.strip() for c in unsent}:
             body["code"] = code
         with st.spinner("Scoring your answer…"):
             _act(api, sid, "answers", body=body, action="answer")

@@ -155,6 +155,18 @@ ACTION_WORDS = {
 }
 
 
+def last_code_sent(question_id: str) -> str | None:
+    """The code last sent with an answer to this question, as the chat shows it (rebuilt from the API after a
+    reload)."""
+    sent, asked = None, None
+    for entry in st.session_state.get("chat", []):
+        if entry["type"] == "prompt":
+            asked = entry["prompt"].get("question_id")
+        elif entry["role"] == "user" and entry.get("code") and asked == question_id:
+            sent = entry["code"]
+    return sent
+
+
 def _user_entry(action: str, text: str | None, code: str | None) -> dict[str, Any]:
     if action == "answer":
         return {"role": "user", "type": "answer", "text": text or "", "code": code}
