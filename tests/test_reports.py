@@ -215,6 +215,19 @@ def test_each_rubric_point_is_in_one_list_of_its_question_in_the_json(bank) -> N
     assert (topic["missed"], topic["partial"], topic["gaps_in"]) == (4, 1, [1])
 
 
+def test_the_jsons_gaps_list_only_topics_with_a_point_not_yet_covered(bank) -> None:
+    """A topic whose questions covered every point was listed in `gaps` with no points: a client listing the
+    topics to work on listed a strong one."""
+    every = [point(p.id, "covered", MAIN_ANSWER) for p in bank["autograd-basics"].rubric]
+    turns = [turn(1, "autograd-basics", "autograd", answer_text=MAIN_ANSWER, evaluation=evaluation(4.8, every)),
+             turn(2, "save-and-load-models", "deployment", difficulty=1, action="skip",
+                  evaluation={**evaluation(0.0, []), "evaluator": "none", "gate": "skip"})]
+    built = build_report(session=session({"autograd-basics": 4.8, "save-and-load-models": 0.0}), turns=turns,
+                         bank=bank)
+    gaps = json.loads(render(built, "json")[0])["gaps"]
+    assert [g["topic"] for g in gaps] == ["deployment"] and all(g["points"] for g in gaps)
+
+
 def test_question_details_code_skip_and_misconceptions(report: Report) -> None:
     code, skipped = report.questions[1], report.questions[2]
     assert (code.code_checks_passed, code.code_checks_total, code.code_status) == (1, 2, "failed")

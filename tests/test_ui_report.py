@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.reports import build_report, render
 from knowledge.loader import bank_index
-from tests.test_reports import point, session, session_turns
+from tests.test_reports import evaluation, point, session, session_turns, turn
 
 
 def _page(report_json: str) -> None:
@@ -30,7 +30,7 @@ def _page(report_json: str) -> None:
 
 def _shown(page: AppTest) -> str:
     """Every text on the page, as a reader sees it (Markdown's backslash escapes read), one element a line."""
-    elements = [*page.markdown, *page.caption, *page.warning, *page.error, *page.expander, *page.subheader]
+    elements = [*page.markdown, *page.caption, *page.info, *page.warning, *page.error, *page.expander, *page.subheader]
     said = "\n".join(str(getattr(e, "label", None) or e.value) for e in elements)
     tables = "\n".join(frame.value.to_csv(index=False) for frame in page.dataframe)
     return re.sub(r"\\([\\`*_\[\]<>#|!$~=+.)-])", r"\1", f"{said}\n{tables}")
@@ -85,3 +85,29 @@ def test_practice_feedback_lists_a_partly_stated_point_under_its_own_heading() -
     assert said.index("**Points covered**") < said.index("**Partly stated**") < said.index("**Points missed**")
     partly = said.index("**Partly stated**")
     assert "graph" in said[partly - 1] and "chain" in said[partly + 1]
+
+
+def test_a_session_with_nothing_answered_says_so_on_the_page_as_the_files_do() -> None:
+    """The page told a candidate who answered nothing "Nothing to revise: well done." and listed every point of the
+    question they were shown as missed; the files say nothing was answered and list nothing."""
+    unanswered = turn(1, "autograd-basics", "autograd", action=None, answered_at=None)
+    report = build_report(session=session({}), turns=[unanswered], bank=bank_index())
+    assert report.empty
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    text = _shown(page)
+    assert "Nothing was answered in this session, so there is nothing to score yet." in text
+    assert "well done" not in text and "Missed" not in text and "Strengths" not in text
+
+
+def test_a_strong_code_tasks_strength_counts_the_points_its_run_showed_as_the_files_do() -> None:
+    """The files say "1 of 5 points covered (1 shown by the hidden checks your code passed)"; the page left the
+    run out."""
+    shown = {**point("gradient-mask", "covered", "passed hidden checks gradient-values, gradcheck-float64"),
+             "checks": ["gradient-values", "gradcheck-float64"]}
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_code="x = 1", evaluation=evaluation(4.0, [shown]),
+                  code_result={"status": "passed", "checks": []})]
+    report = build_report(session=session({"relu-autograd-function": 4.0}), turns=turns, bank=bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    assert "1 of 5 points covered (1 shown by the hidden checks your code passed)" in _shown(page)

@@ -31,6 +31,12 @@ def render(api: ApiClient) -> None:
         return
     report = api.get(f"/v1/sessions/{sid}/report", format="json")
     _summary(report)
+    if not any(q.get("score") is not None for q in report.get("questions", [])):
+        # As the files say it: a question shown and not answered has no points to list, and an empty plan is
+        # no reason for "well done".
+        st.info("Nothing was answered in this session, so there is nothing to score yet.")
+        _downloads(api, sid, version=str(report.get("updated_at")))
+        return
     _charts(report)
     show_topics(report)
     show_questions(report)
@@ -87,8 +93,14 @@ def _strengths(report: dict[str, Any]) -> None:
     """The questions answered well; their points, with the words that earned them, are under each question."""
     st.subheader("Strengths")
     lines = [f"- **Q{s['number']}. {literal(s['question'])}** ({s['topic']}, {score_text(s['score'])}): "
-             f"{s['covered']} of {s['points']} points covered" for s in report.get("strengths", [])]
+             f"{s['covered']} of {s['points']} points covered{_by_run(s)}" for s in report.get("strengths", [])]
     st.markdown("\n".join(lines) or "_No question scored 3.5 / 5 or more with a point fully covered yet._")
+
+
+def _by_run(strength: dict[str, Any]) -> str:
+    """Of a strong code task's covered points, those its run showed, as the files count them."""
+    shown = strength.get("by_run") or 0
+    return f" ({shown} shown by the hidden checks your code passed)" if shown else ""
 
 
 def _misconceptions(report: dict[str, Any]) -> None:

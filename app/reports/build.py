@@ -94,6 +94,8 @@ def _gaps(answered: list[QuestionEntry], topics: list[TopicScore]) -> list[Topic
     grouped: dict[str, list[GapPoint]] = {}
     for entry in answered:
         points: list[MissedPoint | CoveredPoint] = [*entry.missed, *entry.partial]
+        if not points:  # a topic whose every point was covered has no gaps: it is not listed with none
+            continue
         grouped.setdefault(entry.topic, []).extend(
             GapPoint(question_id=entry.question_id, point_id=p.point_id, description=p.description,
                      verdict="missed" if isinstance(p, MissedPoint) else "partial")
