@@ -9,6 +9,7 @@ import sys
 import textwrap
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -666,36 +667,9 @@ def test_a_late_follow_up_halves_only_what_it_adds(repo, ingested_store, bank, s
     assert late == pytest.approx(kept + (on_time - kept) / 2, abs=0.11)
 
 
-def test_code_fixed_on_the_follow_up_about_its_failed_check_is_not_scored_as_right_first_time(engine, user, bank):
-    """A naive log-softmax fails the large-logits check; the follow-up asks about that failure, and the fixed code
-    sent in answer adds half of what it gains (it scored 5.0, as if it had been right the first time)."""
-    from tests.code_fixtures import NAIVE_LOG_SOFTMAX, ScriptedRunner
-
-    class FixedLater:
-        def check(self, spec, code, question_id):
-            return ScriptedRunner(*(["large-logits"] if code.strip() == NAIVE_LOG_SOFTMAX.strip() else [])).check(
-                spec, code, question_id)
-
-    engine._scorer = AnswerScorer(evaluator=engine._scorer._evaluator, code_runner=FixedLater())
-    task = by_id(bank)["stable-log-softmax"]
-    for seed in range(60):
-        session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["autograd"],
-                                                                          difficulty=2, seed=seed))
-        if prompt.question_id == task.id:
-            break
-    first = engine.answer(session_id=session.id, user_id=user, text="", code=NAIVE_LOG_SOFTMAX)
-    assert first.evaluation["code_score"] == 1.9 and first.prompt.kind is PromptKind.FOLLOW_UP
-    # Asked about what failed: the bank's probe for the point the failed check verifies (max-subtraction).
-    assert first.prompt.text == next(f.prompt for f in task.follow_ups if f.point == "max-subtraction")
-    fixed = engine.answer(session_id=session.id, user_id=user, text="", code=task.code.solution)
-    assert fixed.evaluation["score"] == pytest.approx(1.9 + (5.0 - 1.9) / 2, abs=0.06)
-    assert "code fixed on a follow-up: what the new run added is halved" in fixed.evaluation["penalties"]
-
-
-def test_code_fixed_in_a_fence_on_the_follow_up_is_run_and_charged_as_code_sent_as_code(engine, user, bank):
-    """The fix typed in a fence beside words, in answer to the follow-up about the failed check, was never run: the
-    score stayed at the first run's and nothing said so. Now it runs as code sent as code would (:code, the code
-    box), and what it adds is halved as a fix."""
+def naive_log_softmax_followed_up(engine, user, bank) -> tuple[Any, str, list[str]]:
+    """The stable log-softmax task answered with the naive formula, which fails large-logits only (scored 1.9) and
+    is followed up; the task, the session's id and every code the runner was given."""
     from tests.code_fixtures import NAIVE_LOG_SOFTMAX, ScriptedRunner
 
     runs: list[str] = []
@@ -715,14 +689,33 @@ def test_code_fixed_in_a_fence_on_the_follow_up_is_run_and_charged_as_code_sent_
             break
     first = engine.answer(session_id=session.id, user_id=user, text="", code=NAIVE_LOG_SOFTMAX)
     assert first.evaluation["code_score"] == 1.9 and first.prompt.kind is PromptKind.FOLLOW_UP
+    # Asked about what failed: the bank's probe for the point the failed check verifies (max-subtraction).
+    assert first.prompt.text == next(f.prompt for f in task.follow_ups if f.point == "max-subtraction")
+    return task, session.id, runs
+
+
+def test_code_fixed_on_the_follow_up_about_its_failed_check_is_not_scored_as_right_first_time(engine, user, bank):
+    """A naive log-softmax fails the large-logits check; the follow-up asks about that failure, and the fixed code
+    sent in answer adds half of what it gains (it scored 5.0, as if it had been right the first time)."""
+    task, session_id, _ = naive_log_softmax_followed_up(engine, user, bank)
+    fixed = engine.answer(session_id=session_id, user_id=user, text="", code=task.code.solution)
+    assert fixed.evaluation["score"] == pytest.approx(1.9 + (5.0 - 1.9) / 2, abs=0.06)
+    assert "code fixed on a follow-up: what the new run added is halved" in fixed.evaluation["penalties"]
+
+
+def test_code_fixed_in_a_fence_on_the_follow_up_is_run_and_charged_as_code_sent_as_code(engine, user, bank):
+    """The fix typed in a fence beside words, in answer to the follow-up about the failed check, was never run: the
+    score stayed at the first run's and nothing said so. Now it runs as code sent as code would (:code, the code
+    box), and what it adds is halved as a fix."""
+    task, session_id, runs = naive_log_softmax_followed_up(engine, user, bank)
     words = "exp overflows for large logits; subtract the max first:"
-    fixed = engine.answer(session_id=session.id, user_id=user, code=None,
+    fixed = engine.answer(session_id=session_id, user_id=user, code=None,
                           text=f"{words}\n```python\n{task.code.solution}\n```")
     assert runs[-1] == task.code.solution.strip()
     assert fixed.message == "The fenced code in your answer defines log_softmax, so it was run as your corrected code."
     assert fixed.evaluation["score"] == pytest.approx(1.9 + (5.0 - 1.9) / 2, abs=0.06)
     assert "code fixed on a follow-up: what the new run added is halved" in fixed.evaluation["penalties"]
-    turn = engine._repo.turns(session.id)[1]
+    turn = engine._repo.turns(session_id)[1]
     assert (turn.answer_text, turn.answer_code) == (words, task.code.solution.strip())
 
 
