@@ -359,17 +359,24 @@ engine.answer(session_id=session.id, user_id=user, text="A tensor is an n-dimens
 """
 
 
+def killed_child(script: str, url: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """The script (formatted with the repo, the database URL and a Chroma folder) run in a child process that
+    kills itself with SIGKILL, as a crash would."""
+    script = script.format(repo=str(REPO), url=url, chroma=str(tmp_path / "chroma"))
+    env = {**os.environ, "INTERVIEWER_DATA_DIR": str(tmp_path)}
+    child = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                           env=env, timeout=120)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    return child
+
+
 @pytest.mark.slow
 def test_kill_9_mid_session_then_resume_loses_nothing(tmp_path: Path, bank):
     from knowledge.embeddings import HashingEmbedder
     from knowledge.vectorstore import open_store
 
     url = f"sqlite:///{tmp_path / 'crash.db'}"
-    script = CRASHING_CHILD.format(repo=str(REPO), url=url, chroma=str(tmp_path / "chroma"))
-    env = {**os.environ, "INTERVIEWER_DATA_DIR": str(tmp_path)}
-    child = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
-                           env=env, timeout=120)
-    assert child.returncode == -signal.SIGKILL, child.stderr
+    child = killed_child(CRASHING_CHILD, url, tmp_path)
     session_id, first_question = child.stdout.split()
     repo = open_repository(url)
     user = repo.get_or_create_user("carol").id
@@ -449,11 +456,7 @@ def test_a_prompt_shown_again_or_asked_by_a_resumed_step_keeps_its_notes(repo, u
 @pytest.mark.slow
 def test_a_start_killed_before_its_first_question_is_asked_leaves_no_session(tmp_path: Path):
     url = f"sqlite:///{tmp_path / 'crash.db'}"
-    script = KILLED_AT_FIRST_WORDING.format(repo=str(REPO), url=url, chroma=str(tmp_path / "chroma"))
-    env = {**os.environ, "INTERVIEWER_DATA_DIR": str(tmp_path)}
-    child = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
-                           env=env, timeout=120)
-    assert child.returncode == -signal.SIGKILL, child.stderr
+    killed_child(KILLED_AT_FIRST_WORDING, url, tmp_path)
     repo = open_repository(url)
     assert repo.list_sessions(repo.get_or_create_user("carol").id) == []
 
