@@ -84,6 +84,8 @@ MISTAKES = [
     ("resnet-block", "projection only when the channels change",
      [("if stride != 1 or in_channels != out_channels:", "if in_channels != out_channels:")],
      ["projection-block-eval"]),
+    ("resnet-block", "projection only when the stride changes",
+     [("if stride != 1 or in_channels != out_channels:", "if stride != 1:")], ["projection-block-eval"]),
     ("gan-generator-discriminator", "fakes not detached for D", [("D(fake.detach())", "D(fake)")], ["detached-fakes"]),
     ("gan-generator-discriminator", "fakes not detached for D, G(z) drawn again for G",
      [("D(fake.detach())", "D(fake)"), ("g_loss = bce(D(fake), ones)", "g_loss = bce(D(G(z)), ones)")],
