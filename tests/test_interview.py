@@ -726,6 +726,30 @@ def test_code_fixed_in_a_fence_on_the_follow_up_is_run_and_charged_as_code_sent_
     assert (turn.answer_text, turn.answer_code) == (words, task.code.solution.strip())
 
 
+def test_fenced_code_beside_code_sent_as_code_is_said_to_be_read_as_words(engine, user, bank):
+    """A follow-up answered with code in the code box (the editor, :code) and a fix in a fence in the words ran the
+    code box's code and read the fence as words, saying nothing: the candidate believed their fix was run."""
+    from tests.code_fixtures import NAIVE_LOG_SOFTMAX, ScriptedRunner
+
+    runs: list[str] = []
+
+    class Recording:
+        def check(self, spec, code, question_id):
+            runs.append(code)
+            return ScriptedRunner("large-logits").check(spec, code, question_id)
+
+    engine._scorer = AnswerScorer(evaluator=engine._scorer._evaluator, code_runner=Recording())
+    task = by_id(bank)["stable-log-softmax"]
+    session = start_at(engine, user, task, difficulty=2)
+    assert engine.answer(session_id=session.id, user_id=user, text="", code=NAIVE_LOG_SOFTMAX).prompt.kind is \
+        PromptKind.FOLLOW_UP
+    edited = NAIVE_LOG_SOFTMAX + "\n# edited\n"
+    both = engine.answer(session_id=session.id, user_id=user, code=edited,
+                         text=f"Subtract the max:\n```python\n{task.code.solution}\n```")
+    assert runs == [NAIVE_LOG_SOFTMAX, edited]
+    assert both.message.startswith("The code sent as code was run; the fenced code in your words was read as words")
+
+
 def test_words_beside_passing_code_add_to_its_score_and_never_take_from_it(scorer, bank):
     from app.interview.followups import choose_follow_up
 

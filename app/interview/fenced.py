@@ -22,15 +22,20 @@ _FENCE = re.compile(r"^[ \t]*```[ \t]*[\w+-]*[ \t]*\n(.*?)```", re.S | re.M)
 _DEFINITION = re.compile(r"^(?:async\s+def|def|class)\s+([A-Za-z_]\w*)", re.M)
 
 
-def code_from_words(task: CodeTask, text: str, *, follow_up: bool) -> tuple[str, str | None, str | None]:
-    """(words, code to run, message) for an answer to a code task sent with no code of its own: the fenced code
-    taken out of the words when it is to be run, else the words as sent (a snippet stays in them, read as code by
-    the rubric); the message says which happened, or is None when there is no fenced code."""
-    if "```" not in text:
-        return text, None, None
-    prose, fenced = split_fenced(text)
+def code_from_words(
+    task: CodeTask, text: str | None, code: str | None = None, *, follow_up: bool,
+) -> tuple[str | None, str | None, str | None]:
+    """(words, code to run, message) for an answer to a code task: with no code of its own, the fenced code taken
+    out of the words when it is to be run, else the words as sent (a snippet stays in them, read as code by the
+    rubric); the message says which happened, or is None when there is no fenced code. Code sent as code is what
+    runs, and fenced code beside it is said to be read as words (a fix typed in the words while the editor held
+    other code was never run, and nothing said so)."""
+    prose, fenced = split_fenced(text) if text and "```" in text else (text, "")
+    if (code or "").strip():
+        return text, code, None if not fenced.strip() else (
+            "The code sent as code was run; the fenced code in your words was read as words, not run.")
     if not fenced.strip():
-        return text, None, None
+        return text or "", None, None
     if not follow_up:
         return prose, fenced, "The fenced code in your answer was run as your code."
     names = contract_names(task) or ["the contract's names"]
