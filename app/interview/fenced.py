@@ -50,9 +50,9 @@ def code_from_words(
 
 def split_fenced(block: str) -> tuple[str, str]:
     """The prose of an answer and the code of its fenced blocks (joined, each dedented as a whole): what a
-    candidate who types both in one box means by them. A block that defines, imports or does nothing (a traceback,
-    printed output, a bare call showing use) stays in the prose when another block does: joined to the solution it
-    broke its run (a fix sent beside the output it now prints failed at `tensor(...)`)."""
+    candidate who types both in one box means by them. A block of text that is not Python or of bare expressions (a
+    traceback, printed output, a call showing use) stays in the prose when another block holds statements: joined
+    to the solution it broke its run (a fix sent beside the output it now prints failed at `tensor(...)`)."""
     blocks = [(m, textwrap.dedent(m.group(1)).strip("\n").rstrip()) for m in _FENCE.finditer(block)]
     code = [(m, source) for m, source in blocks if _does_something(source)] or blocks
     prose, end = [], 0
