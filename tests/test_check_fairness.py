@@ -68,6 +68,7 @@ MISTAKES = [
      [("torch.sqrt(sum((g.detach() ** 2).sum() for g in grads))", "sum((g.detach() ** 2).sum() for g in grads)")],
      ["clips-by-global-norm"]),
     ("pairwise-distances", "distances left squared", [(".sum(dim=-1).sqrt()", ".sum(dim=-1)")], ["values-float32"]),
+    ("pairwise-distances", "result always float64", [("diff.pow(2)", "diff.double().pow(2)")], ["float64-preserved"]),
     ("custom-dataset", "length off by one",
      [("len(self.series) - self.window, 0)", "len(self.series) - self.window + 1, 0)")], ["length"]),
     ("custom-dataset", "no negative index", [("        if idx < 0:\n            idx += n\n", "")], ["index-errors"]),
