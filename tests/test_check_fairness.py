@@ -144,3 +144,15 @@ def test_one_mistake_fails_only_the_check_of_its_point(bank, runner, task_id, mi
     missed = sorted({point for check in question.code.checks if check.name in failed for point in check.points})
     assert len(missed) == 1, f"{mistake} misses the points {missed}"
     assert failed == fails
+
+
+def test_inputs_captured_in_place_of_outputs_miss_the_hook_points_not_detach_clone(bank, runner):
+    """Capturing a hook's inputs failed kept-before-in-place as well as activation-values, so its run was asked "The
+    captured output of a Linear layer contains no negative numbers" of values that had them, and lost detach-clone,
+    which its detach().clone() showed. kept-before-in-place judges the overwrite alone."""
+    question = next(q for q in bank if q.id == "forward-hooks")
+    old = "activations[name] = output.detach().clone()"
+    assert question.code.solution.count(old) == 1
+    code = question.code.solution.replace(old, "activations[name] = inputs[0].detach().clone()")
+    result = runner.check(question.code, code, question.id)
+    assert [c.name for c in result.checks if not c.passed] == ["activation-values"]
