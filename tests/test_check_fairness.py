@@ -156,3 +156,17 @@ def test_inputs_captured_in_place_of_outputs_miss_the_hook_points_not_detach_clo
     code = question.code.solution.replace(old, "activations[name] = inputs[0].detach().clone()")
     result = runner.check(question.code, code, question.id)
     assert [c.name for c in result.checks if not c.passed] == ["activation-values"]
+
+
+def test_a_transposed_weight_is_not_judged_unregistered(bank, runner):
+    """A CustomLinear whose weight is (in, out) failed registered-parameters on its shape, and its run was asked "Your
+    layer runs, but its weights never change during training and are missing from the state_dict". The shapes are
+    judged where the checks load a state_dict."""
+    question = next(q for q in bank if q.id == "custom-layer")
+    code = question.code.solution
+    for old, new in (("torch.empty(out_features, in_features)", "torch.empty(in_features, out_features)"),
+                     ("x @ self.weight.T", "x @ self.weight")):
+        assert code.count(old) == 1
+        code = code.replace(old, new)
+    failed = [c.name for c in runner.check(question.code, code, question.id).checks if not c.passed]
+    assert "registered-parameters" not in failed and "forward-values" in failed
