@@ -204,6 +204,18 @@ def _presumed_check_named(code: CodeTask | None, follow_up: FollowUp) -> None:
                          f"that point (it verifies {', '.join(check.points)})")
 
 
+def _presumed_for_one_point(follow_ups: list[FollowUp]) -> None:
+    """Probes of two points may not presume the same check failed: its failure does not say which point's fault the
+    code has, and one probe would state a failure the code does not have (modes-and-no-grad, failed by an evaluate
+    without model.eval(), asked "your validation pass uses far more memory" of code under no_grad)."""
+    points: dict[str, str] = {}
+    for follow_up in follow_ups:
+        name = follow_up.presumes_failed_check
+        if name is not None and points.setdefault(name, follow_up.point) != follow_up.point:
+            raise ValueError(f"follow_ups on {points[name]!r} and {follow_up.point!r} both presume check {name!r} "
+                             "failed: give each point a check of its own")
+
+
 class Question(_Strict):
     id: Slug
     question: str = Field(min_length=10)
@@ -233,6 +245,7 @@ class Question(_Strict):
             _check_points_named(self.code.checks, point_ids)
         for follow_up in self.follow_ups:
             _presumed_check_named(self.code, follow_up)
+        _presumed_for_one_point(self.follow_ups)
         if self.id in self.related:
             raise ValueError("an entry cannot be related to itself")
         return self

@@ -68,6 +68,7 @@ MISTAKES = [
      [("torch.sqrt(sum((g.detach() ** 2).sum() for g in grads))", "sum((g.detach() ** 2).sum() for g in grads)")],
      ["clips-by-global-norm"]),
     ("pairwise-distances", "distances left squared", [(".sum(dim=-1).sqrt()", ".sum(dim=-1)")], ["values-float32"]),
+    ("pairwise-distances", "result always float64", [("diff.pow(2)", "diff.double().pow(2)")], ["float64-preserved"]),
     ("custom-dataset", "length off by one",
      [("len(self.series) - self.window, 0)", "len(self.series) - self.window + 1, 0)")], ["length"]),
     ("custom-dataset", "no negative index", [("        if idx < 0:\n            idx += n\n", "")], ["index-errors"]),
@@ -84,6 +85,8 @@ MISTAKES = [
     ("resnet-block", "projection only when the channels change",
      [("if stride != 1 or in_channels != out_channels:", "if in_channels != out_channels:")],
      ["projection-block-eval"]),
+    ("resnet-block", "projection only when the stride changes",
+     [("if stride != 1 or in_channels != out_channels:", "if stride != 1:")], ["projection-block-eval"]),
     ("gan-generator-discriminator", "fakes not detached for D", [("D(fake.detach())", "D(fake)")], ["detached-fakes"]),
     ("gan-generator-discriminator", "fakes not detached for D, G(z) drawn again for G",
      [("D(fake.detach())", "D(fake)"), ("g_loss = bce(D(fake), ones)", "g_loss = bce(D(G(z)), ones)")],
@@ -141,3 +144,29 @@ def test_one_mistake_fails_only_the_check_of_its_point(bank, runner, task_id, mi
     missed = sorted({point for check in question.code.checks if check.name in failed for point in check.points})
     assert len(missed) == 1, f"{mistake} misses the points {missed}"
     assert failed == fails
+
+
+def test_inputs_captured_in_place_of_outputs_miss_the_hook_points_not_detach_clone(bank, runner):
+    """Capturing a hook's inputs failed kept-before-in-place as well as activation-values, so its run was asked "The
+    captured output of a Linear layer contains no negative numbers" of values that had them, and lost detach-clone,
+    which its detach().clone() showed. kept-before-in-place judges the overwrite alone."""
+    question = next(q for q in bank if q.id == "forward-hooks")
+    old = "activations[name] = output.detach().clone()"
+    assert question.code.solution.count(old) == 1
+    code = question.code.solution.replace(old, "activations[name] = inputs[0].detach().clone()")
+    result = runner.check(question.code, code, question.id)
+    assert [c.name for c in result.checks if not c.passed] == ["activation-values"]
+
+
+def test_a_transposed_weight_is_not_judged_unregistered(bank, runner):
+    """A CustomLinear whose weight is (in, out) failed registered-parameters on its shape, and its run was asked "Your
+    layer runs, but its weights never change during training and are missing from the state_dict". The shapes are
+    judged where the checks load a state_dict."""
+    question = next(q for q in bank if q.id == "custom-layer")
+    code = question.code.solution
+    for old, new in (("torch.empty(out_features, in_features)", "torch.empty(in_features, out_features)"),
+                     ("x @ self.weight.T", "x @ self.weight")):
+        assert code.count(old) == 1
+        code = code.replace(old, new)
+    failed = [c.name for c in runner.check(question.code, code, question.id).checks if not c.passed]
+    assert "registered-parameters" not in failed and "forward-values" in failed

@@ -440,7 +440,7 @@ def test_terminal_answers_from_windows_files_and_odd_first_lines():
     import io
 
     from app.cli_interview import read_answer
-    from app.interview.scoring import split_fenced
+    from app.interview.fenced import split_fenced
 
     crlf = "Here is my ReLU.\r\n```python\r\ndef relu(x):\r\n    return x.clamp(min=0)\r\n```\r\n.\r\n"
     command, text, code = read_answer(io.StringIO(crlf))  # the fence stays in the words, for the engine to run

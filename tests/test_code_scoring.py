@@ -131,6 +131,19 @@ def test_a_probe_presuming_a_check_that_does_not_verify_its_point_is_refused(tas
         Question.model_validate(entry)
 
 
+def test_probes_of_two_points_presuming_one_check_are_refused(tasks):
+    """One check for two points, presumed by a probe of each, cannot say which point's fault the code has."""
+    entry = tasks["training-loop-from-scratch"].model_dump()
+    for check in entry["code"]["checks"]:
+        if check["name"] == "train-and-eval-modes":
+            check["points"] = ["train-eval-modes", "no-grad-eval"]
+    for follow_up in entry["follow_ups"]:
+        if follow_up["point"] in {"train-eval-modes", "no-grad-eval"}:
+            follow_up["presumes_failed_check"] = "train-and-eval-modes"
+    with pytest.raises(ValidationError, match="both presume check 'train-and-eval-modes' failed"):
+        Question.model_validate(entry)
+
+
 def test_code_fixed_on_a_follow_up_keeps_half_of_what_the_fix_adds():
     charged = charge_answer(5.0, follow_up=True, kept=1.9, raw_before=1.9, earlier_notes=[], hints_on_question=0,
                             hints_on_turn=0, late_after_s=None, code_rerun=True)

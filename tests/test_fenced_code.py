@@ -30,3 +30,19 @@ def test_a_fix_that_does_not_parse_still_runs_so_its_run_names_the_syntax_error(
     broken = "class MyReLU(torch.autograd.Function):\n    def forward(ctx, x)\n        return x"
     assert code_from_words(relu, fenced(broken), follow_up=True)[1] == broken
     assert code_from_words(relu, "No code here.", follow_up=True) == ("No code here.", None, None)
+
+
+def test_a_fix_sent_beside_a_traceback_or_the_output_it_prints_runs_alone():
+    """A fix in one fence and a traceback or printed output in another were joined and run as one: a right
+    log_softmax fix failed to load (SyntaxError at the traceback, NameError at `tensor(...)`) and the question's
+    score fell from 1.9 to 0.7. Blocks that define or do nothing stay in the words."""
+    task = bank_index()["stable-log-softmax"].code
+    traceback = "Before:\n```\nTraceback (most recent call last):\n  File \"x.py\"\nRuntimeError: inf\n```"
+    output = "It now prints\n```text\ntensor([ 0., -1000.])\n```"
+    for follow_up in (True, False):
+        text, code, _ = code_from_words(task, f"{traceback}\n{fenced(task.solution)}\n{output}", follow_up=follow_up)
+        assert code == task.solution.strip()
+        assert text == f"{traceback}\nFixed:\n\n{output}"  # read as words, in their place
+    # A usage line alone is still no whole solution on a follow-up, and is said not to have run.
+    text, code, message = code_from_words(task, fenced("log_softmax(torch.randn(3))"), follow_up=True)
+    assert code is None and "not run" in message

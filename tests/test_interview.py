@@ -722,6 +722,30 @@ def test_code_fixed_in_a_fence_on_the_follow_up_is_run_and_charged_as_code_sent_
     assert (turn.answer_text, turn.answer_code) == (words, task.code.solution.strip())
 
 
+def test_fenced_code_beside_code_sent_as_code_is_said_to_be_read_as_words(engine, user, bank):
+    """A follow-up answered with code in the code box (the editor, :code) and a fix in a fence in the words ran the
+    code box's code and read the fence as words, saying nothing: the candidate believed their fix was run."""
+    from tests.code_fixtures import NAIVE_LOG_SOFTMAX, ScriptedRunner
+
+    runs: list[str] = []
+
+    class Recording:
+        def check(self, spec, code, question_id):
+            runs.append(code)
+            return ScriptedRunner("large-logits").check(spec, code, question_id)
+
+    engine._scorer = AnswerScorer(evaluator=engine._scorer._evaluator, code_runner=Recording())
+    task = by_id(bank)["stable-log-softmax"]
+    session = start_at(engine, user, task, difficulty=2)
+    assert engine.answer(session_id=session.id, user_id=user, text="", code=NAIVE_LOG_SOFTMAX).prompt.kind is \
+        PromptKind.FOLLOW_UP
+    edited = NAIVE_LOG_SOFTMAX + "\n# edited\n"
+    both = engine.answer(session_id=session.id, user_id=user, code=edited,
+                         text=f"Subtract the max:\n```python\n{task.code.solution}\n```")
+    assert runs == [NAIVE_LOG_SOFTMAX, edited]
+    assert both.message.startswith("The code sent as code was run; the fenced code in your words was read as words")
+
+
 def test_words_beside_passing_code_add_to_its_score_and_never_take_from_it(scorer, bank):
     from app.interview.followups import choose_follow_up
 
@@ -1274,3 +1298,26 @@ def test_a_hint_before_any_run_states_no_failure_of_the_code(engine, user, bank)
     session = start_at(engine, user, task)
     hinted = engine.hint(session_id=session.id, user_id=user)
     assert hinted.message.startswith("A complete answer also says something about parameters registered.")
+
+
+def test_an_evaluate_without_eval_mode_is_not_told_its_validation_uses_more_memory(repo, ingested_store, bank, scorer):
+    """training-loop-from-scratch's modes and no_grad were one check, presumed by the memory probe and the modes
+    probe alike: an evaluate under no_grad that forgot model.eval() failed it and was asked "Your validation pass
+    uses far more memory than you expect", a fault of code without no_grad. Each is now a check of its own."""
+    from evaluators.code.runner import CodeRunner
+
+    task = by_id(bank)["training-loop-from-scratch"]
+    memory_probe = next(f.prompt for f in task.follow_ups if f.point == "no-grad-eval")
+    no_eval_mode = task.code.solution.replace("    model.eval()\n", "")
+    no_no_grad = task.code.solution.replace("    with torch.no_grad():\n        return", "    if True:\n        return")
+    assert no_eval_mode != task.code.solution != no_no_grad
+    with CodeRunner(workers=1, timeout_s=20.0, seed=3) as runner:
+        engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                                 scorer=AnswerScorer(evaluator=scorer, code_runner=runner))
+        asked = {}
+        for name, code in (("no-eval-mode", no_eval_mode), ("no-no-grad", no_no_grad)):
+            user = repo.get_or_create_user(name).id
+            session = start_at(engine, user, task)
+            asked[name] = engine.answer(session_id=session.id, user_id=user, text=None, code=code).prompt.text
+    assert asked["no-eval-mode"] != memory_probe
+    assert asked["no-no-grad"] == memory_probe  # its run did build a graph in evaluate

@@ -127,9 +127,8 @@ class InterviewEngine:
             # as not known, not answered; on a follow-up the earlier score stands and the interview moves on,
             # rather than probing another point the candidate just said they lack.
             return self._give_up(session_id, user_id, action="dont_know", text=text)
-        moved = None
-        if question.code is not None and not (code or "").strip():  # code typed in a fence: when it runs
-            text, code, moved = code_from_words(question.code, text or "", follow_up=turn.kind == PromptKind.FOLLOW_UP)
+        text, code, moved = code_from_words(question.code, text, code, follow_up=turn.kind == PromptKind.FOLLOW_UP) \
+            if question.code is not None else (text, code, None)
         if before_code_run is not None and question.code is not None and (code or "").strip():
             before_code_run()
         scored = self._scorer.score(

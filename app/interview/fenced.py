@@ -10,24 +10,32 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 
-from app.interview.scoring import split_fenced
 from knowledge.schema import CodeTask
+
+# An opening fence may carry a language and stray spaces ("``` python "); the block may be indented.
+_FENCE = re.compile(r"^[ \t]*```[ \t]*[\w+-]*[ \t]*\n(.*?)```", re.S | re.M)
 
 # A definition at the start of a line: how names are read from code that does not parse (a fix with a typo is
 # still a resubmission, and its run says where the syntax error is).
 _DEFINITION = re.compile(r"^(?:async\s+def|def|class)\s+([A-Za-z_]\w*)", re.M)
 
 
-def code_from_words(task: CodeTask, text: str, *, follow_up: bool) -> tuple[str, str | None, str | None]:
-    """(words, code to run, message) for an answer to a code task sent with no code of its own: the fenced code
-    taken out of the words when it is to be run, else the words as sent (a snippet stays in them, read as code by
-    the rubric); the message says which happened, or is None when there is no fenced code."""
-    if "```" not in text:
-        return text, None, None
-    prose, fenced = split_fenced(text)
+def code_from_words(
+    task: CodeTask, text: str | None, code: str | None = None, *, follow_up: bool,
+) -> tuple[str | None, str | None, str | None]:
+    """(words, code to run, message) for an answer to a code task: with no code of its own, the fenced code taken
+    out of the words when it is to be run, else the words as sent (a snippet stays in them, read as code by the
+    rubric); the message says which happened, or is None when there is no fenced code. Code sent as code is what
+    runs, and fenced code beside it is said to be read as words (a fix typed in the words while the editor held
+    other code was never run, and nothing said so)."""
+    prose, fenced = split_fenced(text) if text and "```" in text else (text, "")
+    if (code or "").strip():
+        return text, code, None if not fenced.strip() else (
+            "The code sent as code was run; the fenced code in your words was read as words, not run.")
     if not fenced.strip():
-        return text, None, None
+        return text or "", None, None
     if not follow_up:
         return prose, fenced, "The fenced code in your answer was run as your code."
     names = contract_names(task) or ["the contract's names"]
@@ -38,6 +46,29 @@ def code_from_words(task: CodeTask, text: str, *, follow_up: bool) -> tuple[str,
     return text, None, (f"The fenced code in your answer was not run: on a follow-up, code runs as a new "
                         f"submission only when it is a whole solution defining {_listed(names)} (this snippet "
                         f"lacks {_listed(missing)}). Send the whole corrected code to have it checked.")
+
+
+def split_fenced(block: str) -> tuple[str, str]:
+    """The prose of an answer and the code of its fenced blocks (joined, each dedented as a whole): what a
+    candidate who types both in one box means by them. A block of text that is not Python or of bare expressions (a
+    traceback, printed output, a call showing use) stays in the prose when another block holds statements: joined
+    to the solution it broke its run (a fix sent beside the output it now prints failed at `tensor(...)`)."""
+    blocks = [(m, textwrap.dedent(m.group(1)).strip("\n").rstrip()) for m in _FENCE.finditer(block)]
+    code = [(m, source) for m, source in blocks if _does_something(source)] or blocks
+    prose, end = [], 0
+    for m, _ in code:
+        prose.append(block[end:m.start()])
+        end = m.end()
+    return ("".join(prose) + block[end:]).strip(), "\n\n".join(source for _, source in code)
+
+
+def _does_something(source: str) -> bool:
+    """Whether a fenced block is code of a solution: a statement other than a bare expression, or a definition in
+    code that does not parse (a fix with a typo)."""
+    try:
+        return any(not isinstance(statement, ast.Expr) for statement in ast.parse(source).body)
+    except SyntaxError:
+        return bool(_DEFINITION.search(source))
 
 
 def contract_names(task: CodeTask) -> list[str]:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
-import textwrap
 from dataclasses import dataclass, replace
 from typing import Any
 
+from app.interview.fenced import split_fenced
 from evaluators.base import Evaluation, Evaluator, GradingTask
 from evaluators.run_points import judge_run, with_run
 from knowledge.schema import Question
@@ -14,17 +13,6 @@ from knowledge.schema import Question
 # For code tasks with both code and explanation, running code weighs most; words can add to the code's
 # score but never take from it (an explanation, or a follow-up answered in words, must not cost points).
 CODE_SHARE = 0.75
-# An opening fence may carry a language and stray spaces ("``` python "); the block may be indented.
-_FENCE = re.compile(r"^[ \t]*```[ \t]*[\w+-]*[ \t]*\n(.*?)```", re.S | re.M)
-
-
-def split_fenced(block: str) -> tuple[str, str]:
-    """The prose of an answer and the code of its fenced blocks (joined, each dedented as a whole): what a
-    candidate who types both in one box means by them."""
-    code = "\n\n".join(textwrap.dedent(m.group(1)).strip("\n").rstrip() for m in _FENCE.finditer(block))
-    return _FENCE.sub("", block).strip(), code
-
-
 def with_code(text: str, code: str | None) -> str:
     """An answer as the rubric reads it: the words, then the code in a fence (so it is read as code)."""
     return text if not code else f"{text}\n```python\n{code}\n```"
