@@ -46,3 +46,15 @@ def test_a_fix_sent_beside_a_traceback_or_the_output_it_prints_runs_alone():
     # A usage line alone is still no whole solution on a follow-up, and is said not to have run.
     text, code, message = code_from_words(task, fenced("log_softmax(torch.randn(3))"), follow_up=True)
     assert code is None and "not run" in message
+
+
+def test_a_name_defined_in_two_fences_is_said_to_run_from_the_last():
+    """Fences run as one program: "the fix, then the old code instead of it" had the old code checked, silently."""
+    task = bank_index()["stable-log-softmax"].code
+    naive = "import torch\n\ndef log_softmax(x, dim=-1):\n    return x - torch.log(torch.exp(x).sum(dim, keepdim=True))"
+    for follow_up in (True, False):
+        _, code, message = code_from_words(task, f"{fenced(task.solution)}\ninstead of\n{fenced(naive)}",
+                                           follow_up=follow_up)
+        assert code is not None and code.endswith(naive.splitlines()[-1])
+        assert "log_softmax is defined in more than one fence" in message and "the last definition" in message
+    assert "more than one" not in code_from_words(task, fenced(task.solution), follow_up=True)[2]

@@ -36,13 +36,18 @@ def code_from_words(
             "The code sent as code was run; the fenced code in your words was read as words, not run.")
     if not fenced.strip():
         return text or "", None, None
-    if not follow_up:
-        return prose, fenced, "The fenced code in your answer was run as your code."
     names = contract_names(task) or ["the contract's names"]
+    twice = _redefined(text or "", names)
+    # Fences are run as one program, so where two define the same name the later one is what the checks meet (an
+    # answer showing the fix, then the old code "instead of" it, had the old code checked and was not told).
+    again = "" if not twice else (f" {_listed(twice)} {'is' if len(twice) == 1 else 'are'} defined in more than one "
+                                  "fence: they ran as one program, so the last definition is the one checked.")
+    if not follow_up:
+        return prose, fenced, "The fenced code in your answer was run as your code." + again
     missing = [name for name in names if name not in defined_names(fenced)]
     if not missing:
         return prose, fenced, (f"The fenced code in your answer defines {_listed(names)}, so it was run as your "
-                               "corrected code.")
+                               "corrected code." + again)
     return text, None, (f"The fenced code in your answer was not run: on a follow-up, code runs as a new "
                         f"submission only when it is a whole solution defining {_listed(names)} (this snippet "
                         f"lacks {_listed(missing)}). Send the whole corrected code to have it checked.")
@@ -60,6 +65,15 @@ def split_fenced(block: str) -> tuple[str, str]:
         prose.append(block[end:m.start()])
         end = m.end()
     return ("".join(prose) + block[end:]).strip(), "\n\n".join(source for _, source in code)
+
+
+def _redefined(text: str, names: list[str]) -> list[str]:
+    """The contract's names that more than one fenced block defines."""
+    counts = dict.fromkeys(names, 0)
+    for m in _FENCE.finditer(text):
+        for name in defined_names(textwrap.dedent(m.group(1))) & set(names):
+            counts[name] += 1
+    return [name for name, n in counts.items() if n > 1]
 
 
 def _does_something(source: str) -> bool:
