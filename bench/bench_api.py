@@ -101,7 +101,8 @@ async def candidate(
         await asyncio.sleep(think_s * rng.random())
         start = time.perf_counter()
         try:
-            reply = await client.post(f"/v1/sessions/{sid}/answers", json={"text": text}, headers=headers)
+            reply = await client.post(f"/v1/sessions/{sid}/answers", json={"text": text, "turn": prompt["turn"]},
+                                       headers=headers)
         except httpx.HTTPError as exc:
             level.errors.append(type(exc).__name__)
             continue

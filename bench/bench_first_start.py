@@ -61,11 +61,14 @@ def wait_ready(base: str, proc: subprocess.Popen, started: float) -> tuple[float
 def session_latencies(client: httpx.Client) -> list[float]:
     t0 = time.perf_counter()
     session = client.post("/v1/sessions", json={"num_questions": len(ANSWERS), "topics": ["autograd"]}).json()
-    times = [time.perf_counter() - t0]
+    times, prompt = [time.perf_counter() - t0], session["prompt"]
     for answer in ANSWERS:
+        if prompt is None:
+            break
         t0 = time.perf_counter()
-        client.post(f"/v1/sessions/{session['id']}/answers", json={"text": answer}).raise_for_status()
+        reply = client.post(f"/v1/sessions/{session['id']}/answers", json={"text": answer, "turn": prompt["turn"]})
         times.append(time.perf_counter() - t0)
+        prompt = reply.raise_for_status().json()["prompt"]
     return times
 
 

@@ -60,7 +60,7 @@ def test_half_a_surrogate_pair_is_a_422_naming_the_field(alice, path, body):
 
 def test_a_lone_surrogate_in_an_answer_is_refused_before_anything_runs(alice):
     created = alice.post("/v1/sessions", json={"topics": ["tensors"], "num_questions": 1}).json()
-    reply = alice.post(f"/v1/sessions/{created['id']}/answers", content=b'{"text": "Views \\ud83d share"}',
+    reply = alice.post(f"/v1/sessions/{created['id']}/answers", content=b'{"text": "Views \\ud83d share", "turn": 0}',
                        headers={"Content-Type": "application/json"})
     assert assert_problem(reply, 422)["detail"].startswith("invalid text: holds half of a UTF-16 surrogate pair")
     assert alice.get(f"/v1/sessions/{created['id']}").json()["transcript"][0]["action"] is None
@@ -186,7 +186,7 @@ def test_cors_is_off_unless_configured(tmp_path):
 
 def test_a_nul_character_is_a_422_before_anything_is_stored(alice):
     created = alice.post("/v1/sessions", json={"topics": ["tensors"], "num_questions": 1}).json()
-    reply = alice.post(f"/v1/sessions/{created['id']}/answers", json={"text": "Views \u0000 share storage"})
+    reply = alice.post(f"/v1/sessions/{created['id']}/answers", json={"text": "Views \u0000 share storage", "turn": 0})
     assert assert_problem(reply, 422)["detail"].startswith("invalid text: holds a NUL character")
 
 

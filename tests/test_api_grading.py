@@ -258,9 +258,10 @@ def test_code_in_an_answer_counts_as_a_check_only_where_it_runs(api, alice, bank
     topic = next(t for t in sorted({q.topic for q in bank}) if all(q.code is None for q in bank if q.topic == t))
     concept = alice.post("/v1/sessions", json={"topics": [topic.value], "num_questions": 1}).json()
     assert concept["prompt"]["code_contract"] is None
-    reply = alice.post(f"/v1/sessions/{concept['id']}/answers", json={"text": "Views share storage.", "code": "x = 1"})
+    reply = alice.post(f"/v1/sessions/{concept['id']}/answers", json={"text": "Views share storage.", "code": "x = 1",
+                                                                         "turn": 0})
     assert reply.status_code == 200, reply.text  # a concept question runs no code
-    assert_problem(alice.post("/v1/sessions/nope/answers", json={"code": "x = 1"}), 404)
+    assert_problem(alice.post("/v1/sessions/nope/answers", json={"code": "x = 1", "turn": 0}), 404)
 
 
 def test_an_answer_refused_as_stale_takes_no_code_check(alice, bank):

@@ -15,7 +15,8 @@ def finish(client, bank, *, good: bool, **config):
     prompt = created["prompt"]
     while prompt is not None:
         text = reference[prompt["question_id"]] if good else "No idea, something about tensors maybe."
-        prompt = client.post(f"/v1/sessions/{created['id']}/answers", json={"text": text}).json()["prompt"]
+        body = {"text": text, "turn": prompt["turn"]}
+        prompt = client.post(f"/v1/sessions/{created['id']}/answers", json=body).json()["prompt"]
     return created["id"]
 
 
@@ -55,19 +56,21 @@ def test_progress_scores_a_question_as_its_report_does_and_hides_an_interview_in
     reference = {q.id: q.reference_answer for q in bank}
     created = alice.post("/v1/sessions", json={"num_questions": 1, "topics": ["training-loop"], "seed": 1}).json()
     sid = created["id"]
-    first = alice.post(f"/v1/sessions/{sid}/answers", json={"text": "It resets a thing before the next pass."}).json()
+    first = alice.post(f"/v1/sessions/{sid}/answers", json={"text": "It resets a thing before the next pass.",
+                                                        "turn": 0}).json()
     assert first["prompt"]["kind"] == "follow_up"  # a weak first answer, then the whole reference to the follow-ups
     prompt = first["prompt"]
     while prompt is not None:
         # The reference's code runs as a fix on a code task's follow-up; the fake runner passes it as the sandbox would.
-        body = {"text": reference[prompt["question_id"]].replace("```python\n", f"```python\n{PASSING_MARK}\n")}
+        body = {"text": reference[prompt["question_id"]].replace("```python\n", f"```python\n{PASSING_MARK}\n"),
+                "turn": prompt["turn"]}
         prompt = alice.post(f"/v1/sessions/{sid}/answers", json=body).json()["prompt"]
     overall = alice.get(f"/v1/sessions/{sid}/report").json()["overall_score"]
     (topic,) = alice.get("/v1/me/progress").json()["topics"]
     assert topic["mean_score"] == pytest.approx(overall, abs=0.01)
     assert topic["mean_score"] > first["evaluation"]["score"] + 1
     interview = alice.post("/v1/sessions", json={"mode": "interview", "topics": ["tensors"], "num_questions": 2}).json()
-    alice.post(f"/v1/sessions/{interview['id']}/answers", json={"text": "Tensors are arrays on a device."})
+    alice.post(f"/v1/sessions/{interview['id']}/answers", json={"text": "Tensors are arrays on a device.", "turn": 0})
     progress = alice.get("/v1/me/progress").json()  # no score of an interview before its report
     assert [t["topic"] for t in progress["topics"]] == ["training-loop"] and progress["answers"] == 1
 

@@ -100,7 +100,7 @@ def test_a_whole_session_over_http(server, bank):
         sid, prompt, outcome = created.json()["id"], created.json()["prompt"], {}
         while prompt is not None:
             outcome = client.post(
-                f"/v1/sessions/{sid}/answers", json={"text": reference[prompt["question_id"]]}
+                f"/v1/sessions/{sid}/answers", json={"text": reference[prompt["question_id"]], "turn": prompt["turn"]}
             ).json()
             prompt = outcome["prompt"]
         assert outcome["status"] == "completed" and outcome["evaluation"]["score"] >= 0
@@ -174,7 +174,8 @@ def test_serve_on_a_fresh_data_dir_indexes_the_bank_and_is_ready_within_a_minute
         with httpx.Client(base_url=base, timeout=60) as client:
             created = client.post("/v1/sessions", json={"num_questions": 1, "topics": ["autograd"]})
             assert created.status_code == 201, created.text
-            answered = client.post(f"/v1/sessions/{created.json()['id']}/answers", json={"text": "It records ops."})
+            body = {"text": "It records ops.", "turn": 0}
+            answered = client.post(f"/v1/sessions/{created.json()['id']}/answers", json=body)
             assert answered.status_code == 200 and answered.json()["evaluation"]["score"] >= 0
     finally:
         _stop(proc)

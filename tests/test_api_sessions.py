@@ -30,7 +30,7 @@ def test_practice_session_scores_each_answer_and_completes(alice, bank):
     ] == "question"
     outcomes = []
     while prompt is not None:
-        body = {"text": reference[prompt["question_id"]]}
+        body = {"text": reference[prompt["question_id"]], "turn": prompt["turn"]}
         outcome = alice.post(f"/v1/sessions/{created['id']}/answers", json=body).json()
         outcomes.append(outcome)
         prompt = outcome.get("prompt")
@@ -52,13 +52,13 @@ def test_practice_session_scores_each_answer_and_completes(alice, bank):
 def test_interview_mode_keeps_feedback_for_the_end(alice):
     created = start(alice, mode="interview", num_questions=1)
     outcome = alice.post(
-        f"/v1/sessions/{created['id']}/answers", json={"text": "It tracks gradients."}
+        f"/v1/sessions/{created['id']}/answers", json={"text": "It tracks gradients.", "turn": 0}
     ).json()
     if outcome["status"] == "active":  # a follow-up: still no feedback, and no report yet
         assert outcome["evaluation"] is None
         assert alice.get(f"/v1/sessions/{created['id']}").json()["transcript"][0]["evaluation"] is None
         assert_problem(alice.get(f"/v1/sessions/{created['id']}/report"), 409)
-        outcome = alice.post(f"/v1/sessions/{created['id']}/skip").json()
+        outcome = alice.post(f"/v1/sessions/{created['id']}/skip", params={"turn": outcome["prompt"]["turn"]}).json()
     assert outcome["status"] == "completed" and outcome["evaluation"] is None
     transcript = alice.get(f"/v1/sessions/{created['id']}").json()["transcript"]
     assert transcript[0]["evaluation"] is not None  # revealed once completed
@@ -76,9 +76,9 @@ def test_another_users_session_is_not_found(api, alice):
         ("post", "/dont-know"),
         ("get", "/report"),
     ]:
-        response = api.client.request(method, f"/v1/sessions/{created['id']}{path}", headers=bob)
+        response = api.client.request(method, f"/v1/sessions/{created['id']}{path}", params={"turn": 0}, headers=bob)
         assert assert_problem(response, 404)["detail"] == said, path
-    response = api.client.post(f"/v1/sessions/{created['id']}/answers", json={"text": "x"}, headers=bob)
+    response = api.client.post(f"/v1/sessions/{created['id']}/answers", json={"text": "x", "turn": 0}, headers=bob)
     assert assert_problem(response, 404)["detail"] == said
     response = api.client.put(f"/v1/sessions/{created['id']}/draft", json={"turn": 0, "text": "x"}, headers=bob)
     assert assert_problem(response, 404)["detail"] == said
@@ -91,7 +91,7 @@ def test_another_users_session_is_not_found(api, alice):
 def test_hint_repeat_skip_and_dont_know(alice):
     created = start(alice, num_questions=3)
     sid, first = created["id"], created["prompt"]
-    hint = alice.post(f"/v1/sessions/{sid}/hint").json()
+    hint = alice.post(f"/v1/sessions/{sid}/hint", params={"turn": 0}).json()
     assert (
         hint["status"] == "active"
         and hint["message"]
@@ -101,9 +101,9 @@ def test_hint_repeat_skip_and_dont_know(alice):
     assert hint["message"].startswith(hint_text)
     assert alice.post(f"/v1/sessions/{sid}/repeat").json()["prompt"] == {**first, "hints": [hint_text]}
     assert alice.get(f"/v1/sessions/{sid}").json()["prompt"]["hints"] == [hint_text]  # a reloaded page shows it
-    skipped = alice.post(f"/v1/sessions/{sid}/skip").json()
+    skipped = alice.post(f"/v1/sessions/{sid}/skip", params={"turn": 0}).json()
     assert skipped["evaluation"]["score"] == 0 and skipped["prompt"]["question_id"] != first["question_id"]
-    unknown = alice.post(f"/v1/sessions/{sid}/dont-know").json()
+    unknown = alice.post(f"/v1/sessions/{sid}/dont-know", params={"turn": skipped["prompt"]["turn"]}).json()
     assert unknown["evaluation"]["score"] == 0 and unknown["evaluation"]["model_answer"]
     shown = alice.get(f"/v1/sessions/{sid}").json()["transcript"][0]
     assert shown["hints_used"] == 1 and shown["hints"] == [hint_text]
@@ -126,11 +126,25 @@ def test_a_retried_action_on_an_answered_prompt_is_409_and_records_nothing(alice
     assert_problem(alice.post(f"/v1/sessions/{sid}/answers", json={"text": "x", "turn": -1}), 422)
 
 
+def test_an_action_that_would_act_twice_on_a_retry_needs_the_prompts_turn(alice):
+    # Without `turn`, three parallel answers (or a client's retry after a timeout) were all taken: the second and
+    # third became answers to follow-ups the candidate never saw, and the session jumped a question.
+    created = start(alice, num_questions=3)
+    sid = created["id"]
+    for path, body in (("answers", {"text": "Gradients accumulate, so clear them each step."}), ("skip", None),
+                       ("hint", None), ("dont-know", None)):
+        refused = assert_problem(alice.post(f"/v1/sessions/{sid}/{path}", json=body), 422)
+        assert "turn" in refused["detail"], path
+    detail = alice.get(f"/v1/sessions/{sid}").json()
+    assert detail["prompt"] == created["prompt"] and detail["transcript"][0]["action"] is None  # nothing recorded
+    assert alice.post(f"/v1/sessions/{sid}/repeat").json()["prompt"]["turn"] == 0  # reading again needs none
+
+
 def test_finished_session_refuses_more_answers(alice):
     created = start(alice, num_questions=1)
-    outcome = alice.post(f"/v1/sessions/{created['id']}/skip").json()
+    outcome = alice.post(f"/v1/sessions/{created['id']}/skip", params={"turn": 0}).json()
     assert outcome["status"] == "completed"
-    body = assert_problem(alice.post(f"/v1/sessions/{created['id']}/answers", json={"text": "late"}), 409)
+    body = assert_problem(alice.post(f"/v1/sessions/{created['id']}/answers", json={"text": "late", "turn": 0}), 409)
     assert "completed" in body["detail"]
 
 
@@ -143,11 +157,11 @@ def test_answer_limits_and_validation(tmp_path, ingested_store, bank, scorer):
     sid = start(client)["id"]
     assert (
         "50"
-        in assert_problem(client.post(f"/v1/sessions/{sid}/answers", json={"text": "a" * 51}), 413)["detail"]
+        in assert_problem(client.post(f"/v1/sessions/{sid}/answers", json={"text": "a" * 51, "turn": 0}), 413)["detail"]
     )
-    assert_problem(client.post(f"/v1/sessions/{sid}/answers", json={"code": "b" * 81}), 413)
-    assert_problem(client.post(f"/v1/sessions/{sid}/answers", json={"text": "  "}), 400)
-    assert_problem(client.post(f"/v1/sessions/{sid}/answers", json={"txt": "typo"}), 422)
+    assert_problem(client.post(f"/v1/sessions/{sid}/answers", json={"code": "b" * 81, "turn": 0}), 413)
+    assert_problem(client.post(f"/v1/sessions/{sid}/answers", json={"text": "  ", "turn": 0}), 400)
+    assert_problem(client.post(f"/v1/sessions/{sid}/answers", json={"txt": "typo", "turn": 0}), 422)
     assert_problem(
         client.post(
             f"/v1/sessions/{sid}/answers", content=b"{not json", headers={"content-type": "application/json"}
@@ -192,7 +206,7 @@ def test_code_answer_runs_the_checks(api, alice, bank):
     created = start(alice, topics=[topic], difficulty=difficulty, num_questions=1)
     assert created["prompt"]["code_contract"] and created["prompt"]["starter_code"]
     outcome = alice.post(
-        f"/v1/sessions/{created['id']}/answers", json={"code": f"x = 1  {PASSING_MARK}"}
+        f"/v1/sessions/{created['id']}/answers", json={"code": f"x = 1  {PASSING_MARK}", "turn": 0}
     ).json()
     assert outcome["code_result"]["status"] == "passed" and outcome["code_result"]["score"] == 1.0
     assert outcome["evaluation"]["code_score"] == 5.0 and api.runner.calls == [
@@ -237,7 +251,7 @@ def test_an_interview_can_be_finished_early_without_drawing_or_scoring_more(alic
     assert report["overall_score"] == report["questions"][0]["score"] and report["questions_answered"] == 1
     assert any("Ended early" in note for note in report["notes"])
     assert_problem(alice.post(f"/v1/sessions/{sid}/finish"), 409)  # once only
-    assert_problem(alice.post(f"/v1/sessions/{sid}/answers", json={"text": "more"}), 409)
+    assert_problem(alice.post(f"/v1/sessions/{sid}/answers", json={"text": "more", "turn": prompt["turn"]}), 409)
 
 
 def test_sessions_come_a_page_at_a_time_with_the_next_page_in_link(api, alice):
@@ -284,7 +298,7 @@ def test_the_session_notes_come_with_the_question_they_arise_on_and_with_the_ses
     # Fetched again (a reload of the app) the prompt still says it, and the transcript keeps it with its turn: a
     # reload showed the question on screen without the note that explained it ("told already").
     assert detail["prompt"]["notes"] == created["notes"] and detail["transcript"][0]["notes"] == created["notes"]
-    moved = alice.post(f"/v1/sessions/{created['id']}/answers", json={"text": "I am not sure."}).json()
+    moved = alice.post(f"/v1/sessions/{created['id']}/answers", json={"text": "I am not sure.", "turn": 0}).json()
     detail = alice.get(f"/v1/sessions/{created['id']}").json()
     assert detail["transcript"][0]["notes"] == created["notes"]
     assert detail["prompt"]["notes"] == moved["prompt"]["notes"] and not set(moved["prompt"]["notes"]) & set(said)

@@ -164,7 +164,7 @@ def test_history_lists_sessions_and_practises_weak_topics(server, monkeypatch):
     url, keys = server
     auth = {"Authorization": f"Bearer {keys['historian']}"}
     created = httpx.post(f"{url}/v1/sessions", json={"topics": ["tensors"], "num_questions": 1}, headers=auth)
-    httpx.post(f"{url}/v1/sessions/{created.json()['id']}/skip", headers=auth).raise_for_status()
+    httpx.post(f"{url}/v1/sessions/{created.json()['id']}/skip", params={"turn": 0}, headers=auth).raise_for_status()
     at = app_for(monkeypatch, url, keys["historian"])
     at.session_state["nav"] = "History"
     at.run()
@@ -258,7 +258,8 @@ def test_the_report_follows_the_session_and_its_downloads_follow_the_report(serv
     url, keys = server
     auth = {"Authorization": f"Bearer {keys['reader']}"}
     for _ in range(2):
-        httpx.post(f"{url}/v1/sessions/{sid}/skip", headers=auth)
+        turn = httpx.get(f"{url}/v1/sessions/{sid}", headers=auth).json()["prompt"]["turn"]
+        httpx.post(f"{url}/v1/sessions/{sid}/skip", params={"turn": turn}, headers=auth).raise_for_status()
     at.run()
     fetched = {version for (s, fmt, version) in at.session_state["report_files"] if s == sid and fmt == "markdown"}
     assert len(fetched) == 2  # before and after the skips
@@ -275,7 +276,7 @@ def test_a_prompt_answered_elsewhere_brings_the_page_up_to_date(server, monkeypa
     start_session(at, topics=["tensors"], difficulty=1, questions=2, seed="9")
     sid = at.session_state["sid"]
     auth = {"Authorization": f"Bearer {keys['flow']}"}
-    assert httpx.post(f"{url}/v1/sessions/{sid}/skip", headers=auth).status_code == 200  # another tab
+    assert httpx.post(f"{url}/v1/sessions/{sid}/skip?turn=0", headers=auth).status_code == 200  # another tab
     at.text_area[-1].set_value("a draft for the first question")
     click(at, "⏭ Skip")
     assert "This session moved on elsewhere" in texts(at.info) and "turn 0" not in texts(at.info)

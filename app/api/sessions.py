@@ -73,7 +73,11 @@ class SessionConfigIn(SessionConfig):
 
 TURN_HELP = ("The `turn` of the prompt this acts on (from the prompt): if the session has moved past it (a retry, "
              "a double click), the request is refused with 409 and nothing is recorded")
-TurnQuery = Annotated[int | None, Query(ge=0, description=TURN_HELP)]
+# Required where acting twice does harm: without it, a client's retry after a timeout (or two parallel
+# submits) was taken as the answer to the next prompt, one the candidate never saw. Repeat reads and
+# finish cannot act twice, so they may leave it out.
+TurnQuery = Annotated[int, Query(ge=0, description=TURN_HELP)]
+OptionalTurnQuery = Annotated[int | None, Query(ge=0, description=TURN_HELP)]
 
 
 class AnswerIn(RequestModel):
@@ -83,17 +87,18 @@ class AnswerIn(RequestModel):
     code: str | None = Field(
         default=None, examples=["def pairwise_distances(x, y):\n    return torch.cdist(x, y)"]
     )
-    turn: StrictInt | None = Field(default=None, ge=0, description=TURN_HELP)
+    turn: StrictInt = Field(ge=0, description=TURN_HELP)
 
 
 ANSWER_EXAMPLES = {
     "text": {
         "summary": "A spoken-style answer",
         "value": {
-            "text": "Gradients accumulate in .grad across backward calls, so each step must start from zero."
+            "text": "Gradients accumulate in .grad across backward calls, so each step must start from zero.",
+            "turn": 0,
         },
     },
-    "code": {"summary": "A code answer", "value": {"code": "def f(x):\n    return x.relu()", "text": ""}},
+    "code": {"summary": "A code answer", "value": {"code": "def f(x):\n    return x.relu()", "text": "", "turn": 0}},
 }
 
 
@@ -200,31 +205,31 @@ def submit_answer(
 
 
 @router.post("/{session_id}/hint", response_model=TurnOut, responses=SESSION_ERRORS)
-def hint(session_id: str, user: UserDep, engine: EngineDep, turn: TurnQuery = None) -> TurnOut:
+def hint(session_id: str, user: UserDep, engine: EngineDep, turn: TurnQuery) -> TurnOut:
     """A hint for the current question, in `message`; each one costs points on that question."""
     return _turn_out(engine.hint(session_id=session_id, user_id=user.id, turn=turn))
 
 
 @router.post("/{session_id}/skip", response_model=TurnOut, responses=SESSION_ERRORS)
-def skip(session_id: str, user: UserDep, engine: EngineDep, turn: TurnQuery = None) -> TurnOut:
+def skip(session_id: str, user: UserDep, engine: EngineDep, turn: TurnQuery) -> TurnOut:
     """Skip the current question (scored 0) and move on."""
     return _turn_out(engine.skip(session_id=session_id, user_id=user.id, turn=turn))
 
 
 @router.post("/{session_id}/dont-know", response_model=TurnOut, responses=SESSION_ERRORS)
-def dont_know(session_id: str, user: UserDep, engine: EngineDep, turn: TurnQuery = None) -> TurnOut:
+def dont_know(session_id: str, user: UserDep, engine: EngineDep, turn: TurnQuery) -> TurnOut:
     """Say "I don't know": scored 0; practice mode shows the model answer."""
     return _turn_out(engine.dont_know(session_id=session_id, user_id=user.id, turn=turn))
 
 
 @router.post("/{session_id}/repeat", response_model=TurnOut, responses=SESSION_ERRORS)
-def repeat(session_id: str, user: UserDep, engine: EngineDep, turn: TurnQuery = None) -> TurnOut:
+def repeat(session_id: str, user: UserDep, engine: EngineDep, turn: OptionalTurnQuery = None) -> TurnOut:
     """The current prompt again."""
     return _turn_out(engine.repeat(session_id=session_id, user_id=user.id, turn=turn))
 
 
 @router.post("/{session_id}/finish", response_model=TurnOut, responses=SESSION_ERRORS)
-def finish(session_id: str, user: UserDep, engine: EngineDep, turn: TurnQuery = None) -> TurnOut:
+def finish(session_id: str, user: UserDep, engine: EngineDep, turn: OptionalTurnQuery = None) -> TurnOut:
     """End the session now (an interview-mode one too): its report covers what was answered. The prompt on
     screen stays unanswered and unscored, and no further question is drawn."""
     return _turn_out(engine.finish(session_id=session_id, user_id=user.id, turn=turn))
