@@ -669,3 +669,25 @@ def test_a_code_tasks_transcript_holds_the_contract_its_prompt_points_to(bank) -
                  text.index("Your answer")]
         assert order == sorted(order), fmt
     assert bank["relu-autograd-function"].code.contract not in _document_texts(built)["markdown"]
+
+
+def test_a_question_shown_when_the_session_ended_is_not_answered_and_none_of_its_points_is_missed(bank) -> None:
+    """Ended while question 2 was on screen, the report listed its 5 points under "Missed", as if answered wrongly
+    (and the JSON counted them among the missed ones); it is not scored, so none of its points was judged."""
+    turns = [*session_turns()[:3],
+             turn(4, "save-and-load-models", "deployment", difficulty=1, action=None, answered_at=None)]
+    built = build_report(session=session({"autograd-basics": 3.8, "relu-autograd-function": 2.5}), turns=turns,
+                         bank=bank)
+    shown = built.questions[2]
+    assert shown.score is None and (shown.covered, shown.partial, shown.missed) == ([], [], [])
+    assert w.NOT_ANSWERED in status_flags(shown)
+    # Scored out of the questions answered; the one shown counts in no mean, topic or plan.
+    assert built.overall_score == pytest.approx(3.15) and [t.topic for t in built.topics] == ["autograd"]
+    assert all(item.number != 3 for item in built.study_plan) and all(g.topic != "deployment" for g in built.gaps)
+    said = "over 2 of 3 question(s): 2 answered, 1 shown but not answered (not scored)."
+    assert overview_lines(built)[-1].endswith(said)
+    unjudged = [p.description for p in bank["save-and-load-models"].rubric]
+    for fmt, text in _document_texts(built).items():
+        question = text[text.index("Q3."):text.index("Transcript", text.index("Q3."))]
+        assert "Missed" not in question and w.NOT_ANSWERED in question, fmt
+        assert not any(d in text for d in unjudged) and said in text, fmt

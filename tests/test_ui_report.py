@@ -111,3 +111,16 @@ def test_a_strong_code_tasks_strength_counts_the_points_its_run_showed_as_the_fi
     page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
     assert not page.exception, page.exception
     assert "1 of 5 points covered (1 shown by the hidden checks your code passed)" in _shown(page)
+
+
+def test_a_question_shown_when_the_session_ended_lists_no_missed_point_on_the_page_as_the_files_do() -> None:
+    """The page listed every point of the question on screen when the session ended under "Missed"."""
+    bank = bank_index()
+    turns = [*session_turns()[:3], turn(4, "save-and-load-models", "deployment", action=None, answered_at=None)]
+    report = build_report(session=session({"autograd-basics": 3.8, "relu-autograd-function": 2.5}), turns=turns,
+                          bank=bank)
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    text = _shown(page)
+    assert "Not answered: the session ended here, so it is not scored and its points were not judged." in text
+    assert not any(p.description in text for p in bank["save-and-load-models"].rubric)

@@ -46,6 +46,8 @@ def _question(q: dict[str, Any]) -> None:
     """How the question went: its code run, its points (each once), its wrong claims and scoring notes."""
     st.caption(f"{q['topic']} · difficulty {q['difficulty']} · {q['hints_used']} hint(s) · "
                f"{q['follow_ups']} follow-up(s)")
+    if q.get("score") is None:  # shown when the session ended: no wrong answer, and no point of it judged
+        st.caption("Not answered: the session ended here, so it is not scored and its points were not judged.")
     if q.get("code_checks_total") is not None:
         st.caption(f"Code checks: {q['code_checks_passed']}/{q['code_checks_total']} passed ({q['code_status']}).")
     elif q.get("contract") and q.get("answered"):

@@ -76,7 +76,8 @@ class QuestionEntry(_Frozen):
     hints: list[str] = Field(default_factory=list)  # their texts, where stored (sessions before that have a count)
     gate: str | None = None  # why the final answer was not scored on its merits
     # Each rubric point is in one of these three lists: stated in full, stated in part (with the sentence that
-    # earned it), or not stated (a partial point was in both `covered` and `missed`).
+    # earned it), or not stated (a partial point was in both `covered` and `missed`). A question not answered (score
+    # None: shown when the session ended) has none of its points judged, so all three are empty.
     covered: list[CoveredPoint] = Field(default_factory=list)
     partial: list[CoveredPoint] = Field(default_factory=list)
     missed: list[MissedPoint] = Field(default_factory=list)

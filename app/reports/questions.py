@@ -68,7 +68,8 @@ def question_entry(
         gate=evaluation.get("gate"),
         covered=[p for p in stated if p.verdict == "covered"],
         partial=[p for p in stated if p.verdict == "partial"],
-        missed=_missed_points(question, answered, stated),
+        # A question shown and never answered (the session ended there) had no point judged: none is missed.
+        missed=_missed_points(question, answered, stated) if answered else [],
         misconceptions=_misconceptions(number, question_id, turns[0].topic, answered, texts),
         penalties=[str(p) for p in evaluation.get("penalties") or []],
         scoring_notes=list(dict.fromkeys(str(n) for t in answered for n in (t.evaluation or {}).get("notes") or [])),

@@ -70,22 +70,28 @@ def overview_lines(report: Report) -> list[str]:
     if report.empty:
         return [*lines, NOTHING_ANSWERED]
     given_up = sum(q.skipped or q.dont_know for q in report.questions)
+    unanswered = sum(q.score is None for q in report.questions)
     # Out of the questions planned: an interview ended early read "3 of 3" after 3 of its 4 questions.
     asked, planned = len(report.questions), int(report.config.get("num_questions") or 0)
     of, early = (f"{planned} planned", f" ({asked} asked)") if planned > asked else (f"{asked}", "")
     overall = f"Overall score: {score_text(report.overall_score)} over {report.questions_answered + given_up} of " \
               f"{of} question(s)"
-    if not given_up:
+    if not given_up and not unanswered:
         return [*lines, f"{overall} answered{early}."]
-    return [*lines, f"{overall}{early}: {report.questions_answered} answered, {given_up} skipped or not known "
-                    "(scored 0)."]
+    said = [f"{report.questions_answered} answered", *[f"{given_up} skipped or not known (scored 0)"] * bool(given_up),
+            *[f"{unanswered} shown but not answered (not scored)"] * bool(unanswered)]
+    return [*lines, f"{overall}{early}: {', '.join(said)}."]
+
+
+# A question shown when the session ended: it is no wrong answer, so none of its points is listed as missed.
+NOT_ANSWERED = "Not answered: the session ended here, so it is not scored and its points were not judged."
 
 
 def status_flags(entry: QuestionEntry) -> list[str]:
     """Short labels for how the question ended: skipped, gave up, gated, hints, follow-ups."""
     flags: list[str] = []
     if entry.score is None:
-        flags.append("not answered")
+        flags.append(NOT_ANSWERED)
     if entry.skipped:
         flags.append("skipped")
     if entry.dont_know:
