@@ -691,3 +691,55 @@ def test_a_question_shown_when_the_session_ended_is_not_answered_and_none_of_its
         question = text[text.index("Q3."):text.index("Transcript", text.index("Q3."))]
         assert "Missed" not in question and w.NOT_ANSWERED in question, fmt
         assert not any(d in text for d in unjudged) and said in text, fmt
+
+
+def _at_the_bar_not_strong(bank) -> Report:
+    """Q1 scored 3.8 with every point partly stated and none in full; Q2, a code task, scored 4.7 on words alone (no
+    code sent, so its checks never ran); Q3 scored 4.5 with points stated in full."""
+    rubric = {p.id: p.description for p in bank["autograd-basics"].rubric}
+    relu = {p.id: p.description for p in bank["relu-autograd-function"].rubric}
+    first = bank["save-and-load-models"].rubric[0]
+    partly = evaluation(3.8, [point(pid, "partial", said, desc=rubric[pid]) for pid, said in (
+        ("records-graph", "Autograd records every operation"), ("reverse-chain-rule", "walks it in reverse"))])
+    words = evaluation(4.7, [point("subclass-static-methods", "covered", "I subclass torch.autograd.Function",
+                                   desc=relu["subclass-static-methods"])])
+    saved = evaluation(4.5, [point(first.id, "covered", "save the state_dict", desc=first.description)])
+    turns = [turn(1, "autograd-basics", "autograd", answer_text=MAIN_ANSWER, evaluation=partly),
+             turn(2, "relu-autograd-function", "autograd", answer_text=CODE_TEXT, evaluation=words),
+             turn(3, "save-and-load-models", "deployment", answer_text="I save the state_dict and load it back.",
+                  evaluation=saved)]
+    scores = {"autograd-basics": 3.8, "relu-autograd-function": 4.7, "save-and-load-models": 4.5}
+    return build_report(session=session(scores), turns=turns, bank=bank)
+
+
+def test_a_question_at_the_bar_with_no_point_in_full_or_a_code_task_never_run_is_studied_not_praised(bank) -> None:
+    """A question scored 3.8 with its points only partly stated was in neither Strengths nor the study plan (its gaps
+    showed only in the topic table); a code task scored 4.7 on words alone, its checks never run, was a strength.
+    Every scored question is now one or the other, and the plan says why these two are in it."""
+    built = _at_the_bar_not_strong(bank)
+    assert [s.number for s in built.strengths] == [3]
+    assert [(i.number, i.reason) for i in built.study_plan] == [(1, "nothing_in_full"), (2, "checks_not_run")]
+    assert built.study_plan[1].focus[0] == "the code: its hidden checks never ran"
+    partly = "It scored 3.8 / 5, but no point was stated in full."
+    unrun = ("No code was sent, so its hidden checks never ran and 4.7 / 5 is for your words alone: write the code "
+             "to the contract and run them.")
+    assert [w.study_reason_text(built.question(n)) for n in (1, 2, 3)] == [partly, unrun, None]
+    for fmt, text in _document_texts(built).items():
+        strengths = text[text.rindex(w.STRENGTHS):text.rindex(w.MISCONCEPTIONS)]
+        plan = text[text.rindex(w.STUDY_PLAN):]
+        assert "Q3." in strengths and "Q1." not in strengths and "Q2." not in strengths, fmt
+        assert plan.index("Q1.") < plan.index(partly) < plan.index("Q2.") < plan.index(unrun), fmt
+        assert "Work on: the 4 missed points and 2 partly stated points listed under Q1 above." in plan, fmt
+    assert json.loads(render(built, "json")[0])["study_plan"][0]["reason"] == "nothing_in_full"
+
+
+def test_code_sent_to_a_server_without_a_runner_is_not_said_to_be_missing(bank) -> None:
+    """A code task whose code was read as text (no code runner on the server) was reported as "No code was sent"."""
+    words = evaluation(4.2, [point("subclass-static-methods", "covered", "class MyReLU(torch.autograd.Function):")])
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_code=CODE, evaluation=words)]
+    built = build_report(session=session({"relu-autograd-function": 4.2}), turns=turns, bank=bank)
+    entry = built.questions[0]
+    assert w.code_text(entry) == w.NOT_RUN and w.NO_CODE not in w.detail_lines(entry)
+    assert not built.strengths and built.study_plan[0].reason == "checks_not_run"
+    assert w.study_reason_text(entry) == ("Your code did not run (code checks were unavailable), so 4.2 / 5 is for "
+                                          "how it reads: run it against the hidden checks.")

@@ -48,7 +48,8 @@ def reflowed(answer: str) -> str:
 SECTIONS = (OVERALL, PER_TOPIC, QUESTIONS, STRENGTHS, MISCONCEPTIONS, STUDY_PLAN)
 
 NOTHING_ANSWERED = "Nothing was answered in this session, so there is nothing to score yet."
-NO_STRENGTHS = f"No question scored {WEAK_BELOW} / 5 or more with a rubric point fully covered."
+NO_STRENGTHS = f"No question scored {WEAK_BELOW} / 5 or more with a rubric point stated in full (and, for a code " \
+               "task, its code run)."
 NO_MISCONCEPTIONS = "No misconceptions were detected."
 # Each wrong claim's quote and correction are listed once, under its question; this section names the claims.
 MISCONCEPTIONS_LEAD = "Wrong claims found in your answers; your words and the correction are under each question."
@@ -160,6 +161,20 @@ def work_on_text(entry: QuestionEntry) -> str | None:
            f"listed under Q{entry.number} above."
 
 
+def study_reason_text(entry: QuestionEntry) -> str | None:
+    """Why a question that scored at the bar, or a code task never run, is in the study plan rather than a strength
+    (a score under the bar says it by itself)."""
+    if entry.checks_not_run and entry.code_sent:
+        return f"Your code did not run (code checks were unavailable), so {score_text(entry.score)} is for how it " \
+               "reads: run it against the hidden checks."
+    if entry.checks_not_run:
+        return f"No code was sent, so its hidden checks never ran and {score_text(entry.score)} is for your words " \
+               "alone: write the code to the contract and run them."
+    if entry.score is not None and entry.score >= WEAK_BELOW and not entry.covered:
+        return f"It scored {score_text(entry.score)}, but no point was stated in full."
+    return None
+
+
 def strength_text(strength: Strength) -> str:
     """What a strong question earned, in numbers: its points and the words that earned them are under it."""
     run = f" ({strength.by_run} shown by the hidden checks your code passed)" if strength.by_run else ""
@@ -172,11 +187,14 @@ def misconception_text(note: MisconceptionNote) -> str:
 
 # A code task answered in words alone: the score stands on the words (the session said so when it was given).
 NO_CODE = "No code was sent, so the hidden checks did not run: the answer was read as words only."
+# Code sent to a server without a code runner: it was read as text, never run.
+NOT_RUN = "Code checks were unavailable, so your code did not run: the answer was read as text only."
 
 
 def code_text(entry: QuestionEntry) -> str | None:
-    checks = (NO_CODE if entry.contract and entry.answered else None) if entry.code_checks_total is None else \
-        f"Code checks: {entry.code_checks_passed}/{entry.code_checks_total} passed ({entry.code_status})."
+    checks = (NOT_RUN if entry.code_sent else NO_CODE) if entry.checks_not_run else None
+    if entry.code_checks_total is not None:
+        checks = f"Code checks: {entry.code_checks_passed}/{entry.code_checks_total} passed ({entry.code_status})."
     runs = (f"Hidden checks run {entry.code_runs} time{'s' * (entry.code_runs != 1)} with Run checks."
             if entry.code_runs else None)
     return " ".join(filter(None, [checks, runs])) or None
