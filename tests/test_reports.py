@@ -743,3 +743,25 @@ def test_code_sent_to_a_server_without_a_runner_is_not_said_to_be_missing(bank) 
     assert not built.strengths and built.study_plan[0].reason == "checks_not_run"
     assert w.study_reason_text(entry) == ("Your code did not run (code checks were unavailable), so 4.2 / 5 is for "
                                           "how it reads: run it against the hidden checks.")
+
+
+def test_a_line_of_the_starter_code_is_not_quoted_as_the_candidates_words(bank) -> None:
+    """The starter sent back unchanged (every check failed) was told "you said 'def step(self, val_loss: float,
+    model: torch.nn.Module) -> bool:'" as partly stating that the helper monitors a validation metric in eval mode:
+    that line is the task's own. A line the candidate wrote themselves still counts."""
+    task = bank["early-stopping"]
+    assert task.code is not None
+    rubric = {p.id: p.description for p in task.rubric}
+    signature = "def step(self, val_loss: float, model: torch.nn.Module) -> bool:"
+    own = "if val_loss < self.best_loss - self.min_delta:"
+    said = evaluation(0.0, [point("monitor-validation", "partial", signature, desc=rubric["monitor-validation"]),
+                            point("min-delta", "partial", own, desc=rubric["min-delta"])])
+    code = task.code.starter.replace("        raise NotImplementedError", f"        {own}\n            return False")
+    turns = [turn(1, "early-stopping", "regularisation", answer_code=code, evaluation=said,
+                  code_result={"status": "failed", "passed_checks": 0, "total_checks": 3, "checks": []})]
+    built = build_report(session=session({"early-stopping": 0.0}), turns=turns, bank=bank)
+    entry = built.questions[0]
+    assert [p.point_id for p in entry.partial] == ["min-delta"]
+    assert "monitor-validation" in {p.point_id for p in entry.missed}
+    for fmt, text in _document_texts(built).items():
+        assert signature not in text[:text.index("Transcript")] and own in text, fmt
