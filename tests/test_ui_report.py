@@ -128,8 +128,8 @@ def test_a_question_shown_when_the_session_ended_lists_no_missed_point_on_the_pa
 
 
 def _mixed_session() -> list:
-    """Eight questions: partly stated only at 3.8, a code task in words at 4.7, a good answer, code that passed, code
-    that failed, a wrong answer, a skip, and one on screen when the session ended."""
+    """Nine questions: partly stated only at 3.8, a code task in words at 4.7, a good answer, code that passed, code
+    that failed, a wrong answer, a skip, a code task in words at 1.2, and one on screen when the session ended."""
     bank = bank_index()
     desc = {(q.id, p.id): p.description for q in bank.values() for p in q.rubric}
 
@@ -156,7 +156,8 @@ def _mixed_session() -> list:
              code_result={"status": "failed", "passed_checks": 1, "total_checks": 2, "checks": failed}),
         turn(6, "dropout", "regularisation", answer_text="It makes the GPU faster.", evaluation=evaluation(0.9, [])),
         turn(7, "overfitting", "regularisation", action="skip", evaluation=skip),
-        turn(8, "batch-normalization", "regularisation", action=None, answered_at=None),
+        turn(8, "custom-layer", "modules", answer_text="A layer has weights.", evaluation=evaluation(1.2, [])),
+        turn(9, "batch-normalization", "regularisation", action=None, answered_at=None),
     ]
 
 
@@ -167,9 +168,9 @@ def test_the_page_says_what_the_files_say_of_each_question_strength_and_study_it
     ended: every sentence the files build from the report's wording is on the page, word for word."""
     bank = bank_index()
     scores = {"autograd-basics": 3.8, "relu-autograd-function": 4.7, "save-and-load-models": 4.5,
-              "pairwise-distances": 5.0, "custom-loss": 1.0, "dropout": 0.9, "overfitting": 0.0}
+              "pairwise-distances": 5.0, "custom-loss": 1.0, "dropout": 0.9, "overfitting": 0.0, "custom-layer": 1.2}
     report = build_report(session=session(scores), turns=_mixed_session(), bank=bank)
-    assert [i.reason for i in report.study_plan] == ["low_score"] * 3 + ["nothing_in_full", "checks_not_run"]
+    assert [i.reason for i in report.study_plan] == ["low_score"] * 4 + ["nothing_in_full", "checks_not_run"]
     page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
     assert not page.exception, page.exception
     text = _shown(page)
@@ -178,7 +179,7 @@ def test_the_page_says_what_the_files_say_of_each_question_strength_and_study_it
                  *filter(None, (w.code_text(q) for q in report.questions)),
                  *filter(None, (said for i in report.study_plan for said in (
                      w.study_reason_text(report.question(i.number)), w.work_on_text(report.question(i.number)))))]
-    assert len(sentences) == 1 + 2 + 3 + 7
+    assert len(sentences) == 1 + 2 + 4 + 9
     for sentence in sentences:
         assert sentence in files and sentence in text, sentence
     nothing_strong = build_report(session=session({"dropout": 0.9}), turns=_mixed_session()[5:6], bank=bank)

@@ -123,7 +123,7 @@ def _study_plan(report: dict[str, Any]) -> None:
         with st.container(border=True):
             st.markdown(f"**Q{item['number']}. {literal(item['question'])}**  \n"
                         f"{item['topic']} · scored {score_text(item.get('score'))}")
-            for said in filter(None, [study_reason(item, question), work_on(question)]):
+            for said in filter(None, [study_reason(question), work_on(question)]):
                 st.markdown(literal(said))
             if item.get("next"):
                 st.markdown("Practise next (related bank questions):\n"

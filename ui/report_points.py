@@ -13,6 +13,7 @@ import streamlit as st
 
 from ui.widgets import literal, score_text
 
+WEAK_BELOW = 3.5  # the files' bar (app/reports/build.py): a question under it is studied, whatever it covered
 POINT_LISTS = (("covered", "Covered", "✅"), ("partial", "Partly stated", "🟡"), ("missed", "Missed", "❌"))
 
 
@@ -94,16 +95,17 @@ def code_text(q: dict[str, Any]) -> str | None:
     return " ".join(filter(None, [checks, ran])) or None
 
 
-def study_reason(item: dict[str, Any], question: dict[str, Any]) -> str | None:
-    """Why a study item scored at the bar, or a code task never run, is studied rather than praised."""
-    score = score_text(item.get("score"))
-    if item.get("reason") == "checks_not_run" and _code_sent(question):
+def study_reason(question: dict[str, Any]) -> str | None:
+    """Why a study item's question that scored at the bar, or a code task never run, is studied rather than praised
+    (a score under the bar says it by itself)."""
+    score = score_text(question.get("score"))
+    if _checks_not_run(question) and _code_sent(question):
         return f"Your code did not run (code checks were unavailable), so {score} is for how it reads: run it " \
                "against the hidden checks."
-    if item.get("reason") == "checks_not_run":
+    if _checks_not_run(question):
         return f"No code was sent, so its hidden checks never ran and {score} is for your words alone: write the " \
                "code to the contract and run them."
-    if item.get("reason") == "nothing_in_full":
+    if (question.get("score") or 0.0) >= WEAK_BELOW and not question.get("covered"):
         return f"It scored {score}, but no point was stated in full."
     return None
 

@@ -23,7 +23,7 @@ from app.store.records import SessionRecord, TurnRecord
 from knowledge.schema import Framework, Question
 
 WEAK_BELOW = 3.5  # of 5: a question scored under this goes into the study plan
-UNRUN_FOCUS = "the code: its hidden checks never ran"
+UNRUN_FOCUS = "the code: its hidden checks never ran"  # first in the focus of a code task answered in words
 LINKS_PER_ITEM = 3  # enough to fill an evening of study without burying the first, most useful one
 
 
