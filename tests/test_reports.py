@@ -686,6 +686,10 @@ def test_a_question_shown_when_the_session_ended_is_not_answered_and_none_of_its
     assert all(item.number != 3 for item in built.study_plan) and all(g.topic != "deployment" for g in built.gaps)
     said = "over 2 of 3 question(s): 2 answered, 1 shown but not answered (not scored)."
     assert overview_lines(built)[-1].endswith(said)
+    planned = session({"autograd-basics": 3.8, "relu-autograd-function": 2.5})
+    planned = dataclasses.replace(planned, config={**planned.config, "num_questions": 5})
+    assert overview_lines(build_report(session=planned, turns=turns, bank=bank))[-1].endswith(
+        "over 2 of 5 planned question(s) (3 asked): 2 answered, 1 shown but not answered (not scored).")
     unjudged = [p.description for p in bank["save-and-load-models"].rubric]
     for fmt, text in _document_texts(built).items():
         question = text[text.index("Q3."):text.index("Transcript", text.index("Q3."))]
