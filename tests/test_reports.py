@@ -669,3 +669,103 @@ def test_a_code_tasks_transcript_holds_the_contract_its_prompt_points_to(bank) -
                  text.index("Your answer")]
         assert order == sorted(order), fmt
     assert bank["relu-autograd-function"].code.contract not in _document_texts(built)["markdown"]
+
+
+def test_a_question_shown_when_the_session_ended_is_not_answered_and_none_of_its_points_is_missed(bank) -> None:
+    """Ended while question 2 was on screen, the report listed its 5 points under "Missed", as if answered wrongly
+    (and the JSON counted them among the missed ones); it is not scored, so none of its points was judged."""
+    turns = [*session_turns()[:3],
+             turn(4, "save-and-load-models", "deployment", difficulty=1, action=None, answered_at=None)]
+    built = build_report(session=session({"autograd-basics": 3.8, "relu-autograd-function": 2.5}), turns=turns,
+                         bank=bank)
+    shown = built.questions[2]
+    assert shown.score is None and (shown.covered, shown.partial, shown.missed) == ([], [], [])
+    assert w.NOT_ANSWERED in status_flags(shown)
+    # Scored out of the questions answered; the one shown counts in no mean, topic or plan.
+    assert built.overall_score == pytest.approx(3.15) and [t.topic for t in built.topics] == ["autograd"]
+    assert all(item.number != 3 for item in built.study_plan) and all(g.topic != "deployment" for g in built.gaps)
+    said = "over 2 of 3 question(s): 2 answered, 1 shown but not answered (not scored)."
+    assert overview_lines(built)[-1].endswith(said)
+    planned = session({"autograd-basics": 3.8, "relu-autograd-function": 2.5})
+    planned = dataclasses.replace(planned, config={**planned.config, "num_questions": 5})
+    assert overview_lines(build_report(session=planned, turns=turns, bank=bank))[-1].endswith(
+        "over 2 of 5 planned question(s) (3 asked): 2 answered, 1 shown but not answered (not scored).")
+    unjudged = [p.description for p in bank["save-and-load-models"].rubric]
+    for fmt, text in _document_texts(built).items():
+        question = text[text.index("Q3."):text.index("Transcript", text.index("Q3."))]
+        assert "Missed" not in question and w.NOT_ANSWERED in question, fmt
+        assert not any(d in text for d in unjudged) and said in text, fmt
+
+
+def _at_the_bar_not_strong(bank) -> Report:
+    """Q1 scored 3.8 with every point partly stated and none in full; Q2, a code task, scored 4.7 on words alone (no
+    code sent, so its checks never ran); Q3 scored 4.5 with points stated in full."""
+    rubric = {p.id: p.description for p in bank["autograd-basics"].rubric}
+    relu = {p.id: p.description for p in bank["relu-autograd-function"].rubric}
+    first = bank["save-and-load-models"].rubric[0]
+    partly = evaluation(3.8, [point(pid, "partial", said, desc=rubric[pid]) for pid, said in (
+        ("records-graph", "Autograd records every operation"), ("reverse-chain-rule", "walks it in reverse"))])
+    words = evaluation(4.7, [point("subclass-static-methods", "covered", "I subclass torch.autograd.Function",
+                                   desc=relu["subclass-static-methods"])])
+    saved = evaluation(4.5, [point(first.id, "covered", "save the state_dict", desc=first.description)])
+    turns = [turn(1, "autograd-basics", "autograd", answer_text=MAIN_ANSWER, evaluation=partly),
+             turn(2, "relu-autograd-function", "autograd", answer_text=CODE_TEXT, evaluation=words),
+             turn(3, "save-and-load-models", "deployment", answer_text="I save the state_dict and load it back.",
+                  evaluation=saved)]
+    scores = {"autograd-basics": 3.8, "relu-autograd-function": 4.7, "save-and-load-models": 4.5}
+    return build_report(session=session(scores), turns=turns, bank=bank)
+
+
+def test_a_question_at_the_bar_with_no_point_in_full_or_a_code_task_never_run_is_studied_not_praised(bank) -> None:
+    """A question scored 3.8 with its points only partly stated was in neither Strengths nor the study plan (its gaps
+    showed only in the topic table); a code task scored 4.7 on words alone, its checks never run, was a strength.
+    Every scored question is now one or the other, and the plan says why these two are in it."""
+    built = _at_the_bar_not_strong(bank)
+    assert [s.number for s in built.strengths] == [3]
+    assert [(i.number, i.reason) for i in built.study_plan] == [(1, "nothing_in_full"), (2, "checks_not_run")]
+    assert built.study_plan[1].focus[0] == "the code: its hidden checks never ran"
+    partly = "It scored 3.8 / 5, but no point was stated in full."
+    unrun = ("No code was sent, so its hidden checks never ran and 4.7 / 5 is for your words alone: write the code "
+             "to the contract and run them.")
+    assert [w.study_reason_text(built.question(n)) for n in (1, 2, 3)] == [partly, unrun, None]
+    for fmt, text in _document_texts(built).items():
+        strengths = text[text.rindex(w.STRENGTHS):text.rindex(w.MISCONCEPTIONS)]
+        plan = text[text.rindex(w.STUDY_PLAN):]
+        assert "Q3." in strengths and "Q1." not in strengths and "Q2." not in strengths, fmt
+        assert plan.index("Q1.") < plan.index(partly) < plan.index("Q2.") < plan.index(unrun), fmt
+        assert "Work on: the 4 missed points and 2 partly stated points listed under Q1 above." in plan, fmt
+    assert json.loads(render(built, "json")[0])["study_plan"][0]["reason"] == "nothing_in_full"
+
+
+def test_code_sent_to_a_server_without_a_runner_is_not_said_to_be_missing(bank) -> None:
+    """A code task whose code was read as text (no code runner on the server) was reported as "No code was sent"."""
+    words = evaluation(4.2, [point("subclass-static-methods", "covered", "class MyReLU(torch.autograd.Function):")])
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_code=CODE, evaluation=words)]
+    built = build_report(session=session({"relu-autograd-function": 4.2}), turns=turns, bank=bank)
+    entry = built.questions[0]
+    assert w.code_text(entry) == w.NOT_RUN and w.NO_CODE not in w.detail_lines(entry)
+    assert not built.strengths and built.study_plan[0].reason == "checks_not_run"
+    assert w.study_reason_text(entry) == ("Your code did not run (code checks were unavailable), so 4.2 / 5 is for "
+                                          "how it reads: run it against the hidden checks.")
+
+
+def test_a_line_of_the_starter_code_is_not_quoted_as_the_candidates_words(bank) -> None:
+    """The starter sent back unchanged (every check failed) was told "you said 'def step(self, val_loss: float,
+    model: torch.nn.Module) -> bool:'" as partly stating that the helper monitors a validation metric in eval mode:
+    that line is the task's own. A line the candidate wrote themselves still counts."""
+    task = bank["early-stopping"]
+    assert task.code is not None
+    rubric = {p.id: p.description for p in task.rubric}
+    signature = "def step(self, val_loss: float, model: torch.nn.Module) -> bool:"
+    own = "if val_loss < self.best_loss - self.min_delta:"
+    said = evaluation(0.0, [point("monitor-validation", "partial", signature, desc=rubric["monitor-validation"]),
+                            point("min-delta", "partial", own, desc=rubric["min-delta"])])
+    code = task.code.starter.replace("        raise NotImplementedError", f"        {own}\n            return False")
+    turns = [turn(1, "early-stopping", "regularisation", answer_code=code, evaluation=said,
+                  code_result={"status": "failed", "passed_checks": 0, "total_checks": 3, "checks": []})]
+    built = build_report(session=session({"early-stopping": 0.0}), turns=turns, bank=bank)
+    entry = built.questions[0]
+    assert [p.point_id for p in entry.partial] == ["min-delta"]
+    assert "monitor-validation" in {p.point_id for p in entry.missed}
+    for fmt, text in _document_texts(built).items():
+        assert signature not in text[:text.index("Transcript")] and own in text, fmt

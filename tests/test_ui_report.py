@@ -8,8 +8,9 @@ import re
 from streamlit.testing.v1 import AppTest
 
 from app.reports import build_report, render
+from app.reports import wording as w
 from knowledge.loader import bank_index
-from tests.test_reports import evaluation, point, session, session_turns, turn
+from tests.test_reports import CODE, CODE_TEXT, MAIN_ANSWER, evaluation, point, session, session_turns, turn
 
 
 def _page(report_json: str) -> None:
@@ -60,13 +61,13 @@ def test_the_report_page_lists_each_point_once_under_its_question_as_the_files_d
     assert f"\U0001f7e1 {apply_usage} {said}" in text  # under Partly stated, with its sentence
     assert "autograd,2,3.1 / 5,\"5 missed, 1 partly stated (Q1, Q2)\"" in text
     assert "deployment,1,0.0 / 5,5 missed (Q3)" in text
-    assert "3 of 6 points covered" in text
+    assert "3 of 6 points covered." in text
     assert "Code checks: 1/2 passed (failed)." in text
     assert "- Q2 (autograd): The gradient of ReLU is one everywhere." in text  # named in its section
     assert text.count("The gradient passes everywhere.") == 1 and text.count("It is zero where the input") == 1
-    assert "Work on: 5 missed points, listed under Q3 above." in text
-    assert "Work on: 1 failed check, 1 misconception, 2 missed points, 1 partly stated point, listed under Q2 above." \
-        in text
+    assert "Work on: the 5 missed points listed under Q3 above." in text
+    assert "Work on: the 1 failed check, 1 misconception, 2 missed points and 1 partly stated point listed under Q2 " \
+           "above." in text
 
 
 def _feedback() -> None:
@@ -111,3 +112,79 @@ def test_a_strong_code_tasks_strength_counts_the_points_its_run_showed_as_the_fi
     page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
     assert not page.exception, page.exception
     assert "1 of 5 points covered (1 shown by the hidden checks your code passed)" in _shown(page)
+
+
+def test_a_question_shown_when_the_session_ended_lists_no_missed_point_on_the_page_as_the_files_do() -> None:
+    """The page listed every point of the question on screen when the session ended under "Missed"."""
+    bank = bank_index()
+    turns = [*session_turns()[:3], turn(4, "save-and-load-models", "deployment", action=None, answered_at=None)]
+    report = build_report(session=session({"autograd-basics": 3.8, "relu-autograd-function": 2.5}), turns=turns,
+                          bank=bank)
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    text = _shown(page)
+    assert "Not answered: the session ended here, so it is not scored and its points were not judged." in text
+    assert not any(p.description in text for p in bank["save-and-load-models"].rubric)
+
+
+def _mixed_session() -> list:
+    """Nine questions: partly stated only at 3.8, a code task in words at 4.7, a good answer, code that passed, code
+    that failed, a wrong answer, a skip, a code task in words at 1.2, and one on screen when the session ended."""
+    bank = bank_index()
+    desc = {(q.id, p.id): p.description for q in bank.values() for p in q.rubric}
+
+    def said(qid: str, pid: str, verdict: str, quote: str) -> dict:
+        return point(pid, verdict, quote, desc=desc[(qid, pid)])
+
+    shown = {**said("pairwise-distances", "reduce-and-sqrt", "covered", "passed hidden checks values-float32"),
+             "checks": ["values-float32"]}
+    failed = [{"name": "mean-loss-values", "passed": False, "message": "wrong loss for gamma=2"},
+              {"name": "gradients", "passed": True, "message": None}]
+    skip = {**evaluation(0.0, []), "evaluator": "none", "gate": "skip"}
+    return [
+        turn(1, "autograd-basics", "autograd", answer_text=MAIN_ANSWER, evaluation=evaluation(3.8, [
+            said("autograd-basics", "records-graph", "partial", "Autograd records every operation")])),
+        turn(2, "relu-autograd-function", "autograd", answer_text=CODE_TEXT, evaluation=evaluation(4.7, [said(
+            "relu-autograd-function", "subclass-static-methods", "covered", "I subclass torch.autograd.Function")])),
+        turn(3, "save-and-load-models", "deployment", answer_text="Save the state_dict, not the whole model.",
+             evaluation=evaluation(4.5, [said("save-and-load-models", "save-state-dict", "covered",
+                                              "Save the state_dict")])),
+        turn(4, "pairwise-distances", "tensors", answer_code="def f(x, y):\n    return torch.cdist(x, y)",
+             evaluation=evaluation(5.0, [shown]), code_result={"status": "passed", "passed_checks": 2,
+                                                                 "total_checks": 2, "checks": []}),
+        turn(5, "custom-loss", "training-loop", answer_code=CODE, evaluation=evaluation(1.0, []),
+             code_result={"status": "failed", "passed_checks": 1, "total_checks": 2, "checks": failed}),
+        turn(6, "dropout", "regularisation", answer_text="It makes the GPU faster.", evaluation=evaluation(0.9, [])),
+        turn(7, "overfitting", "regularisation", action="skip", evaluation=skip),
+        turn(8, "custom-layer", "modules", answer_text="A layer has weights.", evaluation=evaluation(1.2, [])),
+        turn(9, "batch-normalization", "regularisation", action=None, answered_at=None),
+    ]
+
+
+def test_the_page_says_what_the_files_say_of_each_question_strength_and_study_item() -> None:
+    """The page wrote its study plan's "Work on" its own way ("Work on: 1 failed check, 2 missed points, listed
+    under ..." where the files say "Work on: the 1 failed check and 2 missed points listed under ..."), had no word
+    on why a question at the bar is studied, and no "not answered" for a question on screen when the session
+    ended: every sentence the files build from the report's wording is on the page, word for word."""
+    bank = bank_index()
+    scores = {"autograd-basics": 3.8, "relu-autograd-function": 4.7, "save-and-load-models": 4.5,
+              "pairwise-distances": 5.0, "custom-loss": 1.0, "dropout": 0.9, "overfitting": 0.0, "custom-layer": 1.2}
+    report = build_report(session=session(scores), turns=_mixed_session(), bank=bank)
+    assert [i.reason for i in report.study_plan] == ["low_score"] * 4 + ["nothing_in_full", "checks_not_run"]
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    text = _shown(page)
+    files = render(report, "markdown")[0].decode().replace("\\", "")
+    sentences = [w.NOT_ANSWERED, *(w.strength_text(s) for s in report.strengths),
+                 *filter(None, (w.code_text(q) for q in report.questions)),
+                 *filter(None, (said for i in report.study_plan for said in (
+                     w.study_reason_text(report.question(i.number)), w.work_on_text(report.question(i.number)))))]
+    assert len(sentences) == 1 + 2 + 4 + 9
+    for sentence in sentences:
+        assert sentence in files and sentence in text, sentence
+    nothing_strong = build_report(session=session({"dropout": 0.9}), turns=_mixed_session()[5:6], bank=bank)
+    page = AppTest.from_function(_page, args=(render(nothing_strong, "json")[0].decode(),), default_timeout=30).run()
+    assert w.NO_STRENGTHS in _shown(page)
+    all_strong = build_report(session=session({"save-and-load-models": 4.5}), turns=_mixed_session()[2:3], bank=bank)
+    page = AppTest.from_function(_page, args=(render(all_strong, "json")[0].decode(),), default_timeout=30).run()
+    assert w.NO_STUDY in _shown(page)

@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui import state
 from ui.client import ApiClient
-from ui.report_points import show_questions, show_topics, work_on
+from ui.report_points import show_questions, show_topics, study_reason, work_on
 from ui.widgets import literal, score_text
 
 SCORE_SCALE = alt.Scale(domain=[0, 5])
@@ -93,8 +93,9 @@ def _strengths(report: dict[str, Any]) -> None:
     """The questions answered well; their points, with the words that earned them, are under each question."""
     st.subheader("Strengths")
     lines = [f"- **Q{s['number']}. {literal(s['question'])}** ({s['topic']}, {score_text(s['score'])}): "
-             f"{s['covered']} of {s['points']} points covered{_by_run(s)}" for s in report.get("strengths", [])]
-    st.markdown("\n".join(lines) or "_No question scored 3.5 / 5 or more with a point fully covered yet._")
+             f"{s['covered']} of {s['points']} points covered{_by_run(s)}." for s in report.get("strengths", [])]
+    st.markdown("\n".join(lines) or "_No question scored 3.5 / 5 or more with a rubric point stated in full (and, "
+                                     "for a code task, its code run)._")
 
 
 def _by_run(strength: dict[str, Any]) -> str:
@@ -116,13 +117,14 @@ def _study_plan(report: dict[str, Any]) -> None:
     plan = report.get("study_plan", [])
     questions = {q["number"]: q for q in report.get("questions", [])}
     if not plan:
-        st.markdown("_Nothing to revise: well done._")
+        st.markdown("_No weak questions: nothing to add to the plan._")
     for item in plan:
+        question = questions.get(item["number"], {"number": item["number"]})
         with st.container(border=True):
             st.markdown(f"**Q{item['number']}. {literal(item['question'])}**  \n"
                         f"{item['topic']} · scored {score_text(item.get('score'))}")
-            if todo := work_on(questions.get(item["number"], {"number": item["number"]})):
-                st.markdown(todo)
+            for said in filter(None, [study_reason(question), work_on(question)]):
+                st.markdown(literal(said))
             if item.get("next"):
                 st.markdown("Practise next (related bank questions):\n"
                             + "\n".join(f"- `{n['id']}`: {literal(n['question'])}" for n in item["next"]))

@@ -13,6 +13,7 @@ import streamlit as st
 
 from ui.widgets import literal, score_text
 
+WEAK_BELOW = 3.5  # the files' bar (app/reports/build.py): a question under it is studied, whatever it covered
 POINT_LISTS = (("covered", "Covered", "✅"), ("partial", "Partly stated", "🟡"), ("missed", "Missed", "❌"))
 
 
@@ -46,10 +47,10 @@ def _question(q: dict[str, Any]) -> None:
     """How the question went: its code run, its points (each once), its wrong claims and scoring notes."""
     st.caption(f"{q['topic']} · difficulty {q['difficulty']} · {q['hints_used']} hint(s) · "
                f"{q['follow_ups']} follow-up(s)")
-    if q.get("code_checks_total") is not None:
-        st.caption(f"Code checks: {q['code_checks_passed']}/{q['code_checks_total']} passed ({q['code_status']}).")
-    elif q.get("contract") and q.get("answered"):
-        st.caption("No code was sent, so the hidden checks did not run: the answer was read as words only.")
+    if q.get("score") is None:  # shown when the session ended: no wrong answer, and no point of it judged
+        st.caption("Not answered: the session ended here, so it is not scored and its points were not judged.")
+    if said := code_text(q):
+        st.caption(said)
     for check in q.get("failed_checks", []):
         st.warning(f"Failed check {check['name']}: {literal(check.get('message') or '')}")
     for key, title, icon in POINT_LISTS:
@@ -71,10 +72,51 @@ def _shown(point: dict[str, Any]) -> str:
     return f" \u2014 you said \u201c{literal(point['quote'])}\u201d"
 
 
+def _checks_not_run(q: dict[str, Any]) -> bool:
+    """A code task answered without its hidden checks running (no code sent, or no runner on the server)."""
+    return bool(q.get("contract")) and bool(q.get("answered")) and q.get("code_checks_total") is None
+
+
+def _code_sent(q: dict[str, Any]) -> bool:
+    return any(exchange.get("code") for exchange in q.get("transcript", []))
+
+
+def code_text(q: dict[str, Any]) -> str | None:
+    """A code task's run, or why none ran, and the times the candidate ran its checks, as the files say it."""
+    checks = None
+    if q.get("code_checks_total") is not None:
+        checks = f"Code checks: {q['code_checks_passed']}/{q['code_checks_total']} passed ({q['code_status']})."
+    elif _checks_not_run(q):
+        checks = ("Code checks were unavailable, so your code did not run: the answer was read as text only."
+                  if _code_sent(q) else
+                  "No code was sent, so the hidden checks did not run: the answer was read as words only.")
+    runs = q.get("code_runs") or 0
+    ran = f"Hidden checks run {runs} time{'s' * (runs != 1)} with Run checks." if runs else None
+    return " ".join(filter(None, [checks, ran])) or None
+
+
+def study_reason(question: dict[str, Any]) -> str | None:
+    """Why a study item's question that scored at the bar, or a code task never run, is studied rather than praised
+    (a score under the bar says it by itself)."""
+    score = score_text(question.get("score"))
+    if _checks_not_run(question) and _code_sent(question):
+        return f"Your code did not run (code checks were unavailable), so {score} is for how it reads: run it " \
+               "against the hidden checks."
+    if _checks_not_run(question):
+        return f"No code was sent, so its hidden checks never ran and {score} is for your words alone: write the " \
+               "code to the contract and run them."
+    if (question.get("score") or 0.0) >= WEAK_BELOW and not question.get("covered"):
+        return f"It scored {score}, but no point was stated in full."
+    return None
+
+
 def work_on(question: dict[str, Any]) -> str | None:
     """What a study item's question left to work on, counted by kind: it is listed under the question."""
     kinds = [(len(question.get(key, [])), what) for key, what in (
         ("failed_checks", "failed check"), ("misconceptions", "misconception"), ("missed", "missed point"),
         ("partial", "partly stated point"))]
     named = [f"{n} {what}" + "s" * (n > 1) for n, what in kinds if n]
-    return f"Work on: {', '.join(named)}, listed under Q{question['number']} above." if named else None
+    if not named:
+        return None
+    listed = f"{', '.join(named[:-1])} and {named[-1]}" if len(named) > 1 else named[0]
+    return f"Work on: the {listed} listed under Q{question['number']} above."

@@ -14,6 +14,7 @@ from app.reports.model import (
     Strength,
     StudyItem,
     StudyLink,
+    StudyReason,
     TopicGaps,
     TopicScore,
 )
@@ -22,6 +23,7 @@ from app.store.records import SessionRecord, TurnRecord
 from knowledge.schema import Framework, Question
 
 WEAK_BELOW = 3.5  # of 5: a question scored under this goes into the study plan
+UNRUN_FOCUS = "the code: its hidden checks never ran"  # first in the focus of a code task answered in words
 LINKS_PER_ITEM = 3  # enough to fill an evening of study without burying the first, most useful one
 
 
@@ -76,10 +78,21 @@ def _topic_scores(answered: list[QuestionEntry]) -> list[TopicScore]:
     ]
 
 
+def _why_study(entry: QuestionEntry) -> StudyReason | None:
+    """Why a scored question goes into the study plan, or None for a strength. A strict interviewer praises neither
+    an answer that stated no point in full, whatever its score, nor a code task whose code never ran (its score
+    stands on how the words read)."""
+    if (entry.score or 0.0) < WEAK_BELOW:
+        return "low_score"
+    if entry.checks_not_run:
+        return "checks_not_run"
+    return None if entry.covered else "nothing_in_full"
+
+
 def _strengths(answered: list[QuestionEntry]) -> list[Strength]:
     """The questions answered well, best first: the study plan's complement, each with a point stated in full (its
     quote is under the question, where the report lists it once)."""
-    strong = [e for e in answered if (e.score or 0.0) >= WEAK_BELOW and e.covered]
+    strong = [e for e in answered if _why_study(e) is None]
     return [
         Strength(number=e.number, question_id=e.question_id, question=e.question, topic=e.topic,
                  score=e.score or 0.0, covered=len(e.covered), points=len(e.covered) + len(e.partial) + len(e.missed),
@@ -106,8 +119,9 @@ def _gaps(answered: list[QuestionEntry], topics: list[TopicScore]) -> list[Topic
 
 
 def _study_plan(answered: list[QuestionEntry], bank: Mapping[str, Question], *, asked: set[str]) -> list[StudyItem]:
-    """Weak questions, weakest first, each with bank entries to study next (`asked`: the session's questions)."""
-    weak = sorted((e for e in answered if (e.score or 0.0) < WEAK_BELOW), key=lambda e: (e.score, e.number))
+    """The questions not answered well, weakest first, each with bank entries to study next (`asked`: the session's
+    questions)."""
+    weak = sorted((e for e in answered if _why_study(e)), key=lambda e: (e.score, e.number))
     # This session's questions are never "next": answered well, they need no study; answered weakly, they
     # are items of the plan already. Ones already recommended need not repeat.
     skip = set(asked)
@@ -117,9 +131,10 @@ def _study_plan(answered: list[QuestionEntry], bank: Mapping[str, Question], *, 
         skip.update(link.id for link in links)
         plan.append(StudyItem(
             number=entry.number, question_id=entry.question_id, question=entry.question, topic=entry.topic,
-            score=entry.score or 0.0, next=links,
+            score=entry.score or 0.0, next=links, reason=_why_study(entry) or "low_score",
             # What the hidden checks found first: for a code task they are what the score stands on.
-            focus=[*(f"{c.message or c.name} (failed check {c.name})" for c in entry.failed_checks),
+            focus=[*[UNRUN_FOCUS] * entry.checks_not_run,
+                   *(f"{c.message or c.name} (failed check {c.name})" for c in entry.failed_checks),
                    *(p.description for p in entry.missed), *(p.description for p in entry.partial)],
         ))
     return plan

@@ -121,8 +121,8 @@ def _misconceptions(report: Report) -> str:
 def _study_plan(report: Report) -> str:
     items = []
     for item in report.study_plan:
-        work_on = w.work_on_text(report.question(item.number))
-        focus = f"<p>{esc(work_on)}</p>" if work_on else ""
+        entry = report.question(item.number)
+        focus = "".join(f"<p>{esc(said)}</p>" for said in (w.study_reason_text(entry), w.work_on_text(entry)) if said)
         links = "".join(f"<li><code>{esc(link.id)}</code> \u2014 {esc(link.question)}</li>"
                         for link in item.next)
         items.append(f"<li><strong>Q{item.number}. {esc(item.question)}</strong> ({esc(item.topic)}, "

@@ -104,7 +104,7 @@ def _study_plan(report: Report) -> list[str]:
     lines = [f"## {w.STUDY_PLAN}"]
     for n, item in enumerate(report.study_plan, start=1):
         lines += ["", f"{n}. **Q{item.number}. {md(item.question)}** ({md(item.topic)}, {w.score_text(item.score)})"]
-        if work_on := w.work_on_text(report.question(item.number)):
-            lines.append(f"   - {md(work_on)}")
+        entry = report.question(item.number)
+        lines += [f"   - {md(said)}" for said in (w.study_reason_text(entry), w.work_on_text(entry)) if said]
         lines += [f"   - Study next: `{link.id}` \u2014 {md(link.question)}" for link in item.next]
     return lines if report.study_plan else [*lines, "", w.NO_STUDY]

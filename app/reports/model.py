@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+StudyReason = Literal["low_score", "nothing_in_full", "checks_not_run"]
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -76,7 +78,8 @@ class QuestionEntry(_Frozen):
     hints: list[str] = Field(default_factory=list)  # their texts, where stored (sessions before that have a count)
     gate: str | None = None  # why the final answer was not scored on its merits
     # Each rubric point is in one of these three lists: stated in full, stated in part (with the sentence that
-    # earned it), or not stated (a partial point was in both `covered` and `missed`).
+    # earned it), or not stated (a partial point was in both `covered` and `missed`). A question not answered (score
+    # None: shown when the session ended) has none of its points judged, so all three are empty.
     covered: list[CoveredPoint] = Field(default_factory=list)
     partial: list[CoveredPoint] = Field(default_factory=list)
     missed: list[MissedPoint] = Field(default_factory=list)
@@ -96,6 +99,16 @@ class QuestionEntry(_Frozen):
     # The reference answer, once the session is completed (an interview's candidate sees no answer before).
     model_answer: str | None = None
 
+    @property
+    def checks_not_run(self) -> bool:
+        """A code task answered without its hidden checks running (no code sent, or no runner on the server): its
+        score stands on the words alone."""
+        return self.contract is not None and self.answered and self.code_checks_total is None
+
+    @property
+    def code_sent(self) -> bool:
+        return any(exchange.code for exchange in self.transcript)
+
 
 class TopicScore(_Frozen):
     topic: str
@@ -107,8 +120,9 @@ class TopicScore(_Frozen):
 
 
 class Strength(_Frozen):
-    """A question answered well: scored at least the study plan's bar, with rubric points stated in full. Its points
-    and the candidate's words that earned them are listed under the question, once."""
+    """A question answered well: scored at least the study plan's bar, with rubric points stated in full, and, for a
+    code task, its code run against the hidden checks. Its points and the candidate's words that earned them are
+    listed under the question, once."""
 
     number: int
     question_id: str
@@ -142,13 +156,17 @@ class StudyLink(_Frozen):
 
 
 class StudyItem(_Frozen):
-    """A weak question, what it lacked, and which bank entries to work through next."""
+    """A question not answered well, what it lacked, and which bank entries to work through next. Every scored
+    question is either a strength or a study item."""
 
     number: int  # the question's number in the report, where its gaps are listed
     question_id: str
     question: str
     topic: str
     score: float
+    # Why it is here: it scored under the bar; or at the bar with no point stated in full; or it is a code task whose
+    # hidden checks never ran (the score stands on words). Items of reports before this field read "low_score".
+    reason: StudyReason = "low_score"
     focus: list[str]  # its failed checks and the points it missed (the documents point to its question instead)
     next: list[StudyLink]
 

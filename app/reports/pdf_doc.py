@@ -191,8 +191,8 @@ def _study_plan(report: Report) -> list[Flowable]:
     for n, item in enumerate(report.study_plan, start=1):
         story.append(Paragraph(f"{n}. <b>Q{item.number}. {esc(item.question)}</b> ({esc(item.topic)}, "
                                f"{w.score_text(item.score)})", BODY))
-        if work_on := w.work_on_text(report.question(item.number)):
-            story.append(Paragraph(esc(work_on), SMALL))
+        entry = report.question(item.number)
+        story += [Paragraph(esc(said), SMALL) for said in (w.study_reason_text(entry), w.work_on_text(entry)) if said]
         story += _bullets([f"Study next: <font face='Courier'>{esc(link.id)}</font> \u2014 "
                            f"{esc(link.question)}" for link in item.next])
     return story if report.study_plan else [*story, Paragraph(w.NO_STUDY, BODY)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from app.interview.models import AskedQuestion
 from app.reports.model import (
@@ -49,7 +49,7 @@ def question_entry(
     final = answered[-1] if answered else None
     evaluation: dict[str, Any] = (final.evaluation or {}) if final else {}
     texts = answer_texts(answered)
-    stated = _stated_points(answered, texts)
+    stated = _stated_points(answered, texts, given=_code_part(turns[0], in_bank, "starter"))
     score = evaluation.get("score", stored_score) if final else None
     return QuestionEntry(
         number=number,
@@ -68,7 +68,8 @@ def question_entry(
         gate=evaluation.get("gate"),
         covered=[p for p in stated if p.verdict == "covered"],
         partial=[p for p in stated if p.verdict == "partial"],
-        missed=_missed_points(question, answered, stated),
+        # A question shown and never answered (the session ended there) had no point judged: none is missed.
+        missed=_missed_points(question, answered, stated) if answered else [],
         misconceptions=_misconceptions(number, question_id, turns[0].topic, answered, texts),
         penalties=[str(p) for p in evaluation.get("penalties") or []],
         scoring_notes=list(dict.fromkeys(str(n) for t in answered for n in (t.evaluation or {}).get("notes") or [])),
@@ -77,7 +78,7 @@ def question_entry(
                              action=t.action, answer=t.answer_text, code=t.answer_code) for t in turns],
         model_answer=question.reference_answer if reveal and question else None,
         code_runs=code_runs,
-        contract=_contract(turns[0], in_bank),
+        contract=_code_part(turns[0], in_bank, "contract"),
         **_code_fields(answered),
     )
 
@@ -90,15 +91,20 @@ def _as_asked(first: TurnRecord, in_bank: Question | None) -> AskedQuestion | No
     return AskedQuestion.of(in_bank) if in_bank else None
 
 
-def _contract(first: TurnRecord, in_bank: Question | None) -> str | None:
-    """A code task's contract as it was asked (the turn's copy holds the whole entry), else as the bank has it."""
+def _code_part(first: TurnRecord, in_bank: Question | None, part: Literal["contract", "starter"]) -> str | None:
+    """A code task's contract or starter code as it was asked (the turn's copy holds the whole entry), else as the
+    bank has it."""
     if first.bank_entry:
-        return (first.bank_entry.get("code") or {}).get("contract")
-    return in_bank.code.contract if in_bank and in_bank.code else None
+        return (first.bank_entry.get("code") or {}).get(part)
+    return getattr(in_bank.code, part) if in_bank and in_bank.code else None
 
 
-def _stated_points(answered: list[TurnRecord], texts: list[str]) -> list[CoveredPoint]:
+def _stated_points(answered: list[TurnRecord], texts: list[str], *, given: str | None = None) -> list[CoveredPoint]:
     """Best verdict per point across all answers, kept only when its quote is in the candidate's words.
+
+    A quote that is a whole line of the task's starter code (`given`) is not: the candidate was handed it. The
+    signature "def step(self, val_loss: float, model) -> bool:" was quoted as partly stating "monitors a validation
+    metric in eval mode", from the starter sent back unchanged as well as from code that passed every check.
 
     Follow-ups exist to draw out missed points, so a point stated in any answer to the question
     counts, even if the final evaluation (say, of a terse follow-up) did not repeat it. A point shown by a run
@@ -108,11 +114,14 @@ def _stated_points(answered: list[TurnRecord], texts: list[str]) -> list[Covered
     runs = [i for i, turn in enumerate(answered) if turn.code_result]
     latest_run = runs[-1] if runs else 0
     best: dict[str, CoveredPoint] = {}
+    handed = {line.strip() for line in (given or "").splitlines() if line.strip()}
     for i, turn in enumerate(answered):
         for point in (turn.evaluation or {}).get("points") or []:
             verdict, quote = point.get("verdict"), point.get("evidence")
             by_run = bool(point.get("checks"))  # the run's evidence (the checks passed), not the candidate's words
             if verdict not in _RANK or not (by_run or quote_found(quote, texts)) or (by_run and i < latest_run):
+                continue
+            if not by_run and (quote or "").strip() in handed:
                 continue
             held = best.get(point["point_id"])
             if held is None or _RANK[verdict] >= _RANK[held.verdict]:

@@ -48,7 +48,8 @@ def reflowed(answer: str) -> str:
 SECTIONS = (OVERALL, PER_TOPIC, QUESTIONS, STRENGTHS, MISCONCEPTIONS, STUDY_PLAN)
 
 NOTHING_ANSWERED = "Nothing was answered in this session, so there is nothing to score yet."
-NO_STRENGTHS = f"No question scored {WEAK_BELOW} / 5 or more with a rubric point fully covered."
+NO_STRENGTHS = f"No question scored {WEAK_BELOW} / 5 or more with a rubric point stated in full (and, for a code " \
+               "task, its code run)."
 NO_MISCONCEPTIONS = "No misconceptions were detected."
 # Each wrong claim's quote and correction are listed once, under its question; this section names the claims.
 MISCONCEPTIONS_LEAD = "Wrong claims found in your answers; your words and the correction are under each question."
@@ -70,22 +71,28 @@ def overview_lines(report: Report) -> list[str]:
     if report.empty:
         return [*lines, NOTHING_ANSWERED]
     given_up = sum(q.skipped or q.dont_know for q in report.questions)
+    unanswered = sum(q.score is None for q in report.questions)
     # Out of the questions planned: an interview ended early read "3 of 3" after 3 of its 4 questions.
     asked, planned = len(report.questions), int(report.config.get("num_questions") or 0)
     of, early = (f"{planned} planned", f" ({asked} asked)") if planned > asked else (f"{asked}", "")
     overall = f"Overall score: {score_text(report.overall_score)} over {report.questions_answered + given_up} of " \
               f"{of} question(s)"
-    if not given_up:
+    if not given_up and not unanswered:
         return [*lines, f"{overall} answered{early}."]
-    return [*lines, f"{overall}{early}: {report.questions_answered} answered, {given_up} skipped or not known "
-                    "(scored 0)."]
+    said = [f"{report.questions_answered} answered", *[f"{given_up} skipped or not known (scored 0)"] * bool(given_up),
+            *[f"{unanswered} shown but not answered (not scored)"] * bool(unanswered)]
+    return [*lines, f"{overall}{early}: {', '.join(said)}."]
+
+
+# A question shown when the session ended: it is no wrong answer, so none of its points is listed as missed.
+NOT_ANSWERED = "Not answered: the session ended here, so it is not scored and its points were not judged."
 
 
 def status_flags(entry: QuestionEntry) -> list[str]:
     """Short labels for how the question ended: skipped, gave up, gated, hints, follow-ups."""
     flags: list[str] = []
     if entry.score is None:
-        flags.append("not answered")
+        flags.append(NOT_ANSWERED)
     if entry.skipped:
         flags.append("skipped")
     if entry.dont_know:
@@ -154,6 +161,20 @@ def work_on_text(entry: QuestionEntry) -> str | None:
            f"listed under Q{entry.number} above."
 
 
+def study_reason_text(entry: QuestionEntry) -> str | None:
+    """Why a question that scored at the bar, or a code task never run, is in the study plan rather than a strength
+    (a score under the bar says it by itself)."""
+    if entry.checks_not_run and entry.code_sent:
+        return f"Your code did not run (code checks were unavailable), so {score_text(entry.score)} is for how it " \
+               "reads: run it against the hidden checks."
+    if entry.checks_not_run:
+        return f"No code was sent, so its hidden checks never ran and {score_text(entry.score)} is for your words " \
+               "alone: write the code to the contract and run them."
+    if entry.score is not None and entry.score >= WEAK_BELOW and not entry.covered:
+        return f"It scored {score_text(entry.score)}, but no point was stated in full."
+    return None
+
+
 def strength_text(strength: Strength) -> str:
     """What a strong question earned, in numbers: its points and the words that earned them are under it."""
     run = f" ({strength.by_run} shown by the hidden checks your code passed)" if strength.by_run else ""
@@ -166,11 +187,14 @@ def misconception_text(note: MisconceptionNote) -> str:
 
 # A code task answered in words alone: the score stands on the words (the session said so when it was given).
 NO_CODE = "No code was sent, so the hidden checks did not run: the answer was read as words only."
+# Code sent to a server without a code runner: it was read as text, never run.
+NOT_RUN = "Code checks were unavailable, so your code did not run: the answer was read as text only."
 
 
 def code_text(entry: QuestionEntry) -> str | None:
-    checks = (NO_CODE if entry.contract and entry.answered else None) if entry.code_checks_total is None else \
-        f"Code checks: {entry.code_checks_passed}/{entry.code_checks_total} passed ({entry.code_status})."
+    checks = (NOT_RUN if entry.code_sent else NO_CODE) if entry.checks_not_run else None
+    if entry.code_checks_total is not None:
+        checks = f"Code checks: {entry.code_checks_passed}/{entry.code_checks_total} passed ({entry.code_status})."
     runs = (f"Hidden checks run {entry.code_runs} time{'s' * (entry.code_runs != 1)} with Run checks."
             if entry.code_runs else None)
     return " ".join(filter(None, [checks, runs])) or None
