@@ -11,9 +11,15 @@ class NotFoundError(UserFacingError):
     """The named resource does not exist (or belongs to someone else)."""
 
 
+def echoed(value: object, limit: int = 80) -> str:
+    """A client's id quoted back in an error, cut short: a 5,000-character id was echoed whole in its 404."""
+    text = str(value)
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
+
+
 def no_session(session_id: object) -> NotFoundError:
     """One wording wherever a session id finds nothing: a client cannot tell "not yours" from "not there"."""
-    return NotFoundError(f"no session {str(session_id)!r} (it does not exist or belongs to someone else)")
+    return NotFoundError(f"no session {echoed(session_id)} (it does not exist or belongs to someone else)")
 
 
 class ConflictError(UserFacingError):

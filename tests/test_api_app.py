@@ -311,3 +311,21 @@ def test_a_chunked_body_past_the_cap_is_still_a_413_on_the_slow_routes(api):
     reply = api.client.post("/v1/grade", content=chunks(), headers={**api.as_user("alice"),
                                                                     "Content-Type": "application/json"})
     assert_problem(reply, 413)
+
+
+def test_a_body_that_is_not_utf8_says_what_to_send_and_a_long_id_is_not_echoed_whole(alice):
+    created = alice.post("/v1/sessions", json={"topics": ["tensors"], "num_questions": 1}).json()
+    reply = alice.post(f"/v1/sessions/{created['id']}/answers", content=b'{"text": "caf\xe9", "turn": 0}',
+                       headers={"Content-Type": "application/json"})
+    assert assert_problem(reply, 400)["detail"] == "the request body could not be read: send JSON encoded as UTF-8"
+    long_id = "x" * 5000
+    detail = assert_problem(alice.get(f"/v1/sessions/{long_id}"), 404)["detail"]
+    assert len(detail) < 200 and "(5000 characters)" in detail
+    detail = assert_problem(alice.get(f"/v1/questions/{long_id}"), 404)["detail"]
+    assert len(detail) < 200
+
+
+def test_empty_code_to_check_is_a_400(alice, bank):
+    task = next(q for q in bank if q.code)
+    reply = alice.post("/v1/code/check", json={"question_id": task.id, "code": "  \n"})
+    assert assert_problem(reply, 400)["detail"] == "code is empty: send the code to check"

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from app.api.deps import RepoDep, require_admin
 from app.api.problems import problem_responses
 from app.api.schemas import RequestModel
-from app.errors import NotFoundError
+from app.errors import NotFoundError, echoed
 from app.store.accounts import ACCOUNT_NAME
 from app.store.records import ApiKeyRecord, UserRecord
 
@@ -99,14 +99,14 @@ def _free_key_name(taken: set[str]) -> str:
 def revoke_key(name: UserName, key_name: Annotated[str, Path(min_length=1, max_length=100)], repo: RepoDep) -> Response:
     """Revoke the key at once: requests with it get 401 from then on. The user's history stays."""
     if not repo.revoke_api_key(_user(repo, name).id, key_name):
-        raise NotFoundError(f"user {name!r} has no active key named {key_name!r}")
+        raise NotFoundError(f"user {echoed(name)} has no active key named {echoed(key_name)}")
     return Response(status_code=204)
 
 
 def _user(repo: RepoDep, name: str) -> UserRecord:
     user = repo.user_named(name)
     if user is None:
-        raise NotFoundError(f"no user named {name!r}; create one with POST /v1/admin/users")
+        raise NotFoundError(f"no user named {echoed(name)}; create one with POST /v1/admin/users")
     return user
 
 

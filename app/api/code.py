@@ -19,7 +19,7 @@ from app.api.deps import (
 )
 from app.api.problems import problem_responses
 from app.api.schemas import CodeResultOut, RequestModel, code_result_out
-from app.errors import ConflictError, NotFoundError, UserFacingError, no_session
+from app.errors import ConflictError, NotFoundError, UserFacingError, echoed, no_session
 from app.interview.turns import SessionTurns
 from evaluators.run_points import judge_run
 from knowledge.schema import Question
@@ -53,10 +53,12 @@ def check_code(
 ) -> CodeRunOut:
     """The runner's verdict: passed, failed, error, timed_out or resource_limit, with each check."""
     require_size(body.code, settings.max_code_chars, "code")
+    if not body.code.strip():
+        raise UserFacingError("code is empty: send the code to check")
     question = bank.get(body.question_id)
     if question is None:
         raise NotFoundError(
-            f"no question {body.question_id!r}; list code tasks with GET /v1/questions?kind=code"
+            f"no question {echoed(body.question_id)}; list code tasks with GET /v1/questions?kind=code"
         )
     if question.code is None:
         raise UserFacingError(f"question {body.question_id!r} is not a code task: nothing to run")

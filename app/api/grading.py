@@ -11,7 +11,7 @@ from pydantic import BaseModel, BeforeValidator, Field, StrictFloat, WithJsonSch
 from app.api.deps import BankDep, EvaluatorDep, RepoDep, SettingsDep, StoreDep, UserDep, grading_slot, require_size
 from app.api.problems import problem_responses
 from app.api.schemas import EvaluationOut, RequestModel
-from app.errors import ConflictError, NotFoundError, UserFacingError
+from app.errors import ConflictError, NotFoundError, UserFacingError, echoed
 from app.grading import (
     MAX_REFERENCES,
     BulkGrader,
@@ -149,7 +149,7 @@ def grade(
     for reference in body.references():
         require_size(reference, settings.max_answer_chars, "reference_answer")
     if body.question_id is not None and body.reference_answer is None and body.question_id not in bank:
-        raise NotFoundError(f"no question {body.question_id!r}; list them with GET /v1/questions")
+        raise NotFoundError(f"no question {echoed(body.question_id)}; list them with GET /v1/questions")
     line = BulkGrader(evaluator=evaluator, bank=bank, store=store).resolve(body.model_dump(exclude_none=True))
     if why := _held_by_interview(line, repo.questions_in_interview(user.id)):
         raise ConflictError(why)

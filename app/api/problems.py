@@ -67,6 +67,9 @@ async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
     detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).description
     if exc.status_code == 404 and detail == "Not Found":
         detail = "no such endpoint; see /docs for the API"
+    elif exc.status_code == 400 and detail == "There was an error parsing the body":
+        # FastAPI's words for a body it could not decode (bytes that are not UTF-8), which say nothing to change.
+        detail = "the request body could not be read: send JSON encoded as UTF-8"
     elif exc.status_code == 405 and detail == "Method Not Allowed":
         detail = "this endpoint does not accept that method; see /docs for the allowed ones"
     return problem(exc.status_code, detail, headers=dict(exc.headers or {}))

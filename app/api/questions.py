@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from app.api.deps import BankDep, StoreDep, UserDep
 from app.api.problems import problem_responses
-from app.errors import NotFoundError
+from app.errors import NotFoundError, echoed
 from evaluators.code.forbidden import contract_with_refusals
 from knowledge.schema import Framework, Kind, Topic
 from knowledge.vectorstore import SearchHit
@@ -91,7 +91,7 @@ def get_question(question_id: str, _user: UserDep, bank: BankDep) -> QuestionDet
     """One question; code tasks include their contract and starter code."""
     question = bank.get(question_id)
     if question is None:
-        raise NotFoundError(f"no question {question_id!r}; list them with GET /v1/questions")
+        raise NotFoundError(f"no question {echoed(question_id)}; list them with GET /v1/questions")
     code = CodeSpec(contract=contract_with_refusals(question.code), starter=question.code.starter) \
         if question.code else None
     return QuestionDetail(
