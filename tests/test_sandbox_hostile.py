@@ -6,6 +6,7 @@ printed evidence shows how) and the verdict must still be `passed`, so grading i
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -467,6 +468,31 @@ def test_forged_result_frames_cost_the_trusted_side_nothing(runner: CodeRunner, 
     result = run(runner, FORGE + f"NAME = {name!r}\n{attack}\nsend({{'type': 'end'}})\nos._exit(0)\n")
     assert result.status is not Status.PASSED and not any(c.passed for c in result.checks), result.to_json()
     assert time.monotonic() - started < 30
+
+
+def test_all_a_child_writes_on_its_result_pipe_is_bounded_headers_included(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only blobs counted toward MAX_CHILD_BYTES, and a child may send any number of `load_error` frames, each
+    with a message of up to 1 MB in its header: one 10 s job had the trusted process hold 1.7 GB of them."""
+    from evaluators.code import worker_handle
+    from evaluators.code.protocol import encode, write_all
+
+    monkeypatch.setattr(worker_handle, "MAX_CHILD_BYTES", 4 << 20)
+    read, write = os.pipe()
+
+    def flood() -> None:
+        with contextlib.suppress(OSError):  # the reader stops reading and closes its end
+            for _ in range(12):
+                write_all(write, encode({"type": "load_error", "error": "x" * 1_000_000}))
+        os.close(write)
+
+    writer = threading.Thread(target=flood)
+    writer.start()
+    frames, outcome = worker_handle._ChildFrames(read), worker_handle.RawOutcome()
+    while frames.read_into(outcome):
+        pass
+    os.close(read)
+    writer.join()
+    assert len(outcome.frames) <= 4, f"{len(outcome.frames)} frames of 1 MB kept"
 
 
 def test_results_that_would_cost_the_trusted_side_are_refused_before_verifying() -> None:
