@@ -529,6 +529,19 @@ def test_results_that_would_cost_the_trusted_side_are_refused_before_verifying()
     assert time.monotonic() - started < 1.0
 
 
+def test_a_forged_sparse_result_is_refused_before_verify_can_touch_it() -> None:
+    """torch.load(weights_only=True) does not check a sparse tensor's indices: `dense - result` in a `verify`
+    then wrote at element -4 of the trusted process's buffer (index 10**8: a segmentation fault)."""
+    import torch
+
+    from evaluators.code.probes import dumps, loads
+
+    forged = torch.sparse_coo_tensor(torch.tensor([[-1], [0]]), torch.ones(1), (4, 4), check_invariants=False)
+    for value in (forged, {"out": [forged]}, torch.ones(2, 2).to_sparse()):
+        with pytest.raises(ValueError, match="return dense tensors"):
+            loads(dumps(value))
+
+
 # Every other process in the jail: bwrap's pid 1 (our uid, dumpable, no seccomp, no limits) and the worker.
 OTHERS_MEMORY = """
 import os
