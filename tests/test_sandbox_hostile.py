@@ -529,6 +529,19 @@ def test_results_that_would_cost_the_trusted_side_are_refused_before_verifying()
     assert time.monotonic() - started < 1.0
 
 
+def test_a_results_tensors_hold_at_most_max_elements_together() -> None:
+    """Each tensor was bounded alone: one expanded to 2**24 elements and listed 150 times is 2 KB on the wire,
+    and custom-dataset's `verify` concatenates the list (10 GB in the trusted process; 8 times: +460 MB)."""
+    import torch
+
+    from evaluators.code.probes import MAX_ELEMENTS, dumps, loads
+
+    wide = torch.zeros(1).expand(MAX_ELEMENTS // 2)
+    with pytest.raises(ValueError, match="tensor elements in a result"):
+        loads(dumps({"shuffled": [[torch.zeros(4), wide]] * 3}))
+    assert len(loads(dumps([wide, wide]))) == 2  # at the bound: checked
+
+
 def test_a_forged_sparse_result_is_refused_before_verify_can_touch_it() -> None:
     """torch.load(weights_only=True) does not check a sparse tensor's indices: `dense - result` in a `verify`
     then wrote at element -4 of the trusted process's buffer (index 10**8: a segmentation fault)."""
