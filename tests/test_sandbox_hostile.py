@@ -539,6 +539,8 @@ def test_a_results_tensors_hold_at_most_max_elements_together() -> None:
     wide = torch.zeros(1).expand(MAX_ELEMENTS // 2)
     with pytest.raises(ValueError, match="tensor elements in a result"):
         loads(dumps({"shuffled": [[torch.zeros(4), wide]] * 3}))
+    with pytest.raises(ValueError, match="tensor elements in a result"):  # tensors as a dict's keys count too
+        loads(dumps({torch.zeros(1).expand(MAX_ELEMENTS // 2 + i): i for i in range(3)}))
     assert len(loads(dumps([wide, wide]))) == 2  # at the bound: checked
 
 

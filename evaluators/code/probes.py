@@ -84,7 +84,7 @@ def _check_sizes(value: Any) -> None:
         if isinstance(item, torch.Tensor) and (item.layout != torch.strided or item.is_quantized or item.is_nested):
             raise ValueError(f"a {item.layout} tensor: return dense tensors")
         if isinstance(item, dict):
-            stack.extend(item.values())
+            stack.extend([*item.keys(), *item.values()])  # a tensor may be a key too
         elif isinstance(item, list | tuple):
             stack.extend(item)
 
