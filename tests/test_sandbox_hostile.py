@@ -557,6 +557,13 @@ def test_a_forged_sparse_result_is_refused_before_verify_can_touch_it() -> None:
             loads(dumps(value))
 
 
+def test_a_sparse_result_is_refused_with_a_message_that_says_dense(runner: CodeRunner) -> None:
+    source = solution() + "\n_apply = MyReLU.apply\nMyReLU.apply = staticmethod(lambda x: _apply(x).to_sparse())\n"
+    result = run(runner, source)
+    assert result.failures()["forward-values"] == ("the value your code produced cannot be checked: return dense "
+                                                   "tensors, numbers, strings, lists or dicts"), result.to_json()
+
+
 # Every other process in the jail: bwrap's pid 1 (our uid, dumpable, no seccomp, no limits) and the worker.
 OTHERS_MEMORY = """
 import os

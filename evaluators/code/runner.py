@@ -184,7 +184,7 @@ def _verify(task: CodeTask, check: Any, inputs: Any, want: Any, got: dict[str, A
     try:
         value = loads(got["blob"] or b"")
     except Exception:  # weights_only refuses arbitrary objects: never unpickle their classes
-        return result("the value your code produced cannot be checked: return tensors, numbers, "
+        return result("the value your code produced cannot be checked: return dense tensors, numbers, "
                       "strings, lists or dicts")
     return result(harness.verify(task, check, inputs, value, want))
 
