@@ -6,6 +6,7 @@ printed evidence shows how) and the verdict must still be `passed`, so grading i
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -469,6 +470,31 @@ def test_forged_result_frames_cost_the_trusted_side_nothing(runner: CodeRunner, 
     assert time.monotonic() - started < 30
 
 
+def test_all_a_child_writes_on_its_result_pipe_is_bounded_headers_included(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only blobs counted toward MAX_CHILD_BYTES, and a child may send any number of `load_error` frames, each
+    with a message of up to 1 MB in its header: one 10 s job had the trusted process hold 1.7 GB of them."""
+    from evaluators.code import worker_handle
+    from evaluators.code.protocol import encode, write_all
+
+    monkeypatch.setattr(worker_handle, "MAX_CHILD_BYTES", 4 << 20)
+    read, write = os.pipe()
+
+    def flood() -> None:
+        with contextlib.suppress(OSError):  # the reader stops reading and closes its end
+            for _ in range(12):
+                write_all(write, encode({"type": "load_error", "error": "x" * 1_000_000}))
+        os.close(write)
+
+    writer = threading.Thread(target=flood)
+    writer.start()
+    frames, outcome = worker_handle._ChildFrames(read), worker_handle.RawOutcome()
+    while frames.read_into(outcome):
+        pass
+    os.close(read)
+    writer.join()
+    assert len(outcome.frames) <= 4, f"{len(outcome.frames)} frames of 1 MB kept"
+
+
 def test_results_that_would_cost_the_trusted_side_are_refused_before_verifying() -> None:
     """Decoded outside every limit: a 2 KB tensor expanded to 2e10 elements (minutes of CPU to compare),
     and a deflated record (a few MB that inflate to gigabytes)."""
@@ -501,6 +527,41 @@ def test_results_that_would_cost_the_trusted_side_are_refused_before_verifying()
     with pytest.raises(ValueError, match="values in a result"):
         loads(shared)
     assert time.monotonic() - started < 1.0
+
+
+def test_a_results_tensors_hold_at_most_max_elements_together() -> None:
+    """Each tensor was bounded alone: one expanded to 2**24 elements and listed 150 times is 2 KB on the wire,
+    and custom-dataset's `verify` concatenates the list (10 GB in the trusted process; 8 times: +460 MB)."""
+    import torch
+
+    from evaluators.code.probes import MAX_ELEMENTS, dumps, loads
+
+    wide = torch.zeros(1).expand(MAX_ELEMENTS // 2)
+    with pytest.raises(ValueError, match="tensor elements in a result"):
+        loads(dumps({"shuffled": [[torch.zeros(4), wide]] * 3}))
+    with pytest.raises(ValueError, match="tensor elements in a result"):  # tensors as a dict's keys count too
+        loads(dumps({torch.zeros(1).expand(MAX_ELEMENTS // 2 + i): i for i in range(3)}))
+    assert len(loads(dumps([wide, wide]))) == 2  # at the bound: checked
+
+
+def test_a_forged_sparse_result_is_refused_before_verify_can_touch_it() -> None:
+    """torch.load(weights_only=True) does not check a sparse tensor's indices: `dense - result` in a `verify`
+    then wrote at element -4 of the trusted process's buffer (index 10**8: a segmentation fault)."""
+    import torch
+
+    from evaluators.code.probes import dumps, loads
+
+    forged = torch.sparse_coo_tensor(torch.tensor([[-1], [0]]), torch.ones(1), (4, 4), check_invariants=False)
+    for value in (forged, {"out": [forged]}, torch.ones(2, 2).to_sparse()):
+        with pytest.raises(ValueError, match="return dense tensors"):
+            loads(dumps(value))
+
+
+def test_a_sparse_result_is_refused_with_a_message_that_says_dense(runner: CodeRunner) -> None:
+    source = solution() + "\n_apply = MyReLU.apply\nMyReLU.apply = staticmethod(lambda x: _apply(x).to_sparse())\n"
+    result = run(runner, source)
+    assert result.failures()["forward-values"] == ("the value your code produced cannot be checked: return dense "
+                                                   "tensors, numbers, strings, lists or dicts"), result.to_json()
 
 
 # Every other process in the jail: bwrap's pid 1 (our uid, dumpable, no seccomp, no limits) and the worker.

@@ -39,8 +39,10 @@ def dumps(value: Any) -> bytes:
     return buffer.getvalue()
 
 
-# The most elements one decoded result may hold. A tensor expanded to 2e10 elements from one stored value
-# is 2 KB on the wire, and comparing it would cost the trusted side minutes of CPU outside every limit.
+# The most tensor elements one decoded result may hold, all its tensors together (the bank's largest holds
+# 64,000). A tensor expanded to 2e10 elements from one stored value is 2 KB on the wire, and comparing it would
+# cost the trusted side minutes of CPU outside every limit; one expanded to 2**24, listed 150 times, is as small,
+# and a `verify` that concatenates the list (custom-dataset's shuffled batches) allocates 10 GB.
 MAX_ELEMENTS = 1 << 24
 MAX_PICKLE_BYTES = 1 << 20
 MAX_ITEMS = 1 << 17  # plain values (not tensor elements) a result may hold
@@ -48,8 +50,8 @@ MAX_ITEMS = 1 << 17  # plain values (not tensor elements) a result may hold
 
 def loads(blob: bytes) -> Any:
     """Decode untrusted bytes: weights_only refuses anything but tensors and plain data; records must be
-    stored as torch.save writes them (a deflated one could inflate to gigabytes), and no tensor may hold
-    more than MAX_ELEMENTS elements."""
+    stored as torch.save writes them (a deflated one could inflate to gigabytes), and its tensors may hold
+    no more than MAX_ELEMENTS elements together."""
     with zipfile.ZipFile(io.BytesIO(blob)) as archive:
         if any(info.compress_type != zipfile.ZIP_STORED for info in archive.infolist()):
             raise ValueError("a compressed record: results are stored as torch.save writes them")
@@ -64,18 +66,25 @@ def loads(blob: bytes) -> Any:
 
 
 def _check_sizes(value: Any) -> None:
-    """Tensors up to MAX_ELEMENTS each; other values up to MAX_ITEMS in all, counted as the walk meets them (a
-    16 KB pickle of one list shared 4,000 times holds 16 million items to walk: 22 s of the server's CPU)."""
-    stack, seen = [value], 0
+    """Dense tensors up to MAX_ELEMENTS elements together; other values up to MAX_ITEMS in all. Both are counted
+    as the walk meets them, so a value listed many times counts each time (a 16 KB pickle of one list shared
+    4,000 times holds 16 million items to walk: 22 s of the server's CPU)."""
+    stack, seen, elements = [value], 0, 0
     while stack:
         item = stack.pop()
         seen += 1
         if seen > MAX_ITEMS:
             raise ValueError(f"over {MAX_ITEMS} values in a result: return tensors, not long lists")
-        if isinstance(item, torch.Tensor) and item.numel() > MAX_ELEMENTS:
-            raise ValueError(f"a tensor of {item.numel()} elements; at most {MAX_ELEMENTS} are checked")
+        elements += item.numel() if isinstance(item, torch.Tensor) else 0
+        if elements > MAX_ELEMENTS:
+            raise ValueError(f"over {MAX_ELEMENTS} tensor elements in a result; at most {MAX_ELEMENTS} are checked")
+        # torch.load does not validate a sparse tensor's indices (unless invariant checks are switched on), and
+        # `dense - sparse` then writes wherever they point: index -1 wrote before the buffer, 10**8 crashed the
+        # process. No probe returns anything but dense tensors, so nothing else is decoded for `verify`.
+        if isinstance(item, torch.Tensor) and (item.layout != torch.strided or item.is_quantized or item.is_nested):
+            raise ValueError(f"a {item.layout} tensor: return dense tensors")
         if isinstance(item, dict):
-            stack.extend(item.values())
+            stack.extend([*item.keys(), *item.values()])  # a tensor may be a key too
         elif isinstance(item, list | tuple):
             stack.extend(item)
 

@@ -3,8 +3,10 @@
 Inputs are built and expected values computed here, on the trusted side, from the reference
 solution (cached per task and seed). The jail gets the job built by job.py (never the answer
 key) and only returns raw probe outputs; decoding (weights_only) and verification happen here,
-so nothing printed, patched or faked inside the jail can produce a pass. A task's forbidden
-built-ins are refused here from the source (forbidden.py) and watched in the jail (guard.py).
+so nothing printed inside the jail counts, and a forged or patched result passes only where it is the
+right value (a check whose answer is a constant, such as "is a subclass", can be forged: see README).
+A task's forbidden built-ins are refused here from the source (forbidden.py) and watched in the jail
+(guard.py).
 """
 
 from __future__ import annotations
@@ -182,7 +184,7 @@ def _verify(task: CodeTask, check: Any, inputs: Any, want: Any, got: dict[str, A
     try:
         value = loads(got["blob"] or b"")
     except Exception:  # weights_only refuses arbitrary objects: never unpickle their classes
-        return result("the value your code produced cannot be checked: return tensors, numbers, "
+        return result("the value your code produced cannot be checked: return dense tensors, numbers, "
                       "strings, lists or dicts")
     return result(harness.verify(task, check, inputs, value, want))
 

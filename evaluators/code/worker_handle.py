@@ -38,8 +38,9 @@ MAX_FRAME = 64 << 20
 STARTUP_TIMEOUT_S = 60.0
 GRACE_S = 2.0  # for the worker to report a child we just killed
 CHILD_FRAMES = ("check", "load_error", "end")  # all a child may say; the worker alone reports `exit`
-# All a child's frames together: a task's results are small tensors, and 80 frames of 32 MB each would
-# otherwise all be held by the trusted process.
+# All a child's frames together, headers included: a task's results are small tensors, and 80 frames of 32 MB
+# each, or thousands of `load_error` frames with a 1 MB message each (1.7 GB in a 10 s job), would otherwise all
+# be held by the trusted process.
 MAX_CHILD_BYTES = 2 * MAX_FRAME
 
 
@@ -292,7 +293,10 @@ class _ChildFrames:
         """Read what is there; False once the pipe is closed or the child sent garbage (a frame of a type
         or shape the harness never writes, a second result for one check, more than MAX_CHILD_BYTES)."""
         chunk = os.read(self.fd, 1 << 20)
+        self._bytes += len(chunk)
         try:
+            if self._bytes > MAX_CHILD_BYTES:
+                raise FrameError(f"more than {MAX_CHILD_BYTES} bytes of results")
             self._decoder.feed(chunk)
             while (frame := self._decoder.frame()) is not None:
                 self._keep(frame, outcome)
@@ -303,9 +307,8 @@ class _ChildFrames:
 
 
     def _keep(self, frame: tuple[dict[str, Any], list[bytes]], outcome: RawOutcome) -> None:
-        meta, blobs = frame
-        self._bytes += sum(len(b) for b in blobs)
-        if meta.get("type") not in CHILD_FRAMES or self._bytes > MAX_CHILD_BYTES:
+        meta, _ = frame
+        if meta.get("type") not in CHILD_FRAMES:
             raise FrameError("not a frame the harness writes")
         if meta["type"] == "check":
             name = meta.get("name")
