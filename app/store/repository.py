@@ -170,6 +170,10 @@ class Repository(AccountRepository, DraftRepository):
                 raise NotFoundError(f"no turn with id {turn_id}")
             if turn.answered_at is not None:
                 raise ConflictError(f"turn {turn.position} was already answered; nothing was recorded")
+            # Locked after the turn, as add_hint does. A session ended (by another process) while this answer was
+            # scored stays ended: the answer, stored anyway, put back the prompt the end had closed and asked on.
+            if _locked_session(session, turn.session_id).status == "completed":
+                raise ConflictError("the session was ended while this answer was scored; nothing was recorded")
             if hints_seen is not None and turn.hints_used != hints_seen:
                 raise ConflictError(f"a hint was given on turn {turn.position} while this answer was scored, so its "
                                     "score is out of date; nothing was recorded: send the answer again")
