@@ -232,6 +232,9 @@ def test_an_interview_can_be_finished_early_without_drawing_or_scoring_more(alic
     assert_problem(alice.post(f"/v1/sessions/{sid}/finish", params={"turn": prompt["turn"] - 1}), 409)
     ended = alice.post(f"/v1/sessions/{sid}/finish", params={"turn": prompt["turn"]})
     assert ended.status_code == 200 and ended.json()["status"] == "completed" and ended.json()["prompt"] is None
+    # Said in the reply too (no next prompt carries it): a client that ends the session and shows no report
+    # never told the candidate the question on screen went unscored.
+    assert ended.json()["notes"] == ["Ended early: question 2 of 3 was shown but not answered, so it is not scored."]
     report = alice.get(f"/v1/sessions/{sid}/report").json()
     assert [q["score"] is None for q in report["questions"]] == [False, True]  # none drawn after it
     assert report["overall_score"] == report["questions"][0]["score"] and report["questions_answered"] == 1

@@ -203,8 +203,8 @@ class InterviewEngine:
                            "shown but not answered, so it is not scored.")
             state.current_turn_id = state.current_question_id = None
             self._repo.save_state(session_id, state=state.model_dump(mode="json"), status="completed")
-            return TurnOutcome(status="completed", message="The interview has ended; its report covers what you "
-                                                           "answered.")
+            return TurnOutcome(status="completed", notes=state.new_notes,
+                               message="The interview has ended; its report covers what you answered.")
 
     # --- transitions -------------------------------------------------------------------------
     def _give_up(
@@ -233,7 +233,7 @@ class InterviewEngine:
             topic = state.asked_topics[-1]
             state.topic_levels[topic] = next_difficulty(state.topic_levels.get(topic, state.target_difficulty),
                                                         scored.score)
-        return feedback.outcome(config, scored, self._asking.next_question(session_id, user_id, config, state))
+        return feedback.outcome(config, scored, self._asking.next_question(session_id, user_id, config, state), state)
 
     def _after_answer(
         self, session_id: str, user_id: int, config: SessionConfig, state: SessionState,
@@ -248,7 +248,7 @@ class InterviewEngine:
         if follow_up is not None:
             related = [r["question"] for r in scored.evaluation.get("related", [])]
             prompt = self._asking.follow_up(session_id, config, state, question, follow_up, related)
-            return feedback.outcome(config, scored, prompt)
+            return feedback.outcome(config, scored, prompt, state)
         return self._move_on(session_id, user_id, config, state, scored)
 
     # --- helpers -----------------------------------------------------------------------------
