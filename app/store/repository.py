@@ -52,17 +52,6 @@ class Repository(AccountRepository, DraftRepository):
 
     # Sessions
 
-    def create_session(self, user_id: int, *, config: dict[str, Any], state: dict[str, Any]) -> SessionRecord:
-        """A new active interview session for the user, with no turn yet (the engine opens sessions with their
-        first question instead: `open_session`)."""
-        with self._writing() as session:
-            if session.get(User, user_id) is None:
-                raise NotFoundError(f"no user with id {user_id}")
-            row = InterviewSession(user_id=user_id, config=config, state=state, status="active")
-            session.add(row)
-            session.flush()
-            return session_record(row)
-
     def get_session(self, session_id: str, user_id: int) -> SessionRecord | None:
         """The user's session; None when it does not exist or belongs to someone else."""
         query = select(InterviewSession).where(
