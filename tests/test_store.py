@@ -364,6 +364,20 @@ def test_turns_round_trip_with_payloads(repo: Repository) -> None:
     assert stored[0].answered_at is not None and stored[0].answered_at.tzinfo == UTC
 
 
+def test_a_session_ended_takes_no_answer_and_no_hint_on_the_prompt_it_left_open(repo: Repository) -> None:
+    """Another process ends the session while this one scores an answer or chooses a hint: both were stored on the
+    ended session (the answer's state putting back the prompt the end had closed; a hint on an unscored turn)."""
+    user_id, session_id, turn_id = _session_with_turn(repo)
+    repo.save_state(session_id, state={"current_turn_id": None}, status="completed")
+    with pytest.raises(ConflictError, match="session was ended while this answer was scored"):
+        repo.record_answer(turn_id, action="answer", evaluation=EVALUATION, state={"current_turn_id": turn_id})
+    with pytest.raises(ConflictError, match="session has ended"):
+        repo.add_hint(turn_id, seen=0, text="Think about the graph.")
+    (turn,) = repo.turns(session_id)
+    assert not turn.answered and turn.hints_used == 0 and turn.hints == ()
+    assert repo.get_session(session_id, user_id).state == {"current_turn_id": None}  # type: ignore[union-attr]
+
+
 def test_a_new_turn_is_current_in_its_own_commit_and_a_hint_counts_once(repo: Repository) -> None:
     user_id, session_id, _ = _session_with_turn(repo)
     second = repo.add_turn(session_id, question_id="autograd-1", topic="autograd", difficulty=2, kind="follow_up",

@@ -196,12 +196,18 @@ class Repository(AccountRepository, DraftRepository):
                 raise ConflictError("this prompt was answered meanwhile; fetch the session for the current prompt"
                                     if answered else
                                     "another hint was given for this question meanwhile; ask again for the next")
+            # The session locked after the turn, as record_answer does: one ended meanwhile (by another process)
+            # left this prompt unanswered and unscored, so a hint on it would be charged to nothing.
+            owner = select(Turn.session_id).where(Turn.id == turn_id).scalar_subquery()
+            if session.scalar(select(InterviewSession.status).where(InterviewSession.id == owner)
+                              .with_for_update()) == "completed":
+                raise ConflictError("the session has ended, so this prompt takes no hint; start a new session or "
+                                    "fetch its report")
             if text is not None:  # the row is this transaction's since the update above: no other hint interleaves
                 turn = session.get(Turn, turn_id)
                 assert turn is not None
                 turn.hints = [*(turn.hints or ()), text]
             # The session changed: a report of it cached by its version (the app's downloads) is out of date.
-            owner = select(Turn.session_id).where(Turn.id == turn_id).scalar_subquery()
             session.execute(update(InterviewSession).where(InterviewSession.id == owner).values(updated_at=utcnow()))
             return count
 
