@@ -188,8 +188,7 @@ class InterviewEngine:
             return TurnOutcome(status="active", prompt=self._asking.prompt_for(current, config, state))
 
     def finish(self, *, session_id: str, user_id: int, turn: int | None = None) -> TurnOutcome:
-        """End the session now: what was answered is its report. The prompt on screen is left unanswered and
-        unscored (no zero for it, and no further question is drawn to be skipped through)."""
+        """End the session now: its report covers what was answered; the prompt on screen stays unscored (no zero)."""
         with self._one_at_a_time(session_id):
             session, config, state = self._active(session_id, user_id, expected=turn, ending=True)
             current = self._repo.turn(session_id, state.current_turn_id)
@@ -202,7 +201,8 @@ class InterviewEngine:
                 state.note(f"Ended early: question {state.question_number} of {config.num_questions} was "
                            "shown but not answered, so it is not scored.")
             state.current_turn_id = state.current_question_id = None
-            self._repo.save_state(session_id, state=state.model_dump(mode="json"), status="completed")
+            self._repo.save_state(session_id, state=state.model_dump(mode="json"), status="completed",
+                                  open_turn=None if current.answered else current.id)  # unless answered meanwhile
             return TurnOutcome(status="completed", notes=state.new_notes,
                                message="The interview has ended; its report covers what you answered.")
 

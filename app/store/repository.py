@@ -92,10 +92,18 @@ class Repository(AccountRepository, DraftRepository):
         return {str(r.state["current_question_id"]) for r in records
                 if r.config.get("mode") == "interview" and r.state.get("current_question_id")}
 
-    def save_state(self, session_id: str, *, state: dict[str, Any], status: str | None = None) -> None:
-        """Replace the session's resumable state, and its status when given."""
+    def save_state(
+        self, session_id: str, *, state: dict[str, Any], status: str | None = None, open_turn: int | None = None
+    ) -> None:
+        """Replace the session's resumable state, and its status when given. With `open_turn`, only while that
+        turn is still unanswered: the state was read with it open (to end the session there), and an answer to it
+        stored since by another process, with the steps after it, must not be overwritten (a ConflictError)."""
         with self._writing() as session:
-            _apply_state(_locked_session(session, session_id), state=state, status=status)
+            row = _locked_session(session, session_id)
+            if open_turn is not None and session.scalar(select(Turn.answered_at).where(Turn.id == open_turn)):
+                raise ConflictError("the prompt on screen was answered meanwhile, so nothing was changed; fetch the "
+                                    "session for the current prompt")
+            _apply_state(row, state=state, status=status)
             if status == "completed":  # ended early: the open prompt's draft will never be sent
                 session.execute(delete(AnswerDraft).where(AnswerDraft.session_id == session_id))
 
