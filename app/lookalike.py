@@ -30,6 +30,25 @@ def disguised_letters(text: str) -> list[str]:
     return [c for c in text if c.isalpha() and not c.isascii() and _latin(c).isascii()]
 
 
+def drawn_as(text: str) -> str:
+    """The text as it is drawn, to tell whether two names look alike: each letter outside ASCII drawn like an ASCII
+    one made that one, Latin letters too (dotless "ı" as "i", Latin alpha "ɑ" as "a", Cyrillic "р" as "p"), by
+    Unicode's confusables list. Accents are kept (decomposed first, composed again), as is case: "José" is not
+    drawn as "Jose", nor "Işıl" as "Isil"."""
+    decomposed = unicodedata.normalize("NFD", text)
+    return unicodedata.normalize("NFC", "".join(_ascii_drawn(c) if c.isalpha() and not c.isascii() else c
+                                                for c in decomposed))
+
+
+@lru_cache(maxsize=4096)
+def _ascii_drawn(char: str) -> str:
+    # No preferred alias: a Latin letter ("ı", "ɑ") is as confusable as a Cyrillic one here.
+    found = confusables.is_confusable(char, greedy=True) or []
+    ascii_ = [h["c"] for f in found for h in f["homoglyphs"] if len(h["c"]) == 1 and h["c"].isascii()
+              and h["c"].isalnum()]
+    return ascii_[0] if ascii_ else char
+
+
 @lru_cache(maxsize=4096)
 def _latin(char: str) -> str:
     found = confusables.is_confusable(char, greedy=True, preferred_aliases=["latin"]) or []

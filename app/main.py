@@ -13,7 +13,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api import admin, code, drafts, grading, health, problems, progress, questions, sessions
-from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter
+from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter, per_process_warning, shared_by
 from app.api.slow_routes import SlowRouteLimit
 from app.config import Settings, get_settings
 
@@ -62,6 +62,8 @@ def build_components(settings: Settings) -> dict[str, Any]:
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    if (how := shared_by()) is not None:
+        log.warning(per_process_warning(how))
     # Components already on app.state (set by a test or an embedding program) are kept as given.
     built: dict[str, Any] = {}
     if not all(hasattr(app.state, name) for name in COMPONENTS):

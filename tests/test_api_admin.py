@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from sqlalchemy import select
 
 from app.config import Settings
+from app.errors import ConflictError
 from app.store.models import ApiKey, User
 from tests.api_fixtures import api, assert_problem, build_api, scorer  # noqa: F401
 
@@ -137,4 +138,33 @@ def test_a_user_name_that_reads_as_a_latin_one_it_is_not_is_refused(admin, name)
     assert made.status_code in (400, 422), made.text
     assert name in made.json()["detail"]
     for welcome in ("\u0438\u0432\u0430\u043d", "j\u00fcrgen", "user_\u540d\u524d"):
+        create(admin, welcome)
+
+
+def test_a_name_typed_with_its_accents_apart_is_composed_and_found_either_way(admin):
+    """"Jose" and a combining acute (NFD, as macOS and some keyboards send it) was a 422 for its combining mark,
+    though "José" is allowed: it is kept composed, and the admin routes and the CLI's lookup find it however it is
+    typed."""
+    made = create(admin, "Jose\u0301", key_name="porta\u0301til")
+    assert made["user"]["name"] == "Jos\u00e9" and made["key"]["name"] == "port\u00e1til"
+    for spelt in ("Jose%CC%81", "Jos%C3%A9"):
+        listed = admin.client.get(f"/v1/admin/users/{spelt}/keys", headers=bearer(ADMIN_KEY))
+        assert listed.status_code == 200 and [k["name"] for k in listed.json()] == ["port\u00e1til"], listed.text
+    assert admin.repo.get_or_create_user("Jose\u0301").id == made["user"]["id"]
+    gone = admin.client.delete("/v1/admin/users/Jos%C3%A9/keys/porta%CC%81til", headers=bearer(ADMIN_KEY))
+    assert gone.status_code == 204
+
+
+@pytest.mark.parametrize(("taken", "twin"), [("learner", "le\u0251rner"), ("admin", "adm\u0131n"),
+                                             ("adm\u0131n", "admin"), ("papa", "\u0440\u0430\u0440\u0430")])
+def test_a_user_name_drawn_as_an_existing_one_with_latin_look_alikes_is_refused(admin, taken, twin):
+    """Latin alpha "ɑ" and dotless "ı" are Latin letters, so "leɑrner" and "admın" passed the script check, as did
+    a name wholly in Cyrillic letters drawn as Latin ones: a second account drawn as the first. Refused while the
+    first exists; Turkish names and accented ones stay welcome."""
+    create(admin, taken)
+    made = admin.client.post("/v1/admin/users", json={"name": twin}, headers=bearer(ADMIN_KEY))
+    assert taken in assert_problem(made, 409)["detail"]
+    with pytest.raises(ConflictError, match="reads as the existing user"):
+        admin.repo.get_or_create_user(twin)
+    for welcome in ("I\u015f\u0131l", "\u0131l\u0131k", "Jos\u00e9", "Jose", "\u00e7i\u011fdem", "leaner"):
         create(admin, welcome)

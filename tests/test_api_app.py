@@ -329,3 +329,26 @@ def test_empty_code_to_check_is_a_400(alice, bank):
     task = next(q for q in bank if q.code)
     reply = alice.post("/v1/code/check", json={"question_id": task.id, "code": "  \n"})
     assert assert_problem(reply, 400)["detail"] == "code is empty: send the code to check"
+
+
+@pytest.mark.parametrize("workers", [None, "1", "3"])
+def test_an_api_process_among_several_workers_says_its_limits_are_its_own(tmp_path, monkeypatch, caplog, workers):
+    """The per-user limits are counted in process memory: with 2 workers, 4 code checks sent at once under
+    INTERVIEWER_CODE_CHECKS_IN_FLIGHT=1 ran 2, and nothing said the limits were each worker's own."""
+    if workers is None:
+        monkeypatch.delenv("WEB_CONCURRENCY", raising=False)
+    else:
+        monkeypatch.setenv("WEB_CONCURRENCY", workers)
+    app = create_app(Settings(data_dir=tmp_path / "data"))
+    for name in ("repo", "store", "bank", "evaluator", "runner", "engine"):  # given: the lifespan builds nothing
+        setattr(app.state, name, None)
+    with caplog.at_level("WARNING", logger="app.main"), TestClient(app):
+        pass
+    said = [r.getMessage() for r in caplog.records if r.name == "app.main"]
+    if workers == "3":
+        assert said == ["this API process is one of 3 API worker processes: the per-user limits "
+                        "(INTERVIEWER_GRADING_IN_FLIGHT, _CODE_CHECKS_IN_FLIGHT and _CODE_CHECKS_PER_MINUTE) are "
+                        "counted by each worker on its own, so a user may get up to that many times each; run one "
+                        "worker for exact limits (README, Settings)"]
+    else:
+        assert said == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 
 import pytest
@@ -61,13 +62,20 @@ def test_serve_refuses_a_public_bind_with_auth_disabled(cli, monkeypatch):
     calls = []
     monkeypatch.setattr("uvicorn.run", lambda *a, **kw: calls.append(kw))
     monkeypatch.setenv("INTERVIEWER_AUTH_DISABLED", "true")
+    monkeypatch.delenv("WEB_CONCURRENCY", raising=False)  # serve sets it for its workers: put back as it was
     from app.config import get_settings
 
     get_settings.cache_clear()
     refused = run(cli, "serve", "--host", "0.0.0.0")
     assert isinstance(refused.exception, UserFacingError) and "AUTH_DISABLED" in str(refused.exception)
     assert calls == []
-    assert run(cli, "serve", "--host", "localhost", "--port", "8123", "--workers", "2").exit_code == 0
+    served = run(cli, "serve", "--host", "localhost", "--port", "8123", "--workers", "2")
+    assert served.exit_code == 0
+    # The per-user limits are each worker's own: said with what they add up to (the defaults 2, 1 and 30), and
+    # each worker told it is one of two, so it says so too (app.main's lifespan).
+    said = " ".join(served.stderr.split())
+    assert "4) gradings and 2 x _CODE_CHECKS_IN_FLIGHT (2) code checks running, and 60 code checks a minute" in said
+    assert os.environ["WEB_CONCURRENCY"] == "2"
     assert calls == [
         {
             "factory": True,

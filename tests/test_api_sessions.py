@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import update
 
-from app.store.models import InterviewSession
+from app.store.models import InterviewSession, new_session_id
 from tests.api_fixtures import PASSING_MARK, alice, api, assert_problem, build_api, scorer  # noqa: F401
 
 CONFIG = {"topics": ["autograd", "tensors"], "num_questions": 2, "seed": 3}
@@ -246,6 +246,9 @@ def test_an_interview_can_be_finished_early_without_drawing_or_scoring_more(alic
     assert_problem(alice.post(f"/v1/sessions/{sid}/finish", params={"turn": prompt["turn"] - 1}), 409)
     ended = alice.post(f"/v1/sessions/{sid}/finish", params={"turn": prompt["turn"]})
     assert ended.status_code == 200 and ended.json()["status"] == "completed" and ended.json()["prompt"] is None
+    # Said in the reply too (no next prompt carries it): a client that ends the session and shows no report
+    # never told the candidate the question on screen went unscored.
+    assert ended.json()["notes"] == ["Ended early: question 2 of 3 was shown but not answered, so it is not scored."]
     report = alice.get(f"/v1/sessions/{sid}/report").json()
     assert [q["score"] is None for q in report["questions"]] == [False, True]  # none drawn after it
     assert report["overall_score"] == report["questions"][0]["score"] and report["questions_answered"] == 1
@@ -257,7 +260,9 @@ def test_an_interview_can_be_finished_early_without_drawing_or_scoring_more(alic
 def test_sessions_come_a_page_at_a_time_with_the_next_page_in_link(api, alice):
     """GET /v1/sessions returned every session a user ever had in one reply."""
     user = api.repo.get_or_create_user("alice")
-    made = [api.repo.create_session(user.id, config={"num_questions": 1}, state={}).id for _ in range(52)]
+    made = [api.repo.open_session(user.id, session_id=new_session_id(), config={"num_questions": 1},
+                                  question_id="zero-grad", topic="training-loop", difficulty=1, kind="question",
+                                  prompt="Why zero_grad?").session_id for _ in range(52)]
     # Sessions started in the same instant: a page boundary among them must neither repeat nor lose one.
     with api.repo._writing() as db:
         db.execute(update(InterviewSession).where(InterviewSession.id.in_(made[10:20]))

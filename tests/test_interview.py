@@ -1321,3 +1321,62 @@ def test_an_evaluate_without_eval_mode_is_not_told_its_validation_uses_more_memo
             asked[name] = engine.answer(session_id=session.id, user_id=user, text=None, code=code).prompt.text
     assert asked["no-eval-mode"] != memory_probe
     assert asked["no-no-grad"] == memory_probe  # its run did build a graph in evaluate
+
+
+def test_an_answer_scored_while_another_process_ends_the_session_records_nothing(
+    tmp_path, repo, ingested_store, bank, scorer, user
+):
+    """Two servers on one database: the candidate ends the interview at one while the other scores their answer.
+    The answer used to be stored on the ended session anyway, its state putting back the prompt the end had closed
+    (the "Ended early" note gone) and a follow-up or next question added to a completed session."""
+    other = InterviewEngine(repo=open_repository(f"sqlite:///{tmp_path / 'interviews.db'}"),
+                            selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                            scorer=AnswerScorer(evaluator=scorer))
+
+    class EndedMeanwhile(AnswerScorer):
+        def score(self, question, **kwargs):
+            other.finish(session_id=session.id, user_id=user)
+            return super().score(question, **kwargs)
+
+    engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                             scorer=EndedMeanwhile(evaluator=scorer))
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=["tensors"], seed=2))
+    with pytest.raises(ConflictError, match="ended while this answer was scored"):
+        engine.answer(session_id=session.id, user_id=user, text="a view shares storage", code=None, turn=0)
+    stored = repo.get_session(session.id, user)
+    assert stored.status == "completed" and stored.state["current_turn_id"] is None
+    assert any("Ended early" in note for note in stored.state["notes"])
+    assert [t.answered for t in repo.turns(session.id)] == [False]  # no answer, and no turn after it
+
+
+def test_an_end_that_read_the_session_before_another_process_stored_an_answer_records_nothing(
+    tmp_path, repo, ingested_store, bank, scorer, user
+):
+    """The other order: one process reads the prompt as open to end the session, another stores the answer to it
+    and asks on, then the end is saved. It used to be: the session completed with the answer's score dropped from
+    its state, "question 1 was shown but not answered" noted beside that answer, and the follow-up left open."""
+    engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                             scorer=AnswerScorer(evaluator=scorer))
+
+    class AnsweredMeanwhile:
+        def __init__(self, repo):
+            self._repo = repo
+
+        def __getattr__(self, name):
+            return getattr(self._repo, name)
+
+        def save_state(self, session_id, **kwargs):
+            answer = by_id(bank)[prompt.question_id].reference_answer
+            engine.answer(session_id=session_id, user_id=user, text=answer[:40], code=None, turn=0)
+            return self._repo.save_state(session_id, **kwargs)
+
+    ending = InterviewEngine(repo=AnsweredMeanwhile(open_repository(f"sqlite:///{tmp_path / 'interviews.db'}")),
+                             selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                             scorer=AnswerScorer(evaluator=scorer))
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=["tensors"], seed=2))
+    with pytest.raises(ConflictError, match="answered meanwhile"):
+        ending.finish(session_id=session.id, user_id=user, turn=0)
+    stored = repo.get_session(session.id, user)
+    assert stored.status == "active" and prompt.question_id in stored.state["question_scores"]
+    assert not any("Ended early" in note for note in stored.state["notes"])
+    assert engine.current_prompt(session_id=session.id, user_id=user).turn == 1

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -23,7 +24,17 @@ from sqlalchemy import select as sql_select
 from app.errors import ChoiceOutdatedError, ConflictError, NotFoundError, UserFacingError
 from app.store import Repository, make_engine, migrate, session_factory
 from app.store.db import alembic_config, current_revision
-from app.store.models import AnswerDraft, ApiKey, Base, CodeResult, Evaluation, InterviewSession, Turn
+from app.store.models import (
+    AnswerDraft,
+    ApiKey,
+    Base,
+    CodeResult,
+    Evaluation,
+    InterviewSession,
+    Turn,
+    new_session_id,
+)
+from app.store.records import TurnRecord
 from tests.postgres import postgres_server  # noqa: F401  (fixture)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,13 +76,17 @@ def sqlite_path(tmp_path: Path) -> Path:
     return path
 
 
+def _opened(repo: Repository, user_id: int, *, config: dict[str, Any] | None = None, **turn: Any) -> TurnRecord:
+    """The first turn of a new session, opened with it as the engine opens one (Repository.open_session)."""
+    first = {"question_id": "autograd-1", "topic": "autograd", "difficulty": 2, "kind": "question", "prompt": "Why?",
+             **turn}
+    return repo.open_session(user_id, session_id=new_session_id(), config=config or {}, **first)
+
+
 def _session_with_turn(repo: Repository, user_name: str = "alice") -> tuple[int, str, int]:
     user = repo.get_or_create_user(user_name)
-    session = repo.create_session(user.id, config={"questions": 3}, state={"cursor": 0})
-    turn = repo.add_turn(
-        session.id, question_id="autograd-1", topic="autograd", difficulty=2, kind="question", prompt="Why?"
-    )
-    return user.id, session.id, turn.id
+    turn = _opened(repo, user.id, config={"questions": 3})
+    return user.id, turn.session_id, turn.id
 
 
 def _count(engine: Engine, model: type[Base]) -> int:
@@ -126,11 +141,18 @@ def test_the_upgrade_removes_sessions_a_failed_start_left_without_a_question(bla
             with conn.begin():
                 command.upgrade(alembic_config(blank_url, conn), target)
 
+    def _without_turns(repo: Repository, user_id: int) -> str:  # stored as a start before 0005's release did
+        with repo._writing() as db:
+            row = InterviewSession(user_id=user_id, config={}, state={}, status="active")
+            db.add(row)
+            db.flush()
+            return row.id
+
     engine = make_engine(blank_url)
     upgrade_to("0004")
     repo = Repository(session_factory(engine))
     user_id, asked, _ = _session_with_turn(repo)
-    left, starting, ended = (repo.create_session(user_id, config={}, state={}).id for _ in range(3))
+    left, starting, ended = (_without_turns(repo, user_id) for _ in range(3))
     repo.save_state(ended, state={}, status="completed")
     with repo._writing() as db:
         db.execute(update(InterviewSession).where(InterviewSession.id != starting)
@@ -249,8 +271,8 @@ def test_sqlite_file_bytes_never_contain_the_key(sqlite_path: Path) -> None:
 
 def test_another_users_session_is_invisible(repo: Repository) -> None:
     alice, bob = repo.get_or_create_user("alice"), repo.get_or_create_user("bob")
-    session = repo.create_session(alice.id, config={"topics": ["autograd"]}, state={"cursor": 0})
-    assert repo.get_session(session.id, alice.id) == session
+    session = repo.get_session(_opened(repo, alice.id, config={"topics": ["autograd"]}).session_id, alice.id)
+    assert session is not None and session.config == {"topics": ["autograd"]}
     assert repo.get_session(session.id, bob.id) is None
     assert repo.list_sessions(bob.id) == []
     assert [s.id for s in repo.list_sessions(alice.id)] == [session.id]
@@ -259,7 +281,7 @@ def test_another_users_session_is_invisible(repo: Repository) -> None:
 
 def test_sessions_page_by_their_order_through_ties_on_every_backend(repo: Repository, engine: Engine) -> None:
     user = repo.get_or_create_user("pager")
-    made = [repo.create_session(user.id, config={}, state={}).id for _ in range(7)]
+    made = [_opened(repo, user.id).session_id for _ in range(7)]
     with engine.begin() as db:  # four started in the same instant: pages must split them by id
         db.execute(update(InterviewSession).where(InterviewSession.id.in_(made[1:5]))
                    .values(created_at=datetime(2026, 1, 1, tzinfo=UTC)))
@@ -302,7 +324,7 @@ def test_records_are_detached_copies(repo: Repository) -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         record.status = "completed"  # type: ignore[misc]
     record.state["cursor"] = 99
-    assert repo.get_session(session_id, user_id).state == {"cursor": 0}  # type: ignore[union-attr]
+    assert repo.get_session(session_id, user_id).state == {}  # type: ignore[union-attr]
 
 
 # Turns
@@ -342,6 +364,20 @@ def test_turns_round_trip_with_payloads(repo: Repository) -> None:
     assert stored[0].answered_at is not None and stored[0].answered_at.tzinfo == UTC
 
 
+def test_a_session_ended_takes_no_answer_and_no_hint_on_the_prompt_it_left_open(repo: Repository) -> None:
+    """Another process ends the session while this one scores an answer or chooses a hint: both were stored on the
+    ended session (the answer's state putting back the prompt the end had closed; a hint on an unscored turn)."""
+    user_id, session_id, turn_id = _session_with_turn(repo)
+    repo.save_state(session_id, state={"current_turn_id": None}, status="completed")
+    with pytest.raises(ConflictError, match="session was ended while this answer was scored"):
+        repo.record_answer(turn_id, action="answer", evaluation=EVALUATION, state={"current_turn_id": turn_id})
+    with pytest.raises(ConflictError, match="session has ended"):
+        repo.add_hint(turn_id, seen=0, text="Think about the graph.")
+    (turn,) = repo.turns(session_id)
+    assert not turn.answered and turn.hints_used == 0 and turn.hints == ()
+    assert repo.get_session(session_id, user_id).state == {"current_turn_id": None}  # type: ignore[union-attr]
+
+
 def test_a_new_turn_is_current_in_its_own_commit_and_a_hint_counts_once(repo: Repository) -> None:
     user_id, session_id, _ = _session_with_turn(repo)
     second = repo.add_turn(session_id, question_id="autograd-1", topic="autograd", difficulty=2, kind="follow_up",
@@ -363,18 +399,15 @@ def test_a_new_turn_is_current_in_its_own_commit_and_a_hint_counts_once(repo: Re
 def test_a_question_chosen_before_another_session_took_one_is_not_recorded(repo: Repository) -> None:
     user_id, first, _ = _session_with_turn(repo)
     asked = repo.questions_asked(user_id)
-    other = repo.create_session(user_id, config={}, state={})
-    repo.add_turn(other.id, question_id="autograd-1", topic="autograd", difficulty=2, kind="follow_up", prompt="?",
-                  user_asked=asked)  # follow-ups do not count: they ask nothing new
-    repo.add_turn(other.id, question_id="autograd-2", topic="autograd", difficulty=2, kind="question", prompt="?",
+    other = _opened(repo, user_id, kind="follow_up", user_asked=asked).session_id  # a follow-up asks nothing new
+    repo.add_turn(other, question_id="autograd-2", topic="autograd", difficulty=2, kind="question", prompt="?",
                   user_asked=asked)
     with pytest.raises(ChoiceOutdatedError):
         repo.add_turn(first, question_id="autograd-2", topic="autograd", difficulty=2, kind="question", prompt="?",
                       user_asked=asked)
     assert len(repo.turns(first)) == 1 and repo.questions_asked(user_id) == asked + 1
     someone_else = repo.get_or_create_user("bob").id  # another user's questions are no concern of this one
-    repo.add_turn(repo.create_session(someone_else, config={}, state={}).id, question_id="autograd-3",
-                  topic="autograd", difficulty=2, kind="question", prompt="?")
+    _opened(repo, someone_else, question_id="autograd-3")
     repo.add_turn(first, question_id="autograd-3", topic="autograd", difficulty=2, kind="question", prompt="?",
                   user_asked=asked + 1)
 
@@ -387,7 +420,7 @@ def test_readers_go_on_while_a_question_is_recorded(db_url: str, monkeypatch) ->
     engines = [make_engine(db_url) for _ in range(3)]  # separate pools, like separate processes
     writer, reader, other = (Repository(session_factory(e)) for e in engines)
     user_id, session_id, _ = _session_with_turn(writer)
-    second = writer.create_session(user_id, config={}, state={})
+    second = _opened(writer, user_id, kind="follow_up").session_id
     asked = writer.questions_asked(user_id)
     locked, release = threading.Event(), threading.Event()
     real = repository._asked_locked
@@ -410,7 +443,7 @@ def test_readers_go_on_while_a_question_is_recorded(db_url: str, monkeypatch) ->
         assert reader.questions_asked(user_id) == asked and reader.list_sessions(user_id)
         if db_url.startswith("postgresql"):  # SQLite has one writer at a time
             # A new session refers to the locked user row (FOR KEY SHARE): FOR NO KEY UPDATE lets it in.
-            opening = threading.Thread(target=lambda: other.create_session(user_id, config={}, state={}))
+            opening = threading.Thread(target=lambda: _opened(other, user_id, kind="follow_up"))
             opening.start()
             opening.join(10)
             assert not opening.is_alive(), "opening a session waited for the question being recorded"
@@ -419,7 +452,7 @@ def test_readers_go_on_while_a_question_is_recorded(db_url: str, monkeypatch) ->
         recording.join(30)
     assert len(reader.turns(session_id)) == 2
     with pytest.raises(ChoiceOutdatedError):  # chosen before the question above was recorded
-        other.add_turn(second.id, question_id="autograd-2", topic="autograd", difficulty=2, kind="question",
+        other.add_turn(second, question_id="autograd-2", topic="autograd", difficulty=2, kind="question",
                        prompt="?", user_asked=asked)
     for e in engines:
         e.dispose()
@@ -506,7 +539,7 @@ def test_record_answer_is_atomic(repo: Repository, engine: Engine, db_url: str) 
     with fresh.connect() as conn:
         assert conn.scalar(sql_select(Turn.answered_at).where(Turn.id == turn_id)) is None
     fresh.dispose()
-    assert repo.get_session(session_id, user_id).state == {"cursor": 0}  # type: ignore[union-attr]
+    assert repo.get_session(session_id, user_id).state == {}  # type: ignore[union-attr]
     assert repo.record_answer(turn_id, action="answer", evaluation=EVALUATION).evaluation == EVALUATION
 
 
@@ -516,15 +549,13 @@ def test_record_answer_is_atomic(repo: Repository, engine: Engine, db_url: str) 
 def test_seen_questions_and_question_scores(repo: Repository) -> None:
     user_id, first_session, turn_id = _session_with_turn(repo)
     repo.record_answer(turn_id, action="answer", evaluation={"score": 0.2, "evaluator": "rubric"})
-    second = repo.create_session(user_id, config={}, state={})
-    again = repo.add_turn(
-        second.id, question_id="autograd-1", topic="autograd", difficulty=2, kind="question", prompt="Why?"
-    )
+    again = _opened(repo, user_id)
+    second = again.session_id
     other = repo.add_turn(
-        second.id, question_id="opt-1", topic="optim", difficulty=1, kind="question", prompt="?"
+        second, question_id="opt-1", topic="optim", difficulty=1, kind="question", prompt="?"
     )
     probe = repo.add_turn(
-        second.id,
+        second,
         question_id="opt-1",
         topic="optim",
         difficulty=1,
@@ -542,7 +573,7 @@ def test_seen_questions_and_question_scores(repo: Repository) -> None:
     scores = repo.question_scores(user_id)  # a question's last evaluated turn: after its follow-up
     assert [(s.topic, s.question_id, s.score, s.session_id) for s in scores] == [
         ("autograd", "autograd-1", 0.2, first_session),
-        ("optim", "opt-1", 0.5, second.id),
+        ("optim", "opt-1", 0.5, second),
     ]
     assert scores[0].answered_at.tzinfo == UTC
 
@@ -595,14 +626,14 @@ def test_concurrent_writers_do_not_lose_updates(db_url: str) -> None:
 CRASHING_WRITER = """
 import sys, time
 from app.store import Repository, make_engine, session_factory
+from app.store.models import new_session_id
 repo = Repository(session_factory(make_engine(sys.argv[1])))
 user = repo.get_or_create_user("crash")
-session = repo.create_session(user.id, config={"questions": 2}, state={"cursor": 0})
-turn = repo.add_turn(session.id, question_id="autograd-1", topic="autograd", difficulty=1,
-                     kind="question", prompt="Why?")
+turn = repo.open_session(user.id, session_id=new_session_id(), config={"questions": 2}, question_id="autograd-1",
+                         topic="autograd", difficulty=1, kind="question", prompt="Why?")
 repo.record_answer(turn.id, action="answer", answer_text="because", state={"cursor": 1},
                    evaluation={"score": 0.75, "evaluator": "rubric"})
-print("committed", session.id, flush=True)
+print("committed", turn.session_id, flush=True)
 time.sleep(120)
 """
 

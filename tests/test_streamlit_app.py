@@ -477,6 +477,7 @@ def test_an_interview_ended_early_is_complete_with_its_report(server, monkeypatc
     start_session(at, topics=["training-loop"], difficulty=1, questions=3, seed="2")
     click(at, "End now")
     assert "The interview is complete" in texts(at.success) and "The interview has ended" in texts(at.info)
+    assert "Ended early: question 1 of 3 was shown but not answered" in texts(at.info)  # before any report
     click(at, "See my report")  # an interview-mode report, ready although 2 of the 3 questions never came
     assert not at.error, texts(at.error)
     page = texts(at.markdown) + texts(at.info) + texts(at.caption)

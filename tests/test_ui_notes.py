@@ -50,3 +50,27 @@ def test_a_reloaded_session_shows_each_prompt_with_its_notes():
         "tensors comes back for review: your latest answers on it averaged 1.5 / 5.",
         "No question at difficulty 3 that you have not seen is left in these topics, so some questions are at "
         "another level."]
+
+
+def _ended_early() -> None:
+    import streamlit as st
+
+    from ui import interview_page, state
+
+    review = "tensors comes back for review: your latest answers on it averaged 1.5 / 5."
+    ended = "Ended early: question 1 of 2 was shown but not answered, so it is not scored."
+    asked = {"kind": "question", "question_id": "q1", "topic": "tensors", "difficulty": 2, "position": 0,
+             "prompt": "What is a tensor?", "asked_at": "2026-01-01T00:00:00Z", "notes": [review]}
+    state.resume_session({"id": "s1", "status": "completed", "config": {"mode": "practice", "num_questions": 2},
+                          "prompt": None, "transcript": [asked], "notes": [review, ended]})
+    for entry in st.session_state["chat"]:
+        interview_page._show_entry(entry)
+
+
+def test_a_session_ended_early_and_opened_again_says_why_it_ended():
+    """Its "Ended early" note came with no prompt, so the chat rebuilt from the session left it out; a note told
+    with a prompt is shown there once, not again at the end."""
+    page = AppTest.from_function(_ended_early).run()
+    assert [box.value for box in page.info] == [
+        "tensors comes back for review: your latest answers on it averaged 1.5 / 5.",
+        "Ended early: question 1 of 2 was shown but not answered, so it is not scored."]

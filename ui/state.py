@@ -85,6 +85,10 @@ def resume_session(detail: dict[str, Any]) -> None:
                 {"role": "assistant", "type": "feedback", "evaluation": turn["evaluation"],
                  "code_result": turn.get("code_result")}
             )
+    if detail.get("status") == "completed":  # why it ended ("Ended early ..."), which no prompt carried
+        told = {note for turn in detail["transcript"] for note in turn.get("notes") or []}
+        chat += [{"role": "assistant", "type": "message", "text": note}
+                 for note in detail.get("notes") or [] if note not in told]
     if detail.get("prompt") and chat and chat[-1]["type"] == "prompt":
         chat.pop()  # the open turn is shown again, with its number, by show_prompt
     show_prompt(detail.get("prompt"))
@@ -130,6 +134,8 @@ def apply_outcome(outcome: dict[str, Any]) -> None:
         )
     if outcome.get("message"):
         chat.append({"role": "assistant", "type": "message", "text": outcome["message"]})
+    for note in outcome.get("notes") or []:  # the session is over ("Ended early ..."): no next prompt to carry it
+        chat.append({"role": "assistant", "type": "message", "text": note})
     st.session_state["status"] = outcome["status"]
     if outcome["status"] == "completed":
         st.session_state["prompt"] = None

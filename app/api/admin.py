@@ -10,13 +10,13 @@ from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, Path, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from app.api.deps import RepoDep, require_admin
 from app.api.problems import problem_responses
 from app.api.schemas import RequestModel
 from app.errors import NotFoundError, echoed
-from app.store.accounts import ACCOUNT_NAME
+from app.store.accounts import ACCOUNT_NAME, composed
 from app.store.records import ApiKeyRecord, UserRecord
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"], dependencies=[Depends(require_admin)],
@@ -29,17 +29,19 @@ USER_NAME = Field(min_length=1, max_length=200, pattern=ACCOUNT_NAME, examples=[
 KEY_NAME = Field(default="default", min_length=1, max_length=100, pattern=ACCOUNT_NAME,
                  description="A label for the key, unique among the user's keys")
 UserName = Annotated[str, Path(min_length=1, max_length=200)]
+# Composed before the pattern is checked: "Jose" and a combining acute was refused, where "José" is accepted.
+Composed = BeforeValidator(lambda name: composed(name) if isinstance(name, str) else name)
 
 
 class NewUser(RequestModel):
-    name: str = USER_NAME
-    key_name: str = KEY_NAME
+    name: Annotated[str, Composed] = USER_NAME
+    key_name: Annotated[str, Composed] = KEY_NAME
 
 
 class NewKey(RequestModel):
     # Unnamed, a key takes the first free "key-N": a rotation by the README's bare POST must not collide with the
     # user's first key, "default", which keeps its name once revoked.
-    name: str | None = Field(default=None, min_length=1, max_length=100, pattern=ACCOUNT_NAME,
+    name: Annotated[str | None, Composed] = Field(default=None, min_length=1, max_length=100, pattern=ACCOUNT_NAME,
                              description="A label for the key, unique among the user's keys; omitted: key-2, key-3")
     revoke_others: bool = Field(default=True, description="Revoke the user's other active keys in the same step "
                                 "(a rotation); false adds a key beside them")

@@ -1,16 +1,40 @@
 """Per-user limits on the expensive work: runs at once (code checks, grading) and code checks per minute.
 
 Kept in process memory on purpose: exact for one process, no round trip. With `--workers N` each process
-counts on its own, so a user gets up to N times each limit; a shared store (Redis, the database) would be
-needed for a hard cluster-wide cap.
+counts on its own, so a user gets up to N times each limit (measured: 4 code checks sent at once under
+INTERVIEWER_CODE_CHECKS_IN_FLIGHT=1 ran 2 with two workers); `shared_by` says so at start-up. A hard cap across
+processes needs state they share: leases in the database would add two write transactions to every grade and
+check (SQLite takes one writer at a time) and an expiry that either frees a live run's slot or keeps a crashed
+worker's for as long as the longest batch.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
+
+LIMITS = "INTERVIEWER_GRADING_IN_FLIGHT, _CODE_CHECKS_IN_FLIGHT and _CODE_CHECKS_PER_MINUTE"
+
+
+def shared_by() -> str | None:
+    """How this process shares the server with other API workers, as far as it can tell; None: it is alone.
+    WEB_CONCURRENCY is the worker count uvicorn and gunicorn read (`interviewer serve --workers N` sets it); a
+    process spawned by another is one of `uvicorn --workers N` (or the child of `--reload`)."""
+    declared = os.environ.get("WEB_CONCURRENCY", "").strip()
+    if declared.isdigit() and int(declared) > 1:
+        return f"one of {int(declared)} API worker processes"
+    if multiprocessing.parent_process() is not None:
+        return "started by another process (uvicorn --workers N, or --reload)"
+    return None
+
+
+def per_process_warning(how: str) -> str:
+    return (f"this API process is {how}: the per-user limits ({LIMITS}) are counted by each worker on its own, so "
+            "a user may get up to that many times each; run one worker for exact limits (README, Settings)")
 
 
 class InFlightLimit:

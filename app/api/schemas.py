@@ -95,6 +95,9 @@ class TurnOut(BaseModel):
     code_result: CodeResultOut | None = None
     prompt: Prompt | None = None
     message: str | None = None
+    notes: list[str] = Field(default_factory=list, description="Once the session is over, what its last step "
+                             "noted (\"Ended early ...\"), which no next prompt is there to carry; a next prompt "
+                             "carries its own, in its `notes`")
 
 
 class SessionCreated(BaseModel):

@@ -312,6 +312,7 @@ def _turn_out(outcome: TurnOutcome) -> TurnOut:
         status=outcome.status,
         prompt=outcome.prompt,
         message=outcome.message,
+        notes=outcome.notes,
         evaluation=evaluation_out(outcome.evaluation),
         code_result=code_result_out(outcome.code_result),
     )

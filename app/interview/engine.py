@@ -188,8 +188,7 @@ class InterviewEngine:
             return TurnOutcome(status="active", prompt=self._asking.prompt_for(current, config, state))
 
     def finish(self, *, session_id: str, user_id: int, turn: int | None = None) -> TurnOutcome:
-        """End the session now: what was answered is its report. The prompt on screen is left unanswered and
-        unscored (no zero for it, and no further question is drawn to be skipped through)."""
+        """End the session now: its report covers what was answered; the prompt on screen stays unscored (no zero)."""
         with self._one_at_a_time(session_id):
             session, config, state = self._active(session_id, user_id, expected=turn, ending=True)
             current = self._repo.turn(session_id, state.current_turn_id)
@@ -202,9 +201,10 @@ class InterviewEngine:
                 state.note(f"Ended early: question {state.question_number} of {config.num_questions} was "
                            "shown but not answered, so it is not scored.")
             state.current_turn_id = state.current_question_id = None
-            self._repo.save_state(session_id, state=state.model_dump(mode="json"), status="completed")
-            return TurnOutcome(status="completed", message="The interview has ended; its report covers what you "
-                                                           "answered.")
+            self._repo.save_state(session_id, state=state.model_dump(mode="json"), status="completed",
+                                  open_turn=None if current.answered else current.id)  # unless answered meanwhile
+            return TurnOutcome(status="completed", notes=state.new_notes,
+                               message="The interview has ended; its report covers what you answered.")
 
     # --- transitions -------------------------------------------------------------------------
     def _give_up(
@@ -233,7 +233,7 @@ class InterviewEngine:
             topic = state.asked_topics[-1]
             state.topic_levels[topic] = next_difficulty(state.topic_levels.get(topic, state.target_difficulty),
                                                         scored.score)
-        return feedback.outcome(config, scored, self._asking.next_question(session_id, user_id, config, state))
+        return feedback.outcome(config, scored, self._asking.next_question(session_id, user_id, config, state), state)
 
     def _after_answer(
         self, session_id: str, user_id: int, config: SessionConfig, state: SessionState,
@@ -248,7 +248,7 @@ class InterviewEngine:
         if follow_up is not None:
             related = [r["question"] for r in scored.evaluation.get("related", [])]
             prompt = self._asking.follow_up(session_id, config, state, question, follow_up, related)
-            return feedback.outcome(config, scored, prompt)
+            return feedback.outcome(config, scored, prompt, state)
         return self._move_on(session_id, user_id, config, state, scored)
 
     # --- helpers -----------------------------------------------------------------------------

@@ -68,8 +68,9 @@ def spoken(
     return dataclasses.replace(scored, evaluation={**scored.evaluation, "feedback_spoken": words.text})
 
 
-def outcome(config: SessionConfig, scored: ScoredAnswer, prompt: Prompt | None) -> TurnOutcome:
-    """What the candidate sees after an action: the evaluation in practice mode only, and what comes next."""
+def outcome(config: SessionConfig, scored: ScoredAnswer, prompt: Prompt | None, state: SessionState) -> TurnOutcome:
+    """What the candidate sees after an action: the evaluation in practice mode only, and what comes next (or,
+    once the session is over, what this step noted, which no next prompt is there to tell)."""
     practice = config.mode is Mode.PRACTICE
     return TurnOutcome(
         status="active" if prompt else "completed",
@@ -77,4 +78,5 @@ def outcome(config: SessionConfig, scored: ScoredAnswer, prompt: Prompt | None) 
         code_result=scored.code_result if practice else None,
         prompt=prompt,
         message=scored.message,
+        notes=[] if prompt else state.new_notes,
     )

@@ -133,3 +133,6 @@ class TurnOutcome(BaseModel):
     code_result: dict[str, Any] | None = None
     prompt: Prompt | None = None
     message: str | None = None  # hint text, or why nothing was scored
+    # What this step noted with no prompt to carry it (the session ended: early, or with a wording of its last
+    # feedback that fell back); a next prompt carries its own in `notes`.
+    notes: list[str] = Field(default_factory=list)

@@ -18,7 +18,7 @@ class SessionTurns:
     are asked per call) and dropped on every write. Thread-local: the API serves sessions from several
     threads."""
 
-    WRITES = frozenset({"create_session", "open_session", "save_state", "add_turn", "record_answer", "add_hint"})
+    WRITES = frozenset({"open_session", "save_state", "add_turn", "record_answer", "add_hint"})
 
     def __init__(self, repo: Any) -> None:
         self._repo = repo

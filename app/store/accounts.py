@@ -10,9 +10,10 @@ import unicodedata
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from app.errors import ConflictError, NotFoundError, UserFacingError
-from app.lookalike import disguised_letters
+from app.lookalike import disguised_letters, drawn_as
 from app.store.base import RepositoryBase
 from app.store.models import ApiKey, User, utcnow
 from app.store.records import ApiKeyRecord, UserRecord, api_key_record, user_record
@@ -24,6 +25,17 @@ KEY_DISPLAY_CHARS = 8
 # mistake, and no "." or ".." that a path resolves. New ones are held to it however they are made (the CLI made
 # "my laptop", which no admin route could name).
 ACCOUNT_NAME = r"^[\w@+-][\w.@+-]*$"
+
+
+def composed(name: str) -> str:
+    """A name with its accents composed (NFC): "Jose" and a combining acute, as some keyboards and macOS file names
+    send it, is "José", one letter that the name rules accept and that every lookup finds however it was typed."""
+    return unicodedata.normalize("NFC", name)
+
+
+def _spellings(name: str) -> list[str]:
+    """The name as sent, and composed: names kept before they were composed on the way in are found as stored."""
+    return list(dict.fromkeys([name, composed(name)]))
 
 
 def hash_key(plaintext: str) -> str:
@@ -38,13 +50,15 @@ class AccountRepository(RepositoryBase):
         """The user called `name`, created on first use."""
         if not name.strip():
             raise UserFacingError("a user name cannot be empty")
+        query = select(User).where(User.name.in_(_spellings(name)))
+        name = composed(name)
         _fits(name, "a user name", User.name.type.length)
-        query = select(User).where(User.name == name)
         try:
             with self._writing() as session:
-                row = session.scalar(query)
+                row = session.scalars(query).first()
                 if row is None:
                     _path_safe(name, "a user name")
+                    _not_drawn_as_another(session, name)
                     row = User(name=name)
                     session.add(row)
                     session.flush()
@@ -52,13 +66,14 @@ class AccountRepository(RepositoryBase):
         except IntegrityError:
             # Another process created the same user between our read and insert; theirs stands.
             with self._reading() as session:
-                return user_record(session.scalars(query).one())
+                return user_record(session.scalars(query.limit(1)).one())
 
     def create_user(self, name: str) -> UserRecord:
         """A new user called `name`; a ConflictError when the name is taken (it is someone's history), also when
         another request takes it between our read and our insert."""
         if not name.strip():
             raise UserFacingError("a user name cannot be empty")
+        name = composed(name)
         _fits(name, "a user name", User.name.type.length)
         _path_safe(name, "a user name")
         taken = ConflictError(f"a user named {name!r} exists already")
@@ -66,6 +81,7 @@ class AccountRepository(RepositoryBase):
             with self._writing() as session:
                 if session.scalar(select(User.id).where(User.name == name)) is not None:
                     raise taken
+                _not_drawn_as_another(session, name)
                 row = User(name=name)
                 session.add(row)
                 session.flush()
@@ -75,12 +91,13 @@ class AccountRepository(RepositoryBase):
 
     def user_named(self, name: str) -> UserRecord | None:
         with self._reading() as session:
-            row = session.scalar(select(User).where(User.name == name))
+            row = session.scalars(select(User).where(User.name.in_(_spellings(name)))).first()
             return None if row is None else user_record(row)
 
     def create_api_key(self, user_id: int, name: str, *, replacing: bool = False) -> tuple[str, ApiKeyRecord]:
         """A new key for the user: the plaintext is returned here once and never stored. `replacing` revokes
         the user's other active keys in the same commit (a rotation: never two keys live, never none)."""
+        name = composed(name)
         _fits(name, "a key name", ApiKey.name.type.length)
         _path_safe(name, "a key name")
         plaintext = KEY_PREFIX + secrets.token_urlsafe(32)
@@ -135,7 +152,7 @@ class AccountRepository(RepositoryBase):
         with self._writing() as session:
             result = session.execute(
                 update(ApiKey)
-                .where(ApiKey.user_id == user_id, ApiKey.name == name, ApiKey.revoked_at.is_(None))
+                .where(ApiKey.user_id == user_id, ApiKey.name.in_(_spellings(name)), ApiKey.revoked_at.is_(None))
                 .values(revoked_at=utcnow())
             )
             return bool(getattr(result, "rowcount", 0))
@@ -153,6 +170,19 @@ def _path_safe(name: str, what: str) -> None:
     if disguised := disguised_letters(name):
         raise UserFacingError(f"{what} mixes Latin letters with look-alikes from another script "
                               f"({', '.join(repr(c) for c in disguised)}): {name!r}")
+
+
+def _not_drawn_as_another(session: Session, name: str) -> None:
+    """A ConflictError for a new user name drawn as an existing one with Latin look-alikes, which the script check
+    cannot see: "leɑrner" (Latin alpha) beside "learner", "admın" (dotless i) beside "admin". Turkish or any other
+    name is welcome while no account is drawn the same; accents count ("José" beside "Jose" is fine). Every name
+    is read: accounts are made by an admin, a few at a time. Two look-alikes made at the same instant both pass."""
+    drawn = drawn_as(name)
+    twin = next((other for other in session.scalars(select(User.name)) if other != name and drawn_as(other) == drawn),
+                None)
+    if twin is not None:
+        raise ConflictError(f"a user name {name!r} reads as the existing user {twin!r}; choose one that reads "
+                            "differently")
 
 
 def _fits(value: str, what: str, length: int | None) -> None:

@@ -52,17 +52,6 @@ class Repository(AccountRepository, DraftRepository):
 
     # Sessions
 
-    def create_session(self, user_id: int, *, config: dict[str, Any], state: dict[str, Any]) -> SessionRecord:
-        """A new active interview session for the user, with no turn yet (the engine opens sessions with their
-        first question instead: `open_session`)."""
-        with self._writing() as session:
-            if session.get(User, user_id) is None:
-                raise NotFoundError(f"no user with id {user_id}")
-            row = InterviewSession(user_id=user_id, config=config, state=state, status="active")
-            session.add(row)
-            session.flush()
-            return session_record(row)
-
     def get_session(self, session_id: str, user_id: int) -> SessionRecord | None:
         """The user's session; None when it does not exist or belongs to someone else."""
         query = select(InterviewSession).where(
@@ -103,10 +92,18 @@ class Repository(AccountRepository, DraftRepository):
         return {str(r.state["current_question_id"]) for r in records
                 if r.config.get("mode") == "interview" and r.state.get("current_question_id")}
 
-    def save_state(self, session_id: str, *, state: dict[str, Any], status: str | None = None) -> None:
-        """Replace the session's resumable state, and its status when given."""
+    def save_state(
+        self, session_id: str, *, state: dict[str, Any], status: str | None = None, open_turn: int | None = None
+    ) -> None:
+        """Replace the session's resumable state, and its status when given. With `open_turn`, only while that
+        turn is still unanswered: the state was read with it open (to end the session there), and an answer to it
+        stored since by another process, with the steps after it, must not be overwritten (a ConflictError)."""
         with self._writing() as session:
-            _apply_state(_locked_session(session, session_id), state=state, status=status)
+            row = _locked_session(session, session_id)
+            if open_turn is not None and session.scalar(select(Turn.answered_at).where(Turn.id == open_turn)):
+                raise ConflictError("the prompt on screen was answered meanwhile, so nothing was changed; fetch the "
+                                    "session for the current prompt")
+            _apply_state(row, state=state, status=status)
             if status == "completed":  # ended early: the open prompt's draft will never be sent
                 session.execute(delete(AnswerDraft).where(AnswerDraft.session_id == session_id))
 
@@ -170,6 +167,10 @@ class Repository(AccountRepository, DraftRepository):
                 raise NotFoundError(f"no turn with id {turn_id}")
             if turn.answered_at is not None:
                 raise ConflictError(f"turn {turn.position} was already answered; nothing was recorded")
+            # Locked after the turn, as add_hint does. A session ended (by another process) while this answer was
+            # scored stays ended: the answer, stored anyway, put back the prompt the end had closed and asked on.
+            if _locked_session(session, turn.session_id).status == "completed":
+                raise ConflictError("the session was ended while this answer was scored; nothing was recorded")
             if hints_seen is not None and turn.hints_used != hints_seen:
                 raise ConflictError(f"a hint was given on turn {turn.position} while this answer was scored, so its "
                                     "score is out of date; nothing was recorded: send the answer again")
@@ -203,12 +204,18 @@ class Repository(AccountRepository, DraftRepository):
                 raise ConflictError("this prompt was answered meanwhile; fetch the session for the current prompt"
                                     if answered else
                                     "another hint was given for this question meanwhile; ask again for the next")
+            # The session locked after the turn, as record_answer does: one ended meanwhile (by another process)
+            # left this prompt unanswered and unscored, so a hint on it would be charged to nothing.
+            owner = select(Turn.session_id).where(Turn.id == turn_id).scalar_subquery()
+            if session.scalar(select(InterviewSession.status).where(InterviewSession.id == owner)
+                              .with_for_update()) == "completed":
+                raise ConflictError("the session has ended, so this prompt takes no hint; start a new session or "
+                                    "fetch its report")
             if text is not None:  # the row is this transaction's since the update above: no other hint interleaves
                 turn = session.get(Turn, turn_id)
                 assert turn is not None
                 turn.hints = [*(turn.hints or ()), text]
             # The session changed: a report of it cached by its version (the app's downloads) is out of date.
-            owner = select(Turn.session_id).where(Turn.id == turn_id).scalar_subquery()
             session.execute(update(InterviewSession).where(InterviewSession.id == owner).values(updated_at=utcnow()))
             return count
 
