@@ -3,7 +3,7 @@ only as a whole solution (it defines every name of the contract)."""
 
 from __future__ import annotations
 
-from app.interview.fenced import code_from_words, contract_names
+from app.interview.fenced import code_from_words, contract_names, split_fenced
 from knowledge.loader import bank_index
 
 
@@ -58,3 +58,22 @@ def test_a_name_defined_in_two_fences_is_said_to_run_from_the_last():
         assert code is not None and code.endswith(naive.splitlines()[-1])
         assert "log_softmax is defined in more than one fence" in message and "the last definition" in message
     assert "more than one" not in code_from_words(task, fenced(task.solution), follow_up=True)[2]
+
+
+def test_an_example_call_in_a_fence_of_its_own_stays_in_the_words_and_is_said_to():
+    """`out = log_softmax(x)` in a fence after the fix was joined to it and ran at load, where `x` is not defined, so a
+    right fix failed to load. A fence that uses the contract's names and defines none of them, nor any function or
+    class, and imports nothing, is an example of use."""
+    task = bank_index()["stable-log-softmax"].code
+    example = "out = log_softmax(x)"
+    answer = f"{fenced(task.solution)}\nUse it as\n{fenced(example)}"
+    for follow_up in (True, False):
+        text, code, message = code_from_words(task, answer, follow_up=follow_up)
+        assert code == task.solution.strip()
+        assert text == f"Fixed:\n\nUse it as\n{fenced(example)}"
+        assert "`out = log_softmax(x)`, which only uses your code, was read as an example of use" in message
+    assert split_fenced(answer, contract_names(task))[1] == task.solution.strip()  # the code the scorer says ran
+    # Fences a solution may need stay code: an import, a constant, a helper (even one that calls the contract's name).
+    for part in ("import math", "EPS = 1e-12", "def helper(x):\n    return log_softmax(x)"):
+        _, code, message = code_from_words(task, f"{fenced(task.solution)}\n{fenced(part)}", follow_up=True)
+        assert code is not None and code.endswith(part) and "example" not in message

@@ -287,6 +287,22 @@ if first == 0:
     assert result.status is Status.PASSED
 
 
+def test_a_fork_before_correct_code_is_judged_on_the_code(runner: CodeRunner) -> None:
+    """The copy os.fork() left came back into the harness, probed the checks again and garbled the result stream, so
+    a right solution failed: "not run: your code exited (exit code 0) before the checks finished"."""
+    source = "import os\ntry:\n    os.fork()\nexcept BlockingIOError:  # a jail without a cgroup refuses it\n    pass\n"
+    result = run(runner, source, with_solution=True)
+    assert result.status is Status.PASSED, result.to_json()
+
+
+def test_a_forked_copy_does_not_answer_for_the_process_that_exited(runner: CodeRunner) -> None:
+    """The checks run in the process they started in: when it exits, a copy forked before is not heard instead."""
+    source = "import os\ntry:\n    if os.fork() != 0:\n        os._exit(0)\nexcept BlockingIOError:\n    os._exit(0)\n"
+    result = run(runner, source, with_solution=True)
+    assert result.status is Status.ERROR, result.to_json()
+    assert all(not c.passed and "exited (exit code 0)" in (c.message or "") for c in result.checks), result.to_json()
+
+
 SEVERAL_PROCESSES = """import os, time
 r, w = os.pipe()
 for _ in range(3):

@@ -30,18 +30,22 @@ def code_from_words(
     rubric); the message says which happened, or is None when there is no fenced code. Code sent as code is what
     runs, and fenced code beside it is said to be read as words (a fix typed in the words while the editor held
     other code was never run, and nothing said so)."""
-    prose, fenced = split_fenced(text) if text and "```" in text else (text, "")
+    names = contract_names(task)
+    prose, fenced, examples = _split(text, names) if text and "```" in text else (text, "", [])
     if (code or "").strip():
         return text, code, None if not fenced.strip() else (
             "The code sent as code was run; the fenced code in your words was read as words, not run.")
     if not fenced.strip():
         return text or "", None, None
-    names = contract_names(task) or ["the contract's names"]
     twice = _redefined(text or "", names)
     # Fences are run as one program, so where two define the same name the later one is what the checks meet (an
     # answer showing the fix, then the old code "instead of" it, had the old code checked and was not told).
     again = "" if not twice else (f" {_listed(twice)} {'is' if len(twice) == 1 else 'are'} defined in more than one "
                                   "fence: they ran as one program, so the last definition is the one checked.")
+    if examples:  # said, as the fix runs without it
+        again += (f" The fenced `{examples[0].splitlines()[0]}`, which only uses your code, was read as an example of "
+                  "use in your words, not run with it.")
+    names = names or ["the contract's names"]
     if not follow_up:
         return prose, fenced, "The fenced code in your answer was run as your code." + again
     missing = [name for name in names if name not in defined_names(fenced)]
@@ -53,18 +57,27 @@ def code_from_words(
                         f"lacks {_listed(missing)}). Send the whole corrected code to have it checked.")
 
 
-def split_fenced(block: str) -> tuple[str, str]:
+def split_fenced(block: str, names: list[str] | None = None) -> tuple[str, str]:
     """The prose of an answer and the code of its fenced blocks (joined, each dedented as a whole): what a
     candidate who types both in one box means by them. A block of text that is not Python or of bare expressions (a
     traceback, printed output, a call showing use) stays in the prose when another block holds statements: joined
-    to the solution it broke its run (a fix sent beside the output it now prints failed at `tensor(...)`)."""
+    to the solution it broke its run (a fix sent beside the output it now prints failed at `tensor(...)`). So does,
+    given the contract's `names`, a block that only uses them (`out = log_softmax(x)`): see `_is_example`."""
+    prose, code, _ = _split(block, names or [])
+    return prose, code
+
+
+def _split(block: str, names: list[str]) -> tuple[str, str, list[str]]:
+    """split_fenced's prose and code, and the sources of the example blocks left in the prose."""
     blocks = [(m, textwrap.dedent(m.group(1)).strip("\n").rstrip()) for m in _FENCE.finditer(block)]
-    code = [(m, source) for m, source in blocks if _does_something(source)] or blocks
+    code = [(m, source) for m, source in blocks if _does_something(source) and not _is_example(source, names)]
+    examples = [source for m, source in blocks if code and _is_example(source, names)]
+    code = code or blocks
     prose, end = [], 0
     for m, _ in code:
         prose.append(block[end:m.start()])
         end = m.end()
-    return ("".join(prose) + block[end:]).strip(), "\n\n".join(source for _, source in code)
+    return ("".join(prose) + block[end:]).strip(), "\n\n".join(source for _, source in code), examples
 
 
 def _redefined(text: str, names: list[str]) -> list[str]:
@@ -83,6 +96,20 @@ def _does_something(source: str) -> bool:
         return any(not isinstance(statement, ast.Expr) for statement in ast.parse(source).body)
     except SyntaxError:
         return bool(_DEFINITION.search(source))
+
+
+def _is_example(source: str, names: list[str]) -> bool:
+    """Whether a fenced block shows the contract's names in use rather than being part of a solution: it uses one,
+    and defines none of them nor any function or class, and imports nothing (which a solution might need). Joined to
+    the fix it ran at load, where its `x` was never defined, and the fix failed with it."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    solution_like = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+    if any(isinstance(statement, solution_like) for statement in tree.body) or set(_top_level(source)) & set(names):
+        return False
+    return any(isinstance(node, ast.Name) and node.id in names for node in ast.walk(tree))
 
 
 def contract_names(task: CodeTask) -> list[str]:

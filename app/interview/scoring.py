@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.interview.fenced import split_fenced
+from app.interview.fenced import contract_names, split_fenced
 from evaluators.base import Evaluation, Evaluator, GradingTask
 from evaluators.run_points import judge_run, with_run
 from knowledge.schema import Question
@@ -65,7 +65,8 @@ class AnswerScorer:
         # the run scores by those points' rubric weights; a task whose checks name no points by the checks' own.
         verdicts, share = judge_run(question, code_result)
         # The code the run judged: this turn's, or on a follow-up in words the fenced code said on the question.
-        run_code = code or split_fenced("\n".join(earlier))[1]
+        names = contract_names(question.code) if question.code else []
+        run_code = code or split_fenced("\n".join(earlier), names)[1]
         rubric = with_run(rubric, verdicts, failing_code="" if code_result.get("status") == "passed" else run_code)
         evaluation = {**rubric.model_dump(mode="json"), "rubric": rubric.model_dump(mode="json")}
         code_score = 5 * share

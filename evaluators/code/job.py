@@ -16,6 +16,7 @@ Verdicts are reached on the trusted side, from what the probes return.
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Any
 
 from knowledge.schema import CodeCheck, CodeTask
@@ -24,10 +25,16 @@ from knowledge.schema import CodeCheck, CodeTask
 def probe_source(task: CodeTask, check: CodeCheck) -> str:
     """The check's probe preceded by the setup statements it needs (imports always, definitions
     only when the probe reaches them, directly or through another shipped definition)."""
-    if not task.setup.strip():
-        return check.probe
-    statements = ast.parse(task.setup).body
-    wanted = _names_used(ast.parse(check.probe))
+    return _probe_source(task.setup, check.probe)
+
+
+@functools.lru_cache(maxsize=1024)
+def _probe_source(setup: str, probe: str) -> str:
+    """Worked out once per setup and probe: the trusted side probes the reference with it for every submission."""
+    if not setup.strip():
+        return probe
+    statements = ast.parse(setup).body
+    wanted = _names_used(ast.parse(probe))
     keep: set[int] = set()
     changed = True
     while changed:
@@ -39,8 +46,8 @@ def probe_source(task: CodeTask, check: CodeCheck) -> str:
                 keep.add(index)
                 wanted |= _names_used(statement)
                 changed = True
-    shipped = [ast.get_source_segment(task.setup, statements[i]) or "" for i in sorted(keep)]
-    return "\n\n".join([*shipped, check.probe])
+    shipped = [ast.get_source_segment(setup, statements[i]) or "" for i in sorted(keep)]
+    return "\n\n".join([*shipped, probe])
 
 
 def build_job(task: CodeTask, source: str, inputs: list[bytes], limits: dict[str, int],

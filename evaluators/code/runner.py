@@ -55,7 +55,6 @@ class CodeRunner:
         # (~20-60 ms of reference run per submission). A fixed seed only where a caller asks (benches).
         self.seed = seed
         self._expected: dict[str, tuple[dict[str, Any], list[bytes], list[str]]] = {}  # with a fixed seed
-        self._probes: dict[str, list[str]] = {}
         self._lock = threading.Lock()
         self._questions: dict[str, Question] | None = None
         self._bank_dir = bank_dir  # where check_files finds tasks by id: the configured pack, if any
@@ -125,15 +124,14 @@ class CodeRunner:
 
     def _reference(self, task: CodeTask) -> tuple[dict[str, Any], list[bytes], list[str]]:
         """Inputs and expected outputs (from the reference solution) for this submission's seed, and the
-        jail's probe sources (computed once per task)."""
+        jail's probe sources (worked out once per probe, in job.py)."""
         key = hashlib.sha256(task.model_dump_json().encode()).hexdigest()
         with self._lock:
-            if key not in self._probes:
-                self._probes[key] = [probe_source(task, check) for check in task.checks]
             if self.seed is not None and key in self._expected:
                 return self._expected[key]
         expected = harness.reference_outputs(task, secrets.randbelow(2**31) if self.seed is None else self.seed)
-        found = (expected, [dumps(expected[check.name][0]) for check in task.checks], self._probes[key])
+        probes = [probe_source(task, check) for check in task.checks]
+        found = (expected, [dumps(expected[check.name][0]) for check in task.checks], probes)
         if self.seed is not None:
             with self._lock:
                 self._expected[key] = found

@@ -153,10 +153,30 @@ def _child_main(side_fd: int) -> None:
     if not meta:
         return
     jail.apply_limits(jail.Limits.from_dict(meta.get("limits", {})))
-    _run_job(meta, blobs, result_w)
+    results = Results(result_w)
+    _run_job(meta, blobs, results)
     _flush()
-    write_all(result_w, encode({"type": "end"}))
+    results.write(encode({"type": "end"}))
     os._exit(0)
+
+
+class Results:
+    """The result pipe, written by this process alone. A submission that forks leaves a copy of this process that
+    comes back into the harness when the submission's code returns; run on, the copy probed the checks again and
+    interleaved its frames with ours (the runner read the garbled stream as "your code exited (exit code 0) before
+    the checks finished"), and a copy whose original had exited had its own results taken. The copy leaves here
+    instead, unflushed (what it printed before the fork is ours, already), and the checks judge the original."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.pid = fd, os.getpid()
+
+    def leave_if_copy(self) -> None:
+        if os.getpid() != self.pid:
+            os._exit(0)
+
+    def write(self, frame: bytes) -> None:
+        self.leave_if_copy()
+        write_all(self.fd, frame)
 
 
 def _flush() -> None:
@@ -177,7 +197,7 @@ def _is_resource_error(exc: BaseException) -> bool:
     return "can't allocate memory" in str(exc) or "can't start new thread" in str(exc)
 
 
-def _run_job(meta: dict, blobs: list[bytes], result_w: int) -> None:
+def _run_job(meta: dict, blobs: list[bytes], results: Results) -> None:
     forbidden = meta.get("forbidden")
     guard = ForbiddenCalls(forbidden["names"], forbidden["because"], keep=True) if forbidden else None
     try:
@@ -186,12 +206,12 @@ def _run_job(meta: dict, blobs: list[bytes], result_w: int) -> None:
     except BaseException as exc:  # SyntaxError, SystemExit, a forbidden call, anything at import time
         message = guard.violations[0] if guard and guard.violations else describe_exception(exc)
         _flush()
-        write_all(result_w, encode({"type": "load_error", "error": message,
-                                    "resource": _is_resource_error(exc)}))
+        results.write(encode({"type": "load_error", "error": message, "resource": _is_resource_error(exc)}))
         return
     for check, blob in zip(meta["checks"], blobs, strict=True):
+        results.leave_if_copy()  # before it probes anything
         _flush()
-        write_all(result_w, _probe_frame(check, namespace, loads(blob), guard))
+        results.write(_probe_frame(check, namespace, loads(blob), guard))
 
 
 def _probe_frame(check: dict, namespace: dict, inputs, guard: ForbiddenCalls | None) -> bytes:
