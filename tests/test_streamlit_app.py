@@ -344,7 +344,7 @@ def test_a_reload_stays_on_the_page_and_the_report_shown(server, monkeypatch):
     url, keys = server
     auth = {"Authorization": f"Bearer {keys['reloader']}"}
     past = httpx.post(f"{url}/v1/sessions", json={"num_questions": 1}, headers=auth).json()
-    httpx.post(f"{url}/v1/sessions/{past['id']}/skip", headers=auth).raise_for_status()
+    httpx.post(f"{url}/v1/sessions/{past['id']}/skip", params={"turn": 0}, headers=auth).raise_for_status()
     current = httpx.post(f"{url}/v1/sessions", json={"num_questions": 2}, headers=auth).json()
     at = app_at(monkeypatch, url, keys["reloader"], current["id"])
     at.sidebar.radio(key="nav").set_value("History").run()
