@@ -150,14 +150,23 @@ class LangChainChatModel(ChatModel):
     def _structured(self, method: StructuredMethod, *, system: str, user: str, schema: type[T]) -> T:
         if method == "json_mode":
             return self._json_mode(system=system, user=user, schema=schema)
-        # include_raw keeps the raw message, so a refusal or bad tool-call arguments get a precise
-        # reason under either method instead of a bare "no result".
-        runnable = self._llm.with_structured_output(schema, method=method, include_raw=True)
-        out = self._invoke(runnable, system, user)
-        raw, parsed, error = out["raw"], out["parsed"], out["parsing_error"]
+        # The call, then its parsing, both on this thread: the raw message gives a refusal or bad tool-call arguments
+        # a precise reason under either method instead of a bare "no result". LangChain's `include_raw` would keep it
+        # too, but makes the call in a worker thread that Ctrl-C waits for: the terminal hung until the reply came
+        # or the timeout passed (up to INTERVIEWER_LLM_TIMEOUT_S, 180 s with `make run-llm`).
+        from langchain_core.runnables import RunnableSequence
+
+        chain = self._llm.with_structured_output(schema, method=method)
+        if not isinstance(chain, RunnableSequence):  # langchain-openai 1.x: the bound model | its parsers
+            raise LLMError(f"unexpected error: structured output is a {type(chain).__name__}")
+        raw = self._invoke(chain.first, system, user)
         self._check_reply(raw)
-        if error is not None:
-            raise LLMError(describe_failure(error))
+        try:
+            parsed = raw
+            for step in chain.steps[1:]:  # the refusal check and the schema's parser
+                parsed = step.invoke(parsed)
+        except Exception as exc:  # what the parser raises for bad JSON or arguments off the schema
+            raise LLMError(describe_failure(exc)) from None
         if not isinstance(parsed, schema):
             bad_args = bool(getattr(raw, "invalid_tool_calls", None))
             raise LLMError(
