@@ -16,7 +16,7 @@ from app.interview.selection import QuestionSelector
 from app.llm import chat_model_from_settings
 from app.store import open_repository
 from evaluators.rubric import RubricScorer
-from tests.fake_openai import FakeOpenAI, content, echo, http_error, slow
+from tests.fake_openai import FakeOpenAI, content, cut_off, echo, http_error, slow
 
 
 @pytest.fixture
@@ -243,3 +243,21 @@ def test_a_model_answer_in_leetspeak_or_other_letters_is_still_the_model_answer(
     fine = ("Your validation pass uses far more memory than training (2x, say 8 GB at batch 64!): what would you "
             "check | measure first? Great, the loop + optimizer part is right!")
     assert _not_a_rewording(line, fine, answer) is None
+
+
+def test_a_wording_is_not_waited_for_past_the_length_it_may_take(fake, bank):
+    """A wording over 3 times the line's length (+200) is not used, yet each call waited for up to the judge's 800
+    tokens: SmolLM2 on a CPU ran a 148-character line's wording to that limit."""
+    from app.services import phraser_for
+
+    question = next(q for q in bank if not q.code)
+    settings = Settings(llm_base_url=fake.base_url, llm_model="m", llm_timeout_s=1.0, llm_max_retries=0,
+                        llm_max_tokens=800)
+    fake.script([cut_off("Let me rephrase that for you at great length")])
+    phrased = phraser_for(settings).question(question, number=2, total=2)
+    line = question.question
+    limit = (3 * len(line) + 200) // 2 + 16
+    assert limit < 800 and fake.requests[-1].body["max_tokens"] == limit
+    assert phrased.text == line
+    cut = f"reply cut off at the length limit ({limit} tokens)"
+    assert phrased.note == f"LLM phrasing failed (malformed output: {cut}); template used"
