@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, TextIO
 
@@ -126,8 +128,11 @@ def show_outcome(console: Console, outcome: Any) -> None:
 
 
 def run_interview(
-    engine: Any, user_id: int, config: Any, stream: TextIO, console: Console, *, max_chars: int = 20_000
+    engine: Any, user_id: int, config: Any, stream: TextIO, console: Console, *, max_chars: int = 20_000,
+    drafts: Any = None,
 ) -> str:
+    """The session's questions in the terminal; its id. `drafts` (the repository) keeps an answer interrupted
+    while it is scored."""
     session, prompt = engine.start(user_id=user_id, config=config)
     console.print(HELP, style="dim")
     actions = {"hint": engine.hint, "skip": engine.skip, "repeat": engine.repeat, "idk": engine.dont_know,
@@ -152,7 +157,9 @@ def run_interview(
             continue
         try:
             if command == "answer":
-                outcome = engine.answer(session_id=session.id, user_id=user_id, text=text, code=code)
+                with _kept_if_interrupted(console, drafts, session_id=str(session.id), user_id=user_id,
+                                          turn=prompt.turn, text=text, code=code):
+                    outcome = engine.answer(session_id=session.id, user_id=user_id, text=text, code=code)
             elif command in actions:
                 outcome = actions[command](session_id=session.id, user_id=user_id)
             else:
@@ -166,6 +173,26 @@ def run_interview(
             break
         prompt = outcome.prompt
     return str(session.id)
+
+
+@contextmanager
+def _kept_if_interrupted(
+    console: Console, drafts: Any, *, session_id: str, user_id: int, turn: int, text: str | None, code: str | None
+) -> Iterator[None]:
+    """Ctrl-C while an answer is scored (an LLM judge can take minutes on a CPU) left the answer nowhere: the
+    turn is recorded only once scored. It is kept as the prompt's draft, which the API returns with the session."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        try:
+            kept = drafts is not None and drafts.save_draft(session_id, user_id=user_id, turn=turn, text=text,
+                                                            code=code) is not None
+        except UserFacingError:  # scored and recorded just before the interrupt: nothing to keep
+            kept = False
+        if kept:
+            console.print(f"Interrupted while scoring: the answer was not scored; it is kept as the draft of this "
+                          f"prompt, and session {session_id} is paused (it can be resumed through the API).")
+        raise
 
 
 def _one_of(*choices: str) -> Any:
@@ -223,7 +250,8 @@ def interview(
         # Bytes that are not UTF-8 arrive as lone surrogates whatever the locale (read_answer shows them as
         # U+FFFD), rather than stopping the interview with a UnicodeDecodeError.
         sys.stdin.reconfigure(errors="surrogateescape")  # type: ignore[union-attr]  # a TextIOWrapper
-        session_id = run_interview(engine, user_id, config, sys.stdin, out, max_chars=settings.max_answer_chars)
+        session_id = run_interview(engine, user_id, config, sys.stdin, out, max_chars=settings.max_answer_chars,
+                                   drafts=repo)
         print_report(out, repo, session_id, user_id, settings)
     finally:
         if runner is not None:

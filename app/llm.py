@@ -49,8 +49,8 @@ class ChatModel(ABC):
         """Reply as an instance of `schema`, or raise LLMError."""
 
     @abstractmethod
-    def complete_text(self, *, system: str, user: str) -> str:
-        """Reply as plain text, or raise LLMError."""
+    def complete_text(self, *, system: str, user: str, max_chars: int | None = None) -> str:
+        """Reply as plain text, or raise LLMError; `max_chars`: a longer reply is of no use, so none is waited for."""
 
 
 class LangChainChatModel(ChatModel):
@@ -150,14 +150,23 @@ class LangChainChatModel(ChatModel):
     def _structured(self, method: StructuredMethod, *, system: str, user: str, schema: type[T]) -> T:
         if method == "json_mode":
             return self._json_mode(system=system, user=user, schema=schema)
-        # include_raw keeps the raw message, so a refusal or bad tool-call arguments get a precise
-        # reason under either method instead of a bare "no result".
-        runnable = self._llm.with_structured_output(schema, method=method, include_raw=True)
-        out = self._invoke(runnable, system, user)
-        raw, parsed, error = out["raw"], out["parsed"], out["parsing_error"]
+        # The call, then its parsing, both on this thread: the raw message gives a refusal or bad tool-call arguments
+        # a precise reason under either method instead of a bare "no result". LangChain's `include_raw` would keep it
+        # too, but makes the call in a worker thread that Ctrl-C waits for: the terminal hung until the reply came
+        # or the timeout passed (up to INTERVIEWER_LLM_TIMEOUT_S, 180 s with `make run-llm`).
+        from langchain_core.runnables import RunnableSequence
+
+        chain = self._llm.with_structured_output(schema, method=method)
+        if not isinstance(chain, RunnableSequence):  # langchain-openai 1.x: the bound model | its parsers
+            raise LLMError(f"unexpected error: structured output is a {type(chain).__name__}")
+        raw = self._invoke(chain.first, system, user)
         self._check_reply(raw)
-        if error is not None:
-            raise LLMError(describe_failure(error))
+        try:
+            parsed = raw
+            for step in chain.steps[1:]:  # the refusal check and the schema's parser
+                parsed = step.invoke(parsed)
+        except Exception as exc:  # what the parser raises for bad JSON or arguments off the schema
+            raise LLMError(describe_failure(exc)) from None
         if not isinstance(parsed, schema):
             bad_args = bool(getattr(raw, "invalid_tool_calls", None))
             raise LLMError(
@@ -186,12 +195,12 @@ class LangChainChatModel(ChatModel):
                 raise _Unanswered(describe_failure(exc, timeout_s=self.timeout_s)) from exc
             raise _NoReply(describe_failure(exc, timeout_s=self.timeout_s)) from exc
 
-    def _check_reply(self, message: Any) -> None:
+    def _check_reply(self, message: Any, *, limit: int | None = None) -> None:
         refused = message.additional_kwargs.get("refusal")
         if refused:
             raise LLMError(f"refusal: {_clip(str(refused))}")
         if message.response_metadata.get("finish_reason") == "length":
-            raise LLMError(f"malformed output: reply cut off at the length limit ({self.max_tokens} tokens)")
+            raise LLMError(f"malformed output: reply cut off at the length limit ({limit or self.max_tokens} tokens)")
 
     def _check_model(self) -> None:
         facts = self._server.facts()
@@ -199,11 +208,16 @@ class LangChainChatModel(ChatModel):
             served = ", ".join(facts.models or ())
             raise LLMError(f"model {self.name!r} is not served at {self.base_url} (it serves: {_clip(served, 60)})")
 
-    def complete_text(self, *, system: str, user: str) -> str:
+    def complete_text(self, *, system: str, user: str, max_chars: int | None = None) -> str:
+        # A reply of max_chars characters takes at most about half as many tokens (English ~4 characters a token).
+        # On a CPU server every token waited for costs: SmolLM2 ran wordings of a 148-character line to the 800-token
+        # limit, which a wording over 3 times the line's length then failed anyway.
+        limit = min(self.max_tokens or max_chars, max_chars // 2 + 16) if max_chars else None
+        llm = self._llm.bind(extra_body={"max_tokens": limit}) if limit else self._llm
         with self._redacted(), self._breaker.call(unanswered=_Unanswered):
             self._check_model()
-            message = self._invoke(self._llm, system, user)
-            self._check_reply(message)
+            message = self._invoke(llm, system, user)
+            self._check_reply(message, limit=limit)
         text = message.text.strip()
         if not text:
             raise LLMError("malformed output: empty reply")
@@ -379,7 +393,7 @@ class ScriptedChatModel(ChatModel):
         except ValidationError as exc:
             raise LLMError(describe_failure(exc)) from exc
 
-    def complete_text(self, *, system: str, user: str) -> str:
+    def complete_text(self, *, system: str, user: str, max_chars: int | None = None) -> str:
         reply = self._next(system=system, user=user, schema=None)
         return (
             reply

@@ -27,12 +27,15 @@ def without_password(url: str) -> str:
 
 def secrets_sent(base_url: str, api_key: str) -> list[str]:
     """The key and the base URL's passwords, as sent (a URL's credentials go as Basic auth, base64) and as a
-    server may echo them (URL-encoded, or base64 with or without its padding)."""
+    server or a model may echo them: forward or reversed, each URL-encoded, in hex, in base64 with or without its
+    padding, and each of those reversed (the cheap spellings a prompt can ask for; no other cipher is tried)."""
     users = [m.group(0)[2:-1] for m in _URL_PASSWORD.finditer(base_url)]  # "user:password"
     secrets = [api_key, *(u.split(":", 1)[1] for u in users)]
+    secrets += [v[::-1] for v in secrets]
     encoded = [base64.b64encode(v.encode()).decode() for v in (*users, *secrets)]
     encoded += [v.rstrip("=") for v in encoded]
-    return [v for v in {*secrets, *(quote(v, safe="") for v in secrets), *encoded} if len(v) >= 4]
+    forms = {*secrets, *(quote(v, safe="") for v in secrets), *(v.encode().hex() for v in secrets), *encoded}
+    return [v for v in forms | {v[::-1] for v in forms} if len(v) >= 4]
 
 
 def redact(text: str, secrets: list[str]) -> str:

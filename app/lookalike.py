@@ -5,6 +5,7 @@ from __future__ import annotations
 import unicodedata
 from functools import lru_cache
 
+from anyascii import anyascii
 from confusable_homoglyphs import confusables
 
 # Letters that draw nothing (Hangul fillers): unlike the format characters they count as letters, so they
@@ -15,11 +16,13 @@ _BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
 def as_read(text: str) -> str:
     """The text as it reads, case folded: NFKD (fullwidth, mathematical letters; an accent apart from its letter),
     then dropped: format characters (zero-width), combining marks (accents; the invisible grapheme joiner and
-    variation selectors) and blank letters; and every letter or digit drawn like a Latin letter (Unicode's
-    confusables list, through confusable_homoglyphs: Cyrillic "о", the digits 0 and 1) made that letter."""
+    variation selectors) and blank letters; every letter or digit drawn like a Latin letter (Unicode's
+    confusables list, through confusable_homoglyphs: Cyrillic "о", the digits 0 and 1) made that letter; and any
+    other letter or digit outside ASCII spelt in ASCII by anyascii ("ø" "o", "ł" "l", "æ" "ae", which NFKD keeps
+    whole). Symbols are not spelt out: an emoji would read as a word (":grinning:")."""
     kept = (c for c in unicodedata.normalize("NFKD", text)
             if unicodedata.category(c) not in ("Cf", "Mn", "Me") and c not in _BLANK_LETTERS)
-    return "".join(c if c.isascii() and not c.isdigit() else _latin(c) for c in kept).casefold()
+    return "".join(c if c.isascii() and not c.isdigit() else _spelt(c) for c in kept).casefold()
 
 
 def disguised_letters(text: str) -> list[str]:
@@ -47,6 +50,12 @@ def _ascii_drawn(char: str) -> str:
     ascii_ = [h["c"] for f in found for h in f["homoglyphs"] if len(h["c"]) == 1 and h["c"].isascii()
               and h["c"].isalnum()]
     return ascii_[0] if ascii_ else char
+
+
+@lru_cache(maxsize=4096)
+def _spelt(char: str) -> str:
+    latin = _latin(char)
+    return anyascii(latin) if not latin.isascii() and (latin.isalpha() or latin.isdigit()) else latin
 
 
 @lru_cache(maxsize=4096)

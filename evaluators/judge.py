@@ -170,7 +170,7 @@ class LLMJudge(Evaluator):
             # differ from the offline one by being summed from the verdicts (3.1 for SmolLM2 where offline gave 4.1).
             return self._fall_back(task, "no verdict of the reply quotes the answer")
         verdicts, unstated = self._stated(task, verdicts)
-        verdicts = self._read_offline(task, verdicts, dropped + unjudged)
+        verdicts, residual = self._read_offline(task, verdicts, dropped + unjudged)
         wrong, wrong_dropped, unlisted = _verified_misconceptions(
             task.misconceptions, reply.misconceptions, texts
         )
@@ -185,10 +185,14 @@ class LLMJudge(Evaluator):
         refuted = sum(m.claim in corrected for m in wrong)
         wrong = [m for m in wrong if m.claim not in corrected]
         total = sum(p.weight for p in verdicts) or 1.0
-        earned = 5 * sum(p.weight * p.credit for p in verdicts) / total
+        offline_share = sum(p.weight for p in verdicts if p.point_id in {*dropped, *unjudged}) / total
+        earned = 5 * sum(p.weight * p.credit for p in verdicts) / total + offline_share * residual
         score = round(min(5.0, max(0.0, earned - self._penalty * len(wrong))), 1)
         notes = _notes(dropped=dropped, unjudged=unjudged, wrong_dropped=wrong_dropped, unknown=unknown,
                        unlisted=unlisted, refuted=refuted, unstated=unstated)
+        if abs(offline_share * residual) >= 0.05:
+            notes.append(f"LLM judge: {offline_share * residual:+.1f} for the points read offline, the offline "
+                         f"score's {residual:+.1f} beyond its points' credits in proportion to their weight")
         if unchecked:
             notes.append("LLM judge: could not check whether the answer corrects the wrong claims reported")
         if abs(reply.score - score) >= 0.05:
@@ -220,19 +224,31 @@ class LLMJudge(Evaluator):
         )
 
 
-    def _read_offline(self, task: GradingTask, verdicts: list[PointVerdict], ids: list[str]) -> list[PointVerdict]:
+    def _read_offline(
+        self, task: GradingTask, verdicts: list[PointVerdict], ids: list[str]
+    ) -> tuple[list[PointVerdict], float]:
         """The points the model credited on a quote the answer does not hold, or did not judge, as the offline
-        scorer reads them. A made-up quote or no verdict says nothing of the answer either way: scored missed, a
+        scorer reads them, and how far the offline score lies above its points' credits summed (0 when none is
+        read offline). A made-up quote or no verdict says nothing of the answer either way: scored missed, a
         weak model took honest answers to 0 where the offline score was 2.1, and to 1.2 where it was 4.3
-        (SmolLM2-135M made up every quote, or judged one point of seven; bench/bench_llm.py)."""
+        (SmolLM2-135M made up every quote, or judged one point of seven; bench/bench_llm.py).
+
+        The offline score is fitted on graders' grades of whole answers, and its point credits only explain
+        it: summed, they read 0.70 of 5 below it on average (-0.2 to +2.35) over the bank's first 60 reference
+        answers and their first thirds. The points read offline carry that gap in proportion to their weight,
+        so the score moves from the judge's scale to the offline one as fewer points are judged, and meets the
+        offline score given when none is (a last judged point falling to the offline reading moved it by all
+        of the gap)."""
         if not ids:
-            return verdicts
+            return verdicts, 0.0
         try:
-            offline = {v.point_id: v for v in self._fallback.evaluate(task).points}
+            offline = self._fallback.evaluate(task)
         except Exception:  # a failing (remote) embedder must not cost the grade: those points stay missed
             log.warning("offline reading of unsupported verdicts failed; they stay missed", exc_info=True)
-            return verdicts
-        return [offline.get(v.point_id, v) if v.point_id in ids else v for v in verdicts]
+            return verdicts, 0.0
+        by_id = {v.point_id: v for v in offline.points}
+        summed = 5 * sum(p.weight * p.credit for p in offline.points) / (sum(p.weight for p in offline.points) or 1)
+        return [by_id.get(v.point_id, v) if v.point_id in ids else v for v in verdicts], offline.score - summed
 
     def _stated(self, task: GradingTask, verdicts: list[PointVerdict]) -> tuple[list[PointVerdict], list[str]]:
         """A quote found in the answer earns its point only as far as the offline scorer reads the point in it:

@@ -621,3 +621,40 @@ def test_bank_validate_stops_what_a_tasks_code_started_too(tmp_path):
                 alive.append(pid_file.stem)
                 os.kill(started, signal.SIGKILL)
     assert not alive, f"processes the task's code started outlived bank validate: {alive}"
+
+
+def test_ctrl_c_while_an_llm_scores_the_answer_keeps_it_as_the_prompts_draft(cli_env, tmp_path):
+    """A judge on a CPU takes minutes; Ctrl-C then lost the answer (the turn is recorded once scored) and said only
+    "aborted". It is kept as the open prompt's draft, which the API returns with the session."""
+    import shutil
+    import sqlite3
+    import time
+
+    from tests.fake_openai import FakeOpenAI, content, slow
+
+    data = tmp_path / "data"
+    shutil.copytree(cli_env["INTERVIEWER_DATA_DIR"], data)
+    answer = "Gradients add up in .grad over backward calls, so zero_grad clears them before each step."
+    with FakeOpenAI() as fake:
+        fake.script([content("What does zero_grad clear, and why?"), slow(delay_s=120)])
+        env = {**cli_env, "INTERVIEWER_DATA_DIR": str(data), "INTERVIEWER_LLM_BASE_URL": fake.base_url,
+               "INTERVIEWER_LLM_MODEL": "fake-judge", "INTERVIEWER_LLM_TIMEOUT_S": "150",
+               "INTERVIEWER_LLM_MAX_RETRIES": "0"}
+        proc = subprocess.Popen([str(CLI), "interview", "--questions", "1"], env=env, text=True,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        assert proc.stdout is not None and proc.stdin is not None
+        deadline = time.monotonic() + 120
+        while "Question 1 of 1" not in proc.stdout.readline():
+            assert time.monotonic() < deadline
+        proc.stdin.write(f"{answer}\n.\n")
+        proc.stdin.flush()
+        while not any("Answer to evaluate" in r.prompt_text for r in fake.requests):  # the judge is waiting
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "aborted" in stderr and "Traceback" not in stderr
+    assert "the answer was not scored; it is kept as the draft of this prompt" in " ".join(stdout.split())
+    with sqlite3.connect(data / "interviewer.db") as db:
+        assert db.execute("SELECT text FROM answer_drafts").fetchall() == [(answer,)]

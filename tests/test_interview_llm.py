@@ -16,7 +16,7 @@ from app.interview.selection import QuestionSelector
 from app.llm import chat_model_from_settings
 from app.store import open_repository
 from evaluators.rubric import RubricScorer
-from tests.fake_openai import FakeOpenAI, content, echo, http_error, slow
+from tests.fake_openai import FakeOpenAI, content, cut_off, echo, http_error, slow
 
 
 @pytest.fixture
@@ -218,3 +218,46 @@ def test_a_model_answer_spelt_out_hyphenated_in_digits_or_with_fillers_is_still_
     hidden = trick(answer.rstrip(".").split()[:16])
     leak = f"Your validation pass uses far more memory than training: what would you check? ({hidden})"
     assert "words of the model answer" in (_not_a_rewording(line, leak, answer) or ""), hidden
+
+
+_LEET = str.maketrans("aeiostbg", "43!05789")
+
+
+@pytest.mark.parametrize("trick", [
+    lambda words: " ".join(words).translate(_LEET),  # every letter leetspeak has a digit or symbol for
+    lambda words: " ".join(words).translate(str.maketrans("aeis", "@3|$")),
+    lambda words: " ".join(words).replace("i", "1").replace("e", "3"),  # 1 for i, where 0 was already read as o
+    lambda words: " ".join(words).replace("o", "ø").replace("l", "ł").replace("d", "đ"),  # letters NFKD keeps whole
+], ids=["digits", "symbols", "one-for-i", "slashed-letters"])
+def test_a_model_answer_in_leetspeak_or_other_letters_is_still_the_model_answer(trick):
+    """'b4ckw4rd p@$$': only 0 and 1 were read as letters (as o and l), so '7h3 l00p h4s 4 f1x3d' passed."""
+    from app.interview.phrasing import _not_a_rewording
+
+    line = "Follow-up: Your validation pass uses far more memory than training. What would you check?"
+    answer = ("The loop has a fixed skeleton. Create the optimizer once, before the loop, and call zero_grad "
+              "before every backward pass so gradients do not pile up.")
+    hidden = trick(answer.rstrip(".").split()[:16])
+    leak = f"Your validation pass uses far more memory than training: what would you check? ({hidden})"
+    assert "words of the model answer" in (_not_a_rewording(line, leak, answer) or ""), hidden
+    # Punctuation, digits and leetspeak's symbols in a wording of its own are no run of the answer.
+    fine = ("Your validation pass uses far more memory than training (2x, say 8 GB at batch 64!): what would you "
+            "check | measure first? Great, the loop + optimizer part is right!")
+    assert _not_a_rewording(line, fine, answer) is None
+
+
+def test_a_wording_is_not_waited_for_past_the_length_it_may_take(fake, bank):
+    """A wording over 3 times the line's length (+200) is not used, yet each call waited for up to the judge's 800
+    tokens: SmolLM2 on a CPU ran a 148-character line's wording to that limit."""
+    from app.services import phraser_for
+
+    question = next(q for q in bank if not q.code)
+    settings = Settings(llm_base_url=fake.base_url, llm_model="m", llm_timeout_s=1.0, llm_max_retries=0,
+                        llm_max_tokens=800)
+    fake.script([cut_off("Let me rephrase that for you at great length")])
+    phrased = phraser_for(settings).question(question, number=2, total=2)
+    line = question.question
+    limit = (3 * len(line) + 200) // 2 + 16
+    assert limit < 800 and fake.requests[-1].body["max_tokens"] == limit
+    assert phrased.text == line
+    cut = f"reply cut off at the length limit ({limit} tokens)"
+    assert phrased.note == f"LLM phrasing failed (malformed output: {cut}); template used"

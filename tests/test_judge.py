@@ -494,3 +494,22 @@ def test_points_the_reply_does_not_judge_are_read_offline_not_zeroed(offline, re
     assert [p.verdict for p in result.points[1:]] == [alone[p.id] for p in relu.rubric[1:]]
     assert sum(p.verdict is Verdict.COVERED for p in result.points) >= 3
     assert f"LLM judge: {len(relu.rubric) - 1} rubric point(s) the reply did not judge read offline" in result.notes[0]
+
+
+def test_points_read_offline_carry_the_offline_scores_gap_to_its_credits_by_their_weight(offline, relu):
+    """The offline score is its fitted model's; its point credits summed read 0.70 of 5 below it on average over
+    the bank's reference answers. Summed beside the model's verdicts without that gap, the points read offline
+    stood on another scale than the offline score the judge gives once no verdict is left (here 1.5 with one
+    point judged as the offline reading has it, 2.5 with none)."""
+    answer = "\n".join(ANSWER.split("\n")[:2])  # the class and save_for_backward: offline 2.5, credits 1.5
+    task = GradingTask.from_question(relu, answer)
+    one = reply()["points"][0]
+    result = LLMJudge(ScriptedChatModel(replies=[reply(points=[one])], name=MODEL), offline).evaluate(task)
+    alone = offline.evaluate(task)
+    weights = [p.weight for p in relu.rubric]
+    summed = 5 * sum(p.weight * p.credit for p in result.points) / sum(weights)
+    gap = alone.score - 5 * sum(p.weight * p.credit for p in alone.points) / sum(weights)
+    assert gap > 0.5 and result.points[0].credit == alone.points[0].credit  # the model agrees on its one point
+    assert result.score == round(summed + gap * sum(weights[1:]) / sum(weights), 1)
+    assert abs(result.score - alone.score) < abs(round(summed, 1) - alone.score)
+    assert any("for the points read offline, the offline score's" in n for n in result.notes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import time
 from collections.abc import Iterator
 
@@ -176,7 +177,6 @@ def test_a_server_that_echoes_the_key_or_a_password_never_puts_them_in_a_reason(
     assert password not in model.base_url
     # The same secrets as a server may echo them back: the URL's credentials as sent (Basic, base64), the key
     # URL-encoded, and in a reply that is not an error.
-    import base64
     from urllib.parse import quote
     basic = base64.b64encode(f"bob:{password}".encode()).decode()
     for echo in (f"got Basic {basic}", f"got token={basic}", f"key={quote(key + '/x', safe='')}"):
@@ -259,7 +259,6 @@ def test_a_key_echoed_in_another_spelling_is_cut_out_too(fake_openai, spelt):
 def test_a_key_echoed_in_base64_is_cut_out(fake_openai, padded):
     """A re-check's server echoed the key as base64 ("c2stcmVjaGVjay1TRUNSRVQxMjM0NTY=") and it reached the
     question's wording whole, as the README says a key is cut out in base64 too."""
-    import base64
 
     key = "sk-recheck-SECRET123456"
     echoed = base64.b64encode(key.encode()).decode()
@@ -268,3 +267,25 @@ def test_a_key_echoed_in_base64_is_cut_out(fake_openai, padded):
     assert model_for(fake_openai, api_key=key).complete_text(system="s", user="u") == (
         "What does zero_grad clear? (key [redacted])"
     )
+
+
+@pytest.mark.parametrize("spell", [
+    lambda key: key[::-1],
+    lambda key: key.encode().hex(),
+    lambda key: key.encode().hex().upper(),
+    lambda key: " ".join(f"{b:02x}" for b in key.encode()),  # hex bytes spaced
+    lambda key: key.encode().hex()[::-1],
+    lambda key: base64.b64encode(key[::-1].encode()).decode(),
+    lambda key: base64.b64encode(key.encode()).decode()[::-1],
+], ids=["reversed", "hex", "HEX", "hex-spaced", "hex-reversed", "base64-of-reversed", "base64-reversed"])
+def test_a_key_echoed_reversed_or_in_hex_is_cut_out(fake_openai, spell):
+    """A model asked to "print the key backwards" or "in hex" echoed it past a check of the forward and base64
+    spellings only."""
+    key = "tok_Q7f9Lm2Xp4Zr8"
+    fake_openai.script([content(f"What does zero_grad clear? (key {spell(key)})")])
+    assert model_for(fake_openai, api_key=key).complete_text(system="s", user="u") == (
+        "What does zero_grad clear? (key [redacted])"
+    )
+    plain = "The reverse of the gradient is its negation; 0x7f is hex."  # no key, nothing cut
+    fake_openai.script([content(plain)])
+    assert model_for(fake_openai, api_key=key).complete_text(system="s", user="u") == plain

@@ -65,7 +65,7 @@ def _not_a_rewording(line: str, reply: str, answer: str = "", *, others: AnswerR
         return "returned an empty line"
     if re.search(r"</?\s*think\b", reply, re.I):
         return "returned its reasoning"
-    if len(reply) > 3 * len(line) + 200:
+    if len(reply) > _longest_wording(line):
         return f"returned {len(reply)} characters for a line of {len(line)}"
     missing = [term for term in dict.fromkeys(_TERM.findall(line)) if term not in reply]
     if missing:
@@ -81,6 +81,11 @@ def _not_a_rewording(line: str, reply: str, answer: str = "", *, others: AnswerR
         if runs and runs.in_text(reply) - runs.in_text(line):  # a run the line itself has is the line's to keep
             return f"repeated {ANSWER_RUN} or more words of {whose} model answer in a row"
     return None
+
+
+def _longest_wording(line: str) -> int:
+    """The most characters a wording of the line may take."""
+    return 3 * len(line) + 200
 
 
 _META = re.compile(r"\b(the|this) (interviewer|line|rephras\w*|rewording)\b|\bthe candidate\b|"
@@ -101,7 +106,8 @@ class LLMPhraser(Phraser):
     def _reword(self, template: Phrased, context: str, answer: str = "") -> Phrased:
         try:
             text = self._chat.complete_text(
-                system=SYSTEM, user=f"Context (bank entry):\n{context}\n\nLine:\n{template.text}"
+                system=SYSTEM, user=f"Context (bank entry):\n{context}\n\nLine:\n{template.text}",
+                max_chars=_longest_wording(template.text),
             )
         except Exception as exc:  # every LLM failure degrades to the template, visibly
             failure = exc.reason if isinstance(exc, LLMError) else f"unexpected error: {type(exc).__name__}"
