@@ -233,7 +233,23 @@ STALE_CLAIMS = {
     r"full model only loads with weights_only=False": "weights_only=False called the only way to load a full model",
     # nvidia-smi also counts the CUDA context, which the caching allocator does not hold.
     r"nvidia-smi only shows what the caching allocator": "nvidia-smi said to show only reserved memory",
+    # LBFGS's step(closure) re-evaluates the loss and runs backward through the closure it is given.
+    r"step has no access to the loss": "optimizer.step said never to see the loss",
+    # Dropout masks are drawn per sample, so they do not break accumulation's match with a big batch.
+    r"dropout patterns still differ": "dropout said to stop accumulation matching a large batch",
+    # Forked DataLoader workers inherit collate_fn unpickled; only spawn and forkserver pickle it.
+    r"collate_fn must be a picklable": "collate_fn said to be pickled for any workers",
 }
+
+# `related` is the "study next" advice of a report: pairs a reviewer found to lead nowhere useful.
+STRAY_RELATED = {
+    # A sliding-window Dataset question is about data loading, not recurrent architectures.
+    ("custom-dataset", "rnn-lstm-gru"),
+}
+
+
+def test_related_entries_are_study_next_material(bank):
+    assert {(q.id, r) for q in bank for r in q.related} & STRAY_RELATED == set()
 
 
 def test_bank_states_no_known_false_claims(bank):

@@ -52,3 +52,23 @@ def test_every_model_answer_states_each_of_its_points(bank, scorer):
     evaluations = scorer.evaluate_many([GradingTask.from_question(q, q.reference_answer) for q in bank])
     missed = [(e.question_id, v.point_id) for e in evaluations for v in e.points if v.verdict is Verdict.MISSED]
     assert missed == []
+
+
+# (entry, a true answer, the claim a plainly wrong answer states). A claim's phrasings that are true in some
+# reading accuse correct answers: each true answer here was accused of its claim before the phrasing went.
+TRUE_ANSWERS_NEAR_A_CLAIM = [
+    # "use x.data to get the tensor without gradients" was a phrasing of the claim, yet it is what .data does.
+    ("tensor-vs-variable",
+     "Variable was merged into Tensor in 0.4. Old code used x.data to get the tensor without gradients. "
+     "Today I would write x.detach() instead.",
+     "Variable is deprecated. There is no difference between .data and .detach(), swapping them never "
+     "changes anything."),
+]
+
+
+@pytest.mark.parametrize(("entry", "true_answer", "wrong_answer"), TRUE_ANSWERS_NEAR_A_CLAIM)
+def test_a_true_answer_is_not_accused_of_a_claim_near_it(bank, scorer, entry, true_answer, wrong_answer):
+    question = next(q for q in bank if q.id == entry)
+    right, wrong = scorer.evaluate_many([GradingTask.from_question(question, a) for a in (true_answer, wrong_answer)])
+    assert [m.quote for m in right.misconceptions] == []
+    assert wrong.misconceptions  # the claim is still caught where an answer states it
