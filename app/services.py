@@ -100,11 +100,14 @@ def evaluator_for(settings: Settings) -> Any:
     offline = rubric_scorer_for(settings)
     if not settings.llm_enabled:
         return offline
+    from app.interview.leaks import AnswerRuns
     from app.llm import chat_model_from_settings
     from evaluators.judge import LLMJudge
 
     chat_model = chat_model_from_settings(settings)
-    return LLMJudge(chat_model, offline) if chat_model else offline
+    if not chat_model:
+        return offline
+    return LLMJudge(chat_model, offline, reveals=lambda text, reference: bool(AnswerRuns([reference]).in_text(text)))
 
 
 def code_runner_for(settings: Settings) -> Any | None:

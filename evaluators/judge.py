@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
 from difflib import SequenceMatcher
@@ -97,10 +98,15 @@ class LLMJudge(Evaluator):
     """Grades with a chat model, verifies its quotes, and falls back to an offline evaluator on failure."""
 
     def __init__(
-        self, model: StructuredChatModel, fallback: Evaluator, *, misconception_penalty: float | None = None
+        self, model: StructuredChatModel, fallback: Evaluator, *, misconception_penalty: float | None = None,
+        reveals: Callable[[str, str], bool] | None = None,
     ) -> None:
+        """`reveals(comments, reference)` says whether the model's comments spell out the reference answer: the
+        judge's prompt holds it, and comments shown while a follow-up on the question is still to come would
+        hand the candidate its answer (the app reads it as its leak check does the model's other wordings)."""
         self._model = model
         self._fallback = fallback
+        self._reveals = reveals
         self._penalty = (
             MISCONCEPTION_PENALTY if misconception_penalty is None else misconception_penalty
         )
@@ -204,7 +210,9 @@ class LLMJudge(Evaluator):
         # The model's prose may praise what we just dropped, or a score we did not give: keep it only when
         # every claim checked out and its own score is within a point of the verified one.
         agreed = not dropped and not unstated and not wrong_dropped and not refuted and abs(reply.score - score) < 1.0
-        if agreed and reply.feedback.strip():
+        if agreed and reply.feedback.strip() and self._reveals and self._reveals(reply.feedback, task.reference_answer):
+            notes.append("LLM judge: its comments repeated the model answer, so they were left out")
+        elif agreed and reply.feedback.strip():
             # The model's text goes into notes, the database and reports: no control or bidi-override characters
             # (a NUL breaks PostgreSQL text; U+202E turns a line around).
             comments = "".join(c for c in reply.feedback if c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cf"))

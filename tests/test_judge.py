@@ -513,3 +513,20 @@ def test_points_read_offline_carry_the_offline_scores_gap_to_its_credits_by_thei
     assert result.score == round(summed + gap * sum(weights[1:]) / sum(weights), 1)
     assert abs(result.score - alone.score) < abs(round(summed, 1) - alone.score)
     assert any("for the points read offline, the offline score's" in n for n in result.notes)
+
+
+def test_comments_that_spell_out_the_model_answer_are_left_out(fake_openai, relu, tmp_path):
+    """The judge's prompt holds the model answer, and its comments are shown in practice mode while a follow-up
+    on the question may still come: 40 words of the answer in them were kept and shown with a score of 4.2."""
+    from app.services import evaluator_for
+
+    leak = " ".join(relu.reference_answer.split()[:40])
+    fake_openai.script([content(reply(feedback=f"Good. For the full picture: {leak}", score=4.2)),
+                        content(reply(feedback="Clear custom Function; add a gradcheck.", score=4.2))])
+    settings = Settings(data_dir=tmp_path, llm_base_url=fake_openai.base_url, llm_model=MODEL, llm_timeout_s=1.0,
+                        llm_max_retries=0)
+    judge = evaluator_for(settings)
+    leaked = judge.evaluate(GradingTask.from_question(relu, ANSWER))
+    assert "Interviewer's comments" not in leaked.feedback and "repeated the model answer" in leaked.notes[-1]
+    kept = judge.evaluate(GradingTask.from_question(relu, ANSWER))
+    assert "Interviewer's comments: Clear custom Function; add a gradcheck." in kept.feedback
