@@ -26,6 +26,9 @@ class PointVerdict(BaseModel):
     # A point a hidden check verifies is judged from the run: the checks that judged it, and `evidence` says
     # what they found instead of quoting the answer.
     checks: list[str] = Field(default_factory=list)
+    # The quote is a line of the answer's code, not of its words (a session reads the code in a fence beside the
+    # words): it is said to be what the code has, never "you said".
+    from_code: bool = False
 
     @classmethod
     def judged(cls, point: RubricPoint, verdict: Verdict, credit: float, evidence: str | None) -> PointVerdict:

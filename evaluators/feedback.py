@@ -41,7 +41,9 @@ def _said(point: PointVerdict) -> str:
     sentence, or nothing (an LLM judge's partial point may have none)."""
     if point.checks:
         return f"{_bare(point.description)} ({point.evidence})"
-    return f'{_bare(point.description)} (you said: "{point.evidence}")' if point.evidence else _bare(point.description)
+    if not point.evidence:
+        return _bare(point.description)
+    return f'{_bare(point.description)} ({"your code has" if point.from_code else "you said"}: "{point.evidence}")'
 
 
 def _bare(sentence: str) -> str:

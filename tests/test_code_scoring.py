@@ -8,7 +8,9 @@ from pydantic import ValidationError
 
 from app.interview.followups import choose_follow_up
 from app.interview.penalties import charge_answer
-from app.interview.scoring import AnswerScorer
+from app.interview.scoring import AnswerScorer, with_code
+from evaluators.base import Evaluation, Evaluator, GradingTask, PointVerdict, Verdict
+from evaluators.feedback import compose_feedback
 from evaluators.rubric import RubricScorer
 from knowledge.schema import Question
 from tests.code_fixtures import NAIVE_LOG_SOFTMAX, ScriptedRunner
@@ -246,3 +248,37 @@ def test_a_code_task_answered_in_words_alone_says_no_check_ran(scorer, tasks):
     words = AnswerScorer(evaluator=scorer, code_runner=ScriptedRunner()).score(
         question, text="The backward multiplies grad_output by the mask x > 0.", code=None, earlier=[])
     assert words.message == "no code was sent, so no hidden check ran: this answer was read as words only"
+
+
+class _QuotingEvaluator(Evaluator):
+    """Credits gradient-accumulation's purpose on a sentence of the words and its caveats on a line of the code, as
+    the rubric did on the review's answer ("Partly stated: BatchNorm still sees ... — you said “optimizer.step()”")."""
+
+    def __init__(self, question: Question, said: str) -> None:
+        self.points = {p.id: p for p in question.rubric}
+        self.said = said
+
+    def evaluate_many(self, tasks: list[GradingTask]) -> list[Evaluation]:
+        points = [PointVerdict.judged(self.points["purpose"], Verdict.COVERED, 1.0, self.said),
+                  PointVerdict.judged(self.points["caveats"], Verdict.PARTIAL, 0.3, "optimizer.step()")]
+        return [Evaluation(question_id=t.question_id, score=2.0, points=points, model_answer="-", evaluator="quoting",
+                           feedback=compose_feedback(points, [], None)) for t in tasks]
+
+
+@pytest.mark.parametrize("on_follow_up", [False, True])
+def test_a_quote_from_the_code_is_said_to_be_the_codes_not_the_candidates_words(tasks, on_follow_up):
+    question = tasks["gradient-accumulation"]
+    said = "Gradient accumulation simulates a bigger batch than fits in memory."
+    code = question.code.solution
+    assert "optimizer.step()" in code and "optimizer.step()" not in said
+    scorer = AnswerScorer(evaluator=_QuotingEvaluator(question, said), code_runner=ScriptedRunner())
+    if on_follow_up:  # the code came on the question; the follow-up is answered in words
+        result = scorer.score(question, text=said, code=None, earlier=[with_code("", code)],
+                              earlier_code=ScriptedRunner().check(question.code, code, question.id))
+    else:
+        result = scorer.score(question, text=said, code=code, earlier=[])
+    feedback = result.evaluation["feedback"]
+    assert 'your code has: "optimizer.step()"' in feedback and 'you said: "optimizer.step()"' not in feedback
+    assert f'you said: "{said}"' in feedback
+    assert {p["point_id"]: p["from_code"] for p in result.evaluation["points"]
+            if p["point_id"] in ("purpose", "caveats")} == {"purpose": False, "caveats": True}

@@ -568,6 +568,24 @@ def test_a_point_the_code_showed_by_its_checks_is_covered_and_praised_with_the_r
     assert "Hidden checks run 3 times with Run checks." in body
 
 
+@pytest.mark.parametrize("fmt", ["markdown", "html", "pdf"])
+def test_a_point_quoted_from_the_code_says_so_and_not_you_said(bank, fmt) -> None:
+    """A word point credited on a line of the code read "— you said “optimizer.step()”" (review s49)."""
+    line = "ctx.save_for_backward(x)"
+    quoted = {**point("save-for-backward", "partial", line), "from_code": True}
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_text="I keep x.", answer_code=CODE,
+                  evaluation=evaluation(2.0, [quoted]), code_result={"status": "failed", "checks": []})]
+    report = build_report(session=session({"relu-autograd-function": 2.0}), turns=turns, bank=bank)
+    assert report.questions[0].partial[0].from_code
+    body = render(report, fmt)[0]
+    if fmt == "pdf":
+        pages = pytest.importorskip("pypdf").PdfReader(io.BytesIO(body)).pages
+        text = "".join(page.extract_text() for page in pages)
+    else:
+        text = unescape(body.decode())
+    assert "your code has" in " ".join(text.split()) and "you said" not in text
+
+
 def test_a_point_an_earlier_run_showed_but_the_latest_run_failed_is_not_praised(bank) -> None:
     """A re-check resubmitted worse code on a follow-up: the report listed "Subclasses ... — your code passed hidden
     checks is-autograd-function" as covered and a strength, beside "Failed check is-autograd-function"."""

@@ -87,6 +87,27 @@ def test_practice_feedback_lists_a_partly_stated_point_under_its_own_heading() -
     assert "graph" in said[partly - 1] and "chain" in said[partly + 1]
 
 
+def _code_quoted_feedback() -> None:
+    from ui.widgets import show_feedback
+
+    quoted = {"point_id": "caveats", "description": "The answer states caveats.", "verdict": "partial",
+              "evidence": "optimizer.step()", "from_code": True}
+    show_feedback({"score": 2.5, "points": [quoted], "misconceptions": []}, None)
+
+
+def test_a_point_quoted_from_the_code_says_so_in_practice_feedback_and_on_the_report_page() -> None:
+    """A line of the code was quoted back as the candidate's words (review s49: "you said “optimizer.step()”")."""
+    feedback = "\n".join(m.value for m in AppTest.from_function(_code_quoted_feedback).run().markdown)
+    assert "Your code has: \u201coptimizer.step()\u201d" in feedback.replace("\\", "")
+    quoted = {**point("save-for-backward", "partial", "ctx.save_for_backward(x)"), "from_code": True}
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_code="ctx.save_for_backward(x)",
+                  evaluation=evaluation(2.0, [quoted]))]
+    report = build_report(session=session({"relu-autograd-function": 2.0}), turns=turns, bank=bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    text = _shown(page)
+    assert "your code has \u201cctx.save_for_backward(x)\u201d" in text and "you said" not in text
+
+
 def test_a_session_with_nothing_answered_says_so_on_the_page_as_the_files_do() -> None:
     """The page told a candidate who answered nothing "Nothing to revise: well done." and listed every point of the
     question they were shown as missed; the files say nothing was answered and list nothing."""

@@ -68,7 +68,8 @@ def _shown(point: dict[str, Any]) -> str:
         return ""
     if point.get("by_run"):
         return f" (your code {literal(point['quote'])})"
-    return f" \u2014 you said \u201c{literal(point['quote'])}\u201d"
+    lead = "your code has" if point.get("from_code") else "you said"
+    return f" \u2014 {lead} \u201c{literal(point['quote'])}\u201d"
 
 
 def work_on(question: dict[str, Any]) -> str | None:

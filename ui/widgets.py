@@ -106,8 +106,8 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
                 line = f"{VERDICT_ICONS[verdict]} {literal(point['description'])}"
                 if point.get("checks"):  # shown by the code's run, not quoted from the answer
                     line += f"  \n{literal(point['evidence'])}"
-                elif point.get("evidence"):
-                    line += f"  \n> “{literal(point['evidence'])}”"
+                elif point.get("evidence"):  # a line of the code is not quoted as the candidate's words
+                    line += f"  \n{'Your code has: ' if point.get('from_code') else '> '}“{literal(point['evidence'])}”"
                 st.markdown(line)
     if missed:
         st.markdown("**Points missed**")

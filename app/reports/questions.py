@@ -117,7 +117,8 @@ def _stated_points(answered: list[TurnRecord], texts: list[str]) -> list[Covered
             held = best.get(point["point_id"])
             if held is None or _RANK[verdict] >= _RANK[held.verdict]:
                 best[point["point_id"]] = CoveredPoint(point_id=point["point_id"], description=point["description"],
-                                                       verdict=verdict, quote=quote, by_run=by_run)
+                                                       verdict=verdict, quote=quote, by_run=by_run,
+                                                       from_code=bool(point.get("from_code")))
     return list(best.values())
 
 
