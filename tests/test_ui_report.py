@@ -108,6 +108,20 @@ def test_a_point_quoted_from_the_code_says_so_in_practice_feedback_and_on_the_re
     assert "your code has \u201cctx.save_for_backward(x)\u201d" in text and "you said" not in text
 
 
+def _follow_up_skipped() -> None:
+    from ui.widgets import show_feedback
+
+    show_feedback({"score": 2.0, "follow_up": "skip", "model_answer": "Compute log(pt) from the logits."}, None)
+
+
+def test_a_follow_up_given_up_shows_the_model_answer_withheld_while_it_was_pending() -> None:
+    """The model answer waits while a follow-up on its question is pending, so the follow-up's own reply is where
+    it is shown; a follow-up skipped showed only the score that stands."""
+    page = AppTest.from_function(_follow_up_skipped).run()
+    assert [e.label for e in page.expander] == ["Model answer"]
+    assert "Compute log(pt) from the logits." in [m.value for m in page.markdown]
+
+
 def test_a_session_with_nothing_answered_says_so_on_the_page_as_the_files_do() -> None:
     """The page told a candidate who answered nothing "Nothing to revise: well done." and listed every point of the
     question they were shown as missed; the files say nothing was answered and list nothing."""

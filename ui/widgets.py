@@ -92,6 +92,7 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
         st.info(f"{FOLLOW_UP_GIVEN_UP[evaluation['follow_up']]} Score: {score_text(evaluation['score'])}.")
         for note in evaluation.get("penalties") or []:
             st.caption(literal(note))
+        _model_answer(evaluation)  # withheld while the follow-up was pending: the question closes here
         return
     if evaluation.get("gate") in ("skip", "dont_know"):
         st.info(literal(evaluation.get("feedback") or "Scored 0."))
@@ -120,6 +121,10 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
         st.caption(literal(note))
     if code_result:
         show_code_result(code_result)
+    _model_answer(evaluation)
+
+
+def _model_answer(evaluation: dict[str, Any]) -> None:
     if evaluation.get("model_answer"):
         with st.expander("Model answer"):
             st.markdown(bank_markdown(evaluation["model_answer"]))
