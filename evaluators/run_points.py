@@ -48,6 +48,12 @@ def judge_run(question: Question, result: Mapping[str, Any]) -> tuple[list[Point
     return verdicts, round(sum(v.weight * v.credit for v in verdicts) / total, 4)
 
 
+def _overruled(run: PointVerdict, words: PointVerdict) -> PointVerdict:
+    """The run's verdict on a point, carrying the sentence of the words that stated a point the run missed."""
+    stated = words.verdict is not Verdict.MISSED and words.evidence and not words.from_code and not words.checks
+    return run.model_copy(update={"words": words.evidence}) if run.verdict is Verdict.MISSED and stated else run
+
+
 def with_run(evaluation: Evaluation, verdicts: Sequence[PointVerdict], *, failing_code: str = "") -> Evaluation:
     """The words' evaluation with each checked point's verdict taken from the run, and its feedback rewritten.
     `failing_code` is the code of a run that failed a check: a point no check verifies, credited only because one
@@ -55,7 +61,7 @@ def with_run(evaluation: Evaluation, verdicts: Sequence[PointVerdict], *, failin
     not praised (a line that looks right in code that fails is no evidence)."""
     lines = {line.strip() for line in failing_code.splitlines() if line.strip()}
     by_run = {v.point_id: v for v in verdicts}
-    points = [by_run.get(p.point_id) or (
+    points = [_overruled(by_run[p.point_id], p) if p.point_id in by_run else (
         p.model_copy(update={"verdict": Verdict.PARTIAL})
         if p.verdict is Verdict.COVERED and (p.evidence or "").strip() in lines else p) for p in evaluation.points]
     if points == evaluation.points:

@@ -251,27 +251,28 @@ def test_a_code_task_answered_in_words_alone_says_no_check_ran(scorer, tasks):
 
 
 class _QuotingEvaluator(Evaluator):
-    """Credits gradient-accumulation's purpose on a sentence of the words and its caveats on a line of the code, as
-    the rubric did on the review's answer ("Partly stated: BatchNorm still sees ... — you said “optimizer.step()”")."""
+    """Credits the points it is given, each on the sentence given, and misses the others."""
 
-    def __init__(self, question: Question, said: str) -> None:
-        self.points = {p.id: p for p in question.rubric}
-        self.said = said
+    def __init__(self, question: Question, quotes: dict[str, str]) -> None:
+        self.rubric, self.quotes = question.rubric, quotes
 
     def evaluate_many(self, tasks: list[GradingTask]) -> list[Evaluation]:
-        points = [PointVerdict.judged(self.points["purpose"], Verdict.COVERED, 1.0, self.said),
-                  PointVerdict.judged(self.points["caveats"], Verdict.PARTIAL, 0.3, "optimizer.step()")]
+        points = [PointVerdict.judged(p, Verdict.COVERED, 1.0, self.quotes[p.id]) if p.id in self.quotes
+                  else PointVerdict.judged(p, Verdict.MISSED, 0.0, None) for p in self.rubric]
         return [Evaluation(question_id=t.question_id, score=2.0, points=points, model_answer="-", evaluator="quoting",
                            feedback=compose_feedback(points, [], None)) for t in tasks]
 
 
 @pytest.mark.parametrize("on_follow_up", [False, True])
 def test_a_quote_from_the_code_is_said_to_be_the_codes_not_the_candidates_words(tasks, on_follow_up):
+    """The rubric credited gradient-accumulation's caveats on a line of the code: "Partly stated: BatchNorm still
+    sees ... — you said “optimizer.step()”" (review s49)."""
     question = tasks["gradient-accumulation"]
     said = "Gradient accumulation simulates a bigger batch than fits in memory."
     code = question.code.solution
     assert "optimizer.step()" in code and "optimizer.step()" not in said
-    scorer = AnswerScorer(evaluator=_QuotingEvaluator(question, said), code_runner=ScriptedRunner())
+    quotes = {"purpose": said, "caveats": "optimizer.step()"}
+    scorer = AnswerScorer(evaluator=_QuotingEvaluator(question, quotes), code_runner=ScriptedRunner())
     if on_follow_up:  # the code came on the question; the follow-up is answered in words
         result = scorer.score(question, text=said, code=None, earlier=[with_code("", code)],
                               earlier_code=ScriptedRunner().check(question.code, code, question.id))
@@ -282,3 +283,20 @@ def test_a_quote_from_the_code_is_said_to_be_the_codes_not_the_candidates_words(
     assert f'you said: "{said}"' in feedback
     assert {p["point_id"]: p["from_code"] for p in result.evaluation["points"]
             if p["point_id"] in ("purpose", "caveats")} == {"purpose": False, "caveats": True}
+
+
+def test_a_follow_up_answered_right_in_words_says_so_beside_the_failed_check_that_keeps_its_point_missed(tasks):
+    """custom-loss's follow-up "What does your loss return for a logit of 200?" answered "Use F.logsigmoid instead"
+    left numerical-stability "Missed" with no word that the answer was read (review s49): the run decides the point,
+    and the feedback now says it was stated in words and is not yet shown by the code."""
+    question = tasks["custom-loss"]
+    said = "Use F.logsigmoid(-200) instead, which stays finite."
+    runner = ScriptedRunner("numerically-stable")
+    scorer = AnswerScorer(evaluator=_QuotingEvaluator(question, {"numerical-stability": said}), code_runner=runner)
+    code = question.code.solution
+    result = scorer.score(question, text=said, code=None, earlier=[with_code("", code)],
+                          earlier_code=runner.check(question.code, code, question.id))
+    point = next(p for p in result.evaluation["points"] if p["point_id"] == "numerical-stability")
+    assert (point["verdict"], point["words"]) == ("missed", said)
+    assert f'(failed hidden check numerically-stable: wrong; said in words, not yet shown by your code: "{said}")' \
+        in result.evaluation["feedback"]

@@ -586,6 +586,22 @@ def test_a_point_quoted_from_the_code_says_so_and_not_you_said(bank, fmt) -> Non
     assert "your code has" in " ".join(text.split()) and "you said" not in text
 
 
+@pytest.mark.parametrize("fmt", ["markdown", "html"])
+def test_a_point_a_failed_check_missed_says_the_words_that_stated_it(bank, fmt) -> None:
+    """A follow-up answered right in words ("Use F.logsigmoid") left the run-judged point missed, without a word that
+    the answer was read (review s49)."""
+    said = "Use F.logsigmoid instead."
+    missed = {**point("gradient-mask", "missed", "failed hidden check gradcheck-float64: wrong"),
+              "checks": ["gradcheck-float64"], "words": said}
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_code=CODE, evaluation=evaluation(1.0, [])),
+             turn(2, "relu-autograd-function", "autograd", kind="follow_up", answer_text=said,
+                  evaluation=evaluation(1.0, [missed]))]
+    report = build_report(session=session({"relu-autograd-function": 1.0}), turns=turns, bank=bank)
+    assert {p.point_id: p.words for p in report.questions[0].missed}["gradient-mask"] == said
+    body = render(report, fmt)[0].decode().replace("\\", "")
+    assert re.search(f"said in words, not yet shown by your code: (\u201c|<q>){re.escape(said)}", body)
+
+
 def test_a_point_an_earlier_run_showed_but_the_latest_run_failed_is_not_praised(bank) -> None:
     """A re-check resubmitted worse code on a follow-up: the report listed "Subclasses ... — your code passed hidden
     checks is-autograd-function" as covered and a strength, beside "Failed check is-autograd-function"."""

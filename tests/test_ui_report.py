@@ -108,6 +108,27 @@ def test_a_point_quoted_from_the_code_says_so_in_practice_feedback_and_on_the_re
     assert "your code has \u201cctx.save_for_backward(x)\u201d" in text and "you said" not in text
 
 
+def _missed_though_said() -> None:
+    from ui.widgets import show_feedback
+
+    missed = {"point_id": "mask", "description": "The answer states mask.", "verdict": "missed", "checks": ["grad"],
+              "evidence": "failed hidden check grad: wrong", "words": "Multiply by the mask of x > 0."}
+    show_feedback({"score": 1.0, "points": [missed], "misconceptions": []}, None)
+
+
+def test_a_point_a_failed_check_missed_shows_the_words_that_stated_it_in_feedback_and_on_the_report_page() -> None:
+    said = "said in words, not yet shown by your code: \u201cMultiply by the mask of x > 0.\u201d"
+    feedback = "\n".join(m.value for m in AppTest.from_function(_missed_though_said).run().markdown)
+    assert said in feedback.replace("\\", "")
+    missed = {**point("gradient-mask", "missed", "failed hidden check gradcheck-float64: wrong"),
+              "checks": ["gradcheck-float64"], "words": "Multiply by the mask of x > 0."}
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_text="Multiply by the mask of x > 0.",
+                  evaluation=evaluation(1.0, [missed]))]
+    report = build_report(session=session({"relu-autograd-function": 1.0}), turns=turns, bank=bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert said in _shown(page)
+
+
 def _follow_up_skipped() -> None:
     from ui.widgets import show_feedback
 

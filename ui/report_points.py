@@ -64,6 +64,8 @@ def _question(q: dict[str, Any]) -> None:
 
 def _shown(point: dict[str, Any]) -> str:
     """What shows a point stated: the hidden checks the code passed, or the candidate's words quoted."""
+    if point.get("words"):  # missed by a failed check, though stated in words
+        return f" \u2014 said in words, not yet shown by your code: \u201c{literal(point['words'])}\u201d"
     if not point.get("quote"):
         return ""
     if point.get("by_run"):

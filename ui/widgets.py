@@ -113,7 +113,7 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
     if missed:
         st.markdown("**Points missed**")
         st.markdown("\n".join(f"- ❌ {literal(p['description'])}" + (f" ({literal(p['evidence'])})" if p.get("checks")
-                                                                     else "") for p in missed))
+                                                                     else "") + _in_words(p) for p in missed))
     for wrong in evaluation.get("misconceptions", []):
         st.error(f"**Misconception:** {literal(wrong['claim'])}  \nYou said: “{literal(wrong['quote'])}”  \n"
                  f"{literal(wrong['correction'])}")
@@ -122,6 +122,11 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
     if code_result:
         show_code_result(code_result)
     _model_answer(evaluation)
+
+
+def _in_words(point: dict[str, Any]) -> str:
+    """A point a failed check missed, though the words state it: said, so the words are known to have been read."""
+    return f"  \n  said in words, not yet shown by your code: “{literal(point['words'])}”" if point.get("words") else ""
 
 
 def _model_answer(evaluation: dict[str, Any]) -> None:

@@ -33,6 +33,7 @@ class MissedPoint(_Frozen):
     point_id: str
     description: str
     verdict: Literal["missed"] = "missed"
+    words: str | None = None  # the candidate's sentence stating a point a failed check missed (the run decides it)
 
 
 class MisconceptionNote(_Frozen):

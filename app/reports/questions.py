@@ -68,7 +68,7 @@ def question_entry(
         gate=evaluation.get("gate"),
         covered=[p for p in stated if p.verdict == "covered"],
         partial=[p for p in stated if p.verdict == "partial"],
-        missed=_missed_points(question, answered, stated),
+        missed=_missed_points(question, answered, stated, texts),
         misconceptions=_misconceptions(number, question_id, turns[0].topic, answered, texts),
         penalties=[str(p) for p in evaluation.get("penalties") or []],
         scoring_notes=list(dict.fromkeys(str(n) for t in answered for n in (t.evaluation or {}).get("notes") or [])),
@@ -123,10 +123,10 @@ def _stated_points(answered: list[TurnRecord], texts: list[str]) -> list[Covered
 
 
 def _missed_points(
-    question: AskedQuestion | None, answered: list[TurnRecord], stated: list[CoveredPoint]
+    question: AskedQuestion | None, answered: list[TurnRecord], stated: list[CoveredPoint], texts: list[str]
 ) -> list[MissedPoint]:
     """Every rubric point not stated, in full or in part; the rubric asked by is the source, so a skip lists
-    them all."""
+    them all. A point a failed check missed keeps the sentence that stated it in words (the latest one)."""
     if question is not None:
         rubric = [(p.id, p.description) for p in question.rubric]
     else:  # neither a stored copy nor the bank has the question: fall back to what the evaluations listed
@@ -136,7 +136,11 @@ def _missed_points(
                 seen.setdefault(point["point_id"], point["description"])
         rubric = list(seen.items())
     said = {p.point_id for p in stated}
-    return [MissedPoint(point_id=pid, description=desc) for pid, desc in rubric if pid not in said]
+    in_words = {point["point_id"]: point["words"] for turn in answered
+                for point in (turn.evaluation or {}).get("points") or []
+                if point.get("words") and quote_found(point["words"], texts)}
+    return [MissedPoint(point_id=pid, description=desc, words=in_words.get(pid)) for pid, desc in rubric
+            if pid not in said]
 
 
 def _misconceptions(

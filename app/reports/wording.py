@@ -114,7 +114,7 @@ def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | N
     """The question's rubric points under three headings, each point under one only, as (description, the
     candidate's sentence that earned it, how it is shown: `said` in their words, `code` a line of their code, or
     `run`, the code's run: then the "sentence" names the hidden checks it passed): covered, partly stated, missed
-    (no sentence).
+    (no sentence, or `words`: the one that states a point a failed check missed).
 
     A partial point is shown as partly stated with its sentence, never as missed and never with its credit,
     even near 0: of the 23 partial verdicts with a credit under 0.1 on this team's answers graded point by
@@ -125,12 +125,13 @@ def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | N
     return [
         (COVERED, [(p.description, p.quote, _shown_by(p)) for p in entry.covered]),
         (PARTLY, [(p.description, p.quote, _shown_by(p)) for p in entry.partial]),
-        (MISSED, [(p.description, None, "said") for p in entry.missed]),
+        (MISSED, [(p.description, p.words, "words") for p in entry.missed]),
     ]
 
 
 # What a point's quote is introduced by: the candidate's words, a line of their code, the checks their code passed.
-QUOTE_LEAD = {"said": "you said", "code": "your code has", "run": "your code"}
+QUOTE_LEAD = {"said": "you said", "code": "your code has", "run": "your code",
+              "words": "said in words, not yet shown by your code:"}
 
 
 def _shown_by(point: CoveredPoint) -> str:
