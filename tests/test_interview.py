@@ -945,7 +945,8 @@ def test_an_adaptive_level_that_runs_out_says_so_and_one_that_never_was_says_tha
     config = SessionConfig(num_questions=len(hard) + 3, topics=["autograd"], seed=2)
     session, _, _ = run_session(engine, user, config, lambda p: bank_map[p.question_id].reference_answer)
     notes = engine._repo.get_session(session.id, user).state["notes"]
-    assert any("No question at difficulty 3 that you have not seen is left" in n for n in notes), notes
+    assert any("Your answers put you at difficulty 3, but no question at that level that you have not seen is left"
+               in n for n in notes), notes
     lacking = sorted({1, 2, 3} - {q.difficulty for q in bank if q.topic.value == "distributed"})
     if lacking:  # the distributed-training questions cover only some levels
         session, _ = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["distributed"],
@@ -1215,6 +1216,26 @@ def test_a_weak_topic_met_after_the_review_share_is_used_is_not_called_review():
         hit, config=config, state=SessionState(asked_topics=["autograd"]), history=history, pool=[hit]))
     assert not any("comes back for review" in n for n in why_chosen(
         hit, config=config, state=SessionState(asked_topics=["autograd", "autograd"]), history=history, pool=[hit]))
+
+
+def test_an_adaptive_level_is_called_the_one_the_answers_reached_and_the_starting_one_goes_unsaid():
+    """An adaptive session told a candidate who never chose a level "These topics have no question at difficulty 1,
+    so the questions are at other levels" (review s49)."""
+    from app.interview.models import SessionState
+    from app.interview.selection import History, why_chosen
+    from knowledge.vectorstore import SearchHit
+
+    hit = SearchHit(id="x", question="q", topic="autograd", difficulty=3, framework="pytorch", kind="concept",
+                    score=1.0)
+    adaptive = SessionConfig(num_questions=3)
+    assert why_chosen(hit, config=adaptive, state=SessionState(), history=History(), pool=[hit]) == []
+    weak = SessionState(topic_levels={"autograd": 1}, question_scores={"q0": 1.0})
+    assert why_chosen(hit, config=adaptive, state=weak, history=History(), pool=[hit]) == [
+        "Your answers put you at difficulty 1, but these topics have no question at that level, so this one is at "
+        "difficulty 3."]
+    chosen = SessionConfig(num_questions=3, difficulty=1)
+    assert why_chosen(hit, config=chosen, state=SessionState(), history=History(), pool=[hit]) == [
+        "These topics have no question at difficulty 1, so the questions are at other levels."]
 
 
 def test_a_question_chosen_though_seen_before_is_said_to_be_a_repeat():
