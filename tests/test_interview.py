@@ -640,7 +640,8 @@ def test_a_hint_on_a_follow_up_names_its_point_once(engine, user):
     assert follow_up.kind is PromptKind.FOLLOW_UP
     target = engine._repo.turns(session.id)[-1].target_point
     hint = engine.hint(session_id=session.id, user_id=user).message
-    assert follow_up.text not in hint and target.replace("-", " ") in hint
+    described = next(p.description for p in engine._bank[follow_up.question_id].rubric if p.id == target)
+    assert follow_up.text not in hint and " ".join(described.split()[:4]) in hint  # the point's topic, in words
     with pytest.raises(ConflictError, match="no more hints"):
         engine.hint(session_id=session.id, user_id=user)
 
@@ -1318,7 +1319,21 @@ def test_a_hint_before_any_run_states_no_failure_of_the_code(engine, user, bank)
     task = by_id(bank)["custom-layer"]
     session = start_at(engine, user, task)
     hinted = engine.hint(session_id=session.id, user_id=user)
-    assert hinted.message.startswith("A complete answer also says something about parameters registered.")
+    assert hinted.message.startswith("A complete answer also has a point that starts \u201cLearnable tensors are "
+                                     "wrapped \u2026\u201d.")
+
+
+def test_a_hint_names_its_point_in_words_not_by_its_id(bank):
+    """A hint on a follow-up read "A complete answer also says something about purpose." (review s49): the point's
+    id, where words were meant."""
+    from app.interview.followups import hint_for
+
+    question = by_id(bank)["gradient-accumulation"]
+    hint = hint_for(question, evaluation=None, hints_used=0, target="purpose")
+    assert hint == ("A complete answer also has a point that starts \u201cGradient accumulation simulates a "
+                    "\u2026\u201d.")
+    described = next(p.description for p in question.rubric if p.id == "purpose")
+    assert described.rstrip(".") not in hint
 
 
 def test_an_evaluate_without_eval_mode_is_not_told_its_validation_uses_more_memory(repo, ingested_store, bank, scorer):
