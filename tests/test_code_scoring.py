@@ -300,3 +300,32 @@ def test_a_follow_up_answered_right_in_words_says_so_beside_the_failed_check_tha
     assert (point["verdict"], point["words"]) == ("missed", said)
     assert f'(failed hidden check numerically-stable: wrong; said in words, not yet shown by your code: "{said}")' \
         in result.evaluation["feedback"]
+
+
+TORCH_REPORT = ("Tensor-likes are not close!\n\nMismatched elements: 10 / 30 (33.3%)\nGreatest absolute difference: "
+                "1.23 at index (0, 2) (up to 1e-05 allowed)\nGreatest relative difference: inf at index (0, 2) (up to "
+                "1.3e-06 allowed)")
+
+
+@pytest.mark.parametrize(("message", "said"), [
+    (TORCH_REPORT, "not met: x.grad after MyReLU.apply(x) and a weighted sum backward matches the true ReLU gradient "
+                   "(10 of 30 values differ)"),
+    ("the weights moved by a different amount: divide each loss by accum_steps. " + TORCH_REPORT.replace(
+        "allowed)", "allowed)\n\nThe failure occurred for item ['bias']", 1),
+     "the weights moved by a different amount: divide each loss by accum_steps. (10 of 30 values differ, in ['bias'])"),
+    ("Scalars are not close!\n\nExpected 2.0 but got 1.0.\nAbsolute difference: 1.0 (up to 1e-07 allowed)",
+     "not met: x.grad after MyReLU.apply(x) and a weighted sum backward matches the true ReLU gradient (Expected 2.0 "
+     "but got 1.0)"),
+    ("backward produced no gradient\nfor x", "backward produced no gradient for x"),
+])
+def test_a_failed_checks_torch_report_is_told_in_the_checks_own_words_on_one_line(tasks, message, said):
+    """The feedback, the report's failed checks and its study plan read "Tensor-likes are not close! Mismatched
+    elements: 2 / 2 ... Greatest relative difference ..." (review s49), its line breaks ending a Markdown list."""
+    from evaluators.run_points import run_verdicts
+
+    question = tasks["relu-autograd-function"]
+    check = next(c for c in question.code.checks if c.name == "gradient-values")
+    checks = [{"name": c.name, "description": c.description, "passed": c is not check,
+               "message": message if c is check else None} for c in question.code.checks]
+    evidence = {v.point_id: v.evidence for v in run_verdicts(question, checks)}
+    assert evidence["save-for-backward"] == f"failed hidden check gradient-values: {said}"

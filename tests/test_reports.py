@@ -602,6 +602,22 @@ def test_a_point_a_failed_check_missed_says_the_words_that_stated_it(bank, fmt) 
     assert re.search(f"said in words, not yet shown by your code: (\u201c|<q>){re.escape(said)}", body)
 
 
+def test_a_failed_check_is_told_in_its_own_words_not_torchs_comparison_report(bank) -> None:
+    """"Failed check gradient-values: Tensor-likes are not close! Mismatched elements: 14 / 30 (46.7%) Greatest
+    absolute difference: ..." under the question and in the study plan's focus (review s49)."""
+    report_text = ("Tensor-likes are not close!\n\nMismatched elements: 14 / 30 (46.7%)\nGreatest absolute "
+                   "difference: 1.33 at index (1, 5) (up to 1e-05 allowed)")
+    checks = [{"name": "gradient-values", "passed": False, "message": report_text,
+               "description": "x.grad matches the true ReLU gradient"}]
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_code=CODE, evaluation=evaluation(1.0, []),
+                  code_result={"status": "failed", "checks": checks})]
+    report = build_report(session=session({"relu-autograd-function": 1.0}), turns=turns, bank=bank)
+    said = "not met: x.grad matches the true ReLU gradient (14 of 30 values differ)"
+    assert [c.message for c in report.questions[0].failed_checks] == [said]
+    assert report.study_plan[0].focus[0] == f"{said} (failed check gradient-values)"
+    assert "Greatest" not in render(report, "markdown")[0].decode()
+
+
 def test_a_point_an_earlier_run_showed_but_the_latest_run_failed_is_not_praised(bank) -> None:
     """A re-check resubmitted worse code on a follow-up: the report listed "Subclasses ... — your code passed hidden
     checks is-autograd-function" as covered and a strength, beside "Failed check is-autograd-function"."""

@@ -129,6 +129,22 @@ def test_a_point_a_failed_check_missed_shows_the_words_that_stated_it_in_feedbac
     assert said in _shown(page)
 
 
+def _missed_by_a_multi_line_check() -> None:
+    from ui.widgets import show_feedback
+
+    points = [{"point_id": pid, "description": f"The answer states {pid}.", "verdict": "missed", "checks": ["g"],
+               "evidence": "failed hidden check g: Tensor-likes are not close!\n\nMismatched elements: 2 / 2"}
+              for pid in ("mask", "save")]
+    show_feedback({"score": 1.0, "points": points, "misconceptions": []}, None)
+
+
+def test_a_stored_multi_line_check_message_keeps_the_missed_points_one_list() -> None:
+    """A check message's blank line ended the practice feedback's list of missed points midway (review s49)."""
+    missed = next(m.value for m in AppTest.from_function(_missed_by_a_multi_line_check).run().markdown
+                  if "mask" in m.value)
+    assert [line[:3] for line in missed.split("\n")] == ["- \u274c", "- \u274c"], missed
+
+
 def _follow_up_skipped() -> None:
     from ui.widgets import show_feedback
 

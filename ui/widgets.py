@@ -112,8 +112,10 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
                 st.markdown(line)
     if missed:
         st.markdown("**Points missed**")
-        st.markdown("\n".join(f"- ❌ {literal(p['description'])}" + (f" ({literal(p['evidence'])})" if p.get("checks")
-                                                                     else "") + _in_words(p) for p in missed))
+        # One line each: a stored check message's line breaks (torch's report) ended the list midway.
+        st.markdown("\n".join(f"- ❌ {literal(p['description'])}" + (f" ({literal(' '.join(p['evidence'].split()))})"
+                                                                     if p.get("checks") else "") + _in_words(p)
+                               for p in missed))
     for wrong in evaluation.get("misconceptions", []):
         st.error(f"**Misconception:** {literal(wrong['claim'])}  \nYou said: “{literal(wrong['quote'])}”  \n"
                  f"{literal(wrong['correction'])}")

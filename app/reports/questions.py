@@ -17,6 +17,7 @@ from app.reports.model import (
 )
 from app.reports.quotes import answer_texts, normalise, quote_found
 from app.store.records import TurnRecord
+from evaluators.run_points import failure_said
 from knowledge.schema import Question
 
 _RANK = {"partial": 1, "covered": 2}
@@ -172,7 +173,7 @@ def _code_fields(answered: list[TurnRecord]) -> dict[str, Any]:
         "code_checks_passed": run.get("passed_checks", sum(bool(c.get("passed")) for c in checks)),
         "code_checks_total": run.get("total_checks", len(checks)),
         "failed_checks": [
-            FailedCheck(name=str(c.get("name", "?")), message=c.get("message"))
+            FailedCheck(name=str(c.get("name", "?")), message=failure_said(c) or None)
             for c in checks if not c.get("passed")
         ],
     }
