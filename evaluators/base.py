@@ -26,6 +26,12 @@ class PointVerdict(BaseModel):
     # A point a hidden check verifies is judged from the run: the checks that judged it, and `evidence` says
     # what they found instead of quoting the answer.
     checks: list[str] = Field(default_factory=list)
+    # The quote is a line of the answer's code, not of its words (a session reads the code in a fence beside the
+    # words): it is said to be what the code has, never "you said".
+    from_code: bool = False
+    # On a point a failed check missed: the candidate's sentence that states it, which the run overrules (the point
+    # counts once code that does it passes), so a follow-up answered right in words is not met with a bare "missed".
+    words: str | None = None
 
     @classmethod
     def judged(cls, point: RubricPoint, verdict: Verdict, credit: float, evidence: str | None) -> PointVerdict:

@@ -29,8 +29,8 @@ def compose_feedback(
         # judge how near it came (the graders found most such points stated: bench/bench_scorer.py).
         parts.append("Partly there: " + "; ".join(_said(p) for p in partial))
     if missed:
-        parts.append("Missing: " + listed(f"{_bare(p.description)} ({p.evidence})" if p.checks else p.description
-                                           for p in missed))
+        parts.append("Missing: " + listed(f"{_bare(p.description)} ({p.evidence}{_in_words(p)})" if p.checks
+                                           else p.description for p in missed))
     if wrong:
         parts.append("Wrong: " + "; ".join(f'"{m.quote}" - {m.correction}' for m in wrong))
     return "\n".join(parts)
@@ -41,7 +41,14 @@ def _said(point: PointVerdict) -> str:
     sentence, or nothing (an LLM judge's partial point may have none)."""
     if point.checks:
         return f"{_bare(point.description)} ({point.evidence})"
-    return f'{_bare(point.description)} (you said: "{point.evidence}")' if point.evidence else _bare(point.description)
+    if not point.evidence:
+        return _bare(point.description)
+    return f'{_bare(point.description)} ({"your code has" if point.from_code else "you said"}: "{point.evidence}")'
+
+
+def _in_words(point: PointVerdict) -> str:
+    """A point a failed check missed that the words state: said, so the candidate knows the words were read."""
+    return f'; said in words, not yet shown by your code: "{point.words}"' if point.words else ""
 
 
 def _bare(sentence: str) -> str:

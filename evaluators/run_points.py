@@ -4,12 +4,36 @@ that looks right in code that fails is not praise)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evaluators.base import Evaluation, PointVerdict, Verdict
 from evaluators.feedback import compose_feedback
 from knowledge.schema import Question
+
+# torch.testing.assert_close's report: a header, then per-element statistics a candidate cannot act on beside their
+# points ("Greatest relative difference: inf at index (0, 2) (up to 1.3e-06 allowed)").
+_COMPARISON = re.compile(r"(?:Tensor-likes|Scalars|Booleans) are not (?:close|equal)!(?P<detail>.*)", re.S)
+_MISMATCHED = re.compile(r"Mismatched elements: (\d+) / (\d+)")
+_EXPECTED = re.compile(r"Expected .+? but got .+?(?=\.\s|\.$)")
+_ITEM = re.compile(r"The failure occurred for item (\S+)")
+
+
+def failure_said(check: Mapping[str, Any]) -> str:
+    """A failed check's message as one line beside the candidate's points, in the check's own words: torch's
+    comparison report becomes what of it helps (how many values differ, where, or the scalar expected); the run's
+    own results keep the whole report."""
+    message = str(check.get("message") or "")
+    found = _COMPARISON.search(message)
+    if found is None:
+        return " ".join(message.split())
+    detail = found.group("detail")
+    own = message[:found.start()].strip() or f"not met: {str(check.get('description') or '').rstrip('. ')}"
+    said = [f"{m[1]} of {m[2]} values differ" for m in _MISMATCHED.finditer(detail)][:1]
+    said += [m[0].rstrip(".") for m in _EXPECTED.finditer(detail)][:1] + [f"in {m[1]}" for m in _ITEM.finditer(detail)]
+    detail_said = f" ({', '.join(said)})" if said else ""
+    return " ".join(f"{own.rstrip(': ')}{detail_said}".split())
 
 
 def run_verdicts(question: Question, checks: Sequence[Mapping[str, Any]]) -> list[PointVerdict]:
@@ -26,7 +50,7 @@ def run_verdicts(question: Question, checks: Sequence[Mapping[str, Any]]) -> lis
             continue
         failed = [n for n in names if not results[n].get("passed")]
         if failed:
-            why = results[failed[0]].get("message")
+            why = failure_said(results[failed[0]])
             evidence = f"failed hidden check {failed[0]}" + (f": {why}" if why else "")
             verdicts.append(PointVerdict(point_id=point.id, description=point.description, weight=point.weight,
                                          verdict=Verdict.MISSED, credit=0.0, evidence=evidence, checks=failed))
@@ -48,6 +72,12 @@ def judge_run(question: Question, result: Mapping[str, Any]) -> tuple[list[Point
     return verdicts, round(sum(v.weight * v.credit for v in verdicts) / total, 4)
 
 
+def _overruled(run: PointVerdict, words: PointVerdict) -> PointVerdict:
+    """The run's verdict on a point, carrying the sentence of the words that stated a point the run missed."""
+    stated = words.verdict is not Verdict.MISSED and words.evidence and not words.from_code and not words.checks
+    return run.model_copy(update={"words": words.evidence}) if run.verdict is Verdict.MISSED and stated else run
+
+
 def with_run(evaluation: Evaluation, verdicts: Sequence[PointVerdict], *, failing_code: str = "") -> Evaluation:
     """The words' evaluation with each checked point's verdict taken from the run, and its feedback rewritten.
     `failing_code` is the code of a run that failed a check: a point no check verifies, credited only because one
@@ -55,7 +85,7 @@ def with_run(evaluation: Evaluation, verdicts: Sequence[PointVerdict], *, failin
     not praised (a line that looks right in code that fails is no evidence)."""
     lines = {line.strip() for line in failing_code.splitlines() if line.strip()}
     by_run = {v.point_id: v for v in verdicts}
-    points = [by_run.get(p.point_id) or (
+    points = [_overruled(by_run[p.point_id], p) if p.point_id in by_run else (
         p.model_copy(update={"verdict": Verdict.PARTIAL})
         if p.verdict is Verdict.COVERED and (p.evidence or "").strip() in lines else p) for p in evaluation.points]
     if points == evaluation.points:

@@ -49,6 +49,26 @@ def test_practice_session_scores_each_answer_and_completes(alice, bank):
     assert next(s for s in alice.get("/v1/sessions").json() if s["id"] == fresh["id"])["answered"] == 0
 
 
+def test_practice_withholds_the_model_answer_until_the_follow_ups_on_its_question_are_done(alice, bank):
+    """custom-loss's model answer explained why log(1 - sigmoid(200)) is -inf, shown beside the follow-up asking
+    just that (review s49): while a follow-up on the question waits, neither the answer's reply nor the session's
+    transcript carries the model answer; the reply that closes the question does."""
+    reference = {q.id: q.reference_answer for q in bank}
+    created = start(alice, topics=["autograd"], num_questions=1, seed=5)
+    prompt = created["prompt"]
+    first_sentence = reference[prompt["question_id"]].split(". ")[0] + "."
+    outcome = alice.post(f"/v1/sessions/{created['id']}/answers", json={"text": first_sentence}).json()
+    assert outcome["prompt"]["kind"] == "follow_up" and outcome["evaluation"]["points"]
+    assert outcome["evaluation"]["model_answer"] is None
+    shown = alice.get(f"/v1/sessions/{created['id']}").json()["transcript"][0]["evaluation"]
+    assert shown["points"] and shown["model_answer"] is None
+    while outcome["prompt"] is not None:
+        outcome = alice.post(f"/v1/sessions/{created['id']}/answers", json={"text": first_sentence}).json()
+    assert outcome["evaluation"]["model_answer"] == reference[prompt["question_id"]]
+    transcript = alice.get(f"/v1/sessions/{created['id']}").json()["transcript"]
+    assert all(t["evaluation"]["model_answer"] for t in transcript)
+
+
 def test_interview_mode_keeps_feedback_for_the_end(alice):
     created = start(alice, mode="interview", num_questions=1)
     outcome = alice.post(

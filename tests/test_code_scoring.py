@@ -8,7 +8,9 @@ from pydantic import ValidationError
 
 from app.interview.followups import choose_follow_up
 from app.interview.penalties import charge_answer
-from app.interview.scoring import AnswerScorer
+from app.interview.scoring import AnswerScorer, with_code
+from evaluators.base import Evaluation, Evaluator, GradingTask, PointVerdict, Verdict
+from evaluators.feedback import compose_feedback
 from evaluators.rubric import RubricScorer
 from knowledge.schema import Question
 from tests.code_fixtures import NAIVE_LOG_SOFTMAX, ScriptedRunner
@@ -246,3 +248,84 @@ def test_a_code_task_answered_in_words_alone_says_no_check_ran(scorer, tasks):
     words = AnswerScorer(evaluator=scorer, code_runner=ScriptedRunner()).score(
         question, text="The backward multiplies grad_output by the mask x > 0.", code=None, earlier=[])
     assert words.message == "no code was sent, so no hidden check ran: this answer was read as words only"
+
+
+class _QuotingEvaluator(Evaluator):
+    """Credits the points it is given, each on the sentence given, and misses the others."""
+
+    def __init__(self, question: Question, quotes: dict[str, str]) -> None:
+        self.rubric, self.quotes = question.rubric, quotes
+
+    def evaluate_many(self, tasks: list[GradingTask]) -> list[Evaluation]:
+        points = [PointVerdict.judged(p, Verdict.COVERED, 1.0, self.quotes[p.id]) if p.id in self.quotes
+                  else PointVerdict.judged(p, Verdict.MISSED, 0.0, None) for p in self.rubric]
+        return [Evaluation(question_id=t.question_id, score=2.0, points=points, model_answer="-", evaluator="quoting",
+                           feedback=compose_feedback(points, [], None)) for t in tasks]
+
+
+@pytest.mark.parametrize("on_follow_up", [False, True])
+def test_a_quote_from_the_code_is_said_to_be_the_codes_not_the_candidates_words(tasks, on_follow_up):
+    """The rubric credited gradient-accumulation's caveats on a line of the code: "Partly stated: BatchNorm still
+    sees ... — you said “optimizer.step()”" (review s49)."""
+    question = tasks["gradient-accumulation"]
+    said = "Gradient accumulation simulates a bigger batch than fits in memory."
+    code = question.code.solution
+    assert "optimizer.step()" in code and "optimizer.step()" not in said
+    quotes = {"purpose": said, "caveats": "optimizer.step()"}
+    scorer = AnswerScorer(evaluator=_QuotingEvaluator(question, quotes), code_runner=ScriptedRunner())
+    if on_follow_up:  # the code came on the question; the follow-up is answered in words
+        result = scorer.score(question, text=said, code=None, earlier=[with_code("", code)],
+                              earlier_code=ScriptedRunner().check(question.code, code, question.id))
+    else:
+        result = scorer.score(question, text=said, code=code, earlier=[])
+    feedback = result.evaluation["feedback"]
+    assert 'your code has: "optimizer.step()"' in feedback and 'you said: "optimizer.step()"' not in feedback
+    assert f'you said: "{said}"' in feedback
+    assert {p["point_id"]: p["from_code"] for p in result.evaluation["points"]
+            if p["point_id"] in ("purpose", "caveats")} == {"purpose": False, "caveats": True}
+
+
+def test_a_follow_up_answered_right_in_words_says_so_beside_the_failed_check_that_keeps_its_point_missed(tasks):
+    """custom-loss's follow-up "What does your loss return for a logit of 200?" answered "Use F.logsigmoid instead"
+    left numerical-stability "Missed" with no word that the answer was read (review s49): the run decides the point,
+    and the feedback now says it was stated in words and is not yet shown by the code."""
+    question = tasks["custom-loss"]
+    said = "Use F.logsigmoid(-200) instead, which stays finite."
+    runner = ScriptedRunner("numerically-stable")
+    scorer = AnswerScorer(evaluator=_QuotingEvaluator(question, {"numerical-stability": said}), code_runner=runner)
+    code = question.code.solution
+    result = scorer.score(question, text=said, code=None, earlier=[with_code("", code)],
+                          earlier_code=runner.check(question.code, code, question.id))
+    point = next(p for p in result.evaluation["points"] if p["point_id"] == "numerical-stability")
+    assert (point["verdict"], point["words"]) == ("missed", said)
+    assert f'(failed hidden check numerically-stable: wrong; said in words, not yet shown by your code: "{said}")' \
+        in result.evaluation["feedback"]
+
+
+TORCH_REPORT = ("Tensor-likes are not close!\n\nMismatched elements: 10 / 30 (33.3%)\nGreatest absolute difference: "
+                "1.23 at index (0, 2) (up to 1e-05 allowed)\nGreatest relative difference: inf at index (0, 2) (up to "
+                "1.3e-06 allowed)")
+
+
+@pytest.mark.parametrize(("message", "said"), [
+    (TORCH_REPORT, "not met: x.grad after MyReLU.apply(x) and a weighted sum backward matches the true ReLU gradient "
+                   "(10 of 30 values differ)"),
+    ("the weights moved by a different amount: divide each loss by accum_steps. " + TORCH_REPORT.replace(
+        "allowed)", "allowed)\n\nThe failure occurred for item ['bias']", 1),
+     "the weights moved by a different amount: divide each loss by accum_steps. (10 of 30 values differ, in ['bias'])"),
+    ("Scalars are not close!\n\nExpected 2.0 but got 1.0.\nAbsolute difference: 1.0 (up to 1e-07 allowed)",
+     "not met: x.grad after MyReLU.apply(x) and a weighted sum backward matches the true ReLU gradient (Expected 2.0 "
+     "but got 1.0)"),
+    ("backward produced no gradient\nfor x", "backward produced no gradient for x"),
+])
+def test_a_failed_checks_torch_report_is_told_in_the_checks_own_words_on_one_line(tasks, message, said):
+    """The feedback, the report's failed checks and its study plan read "Tensor-likes are not close! Mismatched
+    elements: 2 / 2 ... Greatest relative difference ..." (review s49), its line breaks ending a Markdown list."""
+    from evaluators.run_points import run_verdicts
+
+    question = tasks["relu-autograd-function"]
+    check = next(c for c in question.code.checks if c.name == "gradient-values")
+    checks = [{"name": c.name, "description": c.description, "passed": c is not check,
+               "message": message if c is check else None} for c in question.code.checks]
+    evidence = {v.point_id: v.evidence for v in run_verdicts(question, checks)}
+    assert evidence["save-for-backward"] == f"failed hidden check gradient-values: {said}"

@@ -640,7 +640,8 @@ def test_a_hint_on_a_follow_up_names_its_point_once(engine, user):
     assert follow_up.kind is PromptKind.FOLLOW_UP
     target = engine._repo.turns(session.id)[-1].target_point
     hint = engine.hint(session_id=session.id, user_id=user).message
-    assert follow_up.text not in hint and target.replace("-", " ") in hint
+    described = next(p.description for p in engine._bank[follow_up.question_id].rubric if p.id == target)
+    assert follow_up.text not in hint and " ".join(described.split()[:4]) in hint  # the point's topic, in words
     with pytest.raises(ConflictError, match="no more hints"):
         engine.hint(session_id=session.id, user_id=user)
 
@@ -945,7 +946,8 @@ def test_an_adaptive_level_that_runs_out_says_so_and_one_that_never_was_says_tha
     config = SessionConfig(num_questions=len(hard) + 3, topics=["autograd"], seed=2)
     session, _, _ = run_session(engine, user, config, lambda p: bank_map[p.question_id].reference_answer)
     notes = engine._repo.get_session(session.id, user).state["notes"]
-    assert any("No question at difficulty 3 that you have not seen is left" in n for n in notes), notes
+    assert any("Your answers put you at difficulty 3, but no question at that level that you have not seen is left"
+               in n for n in notes), notes
     lacking = sorted({1, 2, 3} - {q.difficulty for q in bank if q.topic.value == "distributed"})
     if lacking:  # the distributed-training questions cover only some levels
         session, _ = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["distributed"],
@@ -1217,6 +1219,26 @@ def test_a_weak_topic_met_after_the_review_share_is_used_is_not_called_review():
         hit, config=config, state=SessionState(asked_topics=["autograd", "autograd"]), history=history, pool=[hit]))
 
 
+def test_an_adaptive_level_is_called_the_one_the_answers_reached_and_the_starting_one_goes_unsaid():
+    """An adaptive session told a candidate who never chose a level "These topics have no question at difficulty 1,
+    so the questions are at other levels" (review s49)."""
+    from app.interview.models import SessionState
+    from app.interview.selection import History, why_chosen
+    from knowledge.vectorstore import SearchHit
+
+    hit = SearchHit(id="x", question="q", topic="autograd", difficulty=3, framework="pytorch", kind="concept",
+                    score=1.0)
+    adaptive = SessionConfig(num_questions=3)
+    assert why_chosen(hit, config=adaptive, state=SessionState(), history=History(), pool=[hit]) == []
+    weak = SessionState(topic_levels={"autograd": 1}, question_scores={"q0": 1.0})
+    assert why_chosen(hit, config=adaptive, state=weak, history=History(), pool=[hit]) == [
+        "Your answers put you at difficulty 1, but these topics have no question at that level, so this one is at "
+        "difficulty 3."]
+    chosen = SessionConfig(num_questions=3, difficulty=1)
+    assert why_chosen(hit, config=chosen, state=SessionState(), history=History(), pool=[hit]) == [
+        "These topics have no question at difficulty 1, so the questions are at other levels."]
+
+
 def test_a_question_chosen_though_seen_before_is_said_to_be_a_repeat():
     """A re-check started 12 sessions of one user at once on autograd's 10 questions: two repeated a question
     and neither said so (the note was decided by the count of new questions read before the others chose)."""
@@ -1297,7 +1319,21 @@ def test_a_hint_before_any_run_states_no_failure_of_the_code(engine, user, bank)
     task = by_id(bank)["custom-layer"]
     session = start_at(engine, user, task)
     hinted = engine.hint(session_id=session.id, user_id=user)
-    assert hinted.message.startswith("A complete answer also says something about parameters registered.")
+    assert hinted.message.startswith("A complete answer also has a point that starts \u201cLearnable tensors are "
+                                     "wrapped \u2026\u201d.")
+
+
+def test_a_hint_names_its_point_in_words_not_by_its_id(bank):
+    """A hint on a follow-up read "A complete answer also says something about purpose." (review s49): the point's
+    id, where words were meant."""
+    from app.interview.followups import hint_for
+
+    question = by_id(bank)["gradient-accumulation"]
+    hint = hint_for(question, evaluation=None, hints_used=0, target="purpose")
+    assert hint == ("A complete answer also has a point that starts \u201cGradient accumulation simulates a "
+                    "\u2026\u201d.")
+    described = next(p.description for p in question.rubric if p.id == "purpose")
+    assert described.rstrip(".") not in hint
 
 
 def test_an_evaluate_without_eval_mode_is_not_told_its_validation_uses_more_memory(repo, ingested_store, bank, scorer):

@@ -568,6 +568,56 @@ def test_a_point_the_code_showed_by_its_checks_is_covered_and_praised_with_the_r
     assert "Hidden checks run 3 times with Run checks." in body
 
 
+@pytest.mark.parametrize("fmt", ["markdown", "html", "pdf"])
+def test_a_point_quoted_from_the_code_says_so_and_not_you_said(bank, fmt) -> None:
+    """A word point credited on a line of the code read "— you said “optimizer.step()”" (review s49)."""
+    line = "ctx.save_for_backward(x)"
+    quoted = {**point("save-for-backward", "partial", line), "from_code": True}
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_text="I keep x.", answer_code=CODE,
+                  evaluation=evaluation(2.0, [quoted]), code_result={"status": "failed", "checks": []})]
+    report = build_report(session=session({"relu-autograd-function": 2.0}), turns=turns, bank=bank)
+    assert report.questions[0].partial[0].from_code
+    body = render(report, fmt)[0]
+    if fmt == "pdf":
+        pages = pytest.importorskip("pypdf").PdfReader(io.BytesIO(body)).pages
+        text = "".join(page.extract_text() for page in pages)
+    else:
+        text = unescape(body.decode())
+    assert "your code has" in " ".join(text.split()) and "you said" not in text
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html"])
+def test_a_point_a_failed_check_missed_says_the_words_that_stated_it(bank, fmt) -> None:
+    """A follow-up answered right in words ("Use F.logsigmoid") left the run-judged point missed, without a word that
+    the answer was read (review s49)."""
+    said = "Use F.logsigmoid instead."
+    missed = {**point("gradient-mask", "missed", "failed hidden check gradcheck-float64: wrong"),
+              "checks": ["gradcheck-float64"], "words": said}
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_code=CODE, evaluation=evaluation(1.0, [])),
+             turn(2, "relu-autograd-function", "autograd", kind="follow_up", answer_text=said,
+                  evaluation=evaluation(1.0, [missed]))]
+    report = build_report(session=session({"relu-autograd-function": 1.0}), turns=turns, bank=bank)
+    assert {p.point_id: p.words for p in report.questions[0].missed}["gradient-mask"] == said
+    body = render(report, fmt)[0].decode().replace("\\", "")
+    assert re.search(f"said in words, not yet shown by your code: (\u201c|<q>){re.escape(said)}", body)
+
+
+def test_a_failed_check_is_told_in_its_own_words_not_torchs_comparison_report(bank) -> None:
+    """"Failed check gradient-values: Tensor-likes are not close! Mismatched elements: 14 / 30 (46.7%) Greatest
+    absolute difference: ..." under the question and in the study plan's focus (review s49)."""
+    report_text = ("Tensor-likes are not close!\n\nMismatched elements: 14 / 30 (46.7%)\nGreatest absolute "
+                   "difference: 1.33 at index (1, 5) (up to 1e-05 allowed)")
+    checks = [{"name": "gradient-values", "passed": False, "message": report_text,
+               "description": "x.grad matches the true ReLU gradient"}]
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_code=CODE, evaluation=evaluation(1.0, []),
+                  code_result={"status": "failed", "checks": checks})]
+    report = build_report(session=session({"relu-autograd-function": 1.0}), turns=turns, bank=bank)
+    said = "not met: x.grad matches the true ReLU gradient (14 of 30 values differ)"
+    assert [c.message for c in report.questions[0].failed_checks] == [said]
+    assert report.study_plan[0].focus[0] == f"{said} (failed check gradient-values)"
+    assert "Greatest" not in render(report, "markdown")[0].decode()
+
+
 def test_a_point_an_earlier_run_showed_but_the_latest_run_failed_is_not_praised(bank) -> None:
     """A re-check resubmitted worse code on a follow-up: the report listed "Subclasses ... — your code passed hidden
     checks is-autograd-function" as covered and a strength, beside "Failed check is-autograd-function"."""

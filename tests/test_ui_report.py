@@ -88,6 +88,78 @@ def test_practice_feedback_lists_a_partly_stated_point_under_its_own_heading() -
     assert "graph" in said[partly - 1] and "chain" in said[partly + 1]
 
 
+def _code_quoted_feedback() -> None:
+    from ui.widgets import show_feedback
+
+    quoted = {"point_id": "caveats", "description": "The answer states caveats.", "verdict": "partial",
+              "evidence": "optimizer.step()", "from_code": True}
+    show_feedback({"score": 2.5, "points": [quoted], "misconceptions": []}, None)
+
+
+def test_a_point_quoted_from_the_code_says_so_in_practice_feedback_and_on_the_report_page() -> None:
+    """A line of the code was quoted back as the candidate's words (review s49: "you said “optimizer.step()”")."""
+    feedback = "\n".join(m.value for m in AppTest.from_function(_code_quoted_feedback).run().markdown)
+    assert "Your code has: \u201coptimizer.step()\u201d" in feedback.replace("\\", "")
+    quoted = {**point("save-for-backward", "partial", "ctx.save_for_backward(x)"), "from_code": True}
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_code="ctx.save_for_backward(x)",
+                  evaluation=evaluation(2.0, [quoted]))]
+    report = build_report(session=session({"relu-autograd-function": 2.0}), turns=turns, bank=bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    text = _shown(page)
+    assert "your code has \u201cctx.save_for_backward(x)\u201d" in text and "you said" not in text
+
+
+def _missed_though_said() -> None:
+    from ui.widgets import show_feedback
+
+    missed = {"point_id": "mask", "description": "The answer states mask.", "verdict": "missed", "checks": ["grad"],
+              "evidence": "failed hidden check grad: wrong", "words": "Multiply by the mask of x > 0."}
+    show_feedback({"score": 1.0, "points": [missed], "misconceptions": []}, None)
+
+
+def test_a_point_a_failed_check_missed_shows_the_words_that_stated_it_in_feedback_and_on_the_report_page() -> None:
+    said = "said in words, not yet shown by your code: \u201cMultiply by the mask of x > 0.\u201d"
+    feedback = "\n".join(m.value for m in AppTest.from_function(_missed_though_said).run().markdown)
+    assert said in feedback.replace("\\", "")
+    missed = {**point("gradient-mask", "missed", "failed hidden check gradcheck-float64: wrong"),
+              "checks": ["gradcheck-float64"], "words": "Multiply by the mask of x > 0."}
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_text="Multiply by the mask of x > 0.",
+                  evaluation=evaluation(1.0, [missed]))]
+    report = build_report(session=session({"relu-autograd-function": 1.0}), turns=turns, bank=bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert said in _shown(page)
+
+
+def _missed_by_a_multi_line_check() -> None:
+    from ui.widgets import show_feedback
+
+    points = [{"point_id": pid, "description": f"The answer states {pid}.", "verdict": "missed", "checks": ["g"],
+               "evidence": "failed hidden check g: Tensor-likes are not close!\n\nMismatched elements: 2 / 2"}
+              for pid in ("mask", "save")]
+    show_feedback({"score": 1.0, "points": points, "misconceptions": []}, None)
+
+
+def test_a_stored_multi_line_check_message_keeps_the_missed_points_one_list() -> None:
+    """A check message's blank line ended the practice feedback's list of missed points midway (review s49)."""
+    missed = next(m.value for m in AppTest.from_function(_missed_by_a_multi_line_check).run().markdown
+                  if "mask" in m.value)
+    assert [line[:3] for line in missed.split("\n")] == ["- \u274c", "- \u274c"], missed
+
+
+def _follow_up_skipped() -> None:
+    from ui.widgets import show_feedback
+
+    show_feedback({"score": 2.0, "follow_up": "skip", "model_answer": "Compute log(pt) from the logits."}, None)
+
+
+def test_a_follow_up_given_up_shows_the_model_answer_withheld_while_it_was_pending() -> None:
+    """The model answer waits while a follow-up on its question is pending, so the follow-up's own reply is where
+    it is shown; a follow-up skipped showed only the score that stands."""
+    page = AppTest.from_function(_follow_up_skipped).run()
+    assert [e.label for e in page.expander] == ["Model answer"]
+    assert "Compute log(pt) from the logits." in [m.value for m in page.markdown]
+
+
 def test_a_session_with_nothing_answered_says_so_on_the_page_as_the_files_do() -> None:
     """The page told a candidate who answered nothing "Nothing to revise: well done." and listed every point of the
     question they were shown as missed; the files say nothing was answered and list nothing."""

@@ -65,11 +65,14 @@ def _question(q: dict[str, Any]) -> None:
 
 def _shown(point: dict[str, Any]) -> str:
     """What shows a point stated: the hidden checks the code passed, or the candidate's words quoted."""
+    if point.get("words"):  # missed by a failed check, though stated in words
+        return f" \u2014 said in words, not yet shown by your code: \u201c{literal(point['words'])}\u201d"
     if not point.get("quote"):
         return ""
     if point.get("by_run"):
         return f" (your code {literal(point['quote'])})"
-    return f" \u2014 you said \u201c{literal(point['quote'])}\u201d"
+    lead = "your code has" if point.get("from_code") else "you said"
+    return f" \u2014 {lead} \u201c{literal(point['quote'])}\u201d"
 
 
 def _checks_not_run(q: dict[str, Any]) -> bool:

@@ -92,6 +92,7 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
         st.info(f"{FOLLOW_UP_GIVEN_UP[evaluation['follow_up']]} Score: {score_text(evaluation['score'])}.")
         for note in evaluation.get("penalties") or []:
             st.caption(literal(note))
+        _model_answer(evaluation)  # withheld while the follow-up was pending: the question closes here
         return
     if evaluation.get("gate") in ("skip", "dont_know"):
         st.info(literal(evaluation.get("feedback") or "Scored 0."))
@@ -106,13 +107,15 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
                 line = f"{VERDICT_ICONS[verdict]} {literal(point['description'])}"
                 if point.get("checks"):  # shown by the code's run, not quoted from the answer
                     line += f"  \n{literal(point['evidence'])}"
-                elif point.get("evidence"):
-                    line += f"  \n> “{literal(point['evidence'])}”"
+                elif point.get("evidence"):  # a line of the code is not quoted as the candidate's words
+                    line += f"  \n{'Your code has: ' if point.get('from_code') else '> '}“{literal(point['evidence'])}”"
                 st.markdown(line)
     if missed:
         st.markdown("**Points missed**")
-        st.markdown("\n".join(f"- ❌ {literal(p['description'])}" + (f" ({literal(p['evidence'])})" if p.get("checks")
-                                                                     else "") for p in missed))
+        # One line each: a stored check message's line breaks (torch's report) ended the list midway.
+        st.markdown("\n".join(f"- ❌ {literal(p['description'])}" + (f" ({literal(' '.join(p['evidence'].split()))})"
+                                                                     if p.get("checks") else "") + _in_words(p)
+                               for p in missed))
     for wrong in evaluation.get("misconceptions", []):
         st.error(f"**Misconception:** {literal(wrong['claim'])}  \nYou said: “{literal(wrong['quote'])}”  \n"
                  f"{literal(wrong['correction'])}")
@@ -120,6 +123,15 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
         st.caption(literal(note))
     if code_result:
         show_code_result(code_result)
+    _model_answer(evaluation)
+
+
+def _in_words(point: dict[str, Any]) -> str:
+    """A point a failed check missed, though the words state it: said, so the words are known to have been read."""
+    return f"  \n  said in words, not yet shown by your code: “{literal(point['words'])}”" if point.get("words") else ""
+
+
+def _model_answer(evaluation: dict[str, Any]) -> None:
     if evaluation.get("model_answer"):
         with st.expander("Model answer"):
             st.markdown(bank_markdown(evaluation["model_answer"]))

@@ -33,6 +33,7 @@ from app.api.schemas import (
     session_summary,
 )
 from app.errors import ConflictError, no_session
+from app.interview import feedback
 from app.interview.models import Mode, SessionConfig, SessionState, TurnOutcome
 from app.reports import Report, build_report, render
 
@@ -160,7 +161,8 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
             hints=list(t.hints),
             asked_at=t.created_at,
             answered_at=t.answered_at,
-            evaluation=None if hide else evaluation_out(t.evaluation),
+            evaluation=None if hide else evaluation_out(
+                t.evaluation and feedback.shown_while_asked(t.evaluation, t.question_id, prompt)),
             code_result=None if hide else code_result_out(t.code_result),
             notes=told.get(t.position, []),
         )

@@ -68,13 +68,23 @@ def spoken(
     return dataclasses.replace(scored, evaluation={**scored.evaluation, "feedback_spoken": words.text})
 
 
+def shown_while_asked(evaluation: dict[str, Any], question_id: str | None, pending: Prompt | None) -> dict[str, Any]:
+    """An evaluation as shown while the prompt `pending` waits: the model answer is withheld until its question
+    closes, since a follow-up on the question would be answered from it (custom-loss's explained why
+    log(1 - sigmoid(200)) is -inf, and its follow-up asked just that)."""
+    if pending is None or pending.question_id != question_id or not evaluation.get("model_answer"):
+        return evaluation
+    return {**evaluation, "model_answer": None}
+
+
 def outcome(config: SessionConfig, scored: ScoredAnswer, prompt: Prompt | None, state: SessionState) -> TurnOutcome:
     """What the candidate sees after an action: the evaluation in practice mode only, and what comes next (or,
     once the session is over, what this step noted, which no next prompt is there to tell)."""
     practice = config.mode is Mode.PRACTICE
+    question_id = scored.evaluation.get("question_id")
     return TurnOutcome(
         status="active" if prompt else "completed",
-        evaluation=scored.evaluation if practice else None,
+        evaluation=shown_while_asked(scored.evaluation, question_id, prompt) if practice else None,
         code_result=scored.code_result if practice else None,
         prompt=prompt,
         message=scored.message,

@@ -7,7 +7,7 @@ from typing import Any
 
 from evaluators.base import Evaluation, Verdict
 from evaluators.code.results import Failure
-from knowledge.schema import FollowUp, Question
+from knowledge.schema import FollowUp, Question, RubricPoint
 
 MAX_FOLLOW_UPS = 2
 MAX_HINTS = 2
@@ -70,15 +70,23 @@ def hint_for(
     if hints_used >= MAX_HINTS:
         return None
     if target is not None:
-        return None if hints_on_turn else _about(target)
+        aimed = next((p for p in question.rubric if p.id == target), None)
+        return None if hints_on_turn or aimed is None else _about(aimed)
     covered = {p.point_id for p in evaluation.points if p.verdict is Verdict.COVERED} if evaluation else set()
     open_points = [p for p in sorted(question.rubric, key=lambda p: -p.weight) if p.id not in covered]
     if hints_used >= len(open_points):
         return None
     point = open_points[hints_used]
     probe = next((f.prompt for f in question.follow_ups if f.point == point.id and _true_of_run(f, run)), None)
-    return f"Think about this: {probe}" if probe else _about(point.id)
+    return f"Think about this: {probe}" if probe else _about(point)
 
 
-def _about(point_id: str) -> str:
-    return f"A complete answer also says something about {point_id.replace('-', ' ')}."
+ABOUT_WORDS = 4  # of the point's own sentence: enough to name its topic, too few to state it
+
+
+def _about(point: RubricPoint) -> str:
+    """The point's topic in words, by the opening of its description: its id read as words said "something about
+    purpose", or "about zero init and unroll"."""
+    words = point.description.rstrip(". ").split()
+    opening = " ".join(words[:ABOUT_WORDS]) + (" \u2026" if len(words) > ABOUT_WORDS else "")
+    return f"A complete answer also has a point that starts \u201c{opening}\u201d."

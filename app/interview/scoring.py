@@ -7,15 +7,47 @@ from typing import Any
 
 from app.interview.fenced import contract_names, split_fenced
 from evaluators.base import Evaluation, Evaluator, GradingTask
+from evaluators.feedback import compose_feedback
 from evaluators.run_points import judge_run, with_run
 from knowledge.schema import Question
 
 # For code tasks with both code and explanation, running code weighs most; words can add to the code's
 # score but never take from it (an explanation, or a follow-up answered in words, must not cost points).
 CODE_SHARE = 0.75
+
+
 def with_code(text: str, code: str | None) -> str:
     """An answer as the rubric reads it: the words, then the code in a fence (so it is read as code)."""
     return text if not code else f"{text}\n```python\n{code}\n```"
+
+
+def code_quotes_labelled(evaluation: Evaluation, answers: list[str]) -> Evaluation:
+    """The evaluation with each quote that is a line of the code, not of the words, marked as the code's.
+
+    The rubric reads the code beside the words (a line like `loss = loss / accum_steps` can show a point no check
+    verifies), so a point's quote may be a code line; quoted back as "you said" it reads as words the candidate
+    never wrote. Only the label changes, not what is credited. `answers` are this turn's and the earlier turns'
+    answers as the rubric read them (code in fences)."""
+    parts = [split_fenced(answer) for answer in answers if answer.strip()]
+    codes = [_flat(code) for _, code in parts if code.strip()]
+    if not codes:
+        return evaluation
+    words = [_flat(said) for said, _ in parts]
+
+    def from_code(quote: str) -> bool:
+        quote = _flat(quote)
+        return not any(quote in said for said in words) and any(quote in code for code in codes)
+
+    points = [p.model_copy(update={"from_code": True}) if p.evidence and not p.checks and from_code(p.evidence)
+              else p for p in evaluation.points]
+    if points == evaluation.points:
+        return evaluation
+    return evaluation.model_copy(update={
+        "points": points, "feedback": compose_feedback(points, evaluation.misconceptions, evaluation.gate)})
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
 
 
 @dataclass(frozen=True)
@@ -46,7 +78,9 @@ class AnswerScorer:
     ) -> ScoredAnswer:
         """Score one turn. A follow-up answered in words keeps the code result of an earlier turn."""
         code = code if code and code.strip() else None  # blank code is no code (and no fence around it)
-        rubric = self._evaluator.evaluate(GradingTask.from_question(question, with_code(text, code), earlier))
+        answer = with_code(text, code)
+        rubric = code_quotes_labelled(self._evaluator.evaluate(GradingTask.from_question(question, answer, earlier)),
+                                      [answer, *earlier])
         evaluation = {**rubric.model_dump(mode="json"), "rubric": rubric.model_dump(mode="json")}
         has_code = bool(question.code and code and code.strip())
         if not has_code and not (question.code and earlier_code):

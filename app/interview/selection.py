@@ -93,16 +93,35 @@ def why_chosen(
     # A question seen before is said to be a repeat when it is chosen: sessions started together each counted
     # the topics' new questions before the others took them, so the count at the start cannot say it.
     notes = [REPEATED] if hit.id in history.seen else []
-    target = level_for(hit.topic, config=config, state=state, history=history)
-    if hit.difficulty != target and target not in {h.difficulty for h in pool}:
-        notes.append(f"These topics have no question at difficulty {target}, so the questions are at other levels.")
-    elif hit.difficulty != target and not any(
-            h.difficulty == target and h.id not in history.seen and h.id not in state.asked for h in pool):
-        notes.append(f"No question at difficulty {target} that you have not seen is left in these topics, so some "
-                     "questions are at another level.")
+    if level := _other_level(hit, config=config, state=state, history=history, pool=pool):
+        notes.append(level)
     if (mean := history.weak_topics.get(hit.topic)) is not None and review_open(config, state, history):
         notes.append(f"{hit.topic} comes back for review: your latest answers on it averaged {mean:.1f} / 5.")
     return notes
+
+
+def _other_level(
+    hit: SearchHit, *, config: SessionConfig, state: SessionState, history: History, pool: list[SearchHit]
+) -> str | None:
+    """Why a question is not at the level it was chosen for, when none is left there. In adaptive mode the level is
+    the one the answers reached, never one the candidate chose, and the starting level (neither chosen nor reached)
+    goes unsaid: "These topics have no question at difficulty 1" puzzled a candidate who never chose one."""
+    target = level_for(hit.topic, config=config, state=state, history=history)
+    none_at_level = target not in {h.difficulty for h in pool}
+    if hit.difficulty == target or not none_at_level and any(
+            h.difficulty == target and h.id not in history.seen and h.id not in state.asked for h in pool):
+        return None
+    if config.difficulty != "adaptive":
+        return (f"These topics have no question at difficulty {target}, so the questions are at other levels."
+                if none_at_level else f"No question at difficulty {target} that you have not seen is left in these "
+                "topics, so some questions are at another level.")
+    reached = hit.topic in state.topic_levels or hit.topic in history.standing or state.question_scores \
+        or history.latest_scores
+    if not reached:
+        return None
+    lacking = "these topics have no question at that level" if none_at_level else \
+        "no question at that level that you have not seen is left in these topics"
+    return f"Your answers put you at difficulty {target}, but {lacking}, so this one is at difficulty {hit.difficulty}."
 
 
 def review_open(config: SessionConfig, state: SessionState, history: History) -> bool:

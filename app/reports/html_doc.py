@@ -68,9 +68,9 @@ def _question(entry: QuestionEntry) -> str:
     parts = [f"<h3>Q{entry.number}. {esc(entry.question)}</h3>",
              f"<p>{esc(entry.topic)} \u00b7 difficulty {entry.difficulty} \u00b7 {_badge(entry.score)}</p>"]
     parts += [f'<p class="flag">{esc(flag)}</p>' for flag in w.detail_lines(entry)]
-    parts += [_list(title, [esc(desc) + (f" \u2014 your code {esc(quote)}" if by_run else
-                                         f" \u2014 you said <q>{esc(quote)}</q>" if quote else "")
-                            for desc, quote, by_run in points]) for title, points in w.point_lists(entry)]
+    parts += [_list(title, [esc(desc) + (f" \u2014 {w.QUOTE_LEAD[how]} {esc(quote)}" if how == "run" else
+                                         f" \u2014 {w.QUOTE_LEAD[how]} <q>{esc(quote)}</q>" if quote else "")
+                            for desc, quote, how in points]) for title, points in w.point_lists(entry)]
     parts.append(_list("Misconceptions", [f"You said <q>{esc(m.quote)}</q> \u2014 {esc(m.correction)}"
                                           for m in entry.misconceptions]))
     parts.append(_transcript(entry))

@@ -57,9 +57,9 @@ def _question(entry: QuestionEntry) -> list[str]:
     for title, points in w.point_lists(entry):
         if points:
             lines += ["", f"{title}:", ""]
-            lines += [f"- {md(desc)}" + (f" \u2014 your code {md(quote or '')}" if by_run else
-                                         f" \u2014 you said \u201c{md(quote)}\u201d" if quote else "")
-                      for desc, quote, by_run in points]
+            lines += [f"- {md(desc)}" + (f" \u2014 {w.QUOTE_LEAD[how]} {md(quote or '')}" if how == "run" else
+                                         f" \u2014 {w.QUOTE_LEAD[how]} \u201c{md(quote)}\u201d" if quote else "")
+                      for desc, quote, how in points]
     if entry.misconceptions:
         lines += ["", "Misconceptions:", ""]
         lines += [f"- You said \u201c{md(m.quote)}\u201d \u2014 {md(m.correction)}"

@@ -21,19 +21,21 @@ class _Frozen(BaseModel):
 class CoveredPoint(_Frozen):
     """A rubric point the candidate stated, in full (`covered`) or in part (`partial`), with the candidate's own
     words that show it, or one their code showed by passing the hidden checks that verify it (`by_run`: then
-    `quote` names those checks)."""
+    `quote` names those checks), or a line of their code that reads like it (`from_code`)."""
 
     point_id: str
     description: str
     verdict: Literal["covered", "partial"]
     quote: str
     by_run: bool = False
+    from_code: bool = False
 
 
 class MissedPoint(_Frozen):
     point_id: str
     description: str
     verdict: Literal["missed"] = "missed"
+    words: str | None = None  # the candidate's sentence stating a point a failed check missed (the run decides it)
 
 
 class MisconceptionNote(_Frozen):

@@ -136,9 +136,10 @@ def _question(entry: QuestionEntry) -> list[Flowable]:
     ]
     story += [Paragraph(esc(flag), SMALL) for flag in w.detail_lines(entry)]
     for title, points in w.point_lists(entry):
-        story += _titled(title, [esc(desc) + (f" \u2014 your code {esc(quote)}" if by_run else
-                                              f" \u2014 you said <i>\u201c{esc(quote)}\u201d</i>" if quote else "")
-                                 for desc, quote, by_run in points])
+        story += _titled(title, [esc(desc) + (f" \u2014 {w.QUOTE_LEAD[how]} {esc(quote)}" if how == "run" else
+                                              f" \u2014 {w.QUOTE_LEAD[how]} <i>\u201c{esc(quote)}\u201d</i>"
+                                              if quote else "")
+                                 for desc, quote, how in points])
     story += _titled("Misconceptions", [
         f"You said <i>\u201c{esc(m.quote)}\u201d</i> \u2014 {esc(m.correction)}" for m in entry.misconceptions
     ])

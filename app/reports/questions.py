@@ -17,6 +17,7 @@ from app.reports.model import (
 )
 from app.reports.quotes import answer_texts, normalise, quote_found
 from app.store.records import TurnRecord
+from evaluators.run_points import failure_said
 from knowledge.schema import Question
 
 _RANK = {"partial": 1, "covered": 2}
@@ -69,7 +70,7 @@ def question_entry(
         covered=[p for p in stated if p.verdict == "covered"],
         partial=[p for p in stated if p.verdict == "partial"],
         # A question shown and never answered (the session ended there) had no point judged: none is missed.
-        missed=_missed_points(question, answered, stated) if answered else [],
+        missed=_missed_points(question, answered, stated, texts) if answered else [],
         misconceptions=_misconceptions(number, question_id, turns[0].topic, answered, texts),
         penalties=[str(p) for p in evaluation.get("penalties") or []],
         scoring_notes=list(dict.fromkeys(str(n) for t in answered for n in (t.evaluation or {}).get("notes") or [])),
@@ -126,15 +127,16 @@ def _stated_points(answered: list[TurnRecord], texts: list[str], *, given: str |
             held = best.get(point["point_id"])
             if held is None or _RANK[verdict] >= _RANK[held.verdict]:
                 best[point["point_id"]] = CoveredPoint(point_id=point["point_id"], description=point["description"],
-                                                       verdict=verdict, quote=quote, by_run=by_run)
+                                                       verdict=verdict, quote=quote, by_run=by_run,
+                                                       from_code=bool(point.get("from_code")))
     return list(best.values())
 
 
 def _missed_points(
-    question: AskedQuestion | None, answered: list[TurnRecord], stated: list[CoveredPoint]
+    question: AskedQuestion | None, answered: list[TurnRecord], stated: list[CoveredPoint], texts: list[str]
 ) -> list[MissedPoint]:
     """Every rubric point not stated, in full or in part; the rubric asked by is the source, so a skip lists
-    them all."""
+    them all. A point a failed check missed keeps the sentence that stated it in words (the latest one)."""
     if question is not None:
         rubric = [(p.id, p.description) for p in question.rubric]
     else:  # neither a stored copy nor the bank has the question: fall back to what the evaluations listed
@@ -144,7 +146,11 @@ def _missed_points(
                 seen.setdefault(point["point_id"], point["description"])
         rubric = list(seen.items())
     said = {p.point_id for p in stated}
-    return [MissedPoint(point_id=pid, description=desc) for pid, desc in rubric if pid not in said]
+    in_words = {point["point_id"]: point["words"] for turn in answered
+                for point in (turn.evaluation or {}).get("points") or []
+                if point.get("words") and quote_found(point["words"], texts)}
+    return [MissedPoint(point_id=pid, description=desc, words=in_words.get(pid)) for pid, desc in rubric
+            if pid not in said]
 
 
 def _misconceptions(
@@ -176,7 +182,7 @@ def _code_fields(answered: list[TurnRecord]) -> dict[str, Any]:
         "code_checks_passed": run.get("passed_checks", sum(bool(c.get("passed")) for c in checks)),
         "code_checks_total": run.get("total_checks", len(checks)),
         "failed_checks": [
-            FailedCheck(name=str(c.get("name", "?")), message=c.get("message"))
+            FailedCheck(name=str(c.get("name", "?")), message=failure_said(c) or None)
             for c in checks if not c.get("passed")
         ],
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from app.reports.build import WEAK_BELOW
-from app.reports.model import Exchange, MisconceptionNote, QuestionEntry, Report, Strength, TopicScore
+from app.reports.model import CoveredPoint, Exchange, MisconceptionNote, QuestionEntry, Report, Strength, TopicScore
 
 TITLE = "Interview report"
 OVERALL = "Overall"
@@ -117,10 +117,11 @@ def detail_lines(entry: QuestionEntry) -> list[str]:
 COVERED, PARTLY, MISSED = "Covered", "Partly stated", "Missed"
 
 
-def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | None, bool]]]]:
+def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | None, str]]]]:
     """The question's rubric points under three headings, each point under one only, as (description, the
-    candidate's sentence that earned it, whether the code's run showed it instead: then the "sentence" names the
-    hidden checks it passed): covered, partly stated, missed (no sentence).
+    candidate's sentence that earned it, how it is shown: `said` in their words, `code` a line of their code, or
+    `run`, the code's run: then the "sentence" names the hidden checks it passed): covered, partly stated, missed
+    (no sentence, or `words`: the one that states a point a failed check missed).
 
     A partial point is shown as partly stated with its sentence, never as missed and never with its credit,
     even near 0: of the 23 partial verdicts with a credit under 0.1 on this team's answers graded point by
@@ -129,10 +130,19 @@ def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | N
     is not (under 0.1, 7 of 23 were stated in full; at 0.5 or more, 71 of 119). The sentence lets the reader
     judge."""
     return [
-        (COVERED, [(p.description, p.quote, p.by_run) for p in entry.covered]),
-        (PARTLY, [(p.description, p.quote, p.by_run) for p in entry.partial]),
-        (MISSED, [(p.description, None, False) for p in entry.missed]),
+        (COVERED, [(p.description, p.quote, _shown_by(p)) for p in entry.covered]),
+        (PARTLY, [(p.description, p.quote, _shown_by(p)) for p in entry.partial]),
+        (MISSED, [(p.description, p.words, "words") for p in entry.missed]),
     ]
+
+
+# What a point's quote is introduced by: the candidate's words, a line of their code, the checks their code passed.
+QUOTE_LEAD = {"said": "you said", "code": "your code has", "run": "your code",
+              "words": "said in words, not yet shown by your code:"}
+
+
+def _shown_by(point: CoveredPoint) -> str:
+    return "run" if point.by_run else "code" if point.from_code else "said"
 
 
 # Each gap is listed once, under its question (with the transcript and the model answer beside it): the
