@@ -57,13 +57,14 @@ def test_practice_withholds_the_model_answer_until_the_follow_ups_on_its_questio
     created = start(alice, topics=["autograd"], num_questions=1, seed=5)
     prompt = created["prompt"]
     first_sentence = reference[prompt["question_id"]].split(". ")[0] + "."
-    outcome = alice.post(f"/v1/sessions/{created['id']}/answers", json={"text": first_sentence}).json()
+    outcome = alice.post(f"/v1/sessions/{created['id']}/answers", json={"text": first_sentence, "turn": 0}).json()
     assert outcome["prompt"]["kind"] == "follow_up" and outcome["evaluation"]["points"]
     assert outcome["evaluation"]["model_answer"] is None
     shown = alice.get(f"/v1/sessions/{created['id']}").json()["transcript"][0]["evaluation"]
     assert shown["points"] and shown["model_answer"] is None
     while outcome["prompt"] is not None:
-        outcome = alice.post(f"/v1/sessions/{created['id']}/answers", json={"text": first_sentence}).json()
+        body = {"text": first_sentence, "turn": outcome["prompt"]["turn"]}
+        outcome = alice.post(f"/v1/sessions/{created['id']}/answers", json=body).json()
     assert outcome["evaluation"]["model_answer"] == reference[prompt["question_id"]]
     transcript = alice.get(f"/v1/sessions/{created['id']}").json()["transcript"]
     assert all(t["evaluation"]["model_answer"] for t in transcript)
