@@ -135,7 +135,13 @@ def _send_queued(api: ApiClient, sid: str, prompt: dict[str, Any], *, text: str,
 
 
 def _code_panel(prompt: dict[str, Any], sid: str) -> str:
-    with st.container(border=True, key="task-panel"):
+    # A new panel (so a new editor) whenever what is drawn above it grows: a new turn or a longer chat. React keeps a
+    # keyed block across runs and, when elements come before it, may move it down by taking it out of the page and
+    # putting it back; that reloads the editor's iframe, and Streamlit 1.67 listens to the iframe's first window
+    # only (ComponentRegistry), so the reloaded editor never got its contents: a blank box after an answer that
+    # drew a follow-up. A new editor is sent them when it loads; the code carries over through `code_editor`.
+    chat_length = len(st.session_state.get("chat", []))
+    with st.container(border=True, key=f"task-panel-{prompt['turn']}-{chat_length}"):
         st.markdown("**Code task: the contract**")
         st.markdown(widgets.bank_markdown(prompt["code_contract"]))
         code = code_editor(
