@@ -16,6 +16,11 @@ MONOSPACE_CSS = (
 )
 
 
+# Ace sizes its lines from the font's own height: at 14 px with DejaVu Sans Mono (the monospace most Linux browsers
+# fall back to), a 16 px line cut off the underscore at a device scale of 1, so `train_loss` read "train loss".
+# At 15 px (18 px lines) it shows; streamlit-ace offers no font or line-height option of its own.
+FONT_SIZE_PX = 15
+
 # streamlit-ace (auto_update) sends an edit 200 ms after the last keystroke: a click within that time reaches
 # the app first, and the edit follows on the same connection at most that long after it (plus jitter).
 ACE_SEND_DELAY_S = 0.2
@@ -55,7 +60,7 @@ def code_editor(*, key: str, starter: str, plain: bool) -> str:
         st.session_state[f"{key}:shown"] = "ace"
         editor_key = f"{key}-ace-{st.session_state.get(f'{key}:switches', 0)}"
         code = str(st_ace(value=latest, language="python", theme="tomorrow", key=editor_key, auto_update=True,
-                          min_lines=14, font_size=14, tab_size=4, show_gutter=True))
+                          min_lines=14, font_size=FONT_SIZE_PX, tab_size=4, show_gutter=True))
     st.session_state[f"{key}:code"] = code
     return code
 

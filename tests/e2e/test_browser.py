@@ -453,3 +453,29 @@ def test_the_editor_still_shows_the_code_on_a_follow_up(page: Any, servers: tupl
     page.get_by_role("button", name="Submit answer").click()
     _wait_for(lambda: _detail(api_url, sid)["transcript"][1]["action"] is not None, page=page)
     assert "# and a fix" in (_detail(api_url, sid)["transcript"][1]["answer_code"] or "")
+
+
+def test_underscores_show_in_the_editor(page: Any, servers: tuple[str, str]) -> None:
+    """At a device scale of 1 the editor's lines were too short for DejaVu Sans Mono's underscore (the fallback
+    monospace here): `train_loss` read "train loss". A line of underscores alone must leave ink on the screen."""
+    from PIL import Image
+
+    api_url, ui_url = servers
+    page.goto(f"{ui_url}/?session={_code_task_session(api_url)}")
+    page.frame_locator("iframe[title*='streamlit_ace']").locator(".ace_editor .ace_content").first.wait_for()
+    _wait_idle(page)
+    line = page.evaluate("""() => {
+        const frame = document.querySelector("iframe[title*='streamlit_ace']");
+        const editor = frame.contentDocument.querySelector('.ace_editor').env.editor;
+        editor.setValue('________\\n\\n', 1);  // the caret two lines below, out of the way
+        editor.renderer.updateFull(true);
+        const outer = frame.getBoundingClientRect();
+        const first = frame.contentDocument.querySelector('.ace_text-layer .ace_line').getBoundingClientRect();
+        return {x: outer.left + first.left, y: outer.top + first.top, height: first.height};
+    }""")
+    page.wait_for_timeout(300)  # the editor draws on the next frame
+    # The line and the one below (an underscore may hang below its line), as wide as the eight underscores.
+    picture = page.screenshot(clip={"x": line["x"], "y": line["y"], "width": 120, "height": 2 * line["height"]})
+    gray = Image.open(io.BytesIO(picture)).convert("L")
+    ink = sum(1 for x in range(gray.width) for y in range(gray.height) if gray.getpixel((x, y)) < 200)
+    assert ink >= 20, f"the underscores left {ink} dark pixels"
