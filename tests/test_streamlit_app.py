@@ -19,7 +19,7 @@ from tests.conftest import REPO
 from tests.test_api_server import free_port, running_server
 
 USERS = ("starter", "flow", "historian", "reader", "switcher", "hinter", "drafter", "ender", "reloader", "numberer",
-         "behind", "quick", "restorer", "resender")
+         "behind", "quick", "restorer", "resender", "leaver")
 # The bank's own reference solution: a correct answer the hidden checks must accept.
 RELU = bank_index()["relu-autograd-function"].code.solution
 
@@ -439,6 +439,23 @@ def test_a_draft_and_plain_box_code_survive_a_visit_to_another_page(server, monk
     at.sidebar.radio(key="nav").set_value("Interview").run()
     assert not at.exception and "report_sid" not in at.session_state  # the Report page follows the interview
     assert next(t for t in at.text_area if t.label == "Your answer").value == "my draft answer"
+    assert next(t for t in at.text_area if t.label == "Your code").value == "def mine():\n    return 42\n"
+
+
+def test_what_was_typed_just_before_leaving_the_page_is_kept(server, monkeypatch):
+    """A box sends its text when it loses the focus: a click on another page straight after typing brought the text
+    in the run that drew that page, where Streamlit dropped the state of the boxes it did not draw; it was lost."""
+    url, keys = server
+    at = code_task_in_the_plain_box(monkeypatch, url, keys["leaver"], questions=1)
+    next(t for t in at.text_area if t.label == "Your code").set_value("def mine():\n    return 42\n")
+    next(t for t in at.text_area if t.label == "Your answer").set_value("typed just before leaving")
+    at.sidebar.radio(key="nav").set_value("History").run()  # one run: the texts and the click
+    assert not at.exception, at.exception
+    auth = {"Authorization": f"Bearer {keys['leaver']}"}
+    draft = httpx.get(f"{url}/v1/sessions/{at.session_state['sid']}", headers=auth).json()["draft"]
+    assert draft and (draft["text"], draft["code"]) == ("typed just before leaving", "def mine():\n    return 42\n")
+    at.sidebar.radio(key="nav").set_value("Interview").run()
+    assert next(t for t in at.text_area if t.label == "Your answer").value == "typed just before leaving"
     assert next(t for t in at.text_area if t.label == "Your code").value == "def mine():\n    return 42\n"
 
 
