@@ -213,9 +213,19 @@ def report_of_a_new_session(server, monkeypatch, mode: str) -> AppTest:
     return at
 
 
-def test_interview_mode_report_before_the_end_shows_the_api_conflict(server, monkeypatch):
-    at = report_of_a_new_session(server, monkeypatch, "interview")
-    assert "an interview-mode report is ready once the session is completed" in texts(at.error)
+def test_the_report_of_an_interview_in_progress_says_when_it_is_ready(server, monkeypatch):
+    """An interview-mode session shows its report once completed, as it should: the page said so in red, as an error."""
+    at, created, _ = new_session_page(monkeypatch, server, "reader", mode="interview", num_questions=2)
+    at.sidebar.radio(key="nav").set_value("Report").run()
+    assert not at.exception and not at.error, at.error
+    assert "its report, with every score and the feedback, is ready once the session is completed" in texts(at.info)
+    click(at, "Back to the interview")
+    assert at.session_state["nav"] == "Interview" and f"session {created['id'][:8]}" in texts(at.caption)
+
+    opened_from_history = report_of_a_new_session(server, monkeypatch, "interview")  # not the one on screen
+    assert "ready once the session is completed" in texts(opened_from_history.info)
+    assert not opened_from_history.error and not any(b.label == "Back to the interview"
+                                                     for b in opened_from_history.button)
 
 
 def test_report_of_a_session_with_nothing_answered_yet(server, monkeypatch):
