@@ -50,6 +50,8 @@ def main() -> None:
     page = st.session_state.get("nav", "Start")
     address.keep(page)
     try:
+        if page != "Interview":
+            interview_page.keep_what_was_typed(api)
         PAGES[page](api)
     except ApiError as exc:
         st.error(literal(str(exc)))

@@ -19,7 +19,7 @@ from tests.conftest import REPO
 from tests.test_api_server import free_port, running_server
 
 USERS = ("starter", "flow", "historian", "reader", "switcher", "hinter", "drafter", "ender", "reloader", "numberer",
-         "behind", "quick", "restorer", "resender")
+         "behind", "quick", "restorer", "resender", "leaver")
 # The bank's own reference solution: a correct answer the hidden checks must accept.
 RELU = bank_index()["relu-autograd-function"].code.solution
 
@@ -213,9 +213,19 @@ def report_of_a_new_session(server, monkeypatch, mode: str) -> AppTest:
     return at
 
 
-def test_interview_mode_report_before_the_end_shows_the_api_conflict(server, monkeypatch):
-    at = report_of_a_new_session(server, monkeypatch, "interview")
-    assert "an interview-mode report is ready once the session is completed" in texts(at.error)
+def test_the_report_of_an_interview_in_progress_says_when_it_is_ready(server, monkeypatch):
+    """An interview-mode session shows its report once completed, as it should: the page said so in red, as an error."""
+    at, created, _ = new_session_page(monkeypatch, server, "reader", mode="interview", num_questions=2)
+    at.sidebar.radio(key="nav").set_value("Report").run()
+    assert not at.exception and not at.error, at.error
+    assert "its report, with every score and the feedback, is ready once the session is completed" in texts(at.info)
+    click(at, "Back to the interview")
+    assert at.session_state["nav"] == "Interview" and f"session {created['id'][:8]}" in texts(at.caption)
+
+    opened_from_history = report_of_a_new_session(server, monkeypatch, "interview")  # not the one on screen
+    assert "ready once the session is completed" in texts(opened_from_history.info)
+    assert not opened_from_history.error and not any(b.label == "Back to the interview"
+                                                     for b in opened_from_history.button)
 
 
 def test_report_of_a_session_with_nothing_answered_yet(server, monkeypatch):
@@ -440,6 +450,23 @@ def test_a_draft_and_plain_box_code_survive_a_visit_to_another_page(server, monk
     at.sidebar.radio(key="nav").set_value("Interview").run()
     assert not at.exception and "report_sid" not in at.session_state  # the Report page follows the interview
     assert next(t for t in at.text_area if t.label == "Your answer").value == "my draft answer"
+    assert next(t for t in at.text_area if t.label == "Your code").value == "def mine():\n    return 42\n"
+
+
+def test_what_was_typed_just_before_leaving_the_page_is_kept(server, monkeypatch):
+    """A box sends its text when it loses the focus: a click on another page straight after typing brought the text
+    in the run that drew that page, where Streamlit dropped the state of the boxes it did not draw; it was lost."""
+    url, keys = server
+    at = code_task_in_the_plain_box(monkeypatch, url, keys["leaver"], questions=1)
+    next(t for t in at.text_area if t.label == "Your code").set_value("def mine():\n    return 42\n")
+    next(t for t in at.text_area if t.label == "Your answer").set_value("typed just before leaving")
+    at.sidebar.radio(key="nav").set_value("History").run()  # one run: the texts and the click
+    assert not at.exception, at.exception
+    auth = {"Authorization": f"Bearer {keys['leaver']}"}
+    draft = httpx.get(f"{url}/v1/sessions/{at.session_state['sid']}", headers=auth).json()["draft"]
+    assert draft and (draft["text"], draft["code"]) == ("typed just before leaving", "def mine():\n    return 42\n")
+    at.sidebar.radio(key="nav").set_value("Interview").run()
+    assert next(t for t in at.text_area if t.label == "Your answer").value == "typed just before leaving"
     assert next(t for t in at.text_area if t.label == "Your code").value == "def mine():\n    return 42\n"
 
 

@@ -31,10 +31,14 @@ COMMIT_WHILE_TYPING = """<script>
 </script>""".replace("PAUSE_MS", str(PAUSE_MS))
 
 
+def watch_typing() -> None:
+    """Draw the script that has the answer box send its text when the candidate pauses typing."""
+    st.html(COMMIT_WHILE_TYPING, unsafe_allow_javascript=True)
+
+
 def save(api: ApiClient, *, sid: str, prompt: dict[str, Any], text: str, code: str | None) -> None:
     """Send the answer and code on screen to the API when they differ from what it last kept for this prompt
     (each edit reaches the app once the editor or the box sends it). Code left as the starter is no draft."""
-    st.html(COMMIT_WHILE_TYPING, unsafe_allow_javascript=True)
     turn = prompt["turn"]
     if code is not None and code.strip() == (prompt.get("starter_code") or "").strip():
         code = None

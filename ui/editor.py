@@ -16,6 +16,11 @@ MONOSPACE_CSS = (
 )
 
 
+# Ace sizes its lines from the font's own height: at 14 px with DejaVu Sans Mono (the monospace most Linux browsers
+# fall back to), a 16 px line cut off the underscore at a device scale of 1, so `train_loss` read "train loss".
+# At 15 px (18 px lines) it shows; streamlit-ace offers no font or line-height option of its own.
+FONT_SIZE_PX = 15
+
 # streamlit-ace (auto_update) sends an edit 200 ms after the last keystroke: a click within that time reaches
 # the app first, and the edit follows on the same connection at most that long after it (plus jitter).
 ACE_SEND_DELAY_S = 0.2
@@ -33,9 +38,7 @@ def ace_available() -> bool:
 def code_editor(*, key: str, starter: str, plain: bool) -> str:
     """The candidate's code, starting from the task's starter code; `key` must start with 'code-'. The code
     so far is kept under `key:code`, so switching between the editor and the plain box keeps it."""
-    latest = st.session_state.get(f"{key}:code", starter)
-    if st.session_state.get(f"{key}:shown") == "plain" and key in st.session_state:
-        latest = str(st.session_state[key])  # the box's own text: the click that switches back commits it
+    latest = latest_code(key, starter)
     if plain or not ace_available():
         st.markdown(MONOSPACE_CSS, unsafe_allow_html=True)
         if st.session_state.get(f"{key}:shown") != "plain" or key not in st.session_state:
@@ -53,11 +56,30 @@ def code_editor(*, key: str, starter: str, plain: bool) -> str:
         if st.session_state.get(f"{key}:shown") == "plain":
             st.session_state[f"{key}:switches"] = st.session_state.get(f"{key}:switches", 0) + 1
         st.session_state[f"{key}:shown"] = "ace"
-        editor_key = f"{key}-ace-{st.session_state.get(f'{key}:switches', 0)}"
+        editor_key = _ace_key(key)
         code = str(st_ace(value=latest, language="python", theme="tomorrow", key=editor_key, auto_update=True,
-                          min_lines=14, font_size=14, tab_size=4, show_gutter=True))
+                          min_lines=14, font_size=FONT_SIZE_PX, tab_size=4, show_gutter=True))
     st.session_state[f"{key}:code"] = code
     return code
+
+
+def latest_code(key: str, starter: str) -> str:
+    """The code as the boxes have it in this run, kept under `key:code`. The box (or editor) shown last may have sent
+    an edit with this run, also a run that draws another page (a click elsewhere commits the plain box's text), and
+    Streamlit drops the state of a widget that is not drawn: read here, the edit outlives it."""
+    latest = str(st.session_state.get(f"{key}:code", starter))
+    shown = st.session_state.get(f"{key}:shown")
+    if shown == "plain" and key in st.session_state:
+        latest = str(st.session_state[key])  # the box's own text: the click that switches back commits it
+    elif shown == "ace" and st.session_state.get(_ace_key(key)) is not None:
+        latest = str(st.session_state[_ace_key(key)])
+    st.session_state[f"{key}:code"] = latest
+    return latest
+
+
+def _ace_key(key: str) -> str:
+    """The editor's key: a new one each time it comes back from the plain box, so it is made with the latest code."""
+    return f"{key}-ace-{st.session_state.get(f'{key}:switches', 0)}"
 
 
 def await_last_edit(key: str) -> None:

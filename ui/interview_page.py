@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui import drafts, state, widgets
 from ui.client import ApiClient, ApiError
-from ui.editor import await_last_edit, code_editor
+from ui.editor import await_last_edit, code_editor, latest_code
 
 ACTIONS = (("hint", "💡 Hint"), ("repeat", "🔁 Repeat"), ("skip", "⏭ Skip"), ("dont-know", "🤷 I don't know"))
 
@@ -87,6 +87,7 @@ def _answer_form(api: ApiClient, sid: str, prompt: dict[str, Any]) -> None:
     text = st.text_area("Your answer", key=state.kept(state.answer_key(sid, turn)), height=160,
                         placeholder="Explain your answer as you would to an interviewer.")
     state.keep(state.answer_key(sid, turn), text)
+    drafts.watch_typing()
     drafts.save(api, sid=sid, prompt=prompt, text=text, code=code)
     columns = st.columns([2, 1, 1, 1, 1.4])
     columns[0].button("Submit answer", type="primary", width="stretch", key=f"submit-{sid}-{turn}",
@@ -97,6 +98,24 @@ def _answer_form(api: ApiClient, sid: str, prompt: dict[str, Any]) -> None:
         st.caption("End now: your report covers what you have answered, and this question is not scored.")
         st.button("End now", key=f"finish-{sid}-{turn}", on_click=_queue, args=(sid, turn, "finish"))
     _send_queued(api, sid, prompt, text=text, code=code)
+
+
+def keep_what_was_typed(api: ApiClient) -> None:
+    """On a run that draws another page: keep what the open prompt's boxes hold and save it as the draft. A box sends
+    its text when it loses the focus, so a click on another page straight after typing brings the text in this very
+    run, and Streamlit drops the state of the boxes it does not draw: the text was lost."""
+    sid, prompt = st.session_state.get("sid"), st.session_state.get("prompt")
+    if not sid or not prompt or st.session_state.get("status") == "completed":
+        return
+    key = state.answer_key(sid, prompt["turn"])
+    if key not in st.session_state:  # the boxes were not on the page drawn last: nothing new came from them
+        return
+    text = str(st.session_state[key] or "")
+    state.keep(key, text)
+    code = None
+    if prompt.get("code_contract"):
+        code = latest_code(state.code_key(sid, prompt["question_id"]), prompt.get("starter_code") or "")
+    drafts.save(api, sid=sid, prompt=prompt, text=text, code=code)
 
 
 def _queue(sid: str, turn: int, action: str) -> None:
@@ -135,7 +154,13 @@ def _send_queued(api: ApiClient, sid: str, prompt: dict[str, Any], *, text: str,
 
 
 def _code_panel(prompt: dict[str, Any], sid: str) -> str:
-    with st.container(border=True, key="task-panel"):
+    # A new panel (so a new editor) whenever what is drawn above it grows: a new turn or a longer chat. React keeps a
+    # keyed block across runs and, when elements come before it, may move it down by taking it out of the page and
+    # putting it back; that reloads the editor's iframe, and Streamlit 1.67 listens to the iframe's first window
+    # only (ComponentRegistry), so the reloaded editor never got its contents: a blank box after an answer that
+    # drew a follow-up. A new editor is sent them when it loads; the code carries over through `code_editor`.
+    chat_length = len(st.session_state.get("chat", []))
+    with st.container(border=True, key=f"task-panel-{prompt['turn']}-{chat_length}"):
         st.markdown("**Code task: the contract**")
         st.markdown(widgets.bank_markdown(prompt["code_contract"]))
         code = code_editor(

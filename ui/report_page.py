@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import state
-from ui.client import ApiClient
+from ui.client import ApiClient, ApiError
 from ui.report_points import show_questions, show_topics, study_reason, work_on
 from ui.widgets import literal, score_text
 
@@ -29,7 +29,18 @@ def render(api: ApiClient) -> None:
         if st.button("Go to History"):
             state.goto("History")
         return
-    report = api.get(f"/v1/sessions/{sid}/report", format="json")
+    try:
+        report = api.get(f"/v1/sessions/{sid}/report", format="json")
+    except ApiError as exc:
+        if exc.status != 409:
+            raise
+        # The one refusal of this request: an interview-mode session keeps its scores until it is completed, as it
+        # should, so this is news, not a failure.
+        st.info("This interview-mode session is still in progress: its report, with every score and the feedback, "
+                "is ready once the session is completed.")
+        if sid == st.session_state.get("sid") and st.button("Back to the interview"):
+            state.goto("Interview")
+        return
     _summary(report)
     if not any(q.get("score") is not None for q in report.get("questions", [])):
         # As the files say it: a question shown and not answered has no points to list, and an empty plan is
