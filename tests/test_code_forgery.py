@@ -326,6 +326,14 @@ def test_softmax_reached_through_distributions_is_seen_at_the_dispatcher(runner:
     assert_refused(check(runner, "stable-log-softmax", source), "line 5 calls torch.logsumexp")
 
 
+@pytest.mark.parametrize("call", ["torch.sparse.log_softmax(x.to_sparse(), dim).to_dense()",
+                                  "torch.sparse.softmax(x.to_sparse(), dim).to_dense().log()"])
+def test_softmax_reached_through_a_sparse_copy_is_refused(runner: CodeRunner, call: str) -> None:
+    """A sparse copy's softmax is another op (aten::_sparse_log_softmax): it passed four of five checks (0.8)."""
+    source = f"import torch\n\n\ndef log_softmax(x, dim=-1):\n    return {call}\n"
+    assert_refused(check(runner, "stable-log-softmax", source), f"line 5 calls {call.split('(')[0]}")
+
+
 def test_catching_the_refusal_and_falling_back_still_fails(runner: CodeRunner) -> None:
     honest = task("stable-log-softmax").solution.replace("def log_softmax(", "def _honest(")
     source = CROSS_ENTROPY.replace("def log_softmax(", "def _forged(") + honest + '''
