@@ -8,6 +8,7 @@ cut off, an unknown model, no server) scores offline with the reason shown while
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from tests.local_llm import CONTEXT_TOKENS, MAX_TOKENS, MODEL_ALIAS, local_model
 pytestmark = [pytest.mark.e2e, pytest.mark.e2e_llm, pytest.mark.slow]
 
 QUESTION = "relu-autograd-function"
+OFFLINE_GAP = re.compile(r"LLM judge: ([+-]\d+\.\d) for the points read offline")
 PARTIAL = "You subclass torch.autograd.Function and write static forward and backward methods."
 FOLLOW_UP = (
     "In forward I call ctx.save_for_backward(x) and return x.clamp(min=0). In backward I read the saved "
@@ -140,9 +142,11 @@ def verify(evaluation: dict[str, Any], *, answers: list[str], question: Any) -> 
         assert quote_in(wrong["quote"], answers)
     weights = sum(p["weight"] for p in evaluation["points"])
     earned = 5 * sum(p["weight"] * p["credit"] for p in evaluation["points"]) / weights  # offline's own, if read so
+    # Points read offline carry the offline score's gap to its credits, and a note says how much (to 0.1).
+    carried = [float(m.group(1)) for n in evaluation["notes"] if (m := OFFLINE_GAP.match(n))]
     penalty = MISCONCEPTION_PENALTY * len(evaluation["misconceptions"])
-    expected = round(min(5.0, max(0.0, earned - penalty)), 1)
-    assert evaluation["score"] == pytest.approx(expected, abs=0.05)
+    expected = round(min(5.0, max(0.0, earned + sum(carried) - penalty)), 1)
+    assert evaluation["score"] == pytest.approx(expected, abs=0.1 if carried else 0.05)
 
 
 @pytest.mark.parametrize(
