@@ -199,6 +199,9 @@ def test_a_wording_that_carries_another_questions_model_answer_leaves_the_templa
                             "template used")
 
 
+_LEET = str.maketrans("aeiostbg", "43!05789")
+
+
 @pytest.mark.parametrize("trick", [
     lambda words: " ".join("-".join(w) for w in words),  # a hyphen between every letter
     lambda words: " ".join(w[:2] + "-" + w[2:] for w in words),  # a hyphen inside each word
@@ -207,30 +210,14 @@ def test_a_wording_that_carries_another_questions_model_answer_leaves_the_templa
     lambda words: " ".join(words).replace("o", "0"),  # the digit 0 for the letter o
     lambda words: " ".join(words[:7] + ["um"] + words[7:14] + ["um"] + words[14:]),  # a filler every 7 words
     lambda words: " ".join(f"{w} like" if i % 4 == 3 else w for i, w in enumerate(words)),  # or every 4
-], ids=["letters-hyphened", "words-hyphened", "hyphens-between", "letters-spaced", "zero-for-o", "filler-7",
-        "filler-4"])
-def test_a_model_answer_spelt_out_hyphenated_in_digits_or_with_fillers_is_still_the_model_answer(trick):
-    from app.interview.phrasing import _not_a_rewording
-
-    line = "Follow-up: Your validation pass uses far more memory than training. What would you check?"
-    answer = ("The loop has a fixed skeleton. Create the optimizer once, before the loop, and call zero_grad "
-              "before every backward pass so gradients do not pile up.")
-    hidden = trick(answer.rstrip(".").split()[:16])
-    leak = f"Your validation pass uses far more memory than training: what would you check? ({hidden})"
-    assert "words of the model answer" in (_not_a_rewording(line, leak, answer) or ""), hidden
-
-
-_LEET = str.maketrans("aeiostbg", "43!05789")
-
-
-@pytest.mark.parametrize("trick", [
+    # Leetspeak: only 0 and 1 were read as letters (as o and l), so '7h3 l00p h4s 4 f1x3d' passed.
     lambda words: " ".join(words).translate(_LEET),  # every letter leetspeak has a digit or symbol for
     lambda words: " ".join(words).translate(str.maketrans("aeis", "@3|$")),
     lambda words: " ".join(words).replace("i", "1").replace("e", "3"),  # 1 for i, where 0 was already read as o
     lambda words: " ".join(words).replace("o", "ø").replace("l", "ł").replace("d", "đ"),  # letters NFKD keeps whole
-], ids=["digits", "symbols", "one-for-i", "slashed-letters"])
-def test_a_model_answer_in_leetspeak_or_other_letters_is_still_the_model_answer(trick):
-    """'b4ckw4rd p@$$': only 0 and 1 were read as letters (as o and l), so '7h3 l00p h4s 4 f1x3d' passed."""
+], ids=["letters-hyphened", "words-hyphened", "hyphens-between", "letters-spaced", "zero-for-o", "filler-7",
+        "filler-4", "digits", "symbols", "one-for-i", "slashed-letters"])
+def test_a_model_answer_spelt_out_in_digits_leetspeak_or_with_fillers_is_still_the_model_answer(trick):
     from app.interview.phrasing import _not_a_rewording
 
     line = "Follow-up: Your validation pass uses far more memory than training. What would you check?"
