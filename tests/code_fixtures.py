@@ -58,9 +58,12 @@ class ScriptedRunner:
 
 @cache
 def relu_task() -> CodeTask:
+    """The ReLU task as an open one (no forbidden built-ins): the sandbox's tests attack the jail with `inspect`,
+    `ctypes` and `gc`, which a restricted task refuses in the source before anything runs, so they would test
+    that refusal instead of the jail. Restricted tasks have their own tests (stable-log-softmax)."""
     question = next(q for q in load_file(BANK / "autograd.yaml") if q.id == QUESTION_ID)
     assert question.code is not None
-    return question.code
+    return question.code.model_copy(update={"forbidden": None})
 
 
 def solution() -> str:
