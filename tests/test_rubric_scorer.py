@@ -151,6 +151,28 @@ def test_an_example_after_e_g_stays_in_its_sentence():
     assert "Then flatten them." in units and not any(u.endswith(("e.g.", "i.e.")) for u in units)
 
 
+def test_a_sentence_may_start_with_a_lower_case_name_in_code():
+    from evaluators.text import split_units
+
+    units = [u.text for u in split_units(
+        "detach() returns a new tensor cut out of the graph. requires_grad=False is a flag on a leaf; "
+        "torch.no_grad turns recording off. It is fast, etc. and cheap."
+    )]
+    assert units == ["detach() returns a new tensor cut out of the graph.", "requires_grad=False is a flag on a leaf;",
+                     "torch.no_grad turns recording off.", "It is fast, etc. and cheap."]
+
+
+def test_two_claims_each_opening_with_a_name_in_code_earn_both_points(scorer, by_id):
+    # A reviewer's answer: glued into one sentence, the two claims could earn only one point, and the
+    # feedback called "Missing" what the candidate had said.
+    evaluation = grade(scorer, by_id["detach-vs-requires-grad-false"], (
+        "detach() returns a new tensor that shares storage but is cut out of the graph, so no gradient flows back "
+        "through it; you use it for targets or logging. requires_grad=False is a flag on a leaf tensor, used to "
+        "freeze parameters such as a pretrained backbone."))
+    verdicts = {p.point_id: p.verdict for p in evaluation.points}
+    assert verdicts["detach-semantics"] != Verdict.MISSED and verdicts["flag-semantics"] != Verdict.MISSED, verdicts
+
+
 def test_a_probe_scores_its_claims_phrasings_above_the_truth():
     import numpy as np
 
