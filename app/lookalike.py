@@ -33,11 +33,12 @@ def disguised_letters(text: str) -> list[str]:
     return [c for c in text if c.isalpha() and not c.isascii() and _latin(c).isascii()]
 
 
-def drawn_as(text: str) -> str:
-    """The text as it is drawn, to tell whether two names look alike: each letter outside ASCII drawn like an ASCII
-    one made that one, Latin letters too (dotless "ı" as "i", Latin alpha "ɑ" as "a", Cyrillic "р" as "p"), by
-    Unicode's confusables list. Accents are kept (decomposed first, composed again), as is case: "José" is not
-    drawn as "Jose", nor "Işıl" as "Isil"."""
+def skeleton(text: str) -> str:
+    """The text as it is drawn, to tell whether two names look alike (Unicode's "skeleton", UTS #39): each letter
+    outside ASCII drawn like an ASCII one made that one, Latin letters too (dotless "ı" as "i", Latin alpha "ɑ" as
+    "a", Cyrillic "р" as "p"), by Unicode's confusables list. Accents are kept (decomposed first, composed again), as
+    is case: "José" is not drawn as "Jose", nor "Işıl" as "Isil". Stored beside each user name (users.name_skeleton,
+    unique): a change to what it returns needs a migration that computes the column again."""
     decomposed = unicodedata.normalize("NFD", text)
     return unicodedata.normalize("NFC", "".join(_ascii_drawn(c) if c.isalpha() and not c.isascii() else c
                                                 for c in decomposed))
