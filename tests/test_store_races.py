@@ -5,17 +5,19 @@ point where the older code read, then wrote, so what one read is out of date whe
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event, func, select, text
 from sqlalchemy.orm import Session
 
 from app.errors import ConflictError
 from app.store import Repository, make_engine, session_factory
-from tests.test_store import blank_url, db_url, postgres_server  # noqa: F401
+from app.store.models import AnswerDraft, InterviewSession
+from tests.test_store import _open_turn, _session_with_turn, blank_url, db_url, postgres_server  # noqa: F401
 
 WAIT_S = 30  # only ever waited out when something is broken
 
@@ -79,3 +81,58 @@ def test_two_names_drawn_alike_made_at_the_same_instant_make_one_account(db_url:
     assert isinstance(refused[0], ConflictError) and "reads as the existing user" in str(refused[0])
     names = {first.user_named(n) is not None for n in ("learner", "le\u0251rner")}
     assert names == {True, False}
+
+
+def _waiting_on_a_lock(repo: Repository) -> bool:
+    """Whether a PostgreSQL transaction of this database waits for a row another one holds."""
+    with repo._reading() as db:
+        return bool(db.scalar(text("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                                   "AND wait_event_type = 'Lock'")))
+
+
+def test_a_draft_saved_while_another_process_ends_the_session_is_not_left_behind(db_url: str, workers) -> None:
+    """A draft read the session as active, then wrote: on PostgreSQL an end committed in between (deleting the drafts
+    there were) and the draft was stored after it, on a completed session, where nothing ever reads or deletes it."""
+    drafter, ender = workers
+    user_id, session_id, first = _session_with_turn(drafter)
+    drafter.record_answer(first, action="answer", answer_text="a")
+    open_turn = _open_turn(drafter, session_id)
+    on_postgres = db_url.startswith("postgresql")
+    read, go = threading.Event(), threading.Event()
+
+    def hold() -> None:  # the draft has read the session and is about to write; the end comes now
+        if threading.current_thread().name == "drafting":
+            read.set()
+            assert go.wait(WAIT_S)
+
+    def end() -> None:
+        assert read.wait(WAIT_S)
+        ender.save_state(session_id, state={"current_turn_id": None}, status="completed", open_turn=open_turn)
+
+    def release() -> None:  # once the end has committed, or waits for the draft's transaction
+        while ending.is_alive() and not (on_postgres and _waiting_on_a_lock(ender)):
+            time.sleep(0.01)
+        go.set()
+
+    with _held_before_writing(hold if on_postgres else lambda: None):
+        drafting = threading.Thread(name="drafting", target=lambda: _saved_or_refused(
+            drafter, session_id, user_id=user_id, turn=1))
+        ending = threading.Thread(target=end)
+        releasing = threading.Thread(target=release)
+        if not on_postgres:  # one writer at a time: the end waits for the draft, or the draft for the end
+            read.set()
+        for thread in (drafting, ending, releasing):
+            thread.start()
+        for thread in (drafting, ending, releasing):
+            thread.join(WAIT_S)
+            assert not thread.is_alive(), "a racing write never finished"
+    with drafter._reading() as db:
+        assert db.scalar(select(InterviewSession.status).where(InterviewSession.id == session_id)) == "completed"
+        assert db.scalar(select(func.count()).select_from(AnswerDraft)) == 0
+
+
+def _saved_or_refused(repo: Repository, session_id: str, *, user_id: int, turn: int) -> None:
+    try:
+        repo.save_draft(session_id, user_id=user_id, turn=turn, text="half an answer", code=None)
+    except ConflictError:
+        pass  # the end came first: refused, as it should be
