@@ -58,13 +58,11 @@ def serve(
     repository_for(settings)
     open_bank_search(settings)
     if workers > 1:
-        os.environ["WEB_CONCURRENCY"] = str(workers)  # each worker says at start-up that its limits are its own
+        os.environ["WEB_CONCURRENCY"] = str(workers)  # each worker says at start-up that its rate is its own
         console(stderr=True).print(
-            f"With {workers} workers a user may have {workers} x INTERVIEWER_GRADING_IN_FLIGHT "
-            f"({workers * settings.grading_in_flight}) gradings and {workers} x _CODE_CHECKS_IN_FLIGHT "
-            f"({workers * settings.code_checks_in_flight}) code checks running, and "
-            f"{workers * settings.code_checks_per_minute} code checks a minute: each worker counts its own.",
-            style="yellow")
+            f"With {workers} workers a user may have {workers} x INTERVIEWER_CODE_CHECKS_PER_MINUTE "
+            f"({workers * settings.code_checks_per_minute}) code checks a minute: each worker counts its own "
+            "(runs at once are counted across the workers).", style="yellow")
     uvicorn.run(
         "app.main:create_app",
         factory=True,

@@ -33,14 +33,22 @@ def disguised_letters(text: str) -> list[str]:
     return [c for c in text if c.isalpha() and not c.isascii() and _latin(c).isascii()]
 
 
-def drawn_as(text: str) -> str:
-    """The text as it is drawn, to tell whether two names look alike: each letter outside ASCII drawn like an ASCII
-    one made that one, Latin letters too (dotless "ı" as "i", Latin alpha "ɑ" as "a", Cyrillic "р" as "p"), by
-    Unicode's confusables list. Accents are kept (decomposed first, composed again), as is case: "José" is not
-    drawn as "Jose", nor "Işıl" as "Isil"."""
+# ASCII characters that Unicode's confusables list draws as other ASCII ones (its prototypes, confusables.txt): "I"
+# and "1" as "l", "0" as "O", "m" as "rn". Lowercase "o" is not among them: the digit 0 stands as tall as a capital.
+_ASCII_DRAWN_ALIKE = str.maketrans({"I": "l", "1": "l", "0": "O", "m": "rn"})
+
+
+def skeleton(text: str) -> str:
+    """The text as it is drawn, to tell whether two names look alike (Unicode's "skeleton", UTS #39): each letter or
+    digit outside ASCII drawn like an ASCII one made that one, Latin letters too (dotless "ı" as "i", Latin alpha "ɑ"
+    as "a", Cyrillic "р" as "p", Persian "۱" as "l"), by Unicode's confusables list, and ASCII drawn alike made one
+    ("Iearner" with a capital I and "1earner" are drawn as "learner", "rnary" as "mary", "0lga" as "Olga"). Accents
+    are kept (decomposed first, composed again), as is case: "José" is not drawn as "Jose", nor "Işıl" as "Isil",
+    nor "Olga" as "olga". Stored beside each user name (users.name_skeleton, unique): a change to what it returns
+    needs a migration that computes the column again."""
     decomposed = unicodedata.normalize("NFD", text)
-    return unicodedata.normalize("NFC", "".join(_ascii_drawn(c) if c.isalpha() and not c.isascii() else c
-                                                for c in decomposed))
+    drawn = "".join(_ascii_drawn(c) if c.isalnum() and not c.isascii() else c for c in decomposed)
+    return unicodedata.normalize("NFC", drawn.translate(_ASCII_DRAWN_ALIKE))
 
 
 @lru_cache(maxsize=4096)

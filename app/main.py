@@ -141,9 +141,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings
-    app.state.code_limiter = SlidingWindowLimiter(settings.code_checks_per_minute, window_s=60.0,
-                                                  in_flight=settings.code_checks_in_flight)
-    app.state.grading_limit = InFlightLimit(settings.grading_in_flight)
+    slots = settings.data_dir / "run-slots"  # shared by the server's workers: see app/api/ratelimit.py
+    app.state.code_limiter = SlidingWindowLimiter(settings.code_checks_per_minute, window_s=60.0, slots_dir=slots,
+                                                  name="code-check", in_flight=settings.code_checks_in_flight)
+    app.state.grading_limit = InFlightLimit(settings.grading_in_flight, slots_dir=slots, name="grading")
     problems.install(app)
     for module in (sessions, drafts, questions, grading, code, progress, health, admin):
         app.include_router(module.router)

@@ -168,3 +168,24 @@ def test_a_user_name_drawn_as_an_existing_one_with_latin_look_alikes_is_refused(
         admin.repo.get_or_create_user(twin)
     for welcome in ("I\u015f\u0131l", "\u0131l\u0131k", "Jos\u00e9", "Jose", "\u00e7i\u011fdem", "leaner"):
         create(admin, welcome)
+
+
+@pytest.mark.parametrize(("taken", "twin"), [("learner", "Iearner"), ("learner", "1earner"), ("learner-1", "learner-l"),
+                                             ("learner-l", "learner-I"), ("mary", "rnary"), ("rnary", "mary"),
+                                             ("Olga", "0lga"), ("learner-1", "learner-\u06f1")])
+def test_a_user_name_drawn_as_an_existing_one_in_ascii_is_refused(admin, taken, twin):
+    """Only letters outside ASCII were compared, so "Iearner" with a capital I (drawn as an l in most sans-serif
+    fonts) was made beside "learner", as was "rnary" beside "mary" and a Persian digit one beside a 1. The ASCII pairs
+    folded are Unicode's (its confusables list): I, 1 and l; 0 and O; rn and m."""
+    create(admin, taken)
+    made = admin.client.post("/v1/admin/users", json={"name": twin}, headers=bearer(ADMIN_KEY))
+    assert f"reads as the existing user {taken!r}" in assert_problem(made, 409)["detail"]
+
+
+def test_names_that_differ_as_drawn_stay_welcome(admin):
+    """The fold stops at what Unicode's list draws alike: case stays ("Learner" beside "learner"), as does the digit
+    0 beside a lowercase o, which it stands above; numbered names stay apart."""
+    for taken in ("learner", "learner-1", "login", "mary", "Olga"):
+        create(admin, taken)
+    for welcome in ("Learner", "leaner", "learner-2", "learner-10", "learner-11", "l0gin", "many", "marry", "olga"):
+        create(admin, welcome)

@@ -332,9 +332,8 @@ def test_empty_code_to_check_is_a_400(alice, bank):
 
 
 @pytest.mark.parametrize("workers", [None, "1", "3"])
-def test_an_api_process_among_several_workers_says_its_limits_are_its_own(tmp_path, monkeypatch, caplog, workers):
-    """The per-user limits are counted in process memory: with 2 workers, 4 code checks sent at once under
-    INTERVIEWER_CODE_CHECKS_IN_FLIGHT=1 ran 2, and nothing said the limits were each worker's own."""
+def test_an_api_process_among_several_workers_says_its_rate_limit_is_its_own(tmp_path, monkeypatch, caplog, workers):
+    """The per-minute code-check limit is counted in process memory, so each worker says it counts its own."""
     if workers is None:
         monkeypatch.delenv("WEB_CONCURRENCY", raising=False)
     else:
@@ -346,9 +345,8 @@ def test_an_api_process_among_several_workers_says_its_limits_are_its_own(tmp_pa
         pass
     said = [r.getMessage() for r in caplog.records if r.name == "app.main"]
     if workers == "3":
-        assert said == ["this API process is one of 3 API worker processes: the per-user limits "
-                        "(INTERVIEWER_GRADING_IN_FLIGHT, _CODE_CHECKS_IN_FLIGHT and _CODE_CHECKS_PER_MINUTE) are "
-                        "counted by each worker on its own, so a user may get up to that many times each; run one "
-                        "worker for exact limits (README, Settings)"]
+        assert said == ["this API process is one of 3 API worker processes: the per-user limit "
+                        "INTERVIEWER_CODE_CHECKS_PER_MINUTE is counted by each worker on its own, so a user may get "
+                        "up to that many times it; run one worker for an exact limit (README, Settings)"]
     else:
         assert said == []

@@ -71,10 +71,10 @@ def test_serve_refuses_a_public_bind_with_auth_disabled(cli, monkeypatch):
     assert calls == []
     served = run(cli, "serve", "--host", "localhost", "--port", "8123", "--workers", "2")
     assert served.exit_code == 0
-    # The per-user limits are each worker's own: said with what they add up to (the defaults 2, 1 and 30), and
-    # each worker told it is one of two, so it says so too (app.main's lifespan).
+    # The per-minute limit is each worker's own: said with what it adds up to (the default 30), and each worker
+    # told it is one of two, so it says so too (app.main's lifespan). Runs at once are counted across the workers.
     said = " ".join(served.stderr.split())
-    assert "4) gradings and 2 x _CODE_CHECKS_IN_FLIGHT (2) code checks running, and 60 code checks a minute" in said
+    assert "2 x INTERVIEWER_CODE_CHECKS_PER_MINUTE (60) code checks a minute: each worker counts its own" in said
     assert os.environ["WEB_CONCURRENCY"] == "2"
     assert calls == [
         {

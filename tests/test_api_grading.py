@@ -245,6 +245,48 @@ def test_one_users_checks_run_one_at_a_time_and_others_are_not_held_up(api, alic
     assert first == [200] and alice.post("/v1/code/check", json=body).status_code == 200
 
 
+def test_a_users_runs_at_once_are_counted_across_the_servers_workers(api, bank):
+    """Each API worker counted the runs at once in its own memory: with two workers, 4 code checks sent at once
+    under INTERVIEWER_CODE_CHECKS_IN_FLIGHT=1 ran 2. A second worker (another app on the same data directory) now
+    refuses the user's check while the first runs one, runs another user's, and runs the user's once it is done."""
+    import threading
+
+    from fastapi.testclient import TestClient
+
+    from app.config import Settings
+    from app.main import create_app
+    from tests.api_fixtures import SLOW_MARK
+
+    started, release = threading.Event(), threading.Event()
+    check = api.runner.check
+
+    def held(task, source, question_id=""):  # the first worker's run goes on until released
+        if SLOW_MARK in source:
+            started.set()
+            assert release.wait(10)
+        return check(task, source, question_id)
+
+    api.runner.check = held
+    worker = create_app(Settings(data_dir=api.app.state.settings.data_dir, code_checks_per_minute=5))
+    worker.dependency_overrides.update(api.app.dependency_overrides)  # the same database, bank and sandbox
+    other = TestClient(worker)
+    body = {"question_id": code_question(bank).id, "code": PASSING_MARK}
+    first: list[int] = []
+    running = threading.Thread(target=lambda: first.append(api.client.post(
+        "/v1/code/check", json={**body, "code": PASSING_MARK + SLOW_MARK}, headers=api.as_user("alice")).status_code))
+    running.start()
+    try:
+        assert started.wait(10)
+        refused = assert_problem(other.post("/v1/code/check", json=body, headers=api.as_user("alice")), 429)
+        assert "1 code check(s) of yours are still running" in refused["detail"]
+        assert other.post("/v1/code/check", json=body, headers=api.as_user("bob")).status_code == 200
+    finally:
+        release.set()
+        running.join(10)
+    assert first == [200]
+    assert other.post("/v1/code/check", json=body, headers=api.as_user("alice")).status_code == 200
+
+
 def test_without_a_sandbox_code_checks_are_503(tmp_path, ingested_store, bank, scorer):
     api = build_api(tmp_path, store=ingested_store, bank=bank, scorer=scorer, with_runner=False)
     body = {"question_id": code_question(bank).id, "code": PASSING_MARK}

@@ -1416,3 +1416,37 @@ def test_an_end_that_read_the_session_before_another_process_stored_an_answer_re
     assert stored.status == "active" and prompt.question_id in stored.state["question_scores"]
     assert not any("Ended early" in note for note in stored.state["notes"])
     assert engine.current_prompt(session_id=session.id, user_id=user).turn == 1
+
+
+def test_a_next_prompt_worded_while_another_process_ends_the_session_is_not_added(
+    tmp_path, repo, ingested_store, bank, scorer, user
+):
+    """An answer is stored, then its follow-up or the next question is chosen and worded (seconds with an LLM) and
+    added. Another process ends the session meanwhile once the step has run past its resume_after_s (it takes the
+    step for one a crash cut short): the prompt was added to the completed session anyway, as its current one, and
+    the end's 'Ended early' was dropped from its state."""
+    ending = InterviewEngine(repo=open_repository(f"sqlite:///{tmp_path / 'interviews.db'}"),
+                             selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                             scorer=AnswerScorer(evaluator=scorer), resume_after_s=0.0)  # the step ran past it
+
+    class EndedMeanwhile:
+        def __init__(self, repo):
+            self._repo = repo
+
+        def __getattr__(self, name):
+            return getattr(self._repo, name)
+
+        def add_turn(self, session_id, **turn):
+            ending.finish(session_id=session_id, user_id=user)
+            return self._repo.add_turn(session_id, **turn)
+
+    engine = InterviewEngine(repo=EndedMeanwhile(repo), selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                             scorer=AnswerScorer(evaluator=scorer))
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=["tensors"], seed=2))
+    answer = by_id(bank)[prompt.question_id].reference_answer
+    with pytest.raises(ConflictError, match="ended meanwhile"):
+        engine.answer(session_id=session.id, user_id=user, text=answer[:40], code=None, turn=0)
+    stored = repo.get_session(session.id, user)
+    assert stored.status == "completed" and stored.state["current_turn_id"] is None
+    assert any("Ended early, after question 1" in note for note in stored.state["notes"])
+    assert [t.answered for t in repo.turns(session.id)] == [True]  # the answer stands; nothing asked after it

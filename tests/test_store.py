@@ -99,7 +99,7 @@ def _count(engine: Engine, model: type[Base]) -> int:
 
 def test_migrations_build_the_schema_the_models_describe(db_url: str, engine: Engine) -> None:
     head = ScriptDirectory.from_config(alembic_config(db_url)).get_current_head()
-    assert current_revision(engine) == head == "0005"
+    assert current_revision(engine) == head == "0006"
     migrate(db_url)  # a second process starting up finds nothing to do
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
@@ -131,15 +131,8 @@ def test_the_upgrade_removes_sessions_a_failed_start_left_without_a_question(bla
     turn in the user's history. 0005 removes those, but not one an older process may still be starting."""
     from datetime import timedelta
 
-    from alembic import command
-
-    from app.store.db import WRITE_TRANSACTION
-
     def upgrade_to(target: str) -> None:
-        with engine.connect() as conn:
-            conn = conn.execution_options(**{WRITE_TRANSACTION: True})
-            with conn.begin():
-                command.upgrade(alembic_config(blank_url, conn), target)
+        _upgrade(engine, blank_url, target)
 
     def _without_turns(repo: Repository, user_id: int) -> str:  # stored as a start before 0005's release did
         with repo._writing() as db:
@@ -151,8 +144,11 @@ def test_the_upgrade_removes_sessions_a_failed_start_left_without_a_question(bla
     engine = make_engine(blank_url)
     upgrade_to("0004")
     repo = Repository(session_factory(engine))
-    user_id, asked, _ = _session_with_turn(repo)
-    left, starting, ended = (_without_turns(repo, user_id) for _ in range(3))
+    with repo._writing() as db:  # the users table as it was at 0004: the model's User has columns added since
+        user_id = db.execute(text("INSERT INTO users (name, created_at) VALUES ('alice', :now) RETURNING id"),
+                             {"now": datetime.now(UTC)}).scalar_one()
+    asked, left, starting, ended = (_without_turns(repo, user_id) for _ in range(4))
+    repo.add_turn(asked, question_id="autograd-1", topic="autograd", difficulty=2, kind="question", prompt="Why?")
     repo.save_state(ended, state={}, status="completed")
     with repo._writing() as db:
         db.execute(update(InterviewSession).where(InterviewSession.id != starting)
@@ -182,6 +178,40 @@ def test_two_key_rotations_at_once_leave_one_key_live(repo: Repository) -> None:
         assert sum(key.revoked_at is None for key in repo.list_api_keys(user.id)) == 1, round_
 
 
+def _upgrade(engine: Engine, url: str, target: str) -> None:
+    from alembic import command
+
+    from app.store.db import WRITE_TRANSACTION
+
+    with engine.connect() as conn:
+        conn = conn.execution_options(**{WRITE_TRANSACTION: True})
+        with conn.begin():
+            command.upgrade(alembic_config(url, conn), target)
+
+
+def test_the_upgrade_keeps_names_drawn_alike_and_refuses_new_ones(blank_url: str) -> None:
+    """0006 gives each user name its skeleton in a unique column. Names stored before that are drawn alike (made
+    before the look-alike check, or two at once) are all kept: the oldest keeps the skeleton, the later ones none,
+    and a new name drawn as any of them is refused."""
+    engine = make_engine(blank_url)
+    _upgrade(engine, blank_url, "0005")
+    names = ["learner", "le\u0251rner", "adm\u0131n", "admin", "le\u0251rner-2", "Jos\u00e9", "Jose"]
+    with engine.begin() as conn:
+        for name in names:
+            conn.execute(text("INSERT INTO users (name, created_at) VALUES (:name, :now)"),
+                         {"name": name, "now": datetime.now(UTC)})
+    _upgrade(engine, blank_url, "head")
+    with engine.connect() as conn:
+        stored = dict(conn.execute(text("SELECT name, name_skeleton FROM users")).all())
+    assert stored == {"learner": "learner", "le\u0251rner": None, "adm\u0131n": "adrnin", "admin": None,
+                      "le\u0251rner-2": "learner-2", "Jos\u00e9": "Jos\u00e9", "Jose": "Jose"}
+    repo = Repository(session_factory(engine))
+    assert repo.get_or_create_user("le\u0251rner").name == "le\u0251rner"  # kept, and found
+    with pytest.raises(ConflictError, match="reads as the existing user 'le\u0251rner-2'"):
+        repo.create_user("learner-2")
+    engine.dispose()
+
+
 def test_processes_starting_together_migrate_once(blank_url: str) -> None:
     code = "import sys; from app.store import migrate; migrate(sys.argv[1])"
     procs = [
@@ -191,7 +221,7 @@ def test_processes_starting_together_migrate_once(blank_url: str) -> None:
     failures = [p.communicate(timeout=60)[1] for p in procs if p.wait(timeout=60) != 0]
     assert failures == []
     engine = make_engine(blank_url)
-    assert current_revision(engine) == "0005"
+    assert current_revision(engine) == "0006"
     engine.dispose()
 
 

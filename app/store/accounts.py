@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.errors import ConflictError, NotFoundError, UserFacingError
-from app.lookalike import disguised_letters, drawn_as
+from app.lookalike import disguised_letters, skeleton
 from app.store.base import RepositoryBase
 from app.store.models import ApiKey, User, utcnow
 from app.store.records import ApiKeyRecord, UserRecord, api_key_record, user_record
@@ -47,7 +47,7 @@ class AccountRepository(RepositoryBase):
     """Users and API keys."""
 
     def get_or_create_user(self, name: str) -> UserRecord:
-        """The user called `name`, created on first use."""
+        """The user called `name`, created on first use; a ConflictError when the name is drawn as another user's."""
         if not name.strip():
             raise UserFacingError("a user name cannot be empty")
         query = select(User).where(User.name.in_(_spellings(name)))
@@ -58,36 +58,42 @@ class AccountRepository(RepositoryBase):
                 row = session.scalars(query).first()
                 if row is None:
                     _path_safe(name, "a user name")
-                    _not_drawn_as_another(session, name)
-                    row = User(name=name)
-                    session.add(row)
-                    session.flush()
+                    row = _new_user(session, name)
                 return user_record(row)
         except IntegrityError:
-            # Another process created the same user between our read and insert; theirs stands.
+            # The same user created by another process between our read and insert (theirs stands), or a name
+            # drawn alike, stored before or at the same time.
             with self._reading() as session:
-                return user_record(session.scalars(query.limit(1)).one())
+                row = session.scalars(query.limit(1)).first()
+            if row is None:
+                raise self._conflict(name) from None
+            return user_record(row)
 
     def create_user(self, name: str) -> UserRecord:
-        """A new user called `name`; a ConflictError when the name is taken (it is someone's history), also when
-        another request takes it between our read and our insert."""
+        """A new user called `name`; a ConflictError when the name is taken (it is someone's history) or drawn as
+        a user's, also when another request takes it between our read and our insert."""
         if not name.strip():
             raise UserFacingError("a user name cannot be empty")
         name = composed(name)
         _fits(name, "a user name", User.name.type.length)
         _path_safe(name, "a user name")
-        taken = ConflictError(f"a user named {name!r} exists already")
         try:
             with self._writing() as session:
-                if session.scalar(select(User.id).where(User.name == name)) is not None:
-                    raise taken
-                _not_drawn_as_another(session, name)
-                row = User(name=name)
-                session.add(row)
-                session.flush()
-                return user_record(row)
+                return user_record(_new_user(session, name))
         except IntegrityError:
-            raise taken from None
+            raise self._conflict(name) from None
+
+    def _conflict(self, name: str) -> ConflictError:
+        """What refused a new user `name`, read after its insert failed: the name itself, or one drawn as it
+        ("leɑrner" with a Latin alpha beside "learner", "admın" with a dotless i beside "admin"): a second account
+        nobody could tell from the first. Turkish or any other name is welcome while no account is drawn the same;
+        accents count ("José" beside "Jose" is fine)."""
+        with self._reading() as session:
+            if session.scalar(select(User.id).where(User.name == name)) is not None:
+                return ConflictError(f"a user named {name!r} exists already")
+            twin = session.scalar(select(User.name).where(User.name_skeleton == skeleton(name)))
+        return ConflictError(f"a user name {name!r} reads as the existing user {twin!r}; choose one that reads "
+                             "differently")
 
     def user_named(self, name: str) -> UserRecord | None:
         with self._reading() as session:
@@ -172,17 +178,13 @@ def _path_safe(name: str, what: str) -> None:
                               f"({', '.join(repr(c) for c in disguised)}): {name!r}")
 
 
-def _not_drawn_as_another(session: Session, name: str) -> None:
-    """A ConflictError for a new user name drawn as an existing one with Latin look-alikes, which the script check
-    cannot see: "leɑrner" (Latin alpha) beside "learner", "admın" (dotless i) beside "admin". Turkish or any other
-    name is welcome while no account is drawn the same; accents count ("José" beside "Jose" is fine). Every name
-    is read: accounts are made by an admin, a few at a time. Two look-alikes made at the same instant both pass."""
-    drawn = drawn_as(name)
-    twin = next((other for other in session.scalars(select(User.name)) if other != name and drawn_as(other) == drawn),
-                None)
-    if twin is not None:
-        raise ConflictError(f"a user name {name!r} reads as the existing user {twin!r}; choose one that reads "
-                            "differently")
+def _new_user(session: Session, name: str) -> User:
+    """The user row, inserted now: its unique name and skeleton are checked by the database, in this statement, so
+    two processes cannot both store a name or two names drawn alike."""
+    row = User(name=name, name_skeleton=skeleton(name))
+    session.add(row)
+    session.flush()
+    return row
 
 
 def _fits(value: str, what: str, length: int | None) -> None:

@@ -25,6 +25,10 @@ class DraftRepository(RepositoryBase):
             # The turn row locked as record_answer locks it: an answer and a draft of it are recorded one after the
             # other, so the answer's commit, which deletes the draft, cannot be followed by the draft's.
             current = session.get(Turn, owner.state.get("current_turn_id") or -1, with_for_update=True)
+            # Then the session, read again, as record_answer locks it after the turn: an end (by another process)
+            # committed since it was read above deleted the drafts there were, and this one, stored after it on the
+            # completed session, would never be read or deleted.
+            session.get(InterviewSession, session_id, with_for_update=True, populate_existing=True)
             if owner.status != "active" or current is None or current.answered_at is not None:
                 raise ConflictError("this session has no prompt waiting for an answer, so there is no draft to keep")
             if current.position != turn:

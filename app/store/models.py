@@ -85,6 +85,10 @@ class User(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(200), unique=True)
+    # The name as it is drawn (app.lookalike.skeleton), unique: two names drawn alike ("learner", "leɑrner") cannot
+    # both be stored, however many processes make them at once. NULL only on a name that 0006 found drawn as an
+    # older one: both were kept, and the older one's skeleton refuses every new look-alike of the two.
+    name_skeleton: Mapped[str | None] = mapped_column(Text, unique=True, index=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

@@ -291,6 +291,11 @@ def _insert_turn(
     any session: else a ChoiceOutdatedError, and the caller chooses again with what it missed. `bank_entry`: what
     the bank said of the question as it is asked, kept for its report."""
     require_choice(kind, TURN_KINDS, "kind")
+    # The session is locked: an end saved by another process while this prompt was chosen and worded (a step that
+    # ran past the engine's resume_after_s) stays the end, not undone by a prompt it never saw.
+    if owner.status == "completed":
+        raise ConflictError("the session was ended meanwhile by another request: what was sent before is kept and "
+                            "nothing more is asked; fetch the session or its report")
     count = session.scalar(select(func.count()).where(Turn.session_id == owner.id)) or 0
     if position is not None and count != position:
         raise ConflictError("this session moved on in another request; fetch it for the current prompt")
