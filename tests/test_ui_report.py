@@ -199,6 +199,20 @@ def test_a_question_shown_when_the_session_ended_lists_no_missed_point_on_the_pa
     assert not any(p.description in text for p in bank["save-and-load-models"].rubric)
 
 
+def test_the_page_names_a_question_not_scored_in_the_files_words() -> None:
+    """The page's shared score widget said "unscored" where the downloaded files say "not scored"."""
+    bank = bank_index()
+    turns = [*session_turns()[:3], turn(4, "save-and-load-models", "deployment", action=None, answered_at=None)]
+    report = build_report(session=session({"autograd-basics": 3.8, "relu-autograd-function": 2.5}), turns=turns,
+                          bank=bank)
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    label = next(e.label for e in page.expander if e.label.startswith("Q3"))
+    assert label.startswith(f"Q3 \u00b7 {w.score_text(None)} \u00b7 ")
+    assert f"score {w.score_text(None)}" in render(report, "markdown")[0].decode()
+    assert "unscored" not in _shown(page)
+
+
 def _mixed_session() -> list:
     """Nine questions: partly stated only at 3.8, a code task in words at 4.7, a good answer, code that passed, code
     that failed, a wrong answer, a skip, a code task in words at 1.2, and one on screen when the session ended."""
