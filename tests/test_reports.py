@@ -747,6 +747,24 @@ def test_a_question_shown_when_the_session_ended_is_not_answered_and_none_of_its
         assert not any(d in text for d in unjudged) and said in text, fmt
 
 
+def test_a_follow_up_on_screen_when_the_session_ended_is_said_not_answered_and_costs_nothing(bank) -> None:
+    """Ended while a follow-up waited, the report said "1 follow-up(s)" and only its transcript showed no reply: no
+    flag said it was not answered, as one does for a main question. It is said under its question in every format;
+    the earlier answer's score stands, and nothing is counted as answered wrongly or shown and not answered."""
+    main, follow_up = session_turns()[:2]
+    turns = [main, dataclasses.replace(follow_up, action=None, answered_at=None, answer_text=None, evaluation=None)]
+    built = build_report(session=session({"autograd-basics": 2.0}), turns=turns, bank=bank)
+    entry = built.questions[0]
+    assert entry.follow_up_unanswered and entry.answered and entry.score == built.overall_score == 2.0
+    assert w.FOLLOW_UP_NOT_ANSWERED in status_flags(entry) and w.NOT_ANSWERED not in status_flags(entry)
+    assert "not answered" not in overview_lines(built)[-1]
+    for fmt, text in _document_texts(built).items():
+        assert w.FOLLOW_UP_NOT_ANSWERED in text[:text.index("Transcript")], fmt
+    answered = build_report(session=session({"autograd-basics": 3.8}), turns=session_turns()[:2], bank=bank)
+    assert not answered.questions[0].follow_up_unanswered
+    assert all(w.FOLLOW_UP_NOT_ANSWERED not in text for text in _document_texts(answered).values())
+
+
 def _at_the_bar_not_strong(bank) -> Report:
     """Q1 scored 3.8 with every point partly stated and none in full; Q2, a code task, scored 4.7 on words alone (no
     code sent, so its checks never ran); Q3 scored 4.5 with points stated in full."""

@@ -213,6 +213,18 @@ def test_the_page_names_a_question_not_scored_in_the_files_words() -> None:
     assert "unscored" not in _shown(page)
 
 
+def test_a_follow_up_on_screen_when_the_session_ended_is_said_not_answered_on_the_page_as_the_files_do() -> None:
+    """The page said "1 follow-up(s)" of a follow-up the session ended on, and nothing of it going unanswered."""
+    main, follow_up = session_turns()[:2]
+    turns = [main, dataclasses.replace(follow_up, action=None, answered_at=None, answer_text=None, evaluation=None)]
+    report = build_report(session=session({"autograd-basics": 2.0}), turns=turns, bank=bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    text = _shown(page)
+    assert w.FOLLOW_UP_NOT_ANSWERED in text and w.NOT_ANSWERED not in text
+    assert "Q1 \u00b7 2.0 / 5 \u00b7 " in text
+
+
 def _mixed_session() -> list:
     """Nine questions: partly stated only at 3.8, a code task in words at 4.7, a good answer, code that passed, code
     that failed, a wrong answer, a skip, a code task in words at 1.2, and one on screen when the session ended."""

@@ -14,6 +14,10 @@ import streamlit as st
 from ui.widgets import literal, score_text
 
 WEAK_BELOW = 3.5  # the files' bar (app/reports/build.py): a question under it is studied, whatever it covered
+# As the files say it (app/reports/wording.py, which the front end may not import).
+NOT_ANSWERED = "Not answered: the session ended here, so it is not scored and its points were not judged."
+FOLLOW_UP_NOT_ANSWERED = ("Last follow-up not answered: the session ended here, so it is not scored and the score of "
+                          "the earlier answer stands.")
 POINT_LISTS = (("covered", "Covered", "✅"), ("partial", "Partly stated", "🟡"), ("missed", "Missed", "❌"))
 
 
@@ -48,7 +52,9 @@ def _question(q: dict[str, Any]) -> None:
     st.caption(f"{q['topic']} · difficulty {q['difficulty']} · {q['hints_used']} hint(s) · "
                f"{q['follow_ups']} follow-up(s)")
     if q.get("score") is None:  # shown when the session ended: no wrong answer, and no point of it judged
-        st.caption("Not answered: the session ended here, so it is not scored and its points were not judged.")
+        st.caption(NOT_ANSWERED)
+    if q.get("follow_up_unanswered"):  # its question keeps the earlier answer's score
+        st.caption(FOLLOW_UP_NOT_ANSWERED)
     if said := code_text(q):
         st.caption(said)
     for check in q.get("failed_checks", []):

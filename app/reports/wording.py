@@ -86,6 +86,9 @@ def overview_lines(report: Report) -> list[str]:
 
 # A question shown when the session ended: it is no wrong answer, so none of its points is listed as missed.
 NOT_ANSWERED = "Not answered: the session ended here, so it is not scored and its points were not judged."
+# A follow-up on screen when the session ended: listed like a question not answered, and no more a wrong answer.
+FOLLOW_UP_NOT_ANSWERED = "Last follow-up not answered: the session ended here, so it is not scored and the score " \
+                         "of the earlier answer stands."
 
 
 def status_flags(entry: QuestionEntry) -> list[str]:
@@ -101,6 +104,8 @@ def status_flags(entry: QuestionEntry) -> list[str]:
         flags.append(f"not scored on merit: {entry.gate}")
     if entry.follow_ups:
         flags.append(f"{entry.follow_ups} follow-up(s)")
+    if entry.follow_up_unanswered:
+        flags.append(FOLLOW_UP_NOT_ANSWERED)
     if entry.hints_used:
         flags.append(f"{entry.hints_used} hint(s) used")
     return flags
