@@ -380,6 +380,37 @@ def test_a_draft_survives_a_reload_and_goes_once_it_is_sent(page: Any, servers: 
                            ".every(box => box.value === '')", timeout=45_000)
 
 
+def test_a_reload_right_after_typing_keeps_what_was_typed_after_the_last_pause(
+    page: Any, servers: tuple[str, str]
+) -> None:
+    """The answer box sends its text to the app once the candidate pauses typing (0.8 s), and nothing sent while the
+    page unloads arrives: a reload right after typing brought the box back with the text of the last pause only. The
+    tab keeps its own copy for the reload to send; a draft another tab saved since is newer, and stays."""
+    from playwright.sync_api import expect
+
+    api_url, ui_url = servers
+    sid = httpx.post(f"{api_url}/v1/sessions", json={"num_questions": 1}).json()["id"]
+    page.goto(f"{ui_url}/?session={sid}")
+    page.get_by_label("Your answer").click()
+    page.keyboard.type("Kept at a pause. ", delay=20)
+    _wait_for(lambda: (_draft(api_url, sid) or {}).get("text") == "Kept at a pause. ", timeout=60.0,
+              what="the text typed before the pause to be kept", page=page)
+    page.keyboard.type("Typed just before the reload.", delay=20)
+    page.reload()
+    typed = "Kept at a pause. Typed just before the reload."
+    expect(page.get_by_label("Your answer")).to_have_value(typed)
+    _wait_for(lambda: (_draft(api_url, sid) or {}).get("text") == typed, timeout=60.0,
+              what="the text put back to be sent", page=page)
+
+    httpx.put(f"{api_url}/v1/sessions/{sid}/draft", json={"turn": 0, "text": "Written in another tab."})
+    page.reload()
+    expect(page.get_by_label("Your answer")).to_have_value("Written in another tab.")
+    _wait_idle(page)
+    page.wait_for_timeout(1500)
+    expect(page.get_by_label("Your answer")).to_have_value("Written in another tab.")
+    assert (_draft(api_url, sid) or {}).get("text") == "Written in another tab."
+
+
 def _wait_for_editor_to_show(page: Any, code: str) -> None:
     """Until the Ace editor is drawn in its frame and holds `code`."""
     page.wait_for_function("""code => {
