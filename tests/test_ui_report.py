@@ -222,6 +222,7 @@ def test_a_follow_up_on_screen_when_the_session_ended_is_said_not_answered_on_th
     assert not page.exception, page.exception
     text = _shown(page)
     assert w.FOLLOW_UP_NOT_ANSWERED in text and w.NOT_ANSWERED not in text
+    assert all(flag in text for flag in w.status_flags(report.questions[0]))  # "1 follow-up(s)", "1 hint(s) used"
     assert "Q1 \u00b7 2.0 / 5 \u00b7 " in text
 
 
@@ -277,7 +278,9 @@ def test_the_page_says_what_the_files_say_of_each_question_strength_and_study_it
                  *filter(None, (w.code_text(q) for q in report.questions)),
                  *filter(None, (said for i in report.study_plan for said in (
                      w.study_reason_text(report.question(i.number)), w.work_on_text(report.question(i.number)))))]
-    assert len(sentences) == 1 + 2 + 4 + 9
+    # How each question ended ("skipped", "1 follow-up(s)"), which the page left out or wrote its own way.
+    sentences += [flag for q in report.questions for flag in w.status_flags(q)]
+    assert len(sentences) == 1 + 2 + 4 + 9 + 2
     for sentence in sentences:
         assert sentence in files and sentence in text, sentence
     nothing_strong = build_report(session=session({"dropout": 0.9}), turns=_mixed_session()[5:6], bank=bank)

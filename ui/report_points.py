@@ -49,8 +49,7 @@ def show_questions(report: dict[str, Any]) -> None:
 
 def _question(q: dict[str, Any]) -> None:
     """How the question went: its code run, its points (each once), its wrong claims and scoring notes."""
-    st.caption(f"{q['topic']} · difficulty {q['difficulty']} · {q['hints_used']} hint(s) · "
-               f"{q['follow_ups']} follow-up(s)")
+    st.caption(" · ".join([q["topic"], f"difficulty {q['difficulty']}", *_flags(q)]))
     if q.get("score") is None:  # shown when the session ended: no wrong answer, and no point of it judged
         st.caption(NOT_ANSWERED)
     if q.get("follow_up_unanswered"):  # its question keeps the earlier answer's score
@@ -67,6 +66,16 @@ def _question(q: dict[str, Any]) -> None:
         st.error(f"You said: \u201c{literal(wrong['quote'])}\u201d  \n{literal(wrong['correction'])}")
     for note in q.get("scoring_notes", []):
         st.caption(literal(note))
+
+
+def _flags(q: dict[str, Any]) -> list[str]:
+    """How the question ended, as the files flag it: the page gave "0 hint(s) · 0 follow-up(s)" and no word of a skip
+    or an "I don't know"."""
+    gate = q.get("gate")
+    return [*["skipped"] * bool(q.get("skipped")), *["answered \"I don't know\""] * bool(q.get("dont_know")),
+            *[f"not scored on merit: {gate}"] * bool(gate and gate not in ("skip", "dont_know")),
+            *[f"{q.get('follow_ups')} follow-up(s)"] * bool(q.get("follow_ups")),
+            *[f"{q.get('hints_used')} hint(s) used"] * bool(q.get("hints_used"))]
 
 
 def _shown(point: dict[str, Any]) -> str:
