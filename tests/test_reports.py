@@ -762,6 +762,9 @@ def test_a_follow_up_on_screen_when_the_session_ended_is_said_not_answered_and_c
         assert w.FOLLOW_UP_NOT_ANSWERED in text[:text.index("Transcript")], fmt
     answered = build_report(session=session({"autograd-basics": 3.8}), turns=session_turns()[:2], bank=bank)
     assert not answered.questions[0].follow_up_unanswered
+    # Read midway through a practice session, the follow-up is the prompt on screen: not one the session ended on.
+    on_screen = build_report(session=session({"autograd-basics": 2.0}, status="active"), turns=turns, bank=bank)
+    assert not on_screen.questions[0].follow_up_unanswered
     assert all(w.FOLLOW_UP_NOT_ANSWERED not in text for text in _document_texts(answered).values())
 
 

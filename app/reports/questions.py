@@ -64,7 +64,8 @@ def question_entry(
         skipped=turns[0].action == "skip",
         dont_know=turns[0].action == "dont_know",
         follow_ups=sum(t.kind == "follow_up" for t in turns),
-        follow_up_unanswered=turns[-1].kind == "follow_up" and turns[-1].action is None,
+        # Ended on: in a session still going (a practice report read midway), the follow-up is the prompt on screen.
+        follow_up_unanswered=reveal and turns[-1].kind == "follow_up" and turns[-1].action is None,
         hints_used=sum(t.hints_used for t in turns),
         hints=[hint for t in turns for hint in t.hints],
         gate=evaluation.get("gate"),
