@@ -226,6 +226,18 @@ def test_a_follow_up_on_screen_when_the_session_ended_is_said_not_answered_on_th
     assert "Q1 \u00b7 2.0 / 5 \u00b7 " in text
 
 
+def test_the_question_on_screen_in_a_session_still_going_is_not_said_to_be_where_it_ended_on_the_page() -> None:
+    """The page said "Not answered: the session ended here" of the question on screen, in a practice session read
+    midway."""
+    turns = [*session_turns()[:3], turn(4, "save-and-load-models", "deployment", action=None, answered_at=None)]
+    report = build_report(session=session({"autograd-basics": 3.8, "relu-autograd-function": 2.5}, status="active"),
+                          turns=turns, bank=bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    text = _shown(page)
+    assert w.ON_SCREEN in text and w.NOT_ANSWERED not in text
+
+
 def _mixed_session() -> list:
     """Nine questions: partly stated only at 3.8, a code task in words at 4.7, a good answer, code that passed, code
     that failed, a wrong answer, a skip, a code task in words at 1.2, and one on screen when the session ended."""

@@ -18,6 +18,8 @@ WEAK_BELOW = 3.5  # the files' bar (app/reports/build.py): a question under it i
 NOT_ANSWERED = "Not answered: the session ended here, so it is not scored and its points were not judged."
 FOLLOW_UP_NOT_ANSWERED = ("Last follow-up not answered: the session ended here, so it is not scored and the score of "
                           "the earlier answer stands.")
+ON_SCREEN = "Not answered yet: it is on screen in this session, which is still going."
+FOLLOW_UP_ON_SCREEN = "Last follow-up not answered yet: it is on screen in this session, which is still going."
 POINT_LISTS = (("covered", "Covered", "✅"), ("partial", "Partly stated", "🟡"), ("missed", "Missed", "❌"))
 
 
@@ -50,10 +52,12 @@ def show_questions(report: dict[str, Any]) -> None:
 def _question(q: dict[str, Any]) -> None:
     """How the question went: its code run, its points (each once), its wrong claims and scoring notes."""
     st.caption(" · ".join([q["topic"], f"difficulty {q['difficulty']}", *_flags(q)]))
-    if q.get("score") is None:  # shown when the session ended: no wrong answer, and no point of it judged
-        st.caption(NOT_ANSWERED)
+    if q.get("score") is None:  # no wrong answer, and no point of it judged
+        st.caption(ON_SCREEN if q.get("on_screen") else NOT_ANSWERED)
     if q.get("follow_up_unanswered"):  # its question keeps the earlier answer's score
         st.caption(FOLLOW_UP_NOT_ANSWERED)
+    elif q.get("on_screen") and q.get("score") is not None:
+        st.caption(FOLLOW_UP_ON_SCREEN)
     if said := code_text(q):
         st.caption(said)
     for check in q.get("failed_checks", []):
