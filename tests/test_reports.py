@@ -747,6 +747,48 @@ def test_a_question_shown_when_the_session_ended_is_not_answered_and_none_of_its
         assert not any(d in text for d in unjudged) and said in text, fmt
 
 
+def test_a_follow_up_on_screen_when_the_session_ended_is_said_not_answered_and_costs_nothing(bank) -> None:
+    """Ended while a follow-up waited, the report said "1 follow-up(s)" and only its transcript showed no reply: no
+    flag said it was not answered, as one does for a main question. It is said under its question in every format;
+    the earlier answer's score stands, and nothing is counted as answered wrongly or shown and not answered."""
+    main, follow_up = session_turns()[:2]
+    turns = [main, dataclasses.replace(follow_up, action=None, answered_at=None, answer_text=None, evaluation=None)]
+    built = build_report(session=session({"autograd-basics": 2.0}), turns=turns, bank=bank)
+    entry = built.questions[0]
+    assert entry.follow_up_unanswered and entry.answered and entry.score == built.overall_score == 2.0
+    assert w.FOLLOW_UP_NOT_ANSWERED in status_flags(entry) and w.NOT_ANSWERED not in status_flags(entry)
+    assert "not answered" not in overview_lines(built)[-1]
+    for fmt, text in _document_texts(built).items():
+        assert w.FOLLOW_UP_NOT_ANSWERED in text[:text.index("Transcript")], fmt
+    answered = build_report(session=session({"autograd-basics": 3.8}), turns=session_turns()[:2], bank=bank)
+    assert not answered.questions[0].follow_up_unanswered
+    # Read midway through a practice session, the follow-up is the prompt on screen: not one the session ended on.
+    on_screen = build_report(session=session({"autograd-basics": 2.0}, status="active"), turns=turns, bank=bank)
+    assert not on_screen.questions[0].follow_up_unanswered
+    assert all(w.FOLLOW_UP_NOT_ANSWERED not in text for text in _document_texts(answered).values())
+
+
+def test_a_prompt_on_screen_in_a_session_still_going_is_not_said_to_be_where_it_ended(bank) -> None:
+    """Read midway through a practice session, the report said of the question on screen "Not answered: the session
+    ended here", and its transcript "No reply: the session ended here": the session had not ended."""
+    shown = [*session_turns()[:3], turn(4, "save-and-load-models", "deployment", difficulty=1, action=None,
+                                        answered_at=None)]
+    scores = {"autograd-basics": 3.8, "relu-autograd-function": 2.5}
+    going = build_report(session=session(scores, status="active"), turns=shown, bank=bank)
+    entry = going.questions[2]
+    assert entry.on_screen and w.ON_SCREEN in status_flags(entry) and w.NOT_ANSWERED not in status_flags(entry)
+    for fmt, text in _document_texts(going).items():
+        assert w.ON_SCREEN in text and "No reply yet: the session is still going" in text, fmt
+        assert "the session ended here" not in text, fmt
+    main, follow_up = session_turns()[:2]
+    waiting = [main, dataclasses.replace(follow_up, action=None, answered_at=None, answer_text=None, evaluation=None)]
+    flags = status_flags(build_report(session=session({"autograd-basics": 2.0}, status="active"), turns=waiting,
+                                      bank=bank).questions[0])
+    assert w.FOLLOW_UP_ON_SCREEN in flags and w.FOLLOW_UP_NOT_ANSWERED not in flags
+    ended = build_report(session=session(scores), turns=shown, bank=bank).questions[2]
+    assert not ended.on_screen and w.NOT_ANSWERED in status_flags(ended) and w.ON_SCREEN not in status_flags(ended)
+
+
 def _at_the_bar_not_strong(bank) -> Report:
     """Q1 scored 3.8 with every point partly stated and none in full; Q2, a code task, scored 4.7 on words alone (no
     code sent, so its checks never ran); Q3 scored 4.5 with points stated in full."""

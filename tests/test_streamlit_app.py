@@ -231,7 +231,7 @@ def test_the_report_of_an_interview_in_progress_says_when_it_is_ready(server, mo
 def test_report_of_a_session_with_nothing_answered_yet(server, monkeypatch):
     """Opened from History before any answer: nothing is scored, and the page says so."""
     at = report_of_a_new_session(server, monkeypatch, "practice")
-    assert next(m for m in at.metric if m.label == "Overall score").value == "unscored"
+    assert next(m for m in at.metric if m.label == "Overall score").value == "not scored"
 
 
 def test_missing_api_key_shows_the_401_detail(server, monkeypatch):

@@ -199,6 +199,45 @@ def test_a_question_shown_when_the_session_ended_lists_no_missed_point_on_the_pa
     assert not any(p.description in text for p in bank["save-and-load-models"].rubric)
 
 
+def test_the_page_names_a_question_not_scored_in_the_files_words() -> None:
+    """The page's shared score widget said "unscored" where the downloaded files say "not scored"."""
+    bank = bank_index()
+    turns = [*session_turns()[:3], turn(4, "save-and-load-models", "deployment", action=None, answered_at=None)]
+    report = build_report(session=session({"autograd-basics": 3.8, "relu-autograd-function": 2.5}), turns=turns,
+                          bank=bank)
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    label = next(e.label for e in page.expander if e.label.startswith("Q3"))
+    assert label.startswith(f"Q3 \u00b7 {w.score_text(None)} \u00b7 ")
+    assert f"score {w.score_text(None)}" in render(report, "markdown")[0].decode()
+    assert "unscored" not in _shown(page)
+
+
+def test_a_follow_up_on_screen_when_the_session_ended_is_said_not_answered_on_the_page_as_the_files_do() -> None:
+    """The page said "1 follow-up(s)" of a follow-up the session ended on, and nothing of it going unanswered."""
+    main, follow_up = session_turns()[:2]
+    turns = [main, dataclasses.replace(follow_up, action=None, answered_at=None, answer_text=None, evaluation=None)]
+    report = build_report(session=session({"autograd-basics": 2.0}), turns=turns, bank=bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    text = _shown(page)
+    assert w.FOLLOW_UP_NOT_ANSWERED in text and w.NOT_ANSWERED not in text
+    assert all(flag in text for flag in w.status_flags(report.questions[0]))  # "1 follow-up(s)", "1 hint(s) used"
+    assert "Q1 \u00b7 2.0 / 5 \u00b7 " in text
+
+
+def test_the_question_on_screen_in_a_session_still_going_is_not_said_to_be_where_it_ended_on_the_page() -> None:
+    """The page said "Not answered: the session ended here" of the question on screen, in a practice session read
+    midway."""
+    turns = [*session_turns()[:3], turn(4, "save-and-load-models", "deployment", action=None, answered_at=None)]
+    report = build_report(session=session({"autograd-basics": 3.8, "relu-autograd-function": 2.5}, status="active"),
+                          turns=turns, bank=bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    text = _shown(page)
+    assert w.ON_SCREEN in text and w.NOT_ANSWERED not in text
+
+
 def _mixed_session() -> list:
     """Nine questions: partly stated only at 3.8, a code task in words at 4.7, a good answer, code that passed, code
     that failed, a wrong answer, a skip, a code task in words at 1.2, and one on screen when the session ended."""
@@ -251,7 +290,9 @@ def test_the_page_says_what_the_files_say_of_each_question_strength_and_study_it
                  *filter(None, (w.code_text(q) for q in report.questions)),
                  *filter(None, (said for i in report.study_plan for said in (
                      w.study_reason_text(report.question(i.number)), w.work_on_text(report.question(i.number)))))]
-    assert len(sentences) == 1 + 2 + 4 + 9
+    # How each question ended ("skipped", "1 follow-up(s)"), which the page left out or wrote its own way.
+    sentences += [flag for q in report.questions for flag in w.status_flags(q)]
+    assert len(sentences) == 1 + 2 + 4 + 9 + 2
     for sentence in sentences:
         assert sentence in files and sentence in text, sentence
     nothing_strong = build_report(session=session({"dropout": 0.9}), turns=_mixed_session()[5:6], bank=bank)

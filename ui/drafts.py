@@ -14,25 +14,84 @@ from ui.client import ApiClient, ApiError
 # the candidate was typing would lose all they typed since. This presses Ctrl+Enter for them (the text area's own
 # "apply", which leaves the focus and the caret where they are) once they pause typing in the answer box.
 PAUSE_MS = 800
+# What came after the last pause was still lost to a reload: nothing sent while the page unloads reaches the app (a
+# Ctrl+Enter on `beforeunload` or `pagehide` was never saved), and the browser cannot send the draft to the API itself
+# (the API may be out of its reach, wants a key the page must not hold, and takes no `sendBeacon` POST). So each
+# keystroke is also kept in the tab's sessionStorage, which a reload keeps, and the reloaded page puts it back in the
+# box and sends it. Only over a text this tab sent (or showed before it was typed in): a draft another tab saved since
+# is newer, and stays.
 COMMIT_WHILE_TYPING = """<script>
 (() => {
   if (window.__answerDraftWatch) return;
   window.__answerDraftWatch = true;
+  const BOX = 'textarea[aria-label="Your answer"]', PREFIX = "answer-draft:", KNOWN = 20;
+  // The box's key (ui.state.answer_key: the session and the turn) from its container's class: one prompt's draft.
+  // No "<" before a letter in this script: DOMPurify drops a script whose text has one (st.html sanitises it).
+  const keyOf = (box) => {
+    const holder = box.closest("[class*='st-key-answer-']");
+    const found = holder && [...holder.classList].find((name) => name.startsWith("st-key-answer-"));
+    return found ? PREFIX + found.slice("st-key-".length) : null;
+  };
+  const read = (key) => { try { return JSON.parse(sessionStorage.getItem(key)); } catch { return null; } };
+  const write = (key, kept) => { try { sessionStorage.setItem(key, JSON.stringify(kept)); } catch {} };
+  // The texts the app may hold, by digest: an answer of 20,000 characters is not kept twenty times.
+  const digest = (text) => {
+    let hash = 0x811c9dc5;
+    for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+    return (hash >>> 0).toString(36) + ":" + text.length;
+  };
+  const remember = (box) => {  // a text the app has, or will have once the commit under way arrives
+    const key = keyOf(box);
+    if (!key) return;
+    const kept = read(key) || {text: box.value, known: []};
+    kept.known = [...kept.known.filter((d) => d !== digest(box.value)), digest(box.value)].slice(-KNOWN);
+    write(key, {...kept, text: box.value});
+  };
+  const commit = (box) => {
+    remember(box);
+    box.dispatchEvent(new KeyboardEvent("keydown", {
+      key: "Enter", code: "Enter", keyCode: 13, ctrlKey: true, bubbles: true,
+    }));
+  };
   let timer;
+  document.addEventListener("beforeinput", (event) => {
+    if (event.target.matches?.(BOX) && timer === undefined) remember(event.target);  // the text shown, before an edit
+  }, true);
   document.addEventListener("input", (event) => {
     const box = event.target;
-    if (box.tagName !== "TEXTAREA" || box.getAttribute("aria-label") !== "Your answer") return;
+    if (!box.matches?.(BOX)) return;
+    const key = keyOf(box), kept = key && read(key);
+    if (kept) write(key, {...kept, text: box.value});
     clearTimeout(timer);
-    timer = setTimeout(() => box.dispatchEvent(new KeyboardEvent("keydown", {
-      key: "Enter", code: "Enter", keyCode: 13, ctrlKey: true, bubbles: true,
-    })), PAUSE_MS);
+    timer = setTimeout(() => { timer = undefined; commit(box); }, PAUSE_MS);
   }, true);
+  document.addEventListener("focusout", (event) => {  // the box sends its text when it loses the focus
+    if (event.target.matches?.(BOX)) remember(event.target);
+  }, true);
+  const restore = (box) => {
+    if (box.dataset.draftRead) return;
+    box.dataset.draftRead = "1";
+    const key = keyOf(box);
+    if (!key) return;
+    for (const old of Object.keys(sessionStorage)) {  // the drafts of prompts since answered
+      if (old.startsWith(PREFIX) && old !== key) sessionStorage.removeItem(old);
+    }
+    const kept = read(key);
+    if (!kept || kept.text === box.value || !kept.known.includes(digest(box.value))) return;
+    Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value").set.call(box, kept.text);
+    box.dispatchEvent(new Event("input", {bubbles: true}));  // for the box's own state, as if typed
+    commit(box);
+  };
+  document.querySelectorAll(BOX).forEach(restore);
+  new MutationObserver(() => document.querySelectorAll(BOX).forEach(restore))
+    .observe(document.body, {childList: true, subtree: true});
 })();
 </script>""".replace("PAUSE_MS", str(PAUSE_MS))
 
 
 def watch_typing() -> None:
-    """Draw the script that has the answer box send its text when the candidate pauses typing."""
+    """Draw the script that has the answer box send its text when the candidate pauses typing, and keeps what was
+    typed since for a reload to send."""
     st.html(COMMIT_WHILE_TYPING, unsafe_allow_javascript=True)
 
 

@@ -25,10 +25,11 @@ def render(api: ApiClient) -> None:
         return
     mode = st.session_state.get("mode", "practice")
     st.caption(f"{mode.title()} mode · session {sid[:8]}")
-    for entry in st.session_state.get("chat", []):
-        _show_entry(entry)
     prompt = st.session_state.get("prompt")
-    _show_set_aside(sid, prompt)
+    with st.container():  # one element however long the chat: what comes after it keeps its place (_code_panel)
+        for entry in st.session_state.get("chat", []):
+            _show_entry(entry)
+        _show_set_aside(sid, prompt)
     if st.session_state.get("status") == "completed":
         st.success("The interview is complete. Your report is ready.")
         if st.button("See my report", type="primary"):
@@ -154,13 +155,13 @@ def _send_queued(api: ApiClient, sid: str, prompt: dict[str, Any], *, text: str,
 
 
 def _code_panel(prompt: dict[str, Any], sid: str) -> str:
-    # A new panel (so a new editor) whenever what is drawn above it grows: a new turn or a longer chat. React keeps a
-    # keyed block across runs and, when elements come before it, may move it down by taking it out of the page and
-    # putting it back; that reloads the editor's iframe, and Streamlit 1.67 listens to the iframe's first window
-    # only (ComponentRegistry), so the reloaded editor never got its contents: a blank box after an answer that
-    # drew a follow-up. A new editor is sent them when it loads; the code carries over through `code_editor`.
-    chat_length = len(st.session_state.get("chat", []))
-    with st.container(border=True, key=f"task-panel-{prompt['turn']}-{chat_length}"):
+    # One panel, so one editor, for the whole question, its follow-ups included: a new editor lost the caret's place
+    # and the undo history. It stays in place because the chat above is a single element: React keeps a keyed block
+    # across runs but, when elements come before it, may move it down by taking it out of the page and putting it
+    # back; that reloads the editor's iframe, and Streamlit 1.67 listens to the iframe's first window only
+    # (ComponentRegistry), so the reloaded editor never got its contents (a blank box after an answer that drew a
+    # follow-up).
+    with st.container(border=True, key=f"task-panel-{prompt['question_id']}"):
         st.markdown("**Code task: the contract**")
         st.markdown(widgets.bank_markdown(prompt["code_contract"]))
         code = code_editor(

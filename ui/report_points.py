@@ -14,6 +14,12 @@ import streamlit as st
 from ui.widgets import literal, score_text
 
 WEAK_BELOW = 3.5  # the files' bar (app/reports/build.py): a question under it is studied, whatever it covered
+# As the files say it (app/reports/wording.py, which the front end may not import).
+NOT_ANSWERED = "Not answered: the session ended here, so it is not scored and its points were not judged."
+FOLLOW_UP_NOT_ANSWERED = ("Last follow-up not answered: the session ended here, so it is not scored and the score of "
+                          "the earlier answer stands.")
+ON_SCREEN = "Not answered yet: it is on screen in this session, which is still going."
+FOLLOW_UP_ON_SCREEN = "Last follow-up not answered yet: it is on screen in this session, which is still going."
 POINT_LISTS = (("covered", "Covered", "✅"), ("partial", "Partly stated", "🟡"), ("missed", "Missed", "❌"))
 
 
@@ -45,10 +51,13 @@ def show_questions(report: dict[str, Any]) -> None:
 
 def _question(q: dict[str, Any]) -> None:
     """How the question went: its code run, its points (each once), its wrong claims and scoring notes."""
-    st.caption(f"{q['topic']} · difficulty {q['difficulty']} · {q['hints_used']} hint(s) · "
-               f"{q['follow_ups']} follow-up(s)")
-    if q.get("score") is None:  # shown when the session ended: no wrong answer, and no point of it judged
-        st.caption("Not answered: the session ended here, so it is not scored and its points were not judged.")
+    st.caption(" · ".join([q["topic"], f"difficulty {q['difficulty']}", *_flags(q)]))
+    if q.get("score") is None:  # no wrong answer, and no point of it judged
+        st.caption(ON_SCREEN if q.get("on_screen") else NOT_ANSWERED)
+    if q.get("follow_up_unanswered"):  # its question keeps the earlier answer's score
+        st.caption(FOLLOW_UP_NOT_ANSWERED)
+    elif q.get("on_screen") and q.get("score") is not None:
+        st.caption(FOLLOW_UP_ON_SCREEN)
     if said := code_text(q):
         st.caption(said)
     for check in q.get("failed_checks", []):
@@ -61,6 +70,16 @@ def _question(q: dict[str, Any]) -> None:
         st.error(f"You said: \u201c{literal(wrong['quote'])}\u201d  \n{literal(wrong['correction'])}")
     for note in q.get("scoring_notes", []):
         st.caption(literal(note))
+
+
+def _flags(q: dict[str, Any]) -> list[str]:
+    """How the question ended, as the files flag it: the page gave "0 hint(s) · 0 follow-up(s)" and no word of a skip
+    or an "I don't know"."""
+    gate = q.get("gate")
+    return [*["skipped"] * bool(q.get("skipped")), *["answered \"I don't know\""] * bool(q.get("dont_know")),
+            *[f"not scored on merit: {gate}"] * bool(gate and gate not in ("skip", "dont_know")),
+            *[f"{q.get('follow_ups')} follow-up(s)"] * bool(q.get("follow_ups")),
+            *[f"{q.get('hints_used')} hint(s) used"] * bool(q.get("hints_used"))]
 
 
 def _shown(point: dict[str, Any]) -> str:

@@ -54,8 +54,9 @@ def bank_markdown(text: str) -> str:
 
 
 def score_text(score: float | None) -> str:
-    """A 0-5 score as shown, or "unscored" where nothing was answered yet."""
-    return "unscored" if score is None else f"{score:.1f} / 5"
+    """A 0-5 score as shown, or "not scored" where nothing was answered yet, in the words of the downloaded files
+    (app/reports/wording.py, which this front end may not import)."""
+    return "not scored" if score is None else f"{score:.1f} / 5"
 
 
 def prompt_caption(prompt: dict[str, Any]) -> str:

@@ -86,7 +86,7 @@ def _transcript(entry: QuestionEntry) -> str:
         if n == 0 and entry.contract:  # the prompt asks for code "to the contract below"
             parts.append(f"<p><strong>{esc(w.CONTRACT)}:</strong></p>"
                          f"<pre>{esc(w.reflowed(entry.contract))}</pre>")
-        parts.append(f"<p><em>{esc(w.reply_label(exchange))}</em></p>")
+        parts.append(f"<p><em>{esc(w.reply_label(exchange, on_screen=entry.on_screen))}</em></p>")
         parts += [f"<pre>{esc(text)}</pre>" for text in (exchange.answer, exchange.code) if text]
     if entry.model_answer:
         parts.append(f"<p><strong>{esc(w.MODEL_ANSWER)}:</strong></p><pre>{esc(w.reflowed(entry.model_answer))}</pre>")

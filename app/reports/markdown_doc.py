@@ -74,7 +74,7 @@ def _transcript(entry: QuestionEntry) -> list[str]:
         lines += ["", f"**{w.asked_label(exchange)}:** {md(exchange.prompt)}"]
         if n == 0 and entry.contract:  # the prompt asks for code "to the contract below"
             lines += ["", f"**{w.CONTRACT}:**", "", *_fenced(w.fenceless(entry.contract), "text")]
-        lines += ["", f"*{w.reply_label(exchange)}*"]
+        lines += ["", f"*{w.reply_label(exchange, on_screen=entry.on_screen)}*"]
         lines += [line for text, kind in ((exchange.answer, "text"), (exchange.code, "python")) if text
                   for line in ("", *_fenced(text, kind))]
     if entry.model_answer:

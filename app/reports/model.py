@@ -76,6 +76,12 @@ class QuestionEntry(_Frozen):
     skipped: bool = False
     dont_know: bool = False
     follow_ups: int = 0
+    # The last follow-up was on screen when the session ended: not answered, and no wrong answer either (the score
+    # of the earlier answer stands).
+    follow_up_unanswered: bool = False
+    # The session is still going (a practice report read midway) and the question's last prompt is the one on screen,
+    # not answered yet: neither the question nor its follow-up is one the session ended on.
+    on_screen: bool = False
     hints_used: int = 0
     hints: list[str] = Field(default_factory=list)  # their texts, where stored (sessions before that have a count)
     gate: str | None = None  # why the final answer was not scored on its merits

@@ -154,7 +154,7 @@ def _transcript(entry: QuestionEntry) -> list[Flowable]:
         story.append(Paragraph(f"<b>{esc(w.asked_label(exchange))}:</b> {esc(exchange.prompt)}", SMALL))
         if n == 0 and entry.contract:  # the prompt asks for code "to the contract below"
             story += [Paragraph(f"<b>{esc(w.CONTRACT)}:</b>", SMALL), _as_written(w.reflowed(entry.contract))]
-        story.append(Paragraph(f"<i>{esc(w.reply_label(exchange))}</i>", SMALL))
+        story.append(Paragraph(f"<i>{esc(w.reply_label(exchange, on_screen=entry.on_screen))}</i>", SMALL))
         story += [_as_written(text) for text in (exchange.answer, exchange.code) if text]
     if entry.model_answer:
         story += [Paragraph(f"<b>{esc(w.MODEL_ANSWER)}:</b>", SMALL),

@@ -64,6 +64,9 @@ def question_entry(
         skipped=turns[0].action == "skip",
         dont_know=turns[0].action == "dont_know",
         follow_ups=sum(t.kind == "follow_up" for t in turns),
+        # Ended on: in a session still going (a practice report read midway), the follow-up is the prompt on screen.
+        follow_up_unanswered=reveal and turns[-1].kind == "follow_up" and turns[-1].action is None,
+        on_screen=not reveal and turns[-1].action is None,
         hints_used=sum(t.hints_used for t in turns),
         hints=[hint for t in turns for hint in t.hints],
         gate=evaluation.get("gate"),

@@ -86,13 +86,19 @@ def overview_lines(report: Report) -> list[str]:
 
 # A question shown when the session ended: it is no wrong answer, so none of its points is listed as missed.
 NOT_ANSWERED = "Not answered: the session ended here, so it is not scored and its points were not judged."
+# A follow-up on screen when the session ended: listed like a question not answered, and no more a wrong answer.
+FOLLOW_UP_NOT_ANSWERED = "Last follow-up not answered: the session ended here, so it is not scored and the score " \
+                         "of the earlier answer stands."
+# The same read midway through a session (practice), where the prompt is on screen: the session did not end there.
+ON_SCREEN = "Not answered yet: it is on screen in this session, which is still going."
+FOLLOW_UP_ON_SCREEN = "Last follow-up not answered yet: it is on screen in this session, which is still going."
 
 
 def status_flags(entry: QuestionEntry) -> list[str]:
     """Short labels for how the question ended: skipped, gave up, gated, hints, follow-ups."""
     flags: list[str] = []
     if entry.score is None:
-        flags.append(NOT_ANSWERED)
+        flags.append(ON_SCREEN if entry.on_screen else NOT_ANSWERED)
     if entry.skipped:
         flags.append("skipped")
     if entry.dont_know:
@@ -101,6 +107,10 @@ def status_flags(entry: QuestionEntry) -> list[str]:
         flags.append(f"not scored on merit: {entry.gate}")
     if entry.follow_ups:
         flags.append(f"{entry.follow_ups} follow-up(s)")
+    if entry.follow_up_unanswered:
+        flags.append(FOLLOW_UP_NOT_ANSWERED)
+    elif entry.on_screen and entry.score is not None:  # its question was answered: a follow-up is on screen
+        flags.append(FOLLOW_UP_ON_SCREEN)
     if entry.hints_used:
         flags.append(f"{entry.hints_used} hint(s) used")
     return flags
@@ -214,12 +224,13 @@ def asked_label(exchange: Exchange) -> str:
     return "Follow-up" if exchange.kind == "follow_up" else "Asked"
 
 
-def reply_label(exchange: Exchange) -> str:
-    """How the candidate met the prompt; their words follow where they gave some."""
+def reply_label(exchange: Exchange, *, on_screen: bool = False) -> str:
+    """How the candidate met the prompt; their words follow where they gave some (`on_screen`: the question's last
+    prompt is on screen in a session still going)."""
     if exchange.action == "skip":
         return "Skipped"
     if exchange.action == "dont_know":
         return "Answered \"I don't know\""
     if exchange.action is None:
-        return "No reply: the session ended here"
+        return "No reply yet: the session is still going" if on_screen else "No reply: the session ended here"
     return "Your answer"

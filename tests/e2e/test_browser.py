@@ -380,6 +380,37 @@ def test_a_draft_survives_a_reload_and_goes_once_it_is_sent(page: Any, servers: 
                            ".every(box => box.value === '')", timeout=45_000)
 
 
+def test_a_reload_right_after_typing_keeps_what_was_typed_after_the_last_pause(
+    page: Any, servers: tuple[str, str]
+) -> None:
+    """The answer box sends its text to the app once the candidate pauses typing (0.8 s), and nothing sent while the
+    page unloads arrives: a reload right after typing brought the box back with the text of the last pause only. The
+    tab keeps its own copy for the reload to send; a draft another tab saved since is newer, and stays."""
+    from playwright.sync_api import expect
+
+    api_url, ui_url = servers
+    sid = httpx.post(f"{api_url}/v1/sessions", json={"num_questions": 1}).json()["id"]
+    page.goto(f"{ui_url}/?session={sid}")
+    page.get_by_label("Your answer").click()
+    page.keyboard.type("Kept at a pause. ", delay=20)
+    _wait_for(lambda: (_draft(api_url, sid) or {}).get("text") == "Kept at a pause. ", timeout=60.0,
+              what="the text typed before the pause to be kept", page=page)
+    page.keyboard.type("Typed just before the reload.", delay=20)
+    page.reload()
+    typed = "Kept at a pause. Typed just before the reload."
+    expect(page.get_by_label("Your answer")).to_have_value(typed)
+    _wait_for(lambda: (_draft(api_url, sid) or {}).get("text") == typed, timeout=60.0,
+              what="the text put back to be sent", page=page)
+
+    httpx.put(f"{api_url}/v1/sessions/{sid}/draft", json={"turn": 0, "text": "Written in another tab."})
+    page.reload()
+    expect(page.get_by_label("Your answer")).to_have_value("Written in another tab.")
+    _wait_idle(page)
+    page.wait_for_timeout(1500)
+    expect(page.get_by_label("Your answer")).to_have_value("Written in another tab.")
+    assert (_draft(api_url, sid) or {}).get("text") == "Written in another tab."
+
+
 def _wait_for_editor_to_show(page: Any, code: str) -> None:
     """Until the Ace editor is drawn in its frame and holds `code`."""
     page.wait_for_function("""code => {
@@ -387,6 +418,39 @@ def _wait_for_editor_to_show(page: Any, code: str) -> None:
         const ace = frame && frame.contentDocument && frame.contentDocument.querySelector('.ace_editor');
         return Boolean(ace && ace.env && ace.env.editor.getValue().includes(code));
     }""", arg=code, timeout=45_000)
+
+
+EDITOR_STATE = """() => {
+    const editor = document.querySelector("iframe[title*='streamlit_ace']").contentDocument
+        .querySelector('.ace_editor').env.editor;
+    return {caret: editor.getCursorPosition(), undo: editor.session.getUndoManager().hasUndo()};
+}"""
+
+
+def test_the_editor_keeps_its_caret_and_undo_history_when_the_chat_grows(page: Any, servers: tuple[str, str]) -> None:
+    """The code task's panel was made anew whenever the chat above it grew (a hint, an answer that drew a follow-up):
+    the new editor held the code, but the caret had jumped to its end and Ctrl+Z undid nothing."""
+    api_url, ui_url = servers
+    sid = _code_task_session(api_url)
+    page.goto(f"{ui_url}/?session={sid}")
+    page.frame_locator("iframe[title*='streamlit_ace']").locator(".ace_editor .ace_content").first.click()
+    page.keyboard.press("Control+Home")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.insert_text("# my line\n")
+    _wait_for(lambda: "# my line" in ((_draft(api_url, sid) or {}).get("code") or ""),
+              timeout=60.0, what="the editor to send the code", page=page)
+    _wait_idle(page)
+    before = page.evaluate(EDITOR_STATE)
+    assert before == {"caret": {"row": 2, "column": 0}, "undo": True}
+    messages = page.locator("[data-testid='stChatMessage']")
+    before_hint = messages.count()
+    page.get_by_role("button", name="Hint").click()
+    # The run that draws the hint in the chat draws the panel below it: once it is done, the editor is the one shown.
+    page.wait_for_function("n => document.querySelectorAll(\"[data-testid='stChatMessage']\").length > n",
+                           arg=before_hint, timeout=60_000)
+    _wait_idle(page)
+    _wait_for_editor_to_show(page, "# my line")
+    assert page.evaluate(EDITOR_STATE) == before
 
 
 class _SlowLink:
@@ -442,6 +506,7 @@ def test_the_editor_still_shows_the_code_on_a_follow_up(page: Any, servers: tupl
     link.release_when_quiet(page, lambda: _detail(api_url, sid)["transcript"][0]["action"] is not None)
     assert _detail(api_url, sid)["prompt"]["kind"] == "follow_up"
     _wait_for_editor_to_show(page, "# my attempt so far")
+    assert page.evaluate(EDITOR_STATE)["undo"]  # the question's one editor, not one made anew for the follow-up
     shot(page, "8-follow-up-editor")
     # The editor drawn anew still sends what is typed in it, with the follow-up's answer.
     page.frame_locator("iframe[title*='streamlit_ace']").locator(".ace_editor .ace_content").first.click()
