@@ -24,7 +24,10 @@ from app.reports import build_report, render
 from app.store import open_repository
 from evaluators.base import GradingTask, Verdict
 from evaluators.chat import LLMError
-from evaluators.judge import MISCONCEPTION_PENALTY, JudgeReply, LLMJudge, clean_quote, quote_in
+from evaluators.judge import LLMJudge
+from evaluators.judge_offline import MISCONCEPTION_PENALTY
+from evaluators.judge_reply import JudgeReply
+from evaluators.quotes import clean_quote, quote_in
 from evaluators.rubric import RubricScorer
 from tests.local_llm import CONTEXT_TOKENS, MAX_TOKENS, MODEL_ALIAS, local_model_server
 
