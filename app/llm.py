@@ -10,18 +10,18 @@ from __future__ import annotations
 import json
 import re
 import threading
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from app.llm_breaker import Breaker, breaker_for
 from app.llm_redaction import redact, redact_strings, secrets_sent, without_password
 from app.llm_server import ServerProbe
+from app.llm_wire import client_with_deadline, streamed_chat_openai
 from evaluators.chat import LLMError
 
 if TYPE_CHECKING:
@@ -72,8 +72,6 @@ class LangChainChatModel(ChatModel):
         context_tokens: int | None = None,
         breaker: Breaker | None = None,
     ) -> None:
-        from langchain_openai import ChatOpenAI  # imported here: the offline path never pays for it
-
         key = api_key if isinstance(api_key, SecretStr) else SecretStr(api_key)
         self.name = model
         self.base_url = without_password(base_url)  # shown in reasons
@@ -91,9 +89,9 @@ class LangChainChatModel(ChatModel):
         self._server = ServerProbe(
             base_url=base_url, api_key=key.get_secret_value(), model=model, timeout_s=timeout_s
         )
-        self._llm = ChatOpenAI(
+        self._llm = streamed_chat_openai(
             base_url=base_url, api_key=key, model=model, temperature=0, timeout=timeout_s,
-            max_retries=max_retries, http_client=_client_with_deadline(timeout_s),
+            max_retries=max_retries, http_client=client_with_deadline(timeout_s),
             # `max_tokens` in the body, not ChatOpenAI's own field: that is sent as max_completion_tokens,
             # which llama-cpp-python ignores; every server here (and OpenAI's chat models) takes max_tokens.
             extra_body={"max_tokens": max_tokens} if max_tokens else None,
@@ -257,50 +255,6 @@ def _messages(system: str, user: str) -> list[Any]:
     from langchain_core.messages import HumanMessage, SystemMessage
 
     return [SystemMessage(content=system), HumanMessage(content=user)]
-
-
-def _client_with_deadline(seconds: float) -> Any:
-    """An HTTP client whose every reply must arrive whole within `seconds`. The SDK's timeout bounds each
-    read, so a server sending a byte now and then held a request, and a server thread, as long as it liked
-    (a space every 5 s: 90 s at a 20 s timeout).
-
-    A timeout is raised as the SDK's own APITimeoutError, which the SDK passes on without retrying: a server
-    that took the whole timeout once would likely take it again, and the retry doubled what a step waits
-    (2.45 s for one call at a 1 s timeout, one retry). A refused connection or a 5xx is still retried."""
-    import httpx
-    import openai
-
-    @contextmanager
-    def _no_retry(request: httpx.Request) -> Iterator[None]:
-        try:
-            yield
-        except httpx.TimeoutException as exc:
-            # typed for the SDK's own httpx2 requests; it only keeps the request, and takes this client's too
-            raise openai.APITimeoutError(request=cast(Any, request)) from exc
-
-    class Until(httpx.SyncByteStream):
-        def __init__(self, inner: Any, request: httpx.Request, deadline: float) -> None:
-            self._inner, self._request, self._deadline = inner, request, deadline
-
-        def __iter__(self) -> Iterator[bytes]:
-            with _no_retry(self._request):
-                for chunk in self._inner:
-                    if time.monotonic() > self._deadline:
-                        raise httpx.ReadTimeout(f"the reply took over {seconds:g} s in all", request=self._request)
-                    yield chunk
-
-        def close(self) -> None:
-            self._inner.close()
-
-    class Deadline(httpx.HTTPTransport):
-        def handle_request(self, request: httpx.Request) -> httpx.Response:
-            deadline = time.monotonic() + seconds
-            with _no_retry(request):
-                response = super().handle_request(request)
-            response.stream = Until(response.stream, request, deadline)
-            return response
-
-    return httpx.Client(transport=Deadline(), timeout=seconds, follow_redirects=True)
 
 
 _FENCED = re.compile(r"^\s*```[\w-]*\s*\n(.*?)\n?```\s*$", re.S)

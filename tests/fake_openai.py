@@ -8,6 +8,12 @@ Replies take the shape the request asks for: `response_format` (langchain-openai
 `json_schema` structured output) or no format at all get the text in `message.content`; a request
 with `tools` (the `function_calling` method) gets it as the arguments of one tool call.
 
+A request with `stream: true` gets the same reply as server-sent events, a few characters a chunk, the
+way our client asks for every reply. `generating(text, token_s=...)` models a local server's one busy
+slot: a streamed reply stops at the first chunk the client no longer reads; an unstreamed one is
+worked out whole before anything is sent, however early the client gave up (`wait_idle` says when the
+server is free again).
+
 Two server traits vary the way real servers do: `models` (answered on GET /models, with an optional
 context window as vLLM reports it) and `refuse_json_schema` (a 500 naming response_format for a
 `json_schema` request, as llama-cpp-python answers; such requests are recorded, not scripted).
@@ -19,6 +25,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -36,8 +43,9 @@ class Reply:
     delay_s: float = 0.0
     finish_reason: str = "stop"
     respond: Callable[[str], str] | None = None  # builds the content from the request's last message
-    drip_s: float = 0.0  # send the headers, then a space this often (`drips` times) before the body
+    drip_s: float = 0.0  # send the headers, then a space (a comment when streamed) this often `drips` times
     drips: int = 0
+    token_s: float = 0.0  # one chunk of a streamed reply this often; an unstreamed one after them all
 
 
 def content(value: Any, *, delay_s: float = 0.0) -> Reply:
@@ -64,6 +72,11 @@ def dripping(value: Any, *, every_s: float, drips: int) -> Reply:
     """A reply that trickles in: each read is quick, the whole takes every_s * drips."""
     text = value if isinstance(value, str) else json.dumps(value)
     return Reply(content=text, drip_s=every_s, drips=drips)
+
+
+def generating(text: str, *, token_s: float) -> Reply:
+    """A reply a local server works out a chunk every `token_s`, as llama-cpp-python generates tokens."""
+    return Reply(content=text, token_s=token_s)
 
 
 def http_error(status: int = 500, message: str = "The server had an error") -> Reply:
@@ -106,6 +119,8 @@ class FakeOpenAI:
         self.requests: list[RecordedRequest] = []
         self.most_in_flight = 0  # the most requests the server was answering at one moment
         self._in_flight = 0
+        self._working = 0  # chat requests being answered, delays and generation included
+        self._idle = threading.Condition()
         self._replies: list[Reply] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -154,6 +169,22 @@ class FakeOpenAI:
             return content(reply.respond(self.requests[-1].messages[-1]["content"]), delay_s=reply.delay_s)
         return reply
 
+    def wait_idle(self, timeout_s: float) -> bool:
+        """Wait until no chat request is being answered; False if one still was after `timeout_s`."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._working == 0, timeout_s)
+
+    @contextmanager
+    def _answering(self) -> Iterator[None]:
+        with self._idle:
+            self._working += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._working -= 1
+                self._idle.notify_all()
+
     def _delay(self, seconds: float) -> None:
         with self._lock:
             self._in_flight += 1
@@ -189,6 +220,38 @@ def _completion(body: dict[str, Any], reply: Reply, number: int) -> dict[str, An
     }
 
 
+# A token or so a chunk, as servers stream, but a long reply in at most MAX_CHUNKS: the client's work on each chunk
+# (0.5 s for a 10,000-character reply in 4-character chunks) would otherwise eat into a test's 1 s timeout.
+CHUNK_CHARS = 4
+MAX_CHUNKS = 100
+
+
+def _chunks(body: dict[str, Any], reply: Reply, number: int) -> Iterator[dict[str, Any]]:
+    """The reply as `chat.completion.chunk` events, as an OpenAI-compatible server streams it."""
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {"id": f"chatcmpl-fake-{number}", "object": "chat.completion.chunk", "created": int(time.time()),
+                "model": body.get("model", "fake"),
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+
+    size = max(CHUNK_CHARS, -(-len(reply.content) // MAX_CHUNKS))
+    pieces = [reply.content[i : i + size] for i in range(0, len(reply.content), size)]
+    finish = reply.finish_reason
+    yield chunk({"role": "assistant", "content": ""})
+    if reply.refusal is not None:
+        yield chunk({"refusal": reply.refusal})
+    elif body.get("tools"):
+        call = {"index": 0, "id": f"call_fake_{number}", "type": "function",
+                "function": {"name": _tool_name(body), "arguments": ""}}
+        yield chunk({"tool_calls": [call]})
+        for piece in pieces:
+            yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+        finish = "tool_calls" if finish == "stop" else finish
+    else:
+        for piece in pieces:
+            yield chunk({"content": piece})
+    yield chunk({}, finish)
+
+
 def _tool_name(body: dict[str, Any]) -> str:
     choice = body.get("tool_choice")
     if isinstance(choice, dict):
@@ -222,6 +285,10 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(500, {"error": {"message": message, "type": "internal_server_error"}})
                 return
             reply = fake._next(self.path, body)
+            with fake._answering():
+                self._answer(body, reply, len(fake.requests))
+
+        def _answer(self, body: dict[str, Any], reply: Reply, number: int) -> None:
             if reply.delay_s:
                 fake._delay(reply.delay_s)
             if reply.status != 200:
@@ -229,7 +296,30 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 error = {"error": {"message": reply.content, "type": "server_error", "code": None}}
                 self._send(reply.status, error, {"retry-after-ms": "10"})
                 return
-            self._send(200, _completion(body, reply, len(fake.requests)), drip=reply)
+            if body.get("stream"):
+                self._stream(body, reply, number)
+                return
+            if reply.token_s:  # worked out whole first, as llama-cpp-python does an unstreamed reply
+                fake._stopping.wait(reply.token_s * len(list(_chunks(body, reply, number))))
+            self._send(200, _completion(body, reply, number), drip=reply)
+
+        def _stream(self, body: dict[str, Any], reply: Reply, number: int) -> None:
+            """Server-sent events; the first write that fails (the client gone) ends the reply."""
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                events = [b": ping\n\n"] * reply.drips + [
+                    f"data: {json.dumps(c)}\n\n".encode() for c in _chunks(body, reply, number)
+                ]
+                for i, event in enumerate([*events, b"data: [DONE]\n\n"]):
+                    self.wfile.write(event)
+                    self.wfile.flush()
+                    pause = reply.drip_s if i < reply.drips else reply.token_s
+                    if pause and fake._stopping.wait(pause):
+                        return
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up: stop generating, as llama-cpp-python does for a stream
 
         def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None,
                   drip: Reply | None = None) -> None:

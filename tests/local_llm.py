@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -33,6 +34,7 @@ def local_model_server(*, log: Path) -> Iterator[str]:
         proc = subprocess.Popen(
             [sys.executable, str(REPO / "scripts" / "local_llm.py"), "--port", str(port)],
             stdout=sink, stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},  # its prints (a closed stream) reach the log as they happen
         )
         base = f"http://127.0.0.1:{port}/v1"
         try:

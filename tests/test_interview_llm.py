@@ -248,3 +248,35 @@ def test_a_wording_is_not_waited_for_past_the_length_it_may_take(fake, bank):
     assert phrased.text == line
     cut = f"reply cut off at the length limit ({limit} tokens)"
     assert phrased.note == f"LLM phrasing failed (malformed output: {cut}); template used"
+
+
+def test_the_same_llm_failure_on_a_second_question_is_told_with_its_score(fake, tmp_path, ingested_store, bank,
+                                                                         embedder):
+    """A session note is told once a session (the question's wording falling back again for the same reason is not
+    said again), but a score the judge could not give says so with the score itself: a candidate who meets the
+    failure again on the second question knows that score is offline too."""
+    from evaluators.judge import LLMJudge
+
+    settings = Settings(llm_base_url=fake.base_url, llm_model="interviewer-test", llm_timeout_s=1.0, llm_max_retries=0)
+    repo = open_repository(f"sqlite:///{tmp_path / 'llm.db'}")
+    chat = chat_model_from_settings(settings)
+    engine = InterviewEngine(
+        repo=repo, selector=QuestionSelector(ingested_store), bank={q.id: q for q in bank},
+        scorer=AnswerScorer(evaluator=LLMJudge(chat, RubricScorer(embedder))), phraser=LLMPhraser(chat),
+    )
+    user = repo.get_or_create_user("dana").id
+    fake.script([http_error(500)] * 40)  # every call: the wordings and the judge
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=["tensors"], seed=1))
+    told: dict[int, list[list[str]]] = {}
+    while prompt is not None:
+        number = prompt.number
+        outcome = engine.answer(session_id=session.id, user_id=user, text="A tensor is an n-dimensional array.",
+                                code=None)
+        assert outcome.evaluation is not None
+        told.setdefault(number, []).append(outcome.evaluation["notes"])
+        prompt = outcome.prompt
+    assert sorted(told) == [1, 2]
+    for number, notes_of_answers in told.items():
+        for notes in notes_of_answers:
+            assert "LLM judge failed: HTTP 500; offline score used" in notes, (number, notes)
+    assert repo.get_session(session.id, user).state["notes"] == ["LLM phrasing failed (HTTP 500); template used"]

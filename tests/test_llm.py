@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import signal
+import threading
 import time
 from collections.abc import Iterator
 
@@ -12,7 +14,7 @@ from pydantic import BaseModel
 
 from app.config import Settings, get_settings
 from app.llm import LangChainChatModel, LLMError, ScriptedChatModel, chat_model_from_settings
-from tests.fake_openai import FakeOpenAI, broken_json, content, dripping, http_error, refusal, slow
+from tests.fake_openai import FakeOpenAI, broken_json, content, dripping, generating, http_error, refusal, slow
 
 
 @pytest.fixture
@@ -69,6 +71,28 @@ def test_timeout_is_bounded(fake_openai):
     with pytest.raises(LLMError, match="timeout after 0.5 s"):
         model.complete_structured(system="s", user="u", schema=Probe)
     assert time.monotonic() - started < 3
+
+
+@pytest.mark.parametrize("give_up", ["timeout", "ctrl-c"])
+def test_a_reply_given_up_on_stops_the_server_generating_it(fake_openai, give_up):
+    """A local server stops generating a reply when the connection of a streamed request closes, and only then:
+    llama-cpp-python works an unstreamed one out whole, and the next request waits behind it (70 s after the
+    judge's call was given up at 5 s, SmolLM2-135M). Here the reply takes 5 s to generate."""
+    fake_openai.script([generating("word " * 80, token_s=0.05)])
+    model = model_for(fake_openai, timeout_s=0.5 if give_up == "timeout" else 30)
+    # a real SIGINT to the main thread, as Ctrl-C sends: it breaks off a read that is waiting
+    main = threading.main_thread().ident
+    assert main is not None
+    ctrl_c = threading.Timer(0.5, signal.pthread_kill, args=(main, signal.SIGINT))
+    if give_up == "ctrl-c":
+        ctrl_c.start()
+    try:
+        with pytest.raises(LLMError if give_up == "timeout" else KeyboardInterrupt):
+            model.complete_text(system="s", user="Write a long essay.")
+    finally:
+        ctrl_c.cancel()
+    assert fake_openai.wait_idle(timeout_s=2.0), "the server went on generating the reply given up on"
+    assert fake_openai.requests[0].body["stream"] is True
 
 
 def test_text_reply_and_its_failures(fake_openai):

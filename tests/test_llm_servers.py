@@ -12,7 +12,9 @@ from pydantic import BaseModel
 from app.llm import LangChainChatModel, LLMError, ScriptedChatModel
 from evaluators.base import GradingTask
 from evaluators.chat import estimate_tokens
-from evaluators.judge import SYSTEM_PROMPT, JudgeReply, LLMJudge, build_prompt, reply_schema
+from evaluators.judge import LLMJudge
+from evaluators.judge_prompt import SYSTEM_PROMPT, build_prompt
+from evaluators.judge_reply import JudgeReply, reply_schema
 from tests.fake_openai import FakeOpenAI, content, cut_off, http_error
 
 ANSWER = "I subclass torch.autograd.Function and write forward and backward as static methods."

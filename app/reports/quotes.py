@@ -2,8 +2,8 @@
 
 The evaluators already verify their quotes; the report checks again because it is the last place a
 wrong "you said ..." could reach the candidate, and stored evaluations outlive evaluator versions.
-The rule matches the LLM judge's (evaluators/judge.py) without importing it, which would pull the
-chat-model client into report rendering.
+The rule is a looser form of the LLM judge's (evaluators/quotes.py): the pieces in order, without its
+checks of word boundaries and of negations an ellipsis skips.
 """
 
 from __future__ import annotations

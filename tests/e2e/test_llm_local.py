@@ -23,7 +23,11 @@ from app.llm import LangChainChatModel
 from app.reports import build_report, render
 from app.store import open_repository
 from evaluators.base import GradingTask, Verdict
-from evaluators.judge import MISCONCEPTION_PENALTY, JudgeReply, LLMJudge, clean_quote, quote_in
+from evaluators.chat import LLMError
+from evaluators.judge import LLMJudge
+from evaluators.judge_offline import MISCONCEPTION_PENALTY
+from evaluators.judge_reply import JudgeReply
+from evaluators.quotes import clean_quote, quote_in
 from evaluators.rubric import RubricScorer
 from tests.local_llm import CONTEXT_TOKENS, MAX_TOKENS, MODEL_ALIAS, local_model_server
 
@@ -39,10 +43,15 @@ FOLLOW_UP = (
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+def server_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("llm") / "server.log"
+
+
+@pytest.fixture(scope="module")
+def server(server_log: Path) -> Any:
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.fail("llama-cpp-python is not installed: run `make llm-local` (make test does)")
-    with local_model_server(log=tmp_path_factory.mktemp("llm") / "server.log") as base_url:
+    with local_model_server(log=server_log) as base_url:
         yield base_url
 
 
@@ -154,7 +163,7 @@ def verify(evaluation: dict[str, Any], *, answers: list[str], question: Any) -> 
     [
         ({"max_tokens": 24}, "reply cut off at the length limit"),
         ({"model": "no-such-model"}, "model 'no-such-model' is not served"),
-        ({"timeout_s": 0.3, "max_tokens": 24}, "timeout after 0.3 s"),  # last: the server finishes it anyway
+        ({"timeout_s": 0.3, "max_tokens": 24}, "timeout after 0.3 s"),  # last: the server still reads its prompt
     ],
     ids=["cut-off", "unknown-model", "timeout"],
 )
@@ -165,6 +174,32 @@ def test_failures_of_the_real_server_score_offline_with_the_reason(server, embed
     assert "fallback from llm-judge" in evaluation.evaluator
     assert any(reason in note and "offline score used" in note for note in evaluation.notes), evaluation.notes
     assert evaluation.score == offline.evaluate(task).score
+
+
+def test_a_reply_given_up_on_stops_the_real_server_generating_it(server, server_log):
+    """llama-cpp-python stops a streamed reply whose connection closed (it logs "Disconnected from client"), and
+    works an unstreamed one out whole while the next request waits: 19 to 32 s here after a 3 s timeout, 1.1 to
+    1.3 s streamed. The log, not the wait, is asserted: the wait depends on the machine's load."""
+    import time
+
+    import openai
+
+    def short_request() -> None:  # served once the server is done with the request before it
+        client = openai.OpenAI(base_url=server, api_key="not-needed", timeout=600, max_retries=0)
+        client.chat.completions.create(model=MODEL_ALIAS, messages=[{"role": "user", "content": "Hi"}], max_tokens=1)
+
+    def stopped() -> int:
+        return server_log.read_text(errors="replace").count("Disconnected from client")
+
+    short_request()  # an earlier test's call given up on is over
+    before = stopped()
+    with pytest.raises(LLMError, match="timeout after 3 s"):
+        model(server, timeout_s=3.0).complete_text(
+            system="You write at length.", user="Write a long essay on the history of deep learning."
+        )
+    gave_up = time.monotonic()
+    short_request()
+    assert stopped() == before + 1, f"the next request waited {time.monotonic() - gave_up:.1f} s"
 
 
 def test_no_server_at_the_address_scores_offline(tmp_path: Path, embedder, bank):
