@@ -59,6 +59,18 @@ def test_exception_in_candidate_code_names_their_line_only(runner: CodeRunner) -
     assert "harness" not in message and "worker" not in message
 
 
+def test_dataloader_workers_are_said_to_be_unsupported_on_one_line(runner: CodeRunner) -> None:
+    """The jail's /dev/shm is read-only, so DataLoader(num_workers=2) failed with a bare "OSError: [Errno 30]
+    Read-only file system", which did not say that worker processes cannot run there."""
+    loader = ("from torch.utils.data import DataLoader, TensorDataset\n"
+              "batches = list(DataLoader(TensorDataset(torch.arange(8.0)), batch_size=4, num_workers=2))\n")
+    result = runner.check(relu_task(), solution() + loader, QUESTION_ID)
+    message = result.checks[0].message or ""
+    assert "num_workers > 0" in message and "use num_workers=0" in message and "one process" in message, message
+    assert "\n" not in message and "line 15" in message
+    assert result.score == 0
+
+
 def test_stdout_is_captured(runner: CodeRunner) -> None:
     result = runner.check(relu_task(), "print('hello from the candidate')\n" + solution(), QUESTION_ID)
     assert result.status is Status.PASSED and "hello from the candidate" in result.stdout
