@@ -123,7 +123,8 @@ def describe_exception(exc: BaseException) -> str:
     every_frame = traceback.extract_tb(exc.__traceback__)
     frames = [frame for frame in every_frame if frame.filename == SUBMISSION_FILENAME]
     text = f"{type(exc).__name__}: {exc}".strip()
-    if isinstance(exc, OSError) and any(frame.filename.startswith(MULTIPROCESSING_DIR) for frame in every_frame):
+    if isinstance(exc, OSError) and "one process" not in text \
+            and any(frame.filename.startswith(MULTIPROCESSING_DIR) for frame in every_frame):
         text = f"{text}: {ONE_PROCESS}"
     if isinstance(exc, SyntaxError) and exc.filename == SUBMISSION_FILENAME:
         return f"SyntaxError: {exc.msg} (line {exc.lineno})"
