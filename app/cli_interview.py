@@ -17,6 +17,7 @@ from rich.text import Text
 
 from app.errors import UserFacingError
 from app.text_input import as_text
+from evaluators.run_points import failure_said
 
 HELP = (
     "Type your answer; finish it with a line containing only '.' (or end of input). "
@@ -119,7 +120,10 @@ def show_outcome(console: Console, outcome: Any) -> None:
         console.print(f" code checks: {passed}/{total} ({result.get('status')})")
         for check in result.get("checks") or []:  # say why now, not only in the report at the end
             if not check.get("passed"):
-                why = f": {check['message']}" if check.get("message") else ""
+                # On one line, as the report says it (torch's comparison report is many); the description is
+                # printed already, so it is not said again in place of a check's own words.
+                said = failure_said({**check, "description": ""})
+                why = f": {said}" if said else ""
                 console.print(Text.assemble(" ", ("✘", "red"), f" {check.get('description')}{why}"), highlight=False)
     # Given up on the question or on its follow-up: the model answer, where the mode shows it (practice).
     gave_up = {evaluation.get("gate"), evaluation.get("follow_up")} & {"skip", "dont_know"}
