@@ -112,7 +112,8 @@ def show_outcome(console: Console, outcome: Any) -> None:
         mark = {"covered": ("✔", "green"), "partial": ("~", "yellow")}.get(point["verdict"], ("✘", "red"))
         console.print(Text.assemble(" ", mark, f" {point['description']}"), highlight=False)
     for wrong in evaluation.get("misconceptions", []):
-        console.print(Text.assemble(" ", ("wrong:", "red"), f" \"{wrong['quote']}\" - {wrong['correction']}"),
+        lead = " your code has" if wrong.get("from_code") else ""  # a line of the code is not the candidate's words
+        console.print(Text.assemble(" ", ("wrong:", "red"), f"{lead} \"{wrong['quote']}\" - {wrong['correction']}"),
                       highlight=False)
     if outcome.code_result:
         result = outcome.code_result

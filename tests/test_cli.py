@@ -582,6 +582,22 @@ def test_the_terminal_says_a_failed_checks_torch_report_on_one_line():
     assert not any("Greatest" in line for line in lines)
 
 
+def test_the_terminal_says_a_wrong_claim_quoted_from_the_code_is_the_codes():
+    from rich.console import Console
+
+    from app.cli_interview import show_outcome
+    from app.interview.models import TurnOutcome
+
+    console = Console(record=True, width=200)
+    wrong = [{"claim": "c", "correction": "Mask by the input.", "quote": "return grad_output.clamp(min=0)",
+              "from_code": True}, {"claim": "d", "correction": "Use apply.", "quote": "I call MyReLU()(x)"}]
+    show_outcome(console, TurnOutcome(status="active",
+                                      evaluation={"score": 2.0, "points": [], "misconceptions": wrong}))
+    lines = console.export_text().splitlines()
+    assert ' wrong: your code has "return grad_output.clamp(min=0)" - Mask by the input.' in lines
+    assert ' wrong: "I call MyReLU()(x)" - Use apply.' in lines
+
+
 def test_python_dash_m_runs_the_cli():
     out = subprocess.run([sys.executable, "-m", "app.cli", "--help"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "Usage" in out.stdout, (out.stdout, out.stderr)
