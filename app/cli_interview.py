@@ -17,6 +17,7 @@ from rich.text import Text
 
 from app.errors import UserFacingError
 from app.text_input import as_text
+from evaluators.run_points import failure_said
 
 HELP = (
     "Type your answer; finish it with a line containing only '.' (or end of input). "
@@ -111,7 +112,8 @@ def show_outcome(console: Console, outcome: Any) -> None:
         mark = {"covered": ("✔", "green"), "partial": ("~", "yellow")}.get(point["verdict"], ("✘", "red"))
         console.print(Text.assemble(" ", mark, f" {point['description']}"), highlight=False)
     for wrong in evaluation.get("misconceptions", []):
-        console.print(Text.assemble(" ", ("wrong:", "red"), f" \"{wrong['quote']}\" - {wrong['correction']}"),
+        lead = " your code has" if wrong.get("from_code") else ""  # a line of the code is not the candidate's words
+        console.print(Text.assemble(" ", ("wrong:", "red"), f"{lead} \"{wrong['quote']}\" - {wrong['correction']}"),
                       highlight=False)
     if outcome.code_result:
         result = outcome.code_result
@@ -119,7 +121,10 @@ def show_outcome(console: Console, outcome: Any) -> None:
         console.print(f" code checks: {passed}/{total} ({result.get('status')})")
         for check in result.get("checks") or []:  # say why now, not only in the report at the end
             if not check.get("passed"):
-                why = f": {check['message']}" if check.get("message") else ""
+                # On one line, as the report says it (torch's comparison report is many); the description is
+                # printed already, so it is not said again in place of a check's own words.
+                said = failure_said({**check, "description": ""})
+                why = f": {said}" if said else ""
                 console.print(Text.assemble(" ", ("✘", "red"), f" {check.get('description')}{why}"), highlight=False)
     # Given up on the question or on its follow-up: the model answer, where the mode shows it (practice).
     gave_up = {evaluation.get("gate"), evaluation.get("follow_up")} & {"skip", "dont_know"}

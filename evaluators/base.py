@@ -46,6 +46,7 @@ class DetectedMisconception(BaseModel):
     claim: str
     correction: str
     quote: str  # the candidate's words that state it
+    from_code: bool = False  # the quote is a line of the answer's code: "your code has", never "you said"
 
 
 class Evaluation(BaseModel):

@@ -32,7 +32,8 @@ def compose_feedback(
         parts.append("Missing: " + listed(f"{_bare(p.description)} ({p.evidence}{_in_words(p)})" if p.checks
                                            else p.description for p in missed))
     if wrong:
-        parts.append("Wrong: " + "; ".join(f'"{m.quote}" - {m.correction}' for m in wrong))
+        parts.append("Wrong: " + "; ".join(f'{"your code has: " if m.from_code else ""}"{m.quote}" - {m.correction}'
+                                           for m in wrong))
     return "\n".join(parts)
 
 

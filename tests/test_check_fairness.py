@@ -72,6 +72,25 @@ MISTAKES = [
     ("relu-autograd-function", "backward masks by the sign of grad_output",
      [("return grad_output * (x > 0).to(grad_output.dtype)", "return grad_output.clamp(min=0)")],
      ["gradcheck-float64"]),
+    # The contract asks for the gradient by hand: handing it to autograd, however, misses gradient-mask alone.
+    ("relu-autograd-function", "backward through torch.autograd.grad of clamp",
+     [("return grad_output * (x > 0).to(grad_output.dtype)",
+       "with torch.enable_grad():\n"
+       "            leaf = x.detach().requires_grad_(True)\n"
+       "            return torch.autograd.grad(leaf.clamp(min=0), leaf, grad_output)[0]")], ["gradcheck-float64"]),
+    ("relu-autograd-function", "backward through .backward() of clamp",
+     [("return grad_output * (x > 0).to(grad_output.dtype)",
+       "with torch.enable_grad():\n"
+       "            leaf = x.detach().requires_grad_(True)\n"
+       "            leaf.clamp(min=0).backward(grad_output)\n"
+       "        return leaf.grad")], ["gradcheck-float64"]),
+    ("relu-autograd-function", "backward through torch.func.vjp of clamp",
+     [("return grad_output * (x > 0).to(grad_output.dtype)",
+       "return torch.func.vjp(lambda t: t.clamp(min=0), x)[1](grad_output)[0]")], ["gradcheck-float64"]),
+    ("training-loop-from-scratch", "epoch loss the unweighted mean of its batches' losses",
+     [("            total += loss.item() * len(xb)\n        history.append(total / len(X))",
+       "            total += loss.item()\n        history.append(total / ((len(X) + batch_size - 1) // batch_size))")],
+     ["weighted-epoch-means"]),
     ("pairwise-distances", "distances left squared", [(".sum(dim=-1).sqrt()", ".sum(dim=-1)")], ["values-float32"]),
     ("pairwise-distances", "result always float64", [("diff.pow(2)", "diff.double().pow(2)")], ["float64-preserved"]),
     ("custom-dataset", "length off by one",
@@ -196,3 +215,28 @@ def test_a_transposed_weight_is_not_judged_unregistered(bank, runner):
         code = code.replace(old, new)
     failed = [c.name for c in runner.check(question.code, code, question.id).checks if not c.passed]
     assert "registered-parameters" not in failed and "forward-values" in failed
+
+
+def test_a_hand_written_relu_that_runs_gradcheck_passes_and_autograd_in_backward_is_named(bank, runner):
+    """relu-autograd-function catches a backward that hands the gradient to autograd by a check, not by forbidding
+    torch.autograd.grad: gradcheck calls that, and an answer that verifies its backward with it must still pass."""
+    question = next(q for q in bank if q.id == "relu-autograd-function")
+    gradcheck = "\n\nx = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)\n" \
+                "assert torch.autograd.gradcheck(MyReLU.apply, (x,))\n"
+    assert runner.check(question.code, question.code.solution + gradcheck, question.id).passed_checks == 4
+    old = "return grad_output * (x > 0).to(grad_output.dtype)"
+    code = question.code.solution.replace(old, "return torch.func.vjp(lambda t: t.clamp(min=0), x)[1](grad_output)[0]")
+    failed = [c for c in runner.check(question.code, code, question.id).checks if not c.passed]
+    assert [c.message for c in failed] == [
+        "backward ran clamp with autograd recording it, so autograd computed the gradient; "
+        "compute it in backward yourself, as the contract asks"]
+
+
+def test_a_training_loop_bug_does_not_cost_the_epoch_bookkeeping(bank, runner):
+    """weighted-epoch-means judges the returned means against the code's own batches' losses: a loop that never
+    zeroes its gradients trains wrong (epoch-losses and final-weights fail) but still averages what it saw right.
+    Before it, epoch-losses named loss-bookkeeping and loop-order both, so unweighted epoch means cost loop-order."""
+    question = next(q for q in bank if q.id == "training-loop-from-scratch")
+    code = question.code.solution.replace("            optimizer.zero_grad()\n", "")
+    failed = [c.name for c in runner.check(question.code, code, question.id).checks if not c.passed]
+    assert "epoch-losses" in failed and "weighted-epoch-means" not in failed

@@ -557,6 +557,47 @@ def test_the_terminal_says_why_code_checks_failed_and_shows_the_model_answer_aft
     assert "THE MODEL" in shown
 
 
+def test_the_terminal_says_a_failed_checks_torch_report_on_one_line():
+    """It printed torch's comparison report whole ("Tensor-likes are not close!", then a line each for mismatched
+    elements and greatest differences), where the API, the UI and the reports say it on one line."""
+    from rich.console import Console
+
+    from app.cli_interview import show_outcome
+    from app.interview.models import TurnOutcome
+
+    console = Console(record=True, width=300)
+    report = ("Tensor-likes are not close!\n\nMismatched elements: 10 / 30 (33.3%)\nGreatest absolute difference: 1.23 "
+              "at index (0, 2) (up to 1e-05 allowed)\nGreatest relative difference: inf at index (0, 2) (up to 1.3e-06 "
+              "allowed)")
+    checks = [{"name": "gradient-values", "description": "x.grad matches the ReLU gradient", "passed": False,
+               "message": report},
+              {"name": "large-logits", "description": "stays finite for large logits", "passed": False,
+               "message": "got inf\nfor logits near 1000"}]
+    show_outcome(console, TurnOutcome(status="active", evaluation={"score": 2.0, "points": []},
+                                      code_result={"passed_checks": 0, "total_checks": 2, "status": "failed",
+                                                   "checks": checks}))
+    lines = console.export_text().splitlines()
+    assert " ✘ x.grad matches the ReLU gradient: not met (10 of 30 values differ)" in lines
+    assert " ✘ stays finite for large logits: got inf for logits near 1000" in lines
+    assert not any("Greatest" in line for line in lines)
+
+
+def test_the_terminal_says_a_wrong_claim_quoted_from_the_code_is_the_codes():
+    from rich.console import Console
+
+    from app.cli_interview import show_outcome
+    from app.interview.models import TurnOutcome
+
+    console = Console(record=True, width=200)
+    wrong = [{"claim": "c", "correction": "Mask by the input.", "quote": "return grad_output.clamp(min=0)",
+              "from_code": True}, {"claim": "d", "correction": "Use apply.", "quote": "I call MyReLU()(x)"}]
+    show_outcome(console, TurnOutcome(status="active",
+                                      evaluation={"score": 2.0, "points": [], "misconceptions": wrong}))
+    lines = console.export_text().splitlines()
+    assert ' wrong: your code has "return grad_output.clamp(min=0)" - Mask by the input.' in lines
+    assert ' wrong: "I call MyReLU()(x)" - Use apply.' in lines
+
+
 def test_python_dash_m_runs_the_cli():
     out = subprocess.run([sys.executable, "-m", "app.cli", "--help"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "Usage" in out.stdout, (out.stdout, out.stderr)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.code import sandbox
+from evaluators.code import cgroups, sandbox
 from evaluators.code.errors import RunnerError, SandboxUnavailable
 from evaluators.code.protocol import FrameDecoder, FrameError, encode
 from evaluators.code.results import Status
@@ -57,6 +57,53 @@ def test_exception_in_candidate_code_names_their_line_only(runner: CodeRunner) -
     message = result.failures()["forward-values"]
     assert message.startswith("NotImplementedError") and "line 7" in message
     assert "harness" not in message and "worker" not in message
+
+
+def test_dataloader_workers_are_said_to_be_unsupported_on_one_line(runner: CodeRunner) -> None:
+    """The jail's /dev/shm is read-only, so DataLoader(num_workers=2) failed with a bare "OSError: [Errno 30]
+    Read-only file system", which did not say that worker processes cannot run there."""
+    loader = ("from torch.utils.data import DataLoader, TensorDataset\n"
+              "batches = list(DataLoader(TensorDataset(torch.arange(8.0)), batch_size=4, num_workers=2))\n")
+    result = runner.check(relu_task(), solution() + loader, QUESTION_ID)
+    message = result.checks[0].message or ""
+    assert "num_workers > 0" in message and "use num_workers=0" in message and "one process" in message, message
+    assert "\n" not in message and "line 15" in message
+    assert result.score == 0
+
+
+FORK_THEN_EXIT = """import os
+import torch
+
+calls = []
+
+
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        calls.append(1)
+        if len(calls) == 3:  # gradcheck-float64's call: the run ends there
+            os._exit(3)
+        ctx.save_for_backward(x)
+        return x.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        os.fork()
+        return grad_output * (x > 0).to(grad_output.dtype)
+"""
+
+
+def test_a_fork_refused_without_a_cgroup_is_said_to_be_one_not_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a cgroup a fork fails with EAGAIN, which read "BlockingIOError: [Errno 11] Resource temporarily
+    unavailable", and the checks the run never reached said "your code ran out of memory (memory limit)"."""
+    monkeypatch.setattr(cgroups.JailCgroup, "create", lambda limits: None)
+    with CodeRunner(workers=1, timeout_s=5.0) as unbounded:
+        result = unbounded.check(relu_task(), FORK_THEN_EXIT, QUESTION_ID)
+    failures = result.failures()
+    assert result.status is Status.RESOURCE_LIMIT and set(failures) == {"gradient-values", "gradcheck-float64"}
+    assert "one process" in failures["gradient-values"] and "line 19" in failures["gradient-values"]
+    assert "memory" not in failures["gradcheck-float64"] and "processes" in failures["gradcheck-float64"]
 
 
 def test_stdout_is_captured(runner: CodeRunner) -> None:

@@ -329,3 +329,16 @@ def test_a_failed_checks_torch_report_is_told_in_the_checks_own_words_on_one_lin
                "message": message if c is check else None} for c in question.code.checks]
     evidence = {v.point_id: v.evidence for v in run_verdicts(question, checks)}
     assert evidence["save-for-backward"] == f"failed hidden check gradient-values: {said}"
+
+
+def test_a_wrong_claim_quoted_from_the_code_is_said_to_be_the_codes(scorer, tasks):
+    """The rubric reads the code: a backward returning grad_output.clamp(min=0) states relu-autograd-function's
+    misconception on that line, which was quoted back as words ("You said “return grad_output.clamp(min=0)”")."""
+    question = tasks["relu-autograd-function"]
+    line = "return grad_output.clamp(min=0)"
+    code = question.code.solution.replace("return grad_output * (x > 0).to(grad_output.dtype)", line)
+    result = AnswerScorer(evaluator=scorer, code_runner=ScriptedRunner()).score(
+        question, text="Here is my custom ReLU.", code=code, earlier=[])
+    wrong = result.evaluation["misconceptions"]
+    assert [(m["quote"], m["from_code"]) for m in wrong] == [(line, True)]
+    assert f'Wrong: your code has: "{line}"' in result.evaluation["feedback"]

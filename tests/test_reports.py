@@ -586,6 +586,26 @@ def test_a_point_quoted_from_the_code_says_so_and_not_you_said(bank, fmt) -> Non
     assert "your code has" in " ".join(text.split()) and "you said" not in text
 
 
+@pytest.mark.parametrize("fmt", ["markdown", "html", "pdf"])
+def test_a_wrong_claim_quoted_from_the_code_says_so_and_not_you_said(bank, fmt) -> None:
+    """A misconception stated by a line of the code read "You said “return grad_output.clamp(min=0)”"."""
+    line = "return grad_output.clamp(min=0)"
+    wrong = {"claim": "backward should return the ReLU of grad_output.", "correction": "Mask by the input.",
+             "quote": line, "from_code": True}
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_text="My ReLU.", answer_code=CODE + f"    {line}\n",
+                  evaluation=evaluation(2.0, [], misconceptions=[wrong]),
+                  code_result={"status": "failed", "checks": []})]
+    report = build_report(session=session({"relu-autograd-function": 2.0}), turns=turns, bank=bank)
+    assert report.questions[0].misconceptions[0].from_code
+    body = render(report, fmt)[0]
+    if fmt == "pdf":
+        pages = pytest.importorskip("pypdf").PdfReader(io.BytesIO(body)).pages
+        text = "".join(page.extract_text() for page in pages)
+    else:
+        text = unescape(body.decode())
+    assert "Your code has" in " ".join(text.split()) and "You said" not in text
+
+
 @pytest.mark.parametrize("fmt", ["markdown", "html"])
 def test_a_point_a_failed_check_missed_says_the_words_that_stated_it(bank, fmt) -> None:
     """A follow-up answered right in words ("Use F.logsigmoid") left the run-judged point missed, without a word that

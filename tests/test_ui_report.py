@@ -109,6 +109,30 @@ def test_a_point_quoted_from_the_code_says_so_in_practice_feedback_and_on_the_re
     assert "your code has \u201cctx.save_for_backward(x)\u201d" in text and "you said" not in text
 
 
+def _code_quoted_wrong_claim() -> None:
+    from ui.widgets import show_feedback
+
+    wrong = {"claim": "backward should return the ReLU of grad_output.", "correction": "Mask by the input.",
+             "quote": "return grad_output.clamp(min=0)", "from_code": True}
+    show_feedback({"score": 2.5, "points": [], "misconceptions": [wrong]}, None)
+
+
+def test_a_wrong_claim_quoted_from_the_code_says_so_in_practice_feedback_and_on_the_report_page() -> None:
+    """A misconception stated by a line of the code read "You said: “return grad_output.clamp(min=0)”"."""
+    said = "\n".join(e.value for e in AppTest.from_function(_code_quoted_wrong_claim).run().error)
+    assert "Your code has: \u201creturn grad_output.clamp(min=0)\u201d" in said.replace("\\", "")
+    assert "You said" not in said
+    wrong = {"claim": "backward should return the ReLU of grad_output.", "correction": "Mask by the input.",
+             "quote": "return grad_output.clamp(min=0)", "from_code": True}
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_code="return grad_output.clamp(min=0)",
+                  evaluation=evaluation(2.0, [], misconceptions=[wrong]))]
+    report = build_report(session=session({"relu-autograd-function": 2.0}), turns=turns, bank=bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    shown = "\n".join(e.value for e in page.error)
+    assert "Your code has: \u201creturn grad_output.clamp(min=0)\u201d" in shown.replace("\\", "")
+    assert "You said" not in shown
+
+
 def _missed_though_said() -> None:
     from ui.widgets import show_feedback
 

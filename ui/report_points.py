@@ -67,7 +67,8 @@ def _question(q: dict[str, Any]) -> None:
             st.markdown(f"**{title}**\n\n" + "\n".join(f"- {icon} {literal(p['description'])}{_shown(p)}"
                                                        for p in points))
     for wrong in q.get("misconceptions", []):
-        st.error(f"You said: \u201c{literal(wrong['quote'])}\u201d  \n{literal(wrong['correction'])}")
+        lead = "Your code has" if wrong.get("from_code") else "You said"
+        st.error(f"{lead}: \u201c{literal(wrong['quote'])}\u201d  \n{literal(wrong['correction'])}")
     for note in q.get("scoring_notes", []):
         st.caption(literal(note))
 

@@ -118,7 +118,8 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
                                                                      if p.get("checks") else "") + _in_words(p)
                                for p in missed))
     for wrong in evaluation.get("misconceptions", []):
-        st.error(f"**Misconception:** {literal(wrong['claim'])}  \nYou said: “{literal(wrong['quote'])}”  \n"
+        lead = "Your code has" if wrong.get("from_code") else "You said"
+        st.error(f"**Misconception:** {literal(wrong['claim'])}  \n{lead}: “{literal(wrong['quote'])}”  \n"
                  f"{literal(wrong['correction'])}")
     for note in [*evaluation.get("notes", []), *(evaluation.get("penalties") or [])]:
         st.caption(literal(note))

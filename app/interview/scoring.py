@@ -22,7 +22,8 @@ def with_code(text: str, code: str | None) -> str:
 
 
 def code_quotes_labelled(evaluation: Evaluation, answers: list[str]) -> Evaluation:
-    """The evaluation with each quote that is a line of the code, not of the words, marked as the code's.
+    """The evaluation with each quote that is a line of the code, not of the words, marked as the code's (a
+    credited point's and a wrong claim's alike).
 
     The rubric reads the code beside the words (a line like `loss = loss / accum_steps` can show a point no check
     verifies), so a point's quote may be a code line; quoted back as "you said" it reads as words the candidate
@@ -40,10 +41,11 @@ def code_quotes_labelled(evaluation: Evaluation, answers: list[str]) -> Evaluati
 
     points = [p.model_copy(update={"from_code": True}) if p.evidence and not p.checks and from_code(p.evidence)
               else p for p in evaluation.points]
-    if points == evaluation.points:
+    wrong = [m.model_copy(update={"from_code": True}) if from_code(m.quote) else m for m in evaluation.misconceptions]
+    if points == evaluation.points and wrong == evaluation.misconceptions:
         return evaluation
     return evaluation.model_copy(update={
-        "points": points, "feedback": compose_feedback(points, evaluation.misconceptions, evaluation.gate)})
+        "points": points, "misconceptions": wrong, "feedback": compose_feedback(points, wrong, evaluation.gate)})
 
 
 def _flat(text: str) -> str:

@@ -71,7 +71,7 @@ def _question(entry: QuestionEntry) -> str:
     parts += [_list(title, [esc(desc) + (f" \u2014 {w.QUOTE_LEAD[how]} {esc(quote)}" if how == "run" else
                                          f" \u2014 {w.QUOTE_LEAD[how]} <q>{esc(quote)}</q>" if quote else "")
                             for desc, quote, how in points]) for title, points in w.point_lists(entry)]
-    parts.append(_list("Misconceptions", [f"You said <q>{esc(m.quote)}</q> \u2014 {esc(m.correction)}"
+    parts.append(_list("Misconceptions", [f"{w.wrong_claim_lead(m)} <q>{esc(m.quote)}</q> \u2014 {esc(m.correction)}"
                                           for m in entry.misconceptions]))
     parts.append(_transcript(entry))
     return f'<section class="question">{"".join(parts)}</section>'

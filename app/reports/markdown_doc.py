@@ -62,7 +62,7 @@ def _question(entry: QuestionEntry) -> list[str]:
                       for desc, quote, how in points]
     if entry.misconceptions:
         lines += ["", "Misconceptions:", ""]
-        lines += [f"- You said \u201c{md(m.quote)}\u201d \u2014 {md(m.correction)}"
+        lines += [f"- {w.wrong_claim_lead(m)} \u201c{md(m.quote)}\u201d \u2014 {md(m.correction)}"
                   for m in entry.misconceptions]
     return lines + _transcript(entry)
 

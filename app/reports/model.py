@@ -45,6 +45,7 @@ class MisconceptionNote(_Frozen):
     claim: str
     correction: str
     quote: str  # the candidate's words that state the wrong claim
+    from_code: bool = False  # or a line of their code
 
 
 class FailedCheck(_Frozen):

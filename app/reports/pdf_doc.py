@@ -140,9 +140,8 @@ def _question(entry: QuestionEntry) -> list[Flowable]:
                                               f" \u2014 {w.QUOTE_LEAD[how]} <i>\u201c{esc(quote)}\u201d</i>"
                                               if quote else "")
                                  for desc, quote, how in points])
-    story += _titled("Misconceptions", [
-        f"You said <i>\u201c{esc(m.quote)}\u201d</i> \u2014 {esc(m.correction)}" for m in entry.misconceptions
-    ])
+    story += _titled("Misconceptions", [f"{w.wrong_claim_lead(m)} <i>\u201c{esc(m.quote)}\u201d</i> \u2014 "
+                                        f"{esc(m.correction)}" for m in entry.misconceptions])
     return story + _transcript(entry)
 
 

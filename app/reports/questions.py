@@ -168,7 +168,7 @@ def _misconceptions(
             key = (normalise(item["claim"]), normalise(quote))
             notes.setdefault(key, MisconceptionNote(
                 number=number, question_id=question_id, topic=topic, claim=item["claim"],
-                correction=item["correction"], quote=quote,
+                correction=item["correction"], quote=quote, from_code=bool(item.get("from_code")),
             ))
     return list(notes.values())
 

@@ -151,6 +151,11 @@ QUOTE_LEAD = {"said": "you said", "code": "your code has", "run": "your code",
               "words": "said in words, not yet shown by your code:"}
 
 
+def wrong_claim_lead(note: MisconceptionNote) -> str:
+    """What a wrong claim's quote is introduced by: "You said", or "Your code has" for a line of the code."""
+    return QUOTE_LEAD["code" if note.from_code else "said"].capitalize()
+
+
 def _shown_by(point: CoveredPoint) -> str:
     return "run" if point.by_run else "code" if point.from_code else "said"
 

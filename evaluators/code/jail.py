@@ -177,6 +177,14 @@ def keep_to_one_process() -> None:
         except (OSError, ValueError, RuntimeError):
             pass  # no such syscall on this architecture (fork on arm64): clone covers it
     filt.load()
+    os.fork = _refused_fork  # the filter refuses it anyway; this says why ("Resource temporarily unavailable" did not)
+
+
+FORK_REFUSED = "the sandbox runs a code task in one process: it cannot start another (os.fork, multiprocessing)"
+
+
+def _refused_fork() -> int:
+    raise BlockingIOError(errno.EAGAIN, FORK_REFUSED)
 
 
 def _vm_size() -> int:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import io
 import linecache
+import multiprocessing
+import os
 import traceback
 import zipfile
 from dataclasses import dataclass
@@ -107,13 +109,23 @@ def exec_submission(source: str) -> dict[str, Any]:
     return namespace
 
 
+# The jail's /dev/shm is read-only (and, without a cgroup, a fork is refused): a process pool, a queue or a lock
+# of multiprocessing fails with a bare OSError ("Read-only file system") that does not say why.
+MULTIPROCESSING_DIR = os.path.dirname(multiprocessing.__file__) + os.sep
+ONE_PROCESS = ("the sandbox runs a code task in one process, so worker processes (multiprocessing, "
+               "a DataLoader with num_workers > 0) cannot start; use num_workers=0")
+
+
 def describe_exception(exc: BaseException) -> str:
     """Exception type and message with the line in the submission, no harness frames."""
     if getattr(exc, "candidate_message", None):
         return str(exc.candidate_message)  # type: ignore[attr-defined]
-    frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
-              if frame.filename == SUBMISSION_FILENAME]
+    every_frame = traceback.extract_tb(exc.__traceback__)
+    frames = [frame for frame in every_frame if frame.filename == SUBMISSION_FILENAME]
     text = f"{type(exc).__name__}: {exc}".strip()
+    if isinstance(exc, OSError) and "one process" not in text \
+            and any(frame.filename.startswith(MULTIPROCESSING_DIR) for frame in every_frame):
+        text = f"{text}: {ONE_PROCESS}"
     if isinstance(exc, SyntaxError) and exc.filename == SUBMISSION_FILENAME:
         return f"SyntaxError: {exc.msg} (line {exc.lineno})"
     if frames:

@@ -141,14 +141,14 @@ class CodeRunner:
                raw: RawOutcome) -> CodeResult:
         got: dict[str, dict[str, Any]] = {}
         ended = any(meta.get("type") == "end" for meta, _ in raw.frames)
-        load_error, resource, exit_info = None, False, None if ended else raw.exit
+        load_error, resource, exit_info = None, None, None if ended else raw.exit
         for meta, blobs in raw.frames:
             kind = meta.get("type")
             if kind == "check" and meta.get("name") not in got:
                 got[str(meta.get("name"))] = {"error": meta.get("error"), "blob": blobs[0] if blobs else None}
-                resource |= bool(meta.get("resource"))
+                resource = resource or _resource(meta)
             elif kind == "load_error":
-                load_error, resource = _clip(meta.get("error")), bool(meta.get("resource"))
+                load_error, resource = _clip(meta.get("error")), _resource(meta)
             elif kind == "end":
                 break  # anything after the child's own `end` was not written by the harness
         status, reason = _status(raw, load_error, resource, exit_info, self.timeout_s)
@@ -187,7 +187,23 @@ def _verify(task: CodeTask, check: Any, inputs: Any, want: Any, got: dict[str, A
     return result(harness.verify(task, check, inputs, value, want))
 
 
-def _status(raw: RawOutcome, load_error: str | None, resource: bool, exit_info: dict | None,
+# Why the checks after a limit was hit did not run, by the limit the worker saw (RESOURCE_ERRNOS there).
+RESOURCE_REASONS = {
+    "memory": "your code ran out of memory (memory limit)",
+    "processes": "your code tried to start more processes or threads than the sandbox allows "
+                 "(it runs a code task in one process)",
+    "open files": "your code opened more files than the sandbox allows",
+    "disk": "your code wrote more to files than the sandbox allows",
+}
+
+
+def _resource(meta: dict[str, Any]) -> str | None:
+    """The limit a frame says the code hit (a frame is bytes from the jail: anything else is no limit)."""
+    kind = meta.get("resource")
+    return kind if isinstance(kind, str) and kind in RESOURCE_REASONS else None
+
+
+def _status(raw: RawOutcome, load_error: str | None, resource: str | None, exit_info: dict | None,
             timeout_s: float) -> tuple[Status, str]:
     """Overall status, and why checks that produced nothing did not run."""
     sig = exit_info.get("signal") if exit_info else None
@@ -200,7 +216,7 @@ def _status(raw: RawOutcome, load_error: str | None, resource: bool, exit_info: 
     if sig == signal.SIGXFSZ:
         return Status.RESOURCE_LIMIT, "your code wrote a file larger than the limit"
     if resource:
-        return Status.RESOURCE_LIMIT, "your code ran out of memory (memory limit)"
+        return Status.RESOURCE_LIMIT, RESOURCE_REASONS[resource]
     if sig is not None:
         return Status.ERROR, f"your code crashed with {CRASH_SIGNALS.get(sig) or _signal_name(sig)}"
     if exit_info is not None:

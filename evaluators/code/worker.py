@@ -187,14 +187,23 @@ def _flush() -> None:
             pass
 
 
-RESOURCE_ERRNOS = {errno.ENOMEM, errno.EFBIG, errno.ENOSPC, errno.EAGAIN, errno.EMFILE, errno.EDQUOT}
+# Which of our limits an error shows was hit (the runner says which; the verdict is then resource_limit). EAGAIN is a
+# process or thread refused: over the task limit, or any fork where no cgroup bounds the jail's processes together.
+RESOURCE_ERRNOS = {errno.ENOMEM: "memory", errno.EAGAIN: "processes", errno.EMFILE: "open files",
+                   errno.EFBIG: "disk", errno.ENOSPC: "disk", errno.EDQUOT: "disk"}
+RESOURCE_EXCEPTIONS = {"MemoryError": "memory", "BlockingIOError": "processes"}  # what a description starts with
+RESOURCE_PHRASES = {"can't allocate memory": "memory", "can't start new thread": "processes"}  # anywhere in it
 
 
-def _is_resource_error(exc: BaseException) -> bool:
-    """Hitting one of our limits shows up as these; the verdict is then resource_limit."""
-    if isinstance(exc, MemoryError) or (isinstance(exc, OSError) and exc.errno in RESOURCE_ERRNOS):
-        return True
-    return "can't allocate memory" in str(exc) or "can't start new thread" in str(exc)
+def _resource_kind(description: str, exc: BaseException | None = None) -> str | None:
+    """The limit an error shows was hit, or None: from the exception's errno when there is one, else from how the
+    error reads (a probe's error reaches here as its description)."""
+    if isinstance(exc, OSError) and exc.errno in RESOURCE_ERRNOS:
+        return RESOURCE_ERRNOS[exc.errno]
+    for name, kind in RESOURCE_EXCEPTIONS.items():
+        if description.startswith(name):
+            return kind
+    return next((kind for phrase, kind in RESOURCE_PHRASES.items() if phrase in description), None)
 
 
 def _run_job(meta: dict, blobs: list[bytes], results: Results) -> None:
@@ -204,9 +213,10 @@ def _run_job(meta: dict, blobs: list[bytes], results: Results) -> None:
         with guard or contextlib.nullcontext():
             namespace = exec_submission(meta["source"])
     except BaseException as exc:  # SyntaxError, SystemExit, a forbidden call, anything at import time
-        message = guard.violations[0] if guard and guard.violations else describe_exception(exc)
+        description = describe_exception(exc)
+        message = guard.violations[0] if guard and guard.violations else description
         _flush()
-        results.write(encode({"type": "load_error", "error": message, "resource": _is_resource_error(exc)}))
+        results.write(encode({"type": "load_error", "error": message, "resource": _resource_kind(description, exc)}))
         return
     for check, blob in zip(meta["checks"], blobs, strict=True):
         results.leave_if_copy()  # before it probes anything
@@ -224,14 +234,14 @@ def _probe_frame(check: dict, namespace: dict, inputs, guard: ForbiddenCalls | N
         if guard and len(guard.violations) > seen:  # caught and hidden by the submission: still counts
             return encode({"type": "check", "name": name, "error": guard.violations[seen], "forbidden": True})
         if outcome.error:
-            resource = outcome.error.startswith(("MemoryError", "BlockingIOError")) or (
-                "can't allocate memory" in outcome.error or "can't start new thread" in outcome.error)
-            return encode({"type": "check", "name": name, "error": outcome.error, "resource": resource})
+            return encode({"type": "check", "name": name, "error": outcome.error,
+                           "resource": _resource_kind(outcome.error)})
         return encode({"type": "check", "name": name}, [dumps(outcome.value)])
     except BaseException as exc:  # SystemExit, KeyboardInterrupt, a forbidden call or an unpicklable value
         forbidden = bool(guard and len(guard.violations) > seen)
-        return encode({"type": "check", "name": name, "error": describe_exception(exc),
-                       "resource": _is_resource_error(exc), "forbidden": forbidden})
+        description = describe_exception(exc)
+        return encode({"type": "check", "name": name, "error": description,
+                       "resource": _resource_kind(description, exc), "forbidden": forbidden})
 
 
 def _warm_up() -> None:
