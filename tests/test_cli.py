@@ -182,6 +182,25 @@ def test_grade_at_the_standard_of_own_examples(cli_env, tmp_path):
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
+def test_grade_says_which_examples_set_no_standard(cli_env, tmp_path):
+    """As the API's `examples`: an example of no input line's question (a typo in its id) or a non-answer is
+    named on a line of its own, with why; the run still succeeds."""
+    question = {"question": "Why is the sky blue?", "reference_answer": "Air scatters blue light more than red."}
+    source, examples, target = tmp_path / "in.jsonl", tmp_path / "graded.jsonl", tmp_path / "out.jsonl"
+    source.write_text(json.dumps({**question, "question_id": "sky-1", "answer": "Because of scattering."}) + "\n")
+    examples.write_text("".join(json.dumps({**question, **extra, "grade": 2, "grade_max": 2}) + "\n" for extra in (
+        {"question_id": "sky-1", "answer": "Scattering."}, {"question_id": "sky-11", "answer": "Blue scatters more."},
+        {"question_id": "sky-1", "answer": "No idea"})))
+    out = run("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(target.read_text())["examples_used"] == 1
+    said = [line for line in out.stderr.splitlines() if "set no standard" in line]
+    assert said == [f"{examples}: example 2 set no standard: no graded answer has question_id 'sky-11'; one asks "
+                    "the same question with question_id 'sky-1': give the example that id",
+                    f"{examples}: example 3 set no standard: the answer is a non-answer, which scores 0 at any "
+                    "standard, so it teaches none"]
+
+
 def test_grade_indexes_a_never_ingested_bank_to_match_free_questions(cli_env, tmp_path):
     lines = [
         {"question": "Why call optimizer.zero_grad() before backward?",

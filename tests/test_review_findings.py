@@ -23,8 +23,6 @@ def test_a_sentence_starting_with_a_lower_case_identifier_is_its_own_unit():
                      "requires_grad=False is a flag on a leaf tensor."]
 
 
-@pytest.mark.xfail(strict=True, reason="review s50: graded examples that pair with no item of the batch (a "
-                   "question_id typo) are dropped without a word: the caller believes the standard was applied")
 def test_examples_that_pair_with_no_item_are_not_dropped_silently(alice):
     own = {"question": "Why call optimizer.zero_grad() every step?",
            "reference_answer": "Backward adds new gradients to the stored ones, so they must be cleared first."}
