@@ -340,7 +340,7 @@ def test_terminal_interview_reads_answers_from_stdin(cli_env):
     assert "Question 1 of 2" in out.stdout
     assert "hints cost" in out.stdout
     assert "Score" in out.stdout
-    assert "unknown command :x[/x]" in out.stdout and "code file not found: /nonexistent/answer.py" in out.stdout
+    assert "unknown command :x[/x]" in out.stdout and "code file /nonexistent/answer.py was not found" in out.stdout
     assert "An answer needs text or code (or :skip / :idk); nothing was sent." in out.stdout
 
 
@@ -442,17 +442,42 @@ def test_a_missing_option_is_a_usage_line_not_a_traceback(cli_env):
 
 
 def test_code_files_in_terminal_answers(tmp_path):
-    from app.cli_interview import split_code
-    from app.errors import UserFacingError
+    import io
+
+    from app.cli_interview import read_answer
 
     good, binary = tmp_path / "relu.py", tmp_path / "blob.bin"
     good.write_text("def relu(x):\n    return x.clamp(min=0)\n", encoding="utf-8")
     binary.write_bytes(b"\x7fELF\x02\xd0\xff")
-    assert split_code(f"It clamps.\n:code {good}") == ("It clamps.", "def relu(x):\n    return x.clamp(min=0)")
-    with pytest.raises(UserFacingError, match=r"cannot be read \(not UTF-8 text\)"):
-        split_code(f":code {binary}")
-    with pytest.raises(UserFacingError, match=r":code needs a file"):
-        split_code("It clamps.\n:code")
+    said: list[str] = []
+    assert read_answer(io.StringIO(f"It clamps.\n:code {good}\n.\n"), said.append) == (
+        "answer", "It clamps.", "def relu(x):\n    return x.clamp(min=0)")
+    block = f"It clamps.\n:code {binary}\n:code\n:code {tmp_path}\n:code {good}\nElementwise.\n.\n"
+    assert read_answer(io.StringIO(block), said.append) == (  # each bad line left out, the rest kept
+        "answer", "It clamps.\nElementwise.", "def relu(x):\n    return x.clamp(min=0)")
+    kept = "; that line was left out, the rest of the answer is kept"
+    assert said == [f"code file {binary} cannot be read (not UTF-8 text){kept}",
+                    f":code needs a file: `:code PATH`{kept}", f"{tmp_path} is a folder, not a code file{kept}"]
+
+
+def test_a_code_file_that_cannot_be_read_is_said_at_its_line_and_loses_nothing_typed_with_it():
+    """`:code /nonexistent.py` then `:repeat` and an answer: the whole block was thrown away when it ended, with
+    `:repeat` read as words of the answer; the error is said when the line is read, and only it is left out."""
+    from app.cli_interview import read_answer
+
+    heard: list[str] = []
+
+    def typed(*lines: str):  # a terminal: each line is read when the reader asks for it
+        for line in lines:
+            heard.append(f"read {line}")
+            yield line + "\n"
+
+    stream = typed(":code /nonexistent.py", ":repeat", "Dropout zeroes random activations.", ".", ":end")
+    assert read_answer(stream, heard.append) == ("repeat", None, None)
+    assert heard == ["read :code /nonexistent.py", "code file /nonexistent.py was not found; that line was left "
+                     "out, the rest of the answer is kept", "read :repeat"]
+    assert read_answer(stream, heard.append) == ("answer", "Dropout zeroes random activations.", None)
+    assert read_answer(stream, heard.append) == ("end", None, None)
 
 
 def test_terminal_answers_from_windows_files_and_odd_first_lines():
@@ -462,17 +487,17 @@ def test_terminal_answers_from_windows_files_and_odd_first_lines():
     from app.interview.fenced import split_fenced
 
     crlf = "Here is my ReLU.\r\n```python\r\ndef relu(x):\r\n    return x.clamp(min=0)\r\n```\r\n.\r\n"
-    command, text, code = read_answer(io.StringIO(crlf))  # the fence stays in the words, for the engine to run
+    command, text, code = read_answer(io.StringIO(crlf), print)  # the fence stays in the words, for the engine to run
     assert (command, code) == ("answer", None)
     assert split_fenced(text) == ("Here is my ReLU.", "def relu(x):\n    return x.clamp(min=0)")
     for odd in ("``` python \n  def relu(x):\n      return x\n  ```", "  ```py\n  def relu(x):\n      return x\n  ```"):
         assert split_fenced(f"Mine:\n{odd}") == ("Mine:", "def relu(x):\n    return x")  # spaces; indented as a whole
     smiley = ":) backward computes the gradients\nwith the chain rule.\n.\n"
-    assert read_answer(io.StringIO(smiley)) == (
+    assert read_answer(io.StringIO(smiley), print) == (
         "answer", ":) backward computes the gradients\nwith the chain rule.", None)
-    assert read_answer(io.StringIO(":Hint\n")) == ("hint", None, None)
+    assert read_answer(io.StringIO(":Hint\n"), print) == ("hint", None, None)
     not_utf8 = "backward \udcff\udcfe chains.\n.\n"  # how Python reads bytes that are not UTF-8 from a terminal
-    assert read_answer(io.StringIO(not_utf8)) == ("answer", "backward \ufffd\ufffd chains.", None)
+    assert read_answer(io.StringIO(not_utf8), print) == ("answer", "backward \ufffd\ufffd chains.", None)
 
 
 @pytest.mark.parametrize("args, code, said", [
