@@ -265,14 +265,30 @@ def print_report(console: Console, repo: Any, session_id: str, user_id: int, set
         console.print("An interview-mode report is ready once the session is completed.")
         return
     try:
-        from app.reports import build_report, render
+        from app.reports import build_report
         from knowledge.loader import bank_index
     except ImportError:
         console.print(f"Scores: {session.state.get('question_scores')}")
         return
     report = build_report(session=session, turns=repo.turns(session_id), bank=bank_index(settings.bank_dir))
-    body, _ = render(report, "markdown")
-    console.print(Markdown(body.decode("utf-8")))
+    console.print(terminal_report(report))
+
+
+def terminal_report(report: Any) -> Markdown:
+    """The Markdown report, its model answers and contracts reflowed as the in-session panel shows them: the bank
+    breaks its prose near 95 characters, and a terminal wrapping those lines again at its own width left a
+    line of a word or two after each (the Markdown file keeps them: its code blocks are not wrapped)."""
+    from app.reports import render
+    from app.reports.wording import reflowed
+
+    def each_paragraph_a_line(text: str | None) -> str | None:
+        return reflowed(text) if text else text
+
+    questions = [entry.model_copy(update={"model_answer": each_paragraph_a_line(entry.model_answer),
+                                          "contract": each_paragraph_a_line(entry.contract)})
+                 for entry in report.questions]
+    body, _ = render(report.model_copy(update={"questions": questions}), "markdown")
+    return Markdown(body.decode("utf-8"))
 
 
 def register(app: typer.Typer) -> None:

@@ -480,6 +480,28 @@ def test_a_code_file_that_cannot_be_read_is_said_at_its_line_and_loses_nothing_t
     assert read_answer(stream, heard.append) == ("end", None, None)
 
 
+def test_the_terminal_report_wraps_a_model_answer_once():
+    """The bank breaks its prose near 95 characters: at 80 columns each of those lines was wrapped again,
+    leaving a line of a word or two after each. Each paragraph is now wrapped once, at the terminal's width."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from app.cli_interview import print_report
+    from app.config import Settings
+    from tests.test_reports import session, session_turns
+
+    record = session({"autograd-basics": 3.8, "relu-autograd-function": 2.5, "save-and-load-models": 0.0})
+    repo = SimpleNamespace(get_session=lambda *_: record, turns=lambda _: session_turns())
+    console = Console(width=80, record=True)
+    print_report(console, repo, "s1", 7, Settings())
+    shown = [line.strip() for line in console.export_text().split("Model answer:")[1].splitlines()]
+    start = next(i for i, line in enumerate(shown) if line)
+    paragraph = shown[start : shown.index("", start)]
+    assert paragraph[0].startswith("Autograd is PyTorch's reverse-mode automatic differentiation engine.")
+    assert len(paragraph) > 3 and all(len(line) > 60 for line in paragraph[:-1]), paragraph
+
+
 def test_terminal_answers_from_windows_files_and_odd_first_lines():
     import io
 
