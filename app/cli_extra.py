@@ -91,6 +91,8 @@ def grade(
             sink.write(jsonl_line(record) + "\n")
             graded += 1
     err.print(f"Graded {graded - failed} of {graded} lines; {failed} with errors. Output: {where}")
+    for index, why in grader.unused_examples().items():  # never left out without a word
+        err.print(f"{examples_path}: example {index + 1} set no standard: {why}", highlight=False, markup=False)
     if graded and failed == graded:
         sys.exit(1)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, TextIO
@@ -27,48 +27,53 @@ HELP = (
 )
 # A command is one word on the first line (":hint", or a mistyped ":hnt"); ":) it computes..." is an answer.
 _COMMAND = re.compile(r":[A-Za-z]\S*")
+_CODE_LINE = re.compile(r":code(\s.*)?")
 
 
-def read_answer(stream: TextIO) -> tuple[str, str | None, str | None] | None:
-    """(command, text, code) from the next answer block; None at end of input."""
+def read_answer(stream: TextIO, warn: Callable[[str], None]) -> tuple[str, str | None, str | None] | None:
+    """(command, text, code) from the next answer block; None at end of input. A `:code PATH` line's file is
+    the code answer, read when the line is: one that cannot be read is said to `warn` there and then, and only
+    that line is left out, so the words typed around it are kept and a command after it is still a command.
+    Fenced blocks stay in the words, as the app's words box has them: the engine decides when they run
+    (`app.interview.fenced`)."""
     lines: list[str] = []
+    code_parts: list[str] = []
     for raw in stream:
         # Windows line ends too; bytes that are not UTF-8 (read as lone surrogates) are kept as U+FFFD.
         line = as_text(raw.rstrip("\r\n"))
-        if not lines and _COMMAND.fullmatch(line.strip()) and not line.strip().startswith(":code"):
+        if _CODE_LINE.fullmatch(line.strip()):
+            try:
+                code_parts.append(read_code_file(line.strip()[5:].strip()))
+            except UserFacingError as exc:
+                warn(str(exc))
+            continue
+        if not lines and not code_parts and _COMMAND.fullmatch(line.strip()):
             return line.strip()[1:].lower(), None, None
         if line.strip() == ".":
             break
         lines.append(line)
     else:
-        if not lines:
+        if not lines and not code_parts:
             return None
-    return ("answer", *split_code("\n".join(lines)))
+    return "answer", "\n".join(lines).strip() or None, "\n\n".join(code_parts).strip() or None
 
 
-def split_code(block: str) -> tuple[str | None, str | None]:
-    """Separate prose from code: a `:code PATH` line's file is the code answer. Fenced blocks stay in the
-    words, as the app's words box has them: the engine decides when they run (`app.interview.fenced`)."""
-    code_parts = []
-    prose_lines = []
-    for line in block.splitlines():
-        if line.strip() == ":code":
-            raise UserFacingError(":code needs a file: `:code PATH`")
-        if line.strip().startswith(":code "):
-            path = Path(line.strip()[6:].strip()).expanduser()
-            if not path.is_file():
-                raise UserFacingError(f"code file not found: {path}; nothing was sent, so answer again")
-            try:
-                code_parts.append(path.read_text(encoding="utf-8-sig"))  # Notepad's byte-order mark dropped
-            except (OSError, UnicodeDecodeError) as exc:
-                why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror
-                raise UserFacingError(f"code file {path} cannot be read ({why}); nothing was sent, so answer again") \
-                    from None
-        else:
-            prose_lines.append(line)
-    text = "\n".join(prose_lines).strip() or None
-    code = "\n\n".join(code_parts).strip() or None
-    return text, code
+def read_code_file(given: str) -> str:
+    """The code in the file a `:code PATH` line names; a UserFacingError saying why it cannot be read."""
+    kept = "; that line was left out, the rest of the answer is kept"
+    if not given:
+        raise UserFacingError(f":code needs a file: `:code PATH`{kept}")
+    path = Path(given).expanduser()
+    if path.is_dir():
+        raise UserFacingError(f"{path} is a folder, not a code file{kept}")
+    if not path.is_file():
+        raise UserFacingError(f"code file {path} " + ("is not a regular file" if path.exists() else "was not found")
+                              + kept)
+    try:
+        return path.read_text(encoding="utf-8-sig")  # Notepad's byte-order mark dropped
+    except (OSError, UnicodeDecodeError) as exc:
+        cause = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror
+        raise UserFacingError(f"code file {path} cannot be read ({cause}){kept}") from None
 
 
 _FENCE = re.compile(r" {0,3}(```|~~~)")
@@ -144,11 +149,7 @@ def run_interview(
                "end": engine.finish}
     while prompt is not None:
         show_prompt(console, prompt)
-        try:
-            block = read_answer(stream)
-        except UserFacingError as exc:  # a `:code` file that cannot be read: say so, ask again
-            console.print(str(exc), style="red")
-            continue
+        block = read_answer(stream, warn=lambda why: console.print(Text(why, style="red")))
         if block is None or block[0] == "quit":
             console.print("Session paused; it can be resumed through the API.")
             return str(session.id)
@@ -269,14 +270,30 @@ def print_report(console: Console, repo: Any, session_id: str, user_id: int, set
         console.print("An interview-mode report is ready once the session is completed.")
         return
     try:
-        from app.reports import build_report, render
+        from app.reports import build_report
         from knowledge.loader import bank_index
     except ImportError:
         console.print(f"Scores: {session.state.get('question_scores')}")
         return
     report = build_report(session=session, turns=repo.turns(session_id), bank=bank_index(settings.bank_dir))
-    body, _ = render(report, "markdown")
-    console.print(Markdown(body.decode("utf-8")))
+    console.print(terminal_report(report))
+
+
+def terminal_report(report: Any) -> Markdown:
+    """The Markdown report, its model answers and contracts reflowed as the in-session panel shows them: the bank
+    breaks its prose near 95 characters, and a terminal wrapping those lines again at its own width left a
+    line of a word or two after each (the Markdown file keeps them: its code blocks are not wrapped)."""
+    from app.reports import render
+    from app.reports.wording import reflowed
+
+    def each_paragraph_a_line(text: str | None) -> str | None:
+        return reflowed(text) if text else text
+
+    questions = [entry.model_copy(update={"model_answer": each_paragraph_a_line(entry.model_answer),
+                                          "contract": each_paragraph_a_line(entry.contract)})
+                 for entry in report.questions]
+    body, _ = render(report.model_copy(update={"questions": questions}), "markdown")
+    return Markdown(body.decode("utf-8"))
 
 
 def register(app: typer.Typer) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator
@@ -67,10 +68,10 @@ class GradeLine:
     def question_key(self) -> str | None:
         """Which question the line answers, to pair it with graded examples: its question_id, else its
         question text (case and spacing aside)."""
-        if self.record.get("question_id") is not None:
-            return f"id:{self.record['question_id']}"
-        question = self.record.get("question")
-        return "text:" + " ".join(question.lower().split()) if isinstance(question, str) else None
+        if (label := _label(self.record)) is not None:
+            return f"id:{label}"
+        asked = _asked(self.record)
+        return None if asked is None else f"text:{asked}"
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,16 @@ class Standard:
 
     shift: float  # logits
     examples: int
+
+
+@dataclass(frozen=True)
+class GradedExample:
+    """What it takes to say why a graded example set no standard: which question it is of, and its gate."""
+
+    question_key: str | None
+    question_id: str | None
+    asked: str | None  # the question's text, case and spacing aside
+    gate: str | None  # "empty" or "non-answer": scored 0 whatever the standard, so it teaches nothing
 
 
 def example_share(record: dict[str, Any]) -> float:
@@ -138,6 +149,10 @@ class BulkGrader:
         # answer never needs it, so the CLI opens it at the first line that does.
         self._open_store = open_store
         self._standards: dict[str | None, Standard] = {}
+        self._examples: list[GradedExample] = []
+        # The questions of the answers graded so far, key -> (question_id, question text): an example of
+        # none of them set no standard, and the caller is told why (an id's typo, an id left off).
+        self._graded: dict[str | None, tuple[str | None, str | None]] = {}
 
     def learn_standards(self, records: Iterable[Any]) -> int:
         """Learn each question's standard from graded examples (lines as the input's, plus `grade` and
@@ -160,7 +175,9 @@ class BulkGrader:
             chunk = lines[start : start + BATCH]
             evaluations = best_evaluations(self._evaluator, chunk)
             for line, share, evaluation in zip(chunk, shares[start : start + BATCH], evaluations, strict=True):
-                if evaluation is not None and evaluation.gate is None:
+                gate = evaluation.gate if evaluation is not None else None
+                self._examples.append(GradedExample(line.question_key, _label(line.record), _asked(line.record), gate))
+                if evaluation is not None and gate is None:
                     scores, grades = found.setdefault(line.question_key, ([], []))
                     scores.append(evaluation.score)
                     grades.append(share)
@@ -170,11 +187,42 @@ class BulkGrader:
     def standard_fields(self, line: GradeLine, evaluation: Evaluation) -> dict[str, Any]:
         """Where the grader gave examples of this line's question: the score at their standard, beside
         the score without it."""
+        self._graded.setdefault(line.question_key, (_label(line.record), _asked(line.record)))
         standard = self._standards.get(line.question_key)
         if standard is None or evaluation.gate is not None:
             return {}
         return {"score": apply_shift(evaluation.score, standard.shift), "score_without_examples": evaluation.score,
                 "examples_used": standard.examples}
+
+    def unused_examples(self) -> dict[int, str]:
+        """Per graded example that set the standard of no answer graded so far (by index from 0): why. The
+        caller asks once every answer is graded; an example silently left out would leave them believing
+        their standard was applied."""
+        unused = {}
+        for index, example in enumerate(self._examples):
+            if example.gate is not None:
+                what = "the answer is empty" if example.gate == "empty" else "the answer is a non-answer"
+                unused[index] = f"{what}, which scores 0 at any standard, so it teaches none"
+            elif example.question_key not in self._graded:
+                unused[index] = self._unpaired(example)
+        return unused
+
+    def _unpaired(self, example: GradedExample) -> str:
+        """Why an example paired with no graded answer, and the likeliest fix: an answer that asks the same
+        question under another question_id (or none), else a question_id that differs by a typo."""
+        if example.question_id is not None:
+            why = f"no graded answer has question_id {example.question_id!r}"
+        else:
+            why = "no graded answer asks this question without a question_id"
+        same = [label for label, asked in self._graded.values() if asked is not None and asked == example.asked]
+        if same and same[0] is not None:
+            return why + f"; one asks the same question with question_id {same[0]!r}: give the example that id"
+        if same:
+            return why + "; one asks the same question without a question_id: leave the example's off"
+        ids = [label for label, _ in self._graded.values() if label is not None]
+        if example.question_id is not None and (close := difflib.get_close_matches(example.question_id, ids, n=1)):
+            return why + f" (did you mean {close[0]!r}?)"
+        return why
 
     def resolve(self, record: dict[str, Any]) -> GradeLine:
         line = GradeLine(record=record)
@@ -299,6 +347,16 @@ class BulkGrader:
             if on_line:
                 on_line(evaluation is None)
             yield {**line.record, **ours, **({"given": given} if given else {})}
+
+
+def _label(record: dict[str, Any]) -> str | None:
+    return None if record.get("question_id") is None else str(record["question_id"])
+
+
+def _asked(record: dict[str, Any]) -> str | None:
+    """A line's question text, case and spacing aside (how lines without a question_id pair)."""
+    question = record.get("question")
+    return " ".join(question.lower().split()) if isinstance(question, str) else None
 
 
 def load_json_line(raw: bytes) -> Any:

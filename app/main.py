@@ -8,11 +8,11 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-from fastapi import FastAPI, HTTPException
+from fastapi import Depends, FastAPI, HTTPException
 from fastapi.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api import admin, code, drafts, grading, health, problems, progress, questions, sessions
+from app.api import admin, code, deps, drafts, grading, health, problems, progress, questions, sessions
 from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter, per_process_warning, shared_by
 from app.api.slow_routes import SlowRouteLimit
 from app.config import Settings, get_settings
@@ -139,6 +139,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="Practice PyTorch and deep-learning interviews: sessions with follow-ups, rubric "
         "scoring, sandboxed code checks and reports. Authenticate with `Authorization: Bearer <key>`.",
         lifespan=lifespan,
+        dependencies=[Depends(deps.known_query_only)],
     )
     app.state.settings = settings
     slots = settings.data_dir / "run-slots"  # shared by the server's workers: see app/api/ratelimit.py

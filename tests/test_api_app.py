@@ -42,6 +42,21 @@ def test_an_unknown_field_is_named(alice):
     assert assert_problem(reply, 422)["detail"].startswith("unknown field 'level'")
 
 
+@pytest.mark.parametrize(("path", "params", "named"), [
+    ("/v1/questions", {"limit": -1}, "parameter 'limit'"),  # /v1/sessions' paging, ignored here: page 1 came back
+    ("/v1/questions", {"offset": 10**20, "per_page": 5}, "parameter 'offset'"),
+    ("/v1/sessions", {"page": 2, "per_page": 5}, "parameters 'page', 'per_page'"),  # /v1/questions' paging
+    ("/v1/me/progress", {"since": "2026-01-01"}, "parameter 'since'"),
+])
+def test_an_unknown_query_parameter_is_named_as_an_unknown_field_is(alice, path, params, named):
+    """Every route refuses a query parameter it does not take, and says which it takes: one that was
+    ignored answered another question than the one asked (the first page, for ?limit=-1)."""
+    detail = assert_problem(alice.get(path, params=params), 422)["detail"]
+    assert detail.startswith(f"unknown query {named};") and "this endpoint takes:" in detail
+    assert alice.get("/v1/questions", params={"page": 2, "per_page": 5}).json()["page"] == 2  # paging as before
+    assert alice.get("/v1/sessions", params={"limit": 5}).status_code == 200
+
+
 @pytest.mark.parametrize("path, body", [
     ("/v1/grade", '{"question_id": "zero-grad", "answer": "x \\ud83d"}'),
     ("/v1/grade", '{"question": "Why \\udc00?", "reference_answer": "Because.", "answer": "x"}'),

@@ -102,6 +102,34 @@ def test_a_callers_own_question_id_beside_a_reference_is_a_label(alice):
     assert_problem(alice.post("/v1/grade", json={"question_id": "LMS-item-17", "answer": "x"}), 404)
 
 
+def test_examples_that_set_no_standard_are_said_so_by_index(alice):
+    """An example is never dropped without a word: one that pairs with no item (a typo in its question_id, an
+    id left off) or is a non-answer is listed in `examples` with why; the others are counted as used."""
+    own = {"question": "Why call optimizer.zero_grad() every step?",
+           "reference_answer": "Backward adds new gradients to the stored ones, so they must be cleared first."}
+    item = {**own, "question_id": "LMS-item-17", "answer": "So the gradients do not pile up."}
+    examples = [{**own, "question_id": "LMS-item-17", "answer": "They accumulate otherwise.", "grade": 5},
+                {**own, "question_id": "LMS-item-71", "answer": "Old gradients would add up.", "grade": 5},
+                {**own, "answer": "To reset the grads.", "grade": 5},
+                {**own, "question_id": "LMS-item-17", "answer": "No idea", "grade": 2}]
+    reply = alice.post("/v1/grade/batch", json={"items": [item], "examples": examples})
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["results"][0]["result"]["examples_used"] == 1
+    used = reply.json()["examples"]
+    assert [(e["index"], e["used"]) for e in used] == [(0, True), (1, False), (2, False), (3, False)]
+    assert used[0]["note"] is None
+    assert used[1]["note"] == "no graded answer has question_id 'LMS-item-71'; one asks the same question with " \
+        "question_id 'LMS-item-17': give the example that id"
+    assert used[2]["note"].startswith("no graded answer asks this question without a question_id; one asks the "
+                                      "same question with question_id 'LMS-item-17'")
+    assert "non-answer" in used[3]["note"]
+    typo = {**examples[1], "question": "Why zero the gradients?"}  # not the same text: the id is the clue
+    said = alice.post("/v1/grade/batch", json={"items": [item], "examples": [typo]}).json()["examples"][0]
+    assert said == {"index": 0, "used": False,
+                    "note": "no graded answer has question_id 'LMS-item-71' (did you mean 'LMS-item-17'?)"}
+    assert alice.post("/v1/grade/batch", json={"items": [item]}).json()["examples"] == []
+
+
 def test_an_integer_question_id_is_read_as_its_digits_as_the_grade_command_reads_it(alice):
     """LMS item ids are often numbers: 17 is the label '17' (it pairs with examples labelled "17"), and a
     bank lookup of 17 is of '17'. A value that is no id is refused by name."""

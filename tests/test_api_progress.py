@@ -50,6 +50,11 @@ def test_report_formats_by_query_and_accept(alice, bank):
     text = alice.get(f"/v1/sessions/{sid}/report", headers={"Accept": "text/*"})  # Markdown is text
     assert text.status_code == 200 and text.headers["content-type"].startswith("text/markdown")
     assert_problem(alice.get(f"/v1/sessions/{sid}/report", params={"format": "docx"}), 422)
+    # A saved report has a name (a downloaded PDF had none); HTML and JSON open where they are read.
+    name = f"interview-report-{sid[:8]}"
+    assert [r.headers["content-disposition"] for r in (as_json, markdown, html, pdf)] == [
+        f'inline; filename="{name}.json"', f'attachment; filename="{name}.md"', f'inline; filename="{name}.html"',
+        f'attachment; filename="{name}.pdf"']
 
 
 def test_progress_scores_a_question_as_its_report_does_and_hides_an_interview_in_progress(alice, bank):

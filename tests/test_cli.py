@@ -182,6 +182,25 @@ def test_grade_at_the_standard_of_own_examples(cli_env, tmp_path):
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
+def test_grade_says_which_examples_set_no_standard(cli_env, tmp_path):
+    """As the API's `examples`: an example of no input line's question (a typo in its id) or a non-answer is
+    named on a line of its own, with why; the run still succeeds."""
+    question = {"question": "Why is the sky blue?", "reference_answer": "Air scatters blue light more than red."}
+    source, examples, target = tmp_path / "in.jsonl", tmp_path / "graded.jsonl", tmp_path / "out.jsonl"
+    source.write_text(json.dumps({**question, "question_id": "sky-1", "answer": "Because of scattering."}) + "\n")
+    examples.write_text("".join(json.dumps({**question, **extra, "grade": 2, "grade_max": 2}) + "\n" for extra in (
+        {"question_id": "sky-1", "answer": "Scattering."}, {"question_id": "sky-11", "answer": "Blue scatters more."},
+        {"question_id": "sky-1", "answer": "No idea"})))
+    out = run("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(target.read_text())["examples_used"] == 1
+    said = [line for line in out.stderr.splitlines() if "set no standard" in line]
+    assert said == [f"{examples}: example 2 set no standard: no graded answer has question_id 'sky-11'; one asks "
+                    "the same question with question_id 'sky-1': give the example that id",
+                    f"{examples}: example 3 set no standard: the answer is a non-answer, which scores 0 at any "
+                    "standard, so it teaches none"]
+
+
 def test_grade_indexes_a_never_ingested_bank_to_match_free_questions(cli_env, tmp_path):
     lines = [
         {"question": "Why call optimizer.zero_grad() before backward?",
@@ -321,7 +340,7 @@ def test_terminal_interview_reads_answers_from_stdin(cli_env):
     assert "Question 1 of 2" in out.stdout
     assert "hints cost" in out.stdout
     assert "Score" in out.stdout
-    assert "unknown command :x[/x]" in out.stdout and "code file not found: /nonexistent/answer.py" in out.stdout
+    assert "unknown command :x[/x]" in out.stdout and "code file /nonexistent/answer.py was not found" in out.stdout
     assert "An answer needs text or code (or :skip / :idk); nothing was sent." in out.stdout
 
 
@@ -423,17 +442,64 @@ def test_a_missing_option_is_a_usage_line_not_a_traceback(cli_env):
 
 
 def test_code_files_in_terminal_answers(tmp_path):
-    from app.cli_interview import split_code
-    from app.errors import UserFacingError
+    import io
+
+    from app.cli_interview import read_answer
 
     good, binary = tmp_path / "relu.py", tmp_path / "blob.bin"
     good.write_text("def relu(x):\n    return x.clamp(min=0)\n", encoding="utf-8")
     binary.write_bytes(b"\x7fELF\x02\xd0\xff")
-    assert split_code(f"It clamps.\n:code {good}") == ("It clamps.", "def relu(x):\n    return x.clamp(min=0)")
-    with pytest.raises(UserFacingError, match=r"cannot be read \(not UTF-8 text\)"):
-        split_code(f":code {binary}")
-    with pytest.raises(UserFacingError, match=r":code needs a file"):
-        split_code("It clamps.\n:code")
+    said: list[str] = []
+    assert read_answer(io.StringIO(f"It clamps.\n:code {good}\n.\n"), said.append) == (
+        "answer", "It clamps.", "def relu(x):\n    return x.clamp(min=0)")
+    block = f"It clamps.\n:code {binary}\n:code\n:code {tmp_path}\n:code {good}\nElementwise.\n.\n"
+    assert read_answer(io.StringIO(block), said.append) == (  # each bad line left out, the rest kept
+        "answer", "It clamps.\nElementwise.", "def relu(x):\n    return x.clamp(min=0)")
+    kept = "; that line was left out, the rest of the answer is kept"
+    assert said == [f"code file {binary} cannot be read (not UTF-8 text){kept}",
+                    f":code needs a file: `:code PATH`{kept}", f"{tmp_path} is a folder, not a code file{kept}"]
+
+
+def test_a_code_file_that_cannot_be_read_is_said_at_its_line_and_loses_nothing_typed_with_it():
+    """`:code /nonexistent.py` then `:repeat` and an answer: the whole block was thrown away when it ended, with
+    `:repeat` read as words of the answer; the error is said when the line is read, and only it is left out."""
+    from app.cli_interview import read_answer
+
+    heard: list[str] = []
+
+    def typed(*lines: str):  # a terminal: each line is read when the reader asks for it
+        for line in lines:
+            heard.append(f"read {line}")
+            yield line + "\n"
+
+    stream = typed(":code /nonexistent.py", ":repeat", "Dropout zeroes random activations.", ".", ":end")
+    assert read_answer(stream, heard.append) == ("repeat", None, None)
+    assert heard == ["read :code /nonexistent.py", "code file /nonexistent.py was not found; that line was left "
+                     "out, the rest of the answer is kept", "read :repeat"]
+    assert read_answer(stream, heard.append) == ("answer", "Dropout zeroes random activations.", None)
+    assert read_answer(stream, heard.append) == ("end", None, None)
+
+
+def test_the_terminal_report_wraps_a_model_answer_once():
+    """The bank breaks its prose near 95 characters: at 80 columns each of those lines was wrapped again,
+    leaving a line of a word or two after each. Each paragraph is now wrapped once, at the terminal's width."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from app.cli_interview import print_report
+    from app.config import Settings
+    from tests.test_reports import session, session_turns
+
+    record = session({"autograd-basics": 3.8, "relu-autograd-function": 2.5, "save-and-load-models": 0.0})
+    repo = SimpleNamespace(get_session=lambda *_: record, turns=lambda _: session_turns())
+    console = Console(width=80, record=True)
+    print_report(console, repo, "s1", 7, Settings())
+    shown = [line.strip() for line in console.export_text().split("Model answer:")[1].splitlines()]
+    start = next(i for i, line in enumerate(shown) if line)
+    paragraph = shown[start : shown.index("", start)]
+    assert paragraph[0].startswith("Autograd is PyTorch's reverse-mode automatic differentiation engine.")
+    assert len(paragraph) > 3 and all(len(line) > 60 for line in paragraph[:-1]), paragraph
 
 
 def test_terminal_answers_from_windows_files_and_odd_first_lines():
@@ -443,17 +509,17 @@ def test_terminal_answers_from_windows_files_and_odd_first_lines():
     from app.interview.fenced import split_fenced
 
     crlf = "Here is my ReLU.\r\n```python\r\ndef relu(x):\r\n    return x.clamp(min=0)\r\n```\r\n.\r\n"
-    command, text, code = read_answer(io.StringIO(crlf))  # the fence stays in the words, for the engine to run
+    command, text, code = read_answer(io.StringIO(crlf), print)  # the fence stays in the words, for the engine to run
     assert (command, code) == ("answer", None)
     assert split_fenced(text) == ("Here is my ReLU.", "def relu(x):\n    return x.clamp(min=0)")
     for odd in ("``` python \n  def relu(x):\n      return x\n  ```", "  ```py\n  def relu(x):\n      return x\n  ```"):
         assert split_fenced(f"Mine:\n{odd}") == ("Mine:", "def relu(x):\n    return x")  # spaces; indented as a whole
     smiley = ":) backward computes the gradients\nwith the chain rule.\n.\n"
-    assert read_answer(io.StringIO(smiley)) == (
+    assert read_answer(io.StringIO(smiley), print) == (
         "answer", ":) backward computes the gradients\nwith the chain rule.", None)
-    assert read_answer(io.StringIO(":Hint\n")) == ("hint", None, None)
+    assert read_answer(io.StringIO(":Hint\n"), print) == ("hint", None, None)
     not_utf8 = "backward \udcff\udcfe chains.\n.\n"  # how Python reads bytes that are not UTF-8 from a terminal
-    assert read_answer(io.StringIO(not_utf8)) == ("answer", "backward \ufffd\ufffd chains.", None)
+    assert read_answer(io.StringIO(not_utf8), print) == ("answer", "backward \ufffd\ufffd chains.", None)
 
 
 @pytest.mark.parametrize("args, code, said", [

@@ -10,8 +10,6 @@ import pytest
 from tests.api_fixtures import alice, api, build_api, scorer  # noqa: F401
 
 
-@pytest.mark.xfail(strict=True, reason="review s50: graded examples that pair with no item of the batch (a "
-                   "question_id typo) are dropped without a word: the caller believes the standard was applied")
 def test_examples_that_pair_with_no_item_are_not_dropped_silently(alice):
     own = {"question": "Why call optimizer.zero_grad() every step?",
            "reference_answer": "Backward adds new gradients to the stored ones, so they must be cleared first."}

@@ -14,10 +14,13 @@ from contextlib import contextmanager
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter
 from app.config import Settings
+from app.errors import echoed
 from app.store.records import UserRecord
 from knowledge.schema import Question
 from knowledge.vectorstore import QuestionStore
@@ -186,3 +189,29 @@ def code_check_slot(user: UserRecord, limiter: SlidingWindowLimiter) -> Iterator
     finally:
         if taken:
             limiter.finish(user.id)
+
+
+async def known_query_only(request: Request) -> None:
+    """Refuse query parameters the route does not take, as unknown body fields are (422 naming them): an
+    ignored `?limit=-1` or `?offset=20` gives the first page back as if it were what was asked for. Applied
+    to every route in one place (app/main.py). Async, so it runs on the event loop: a sync dependency takes
+    a worker thread, and /healthz must answer while every thread is busy."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute):
+        return
+    known = _query_names(route)
+    if unknown := sorted(set(request.query_params) - known):
+        taken = ", ".join(sorted(known)) or "none"
+        names = ", ".join(echoed(name) for name in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+        raise HTTPException(422, f"unknown query parameter{'s' if len(unknown) > 1 else ''} {names}; "
+                                 f"this endpoint takes: {taken} (see /docs)")
+
+
+def _query_names(route: APIRoute) -> frozenset[str]:
+    """The query parameters a route takes, its dependencies' included (a walk of a few objects a request)."""
+    def taken(dependant: Dependant) -> Iterator[str]:
+        yield from (param.alias for param in dependant.query_params)
+        for sub in dependant.dependencies:
+            yield from taken(sub)
+
+    return frozenset(taken(route.dependant))

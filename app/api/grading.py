@@ -99,8 +99,18 @@ class GradeItemOut(BaseModel):
     error: str | None = None
 
 
+class ExampleUseOut(BaseModel):
+    """Whether one of your graded examples set a standard, and if not, why (no item of its question, a
+    non-answer): an example is never left out without a word."""
+
+    index: int = Field(description="The example's position in the request")
+    used: bool = Field(description="It set the standard of at least one item (counted in its examples_used)")
+    note: str | None = Field(default=None, description="Why it set none, and the likely fix")
+
+
 class GradeBatchOut(BaseModel):
     results: list[GradeItemOut]
+    examples: list[ExampleUseOut] = Field(default_factory=list, description="One per graded example you sent")
 
 
 GRADE_EXAMPLES = {
@@ -181,7 +191,8 @@ def grade_batch(
     """Score up to 100 answers in one request, in order. An item that cannot be graded (unknown
     question_id, a question that matches no bank entry, a field over its length limit) gets an
     `error` instead of a `result`; the rest are still graded. The answers are embedded together,
-    so a batch costs far less than as many single requests."""
+    so a batch costs far less than as many single requests. A graded example that cannot be read is a
+    400 naming it; one that sets no item's standard is graded around and said so in `examples`."""
     grader = BulkGrader(evaluator=evaluator, bank=bank, store=store, max_answer_chars=settings.max_answer_chars)
     for index, example in enumerate(body.examples):
         if too_long := _too_long(example, settings.max_answer_chars):
@@ -207,7 +218,9 @@ def grade_batch(
             {**fields, "matched_id": line.matched_id, "match_confidence": line.match_confidence}
         )
         results.append(GradeItemOut(index=index, result=result))
-    return GradeBatchOut(results=results)
+    unused = grader.unused_examples()
+    examples = [ExampleUseOut(index=i, used=i not in unused, note=unused.get(i)) for i in range(len(body.examples))]
+    return GradeBatchOut(results=results, examples=examples)
 
 
 def _held_by_interview(line: GradeLine, held: set[str]) -> str | None:

@@ -35,7 +35,7 @@ from app.api.schemas import (
 from app.errors import ConflictError, no_session
 from app.interview import feedback
 from app.interview.models import Mode, SessionConfig, SessionState, TurnOutcome
-from app.reports import Report, build_report, render
+from app.reports import Report, build_report, content_disposition, render
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=problem_responses(401, 422))
 SESSION_ERRORS = problem_responses(404, 409)
@@ -276,7 +276,8 @@ def report(
         raise ConflictError("an interview-mode report is ready once the session is completed")
     body, media_type = render(build_report(session=session, turns=repo.turns(session_id), bank=bank), fmt)
     # Chosen by the Accept header: a cache keeps one copy per Accept, not the PDF for a JSON client.
-    return Response(content=body, media_type=media_type, headers={"Vary": "Accept"})
+    headers = {"Vary": "Accept", "Content-Disposition": content_disposition(session.id, fmt)}
+    return Response(content=body, media_type=media_type, headers=headers)
 
 
 def _negotiate(accept: str) -> str:

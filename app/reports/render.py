@@ -27,6 +27,10 @@ RENDERERS: dict[str, tuple[Callable[[Report], bytes], str]] = {
     "pdf": (_pdf, "application/pdf"),
 }
 FORMATS = tuple(RENDERERS)
+# How a browser or `curl -OJ` keeps each format: HTML and JSON are read where they open (inline), Markdown and PDF
+# are files to keep (attachment); either way under a name (the UI's download buttons use the same one).
+SAVED_AS = {"json": ("json", "inline"), "markdown": ("md", "attachment"), "html": ("html", "inline"),
+            "pdf": ("pdf", "attachment")}
 
 
 def render(report: Report, fmt: str) -> tuple[bytes, str]:
@@ -36,3 +40,9 @@ def render(report: Report, fmt: str) -> tuple[bytes, str]:
     except KeyError:
         raise ValueError(f"unknown report format {fmt!r}; choose one of: {', '.join(FORMATS)}") from None
     return renderer(report), media_type
+
+
+def content_disposition(session_id: str, fmt: str) -> str:
+    """The Content-Disposition of a session's report in `fmt`: whether to show or save it, and its file name."""
+    extension, disposition = SAVED_AS[fmt.lower()]
+    return f'{disposition}; filename="interview-report-{session_id[:8]}.{extension}"'
