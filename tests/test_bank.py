@@ -64,6 +64,16 @@ def test_taxonomy_is_used_and_entries_are_complete(bank):
         assert q.related, f"{q.id} has no related entries"
 
 
+def test_every_topic_holds_enough_questions_at_more_than_one_level(bank):
+    """A candidate who picks one topic is never asked the same question twice: distributed (2 questions, both at
+    difficulty 3), transfer-learning (2, both at 2) and optimisation (3, all at 2) ran out within one short
+    session, and an adaptive level could not move in them."""
+    cells = Counter((q.topic, q.difficulty) for q in bank)
+    for topic in {q.topic for q in bank}:
+        levels = {d: cells[(topic, d)] for d in (1, 2, 3) if cells[(topic, d)]}
+        assert sum(levels.values()) >= 4 and len(levels) >= 2, (topic.value, levels)
+
+
 def test_follow_ups_do_not_give_the_answer_away(bank):
     """A probe must not repeat its point's description verbatim."""
     for q in bank:
