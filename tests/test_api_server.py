@@ -169,7 +169,7 @@ def test_serve_on_a_fresh_data_dir_indexes_the_bank_and_is_ready_within_a_minute
                 waiting.add(ready.json()["detail"])
             time.sleep(0.3)
         checks = ready.json()["checks"]
-        assert checks["chroma"]["detail"] == "110 questions" and checks["warm_up"] == {"ok": True, "detail": "done"}
+        assert checks["chroma"]["detail"] == "120 questions" and checks["warm_up"] == {"ok": True, "detail": "done"}
         assert all(detail.startswith("not ready:") for detail in waiting)
         with httpx.Client(base_url=base, timeout=60) as client:
             created = client.post("/v1/sessions", json={"num_questions": 1, "topics": ["autograd"]})

@@ -64,6 +64,16 @@ def test_taxonomy_is_used_and_entries_are_complete(bank):
         assert q.related, f"{q.id} has no related entries"
 
 
+def test_every_topic_holds_enough_questions_at_more_than_one_level(bank):
+    """A candidate who picks one topic is never asked the same question twice: distributed (2 questions, both at
+    difficulty 3), transfer-learning (2, both at 2) and optimisation (3, all at 2) ran out within one short
+    session, and an adaptive level could not move in them."""
+    cells = Counter((q.topic, q.difficulty) for q in bank)
+    for topic in {q.topic for q in bank}:
+        levels = {d: cells[(topic, d)] for d in (1, 2, 3) if cells[(topic, d)]}
+        assert sum(levels.values()) >= 4 and len(levels) >= 2, (topic.value, levels)
+
+
 def test_follow_ups_do_not_give_the_answer_away(bank):
     """A probe must not repeat its point's description verbatim."""
     for q in bank:
@@ -239,6 +249,18 @@ STALE_CLAIMS = {
     r"dropout patterns still differ": "dropout said to stop accumulation matching a large batch",
     # Forked DataLoader workers inherit collate_fn unpickled; only spawn and forkserver pickle it.
     r"collate_fn must be a picklable": "collate_fn said to be pickled for any workers",
+    # In float32 sigmoid rounds to exactly 0.5 for logits just below zero (down to about -1.8e-7).
+    r"(?:same as|equivalently) logit >= 0": "sigmoid >= 0.5 called the same test as logit >= 0 in floats",
+    # PYTORCH_ALLOC_CONF is the allocator's setting now; the CUDA-only name is kept as an older alias.
+    r"PYTORCH_CUDA_ALLOC_CONF=": "the allocator's setting given only by its older CUDA name",
+    # forkserver (Linux's default from Python 3.14) also re-imports the main script and pickles the
+    # workers' arguments, as spawn does.
+    r"with the spawn start method|(?:start|started) (?:with|by) spawn(?! or forkserver)":
+        "the main-script guard or the pickling of workers' arguments said to be spawn's alone",
+    # keras.layers.Attention's concat mode learns a scalar besides use_scale's, and AdditiveAttention
+    # learns one vector, not a network.
+    r"no learned projections beyond an optional scale|scoring with a small learned network":
+        "Keras Attention's or AdditiveAttention's learned weights misstated",
 }
 
 # `related` is the "study next" advice of a report: pairs a reviewer found to lead nowhere useful.
