@@ -109,7 +109,10 @@ def show_outcome(console: Console, outcome: Any) -> None:
         console.print(Text(f" scoring: {note}"), style="dim")
     for point in evaluation.get("points", []):
         mark = {"covered": ("✔", "green"), "partial": ("~", "yellow")}.get(point["verdict"], ("✘", "red"))
-        console.print(Text.assemble(" ", mark, f" {point['description']}"), highlight=False)
+        if point.get("beyond_score"):  # the code's run alone earned full marks: it cost nothing
+            mark = ("·", "dim")
+        unneeded = " (not needed for the score, worth saying in an interview)" if point.get("beyond_score") else ""
+        console.print(Text.assemble(" ", mark, f" {point['description']}{unneeded}"), highlight=False)
     for wrong in evaluation.get("misconceptions", []):
         console.print(Text.assemble(" ", ("wrong:", "red"), f" \"{wrong['quote']}\" - {wrong['correction']}"),
                       highlight=False)

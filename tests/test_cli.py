@@ -557,6 +557,24 @@ def test_the_terminal_says_why_code_checks_failed_and_shows_the_model_answer_aft
     assert "THE MODEL" in shown
 
 
+def test_the_terminal_says_a_point_a_full_code_score_did_not_need_is_not_missed():
+    """Review s50: "Score 5.0 / 5" above "✘ Calls the function through MyReLU.apply ...", judged from the words,
+    which never take from a code score."""
+    from rich.console import Console
+
+    from app.cli_interview import show_outcome
+    from app.interview.models import TurnOutcome
+
+    console = Console(record=True, width=200)
+    unneeded = {"point_id": "apply-usage", "description": "Calls the function through MyReLU.apply.",
+                "verdict": "missed", "beyond_score": True}
+    show_outcome(console, TurnOutcome(status="active", evaluation={"score": 5.0, "points": [unneeded]}))
+    shown = console.export_text()
+    assert "✘" not in shown
+    assert "· Calls the function through MyReLU.apply. (not needed for the score, worth saying in an interview)" \
+        in shown
+
+
 def test_python_dash_m_runs_the_cli():
     out = subprocess.run([sys.executable, "-m", "app.cli", "--help"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "Usage" in out.stdout, (out.stdout, out.stderr)

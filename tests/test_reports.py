@@ -819,3 +819,31 @@ def test_a_line_of_the_starter_code_is_not_quoted_as_the_candidates_words(bank) 
     assert "monitor-validation" in {p.point_id for p in entry.missed}
     for fmt, text in _document_texts(built).items():
         assert signature not in text[:text.index("Transcript")] and own in text, fmt
+
+
+def _full_run_with_unneeded_points(bank) -> Report:
+    """relu-autograd-function: every hidden check passed (5.0), the words said nothing of apply or gradcheck."""
+    relu = {p.id: p.description for p in bank["relu-autograd-function"].rubric}
+    shown = [{**point(pid, "covered", "passed hidden checks", desc=relu[pid]), "checks": ["gradient-values"]}
+             for pid in ("subclass-static-methods", "save-for-backward", "gradient-mask")]
+    unneeded = [{**point(pid, "missed", None, desc=relu[pid]), "beyond_score": True} for pid in ("apply-usage",
+                                                                                                  "gradcheck")]
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_text="Backward masks the gradient.",
+                  answer_code=CODE, evaluation=evaluation(5.0, [*shown, *unneeded], code_score=5.0),
+                  code_result={"status": "passed", "passed_checks": 4, "total_checks": 4, "checks": []})]
+    return build_report(session=session({"relu-autograd-function": 5.0}), turns=turns, bank=bank)
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html", "pdf"])
+def test_points_a_full_code_score_did_not_need_are_not_listed_as_missed(bank, fmt) -> None:
+    """Review s50: a code answer whose hidden checks all passed scored 5.0 / 5, was listed among the strengths, and
+    had "Missed: Calls the function through MyReLU.apply ..." under it: words never take from a code score, so
+    those points cost nothing. They are listed once, as not needed for the score, and counted as no gap."""
+    report = _full_run_with_unneeded_points(bank)
+    entry = report.questions[0]
+    assert not entry.missed and [p.point_id for p in entry.worth_saying] == ["apply-usage", "gradcheck"]
+    assert report.topics[0].missed == 0 and not report.gaps
+    assert [(s.covered, s.points) for s in report.strengths] == [(3, 5)]
+    text = _document_texts(report)[fmt]
+    assert "Missed" not in text
+    assert re.search(f"{w.WORTH_SAYING}:? \\W? ?Calls the function through MyReLU.apply", text)

@@ -260,3 +260,32 @@ def test_the_page_says_what_the_files_say_of_each_question_strength_and_study_it
     all_strong = build_report(session=session({"save-and-load-models": 4.5}), turns=_mixed_session()[2:3], bank=bank)
     page = AppTest.from_function(_page, args=(render(all_strong, "json")[0].decode(),), default_timeout=30).run()
     assert w.NO_STUDY in _shown(page)
+
+
+def test_points_a_full_code_score_did_not_need_are_not_missed_on_the_page_as_in_the_files() -> None:
+    """Review s50: a 5.0 / 5 code answer listed "Missed: Calls the function through MyReLU.apply ..." (words never
+    take from a code score); the page lists those points as the files do, not needed for the score."""
+    from tests.test_reports import _full_run_with_unneeded_points
+
+    report = _full_run_with_unneeded_points(bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    text = _shown(page)
+    assert "Missed" not in text and f"**{w.WORTH_SAYING}**\n\n- 💬 Calls the function through MyReLU.apply" in text
+
+
+def _full_code_feedback() -> None:
+    from ui.widgets import show_feedback
+
+    unneeded = {"point_id": "gradcheck", "description": "Verifies the gradient numerically.", "weight": 1.0,
+                "verdict": "missed", "credit": 0.0, "evidence": None, "beyond_score": True}
+    show_feedback({"score": 5.0, "points": [unneeded], "feedback": "", "code_score": 5.0}, None)
+
+
+def test_the_feedback_of_a_full_code_score_lists_what_the_words_missed_as_not_needed() -> None:
+    page = AppTest.from_function(_full_code_feedback).run()
+    shown = "\n".join(m.value for m in page.markdown)
+    assert "Points missed" not in shown
+    assert "**Not needed for the score, worth saying in an interview**\n\n- 💬 Verifies the gradient numerically." \
+        in shown
+

@@ -14,7 +14,9 @@ import streamlit as st
 from ui.widgets import literal, score_text
 
 WEAK_BELOW = 3.5  # the files' bar (app/reports/build.py): a question under it is studied, whatever it covered
-POINT_LISTS = (("covered", "Covered", "✅"), ("partial", "Partly stated", "🟡"), ("missed", "Missed", "❌"))
+POINT_LISTS = (("covered", "Covered", "✅"), ("partial", "Partly stated", "🟡"), ("missed", "Missed", "❌"),
+               # a code task whose run alone earned full marks: points its words missed cost nothing
+               ("worth_saying", "Not needed for the score, worth saying in an interview", "💬"))
 
 
 def show_topics(report: dict[str, Any]) -> None:

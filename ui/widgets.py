@@ -98,7 +98,7 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
         st.info(literal(evaluation.get("feedback") or "Scored 0."))
     st.metric("Score", score_text(evaluation["score"]))
     points = evaluation.get("points", [])
-    missed = [p for p in points if p["verdict"] == "missed"]
+    missed = [p for p in points if p["verdict"] == "missed" and not p.get("beyond_score")]
     # A partial point under its own heading, as the reports list it: it was among the points covered.
     for verdict, title in (("covered", "Points covered"), ("partial", "Partly stated")):
         if stated := [p for p in points if p["verdict"] == verdict]:
@@ -116,6 +116,8 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
         st.markdown("\n".join(f"- ❌ {literal(p['description'])}" + (f" ({literal(' '.join(p['evidence'].split()))})"
                                                                      if p.get("checks") else "") + _in_words(p)
                                for p in missed))
+    if unneeded := [p for p in points if p.get("beyond_score")]:  # the code's run alone earned full marks
+        st.markdown(f"**{BEYOND_SCORE}**\n\n" + "\n".join(f"- 💬 {literal(p['description'])}" for p in unneeded))
     for wrong in evaluation.get("misconceptions", []):
         st.error(f"**Misconception:** {literal(wrong['claim'])}  \nYou said: “{literal(wrong['quote'])}”  \n"
                  f"{literal(wrong['correction'])}")
@@ -137,6 +139,8 @@ def _model_answer(evaluation: dict[str, Any]) -> None:
             st.markdown(bank_markdown(evaluation["model_answer"]))
 
 
+# A code answer's points its words missed when its run alone earned full marks (words never take from a code score).
+BEYOND_SCORE = "Not needed for the score, worth saying in an interview"
 FOLLOW_UP_GIVEN_UP = {
     "skip": "Follow-up skipped: the score of your earlier answer on this question stands.",
     "dont_know": "Follow-up not known: the score of your earlier answer on this question stands.",

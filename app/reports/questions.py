@@ -52,6 +52,9 @@ def question_entry(
     texts = answer_texts(answered)
     stated = _stated_points(answered, texts, given=_code_part(turns[0], in_bank, "starter"))
     score = evaluation.get("score", stored_score) if final else None
+    not_stated = _missed_points(question, answered, stated, texts) if answered else []
+    # Points the final evaluation says the code's full run made unneeded for the score (words never take from it).
+    unneeded = {p["point_id"] for p in evaluation.get("points") or [] if p.get("beyond_score")}
     return QuestionEntry(
         number=number,
         question_id=question_id,
@@ -70,7 +73,8 @@ def question_entry(
         covered=[p for p in stated if p.verdict == "covered"],
         partial=[p for p in stated if p.verdict == "partial"],
         # A question shown and never answered (the session ended there) had no point judged: none is missed.
-        missed=_missed_points(question, answered, stated, texts) if answered else [],
+        missed=[p for p in not_stated if p.point_id not in unneeded],
+        worth_saying=[p for p in not_stated if p.point_id in unneeded],
         misconceptions=_misconceptions(number, question_id, turns[0].topic, answered, texts),
         penalties=[str(p) for p in evaluation.get("penalties") or []],
         scoring_notes=list(dict.fromkeys(str(n) for t in answered for n in (t.evaluation or {}).get("notes") or [])),
