@@ -107,6 +107,8 @@ def show_outcome(console: Console, outcome: Any) -> None:
     console.print(f"Score {evaluation['score']} / 5", style="bold")
     for note in evaluation.get("notes") or []:  # an LLM judge's reply not used, or verdicts of its dropped
         console.print(Text(f" scoring: {note}"), style="dim")
+    for note in evaluation.get("penalties") or []:  # what this turn was charged: hints, lateness, a fix
+        console.print(Text(f" penalty: {note}"), style="yellow")
     for point in evaluation.get("points", []):
         mark = {"covered": ("✔", "green"), "partial": ("~", "yellow")}.get(point["verdict"], ("✘", "red"))
         if point.get("beyond_score"):  # the code's run alone earned full marks: it cost nothing

@@ -575,6 +575,23 @@ def test_the_terminal_says_a_point_a_full_code_score_did_not_need_is_not_missed(
         in shown
 
 
+def test_the_terminal_says_what_a_turn_was_charged():
+    """A follow-up given up after a hint scored 0.5 less than the answer before it and the terminal said nothing of
+    why (review s50)."""
+    from rich.console import Console
+
+    from app.cli_interview import show_outcome
+    from app.interview.models import TurnOutcome
+
+    console = Console(record=True, width=200)
+    hint = "1 hint(s) used on the follow-up: -0.5 points"
+    show_outcome(console, TurnOutcome(status="active", evaluation={
+        "score": 2.8, "points": [], "follow_up": "dont_know", "penalties": [hint],
+        "question_penalties": ["answered after the 30s limit: score halved", hint]}))
+    shown = console.export_text()
+    assert f"penalty: {hint}" in shown and "limit" not in shown
+
+
 def test_python_dash_m_runs_the_cli():
     out = subprocess.run([sys.executable, "-m", "app.cli", "--help"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "Usage" in out.stdout, (out.stdout, out.stderr)

@@ -847,3 +847,16 @@ def test_points_a_full_code_score_did_not_need_are_not_listed_as_missed(bank, fm
     text = _document_texts(report)[fmt]
     assert "Missed" not in text
     assert re.search(f"{w.WORTH_SAYING}:? \\W? ?Calls the function through MyReLU.apply", text)
+
+
+def test_a_questions_penalties_are_all_it_was_charged_though_its_last_turn_was_charged_none(bank) -> None:
+    """A follow-up answered in time keeps only its own notes (none), so the report lists the question's: the first
+    answer's lateness (review s50: the follow-up showed that note as its own)."""
+    late = "answered after the 30s limit: score halved"
+    turns = [turn(1, "autograd-basics", "autograd", answer_text=MAIN_ANSWER,
+                  evaluation=evaluation(1.0, [], penalties=[late], question_penalties=[late])),
+             turn(2, "autograd-basics", "autograd", kind="follow_up", answer_text=FOLLOW_UP_ANSWER,
+                  evaluation=evaluation(1.2, [], penalties=[], question_penalties=[late]))]
+    report = build_report(session=session({"autograd-basics": 1.2}), turns=turns, bank=bank)
+    assert report.questions[0].penalties == [late]
+    assert f"Penalty: {late}" in render(report, "markdown")[0].decode()

@@ -289,3 +289,19 @@ def test_the_feedback_of_a_full_code_score_lists_what_the_words_missed_as_not_ne
     assert "**Not needed for the score, worth saying in an interview**\n\n- 💬 Verifies the gradient numerically." \
         in shown
 
+
+def _follow_up_not_known_after_a_hint() -> None:
+    from ui.widgets import show_feedback
+
+    hint = "1 hint(s) used on the follow-up: -0.5 points"
+    show_feedback({"score": 2.8, "follow_up": "dont_know", "penalties": [hint],
+                   "question_penalties": ["answered after the 30s limit: score halved", hint]}, None)
+
+
+def test_a_follow_up_given_up_after_a_hint_says_the_score_stands_less_the_hint() -> None:
+    """Review s50: "the score of your earlier answer on this question stands" beside a score 0.5 lower; and the notes
+    shown are the follow-up's own, not the earlier answer's lateness."""
+    page = AppTest.from_function(_follow_up_not_known_after_a_hint).run()
+    assert [i.value for i in page.info] == ["Follow-up not known: the score of your earlier answer on this question "
+                                            "stands, less the hint(s) taken on this follow-up. Score: 2.8 / 5."]
+    assert [c.value for c in page.caption] == ["1 hint(s) used on the follow-up: -0.5 points"]

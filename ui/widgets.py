@@ -89,7 +89,9 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
             show_code_result(code_result)
         return
     if evaluation.get("follow_up"):  # a follow-up skipped or not known: the earlier answer's score stands
-        st.info(f"{FOLLOW_UP_GIVEN_UP[evaluation['follow_up']]} Score: {score_text(evaluation['score'])}.")
+        # Less the hints taken on the follow-up, the one charge a give-up has (its `penalties` say which).
+        cost = ", less the hint(s) taken on this follow-up" if evaluation.get("penalties") else ""
+        st.info(f"{FOLLOW_UP_GIVEN_UP[evaluation['follow_up']]}{cost}. Score: {score_text(evaluation['score'])}.")
         for note in evaluation.get("penalties") or []:
             st.caption(literal(note))
         _model_answer(evaluation)  # withheld while the follow-up was pending: the question closes here
@@ -142,8 +144,8 @@ def _model_answer(evaluation: dict[str, Any]) -> None:
 # A code answer's points its words missed when its run alone earned full marks (words never take from a code score).
 BEYOND_SCORE = "Not needed for the score, worth saying in an interview"
 FOLLOW_UP_GIVEN_UP = {
-    "skip": "Follow-up skipped: the score of your earlier answer on this question stands.",
-    "dont_know": "Follow-up not known: the score of your earlier answer on this question stands.",
+    "skip": "Follow-up skipped: the score of your earlier answer on this question stands",
+    "dont_know": "Follow-up not known: the score of your earlier answer on this question stands",
 }
 
 

@@ -58,12 +58,13 @@ class ScoredAnswer:
     code_result: dict[str, Any] | None = None
     message: str | None = None
 
-    def penalised(self, score: float, notes: list[str]) -> ScoredAnswer:
-        """The score after time-limit and hint penalties; the reasons travel with the stored evaluation."""
-        if not notes and score == self.score:
+    def penalised(self, score: float, notes: list[str], question_notes: list[str]) -> ScoredAnswer:
+        """The score after time-limit and hint penalties; the reasons travel with the stored evaluation: this
+        turn's in `penalties`, shown with it, and the question's in all in `question_penalties`, for its report."""
+        if not notes and not question_notes and score == self.score:
             return self
         score = round(max(0.0, score), 1)
-        evaluation = {**self.evaluation, "score": score, "penalties": notes}
+        evaluation = {**self.evaluation, "score": score, "penalties": notes, "question_penalties": question_notes}
         return replace(self, score=score, evaluation=evaluation)
 
 

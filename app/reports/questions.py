@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from app.interview.models import AskedQuestion
+from app.interview.penalties import question_penalties
 from app.reports.model import (
     CoveredPoint,
     Exchange,
@@ -76,7 +77,7 @@ def question_entry(
         missed=[p for p in not_stated if p.point_id not in unneeded],
         worth_saying=[p for p in not_stated if p.point_id in unneeded],
         misconceptions=_misconceptions(number, question_id, turns[0].topic, answered, texts),
-        penalties=[str(p) for p in evaluation.get("penalties") or []],
+        penalties=question_penalties(evaluation),
         scoring_notes=list(dict.fromkeys(str(n) for t in answered for n in (t.evaluation or {}).get("notes") or [])),
         feedback=evaluation.get("feedback"),
         transcript=[Exchange(kind="follow_up" if t.kind == "follow_up" else "question", prompt=t.prompt,
