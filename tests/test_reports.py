@@ -860,3 +860,28 @@ def test_a_questions_penalties_are_all_it_was_charged_though_its_last_turn_was_c
     report = build_report(session=session({"autograd-basics": 1.2}), turns=turns, bank=bank)
     assert report.questions[0].penalties == [late]
     assert f"Penalty: {late}" in render(report, "markdown")[0].decode()
+
+
+def _fixed_on_a_follow_up(bank) -> Report:
+    failed = [{"name": "forward-values", "passed": True},
+              {"name": "gradient-values", "passed": False, "message": "backward produced no gradient for x"}]
+    passed = [{**check, "passed": True, "message": None} for check in failed]
+    fix = "code fixed on a follow-up: what the new run added is halved"
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_code=CODE, evaluation=evaluation(1.5, []),
+                  code_result={"status": "failed", "passed_checks": 1, "total_checks": 2, "checks": failed}),
+             turn(2, "relu-autograd-function", "autograd", kind="follow_up", answer_code=CODE + "# fixed",
+                  evaluation=evaluation(3.2, [], penalties=[fix], question_penalties=[fix]),
+                  code_result={"status": "passed", "passed_checks": 2, "total_checks": 2, "checks": passed})]
+    return build_report(session=session({"relu-autograd-function": 3.2}), turns=turns, bank=bank)
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html", "pdf"])
+def test_code_fixed_on_a_follow_up_names_what_its_first_run_failed(bank, fmt) -> None:
+    """Review s50: "Code checks: 2/2 passed" and "code fixed on a follow-up: ... halved", and no word of what the first
+    run had failed but the code in the transcript."""
+    entry = _fixed_on_a_follow_up(bank).questions[0]
+    assert not entry.failed_checks
+    assert [(c.name, c.message) for c in entry.first_run_failed] == [
+        ("gradient-values", "backward produced no gradient for x")]
+    said = "Code checks: 2/2 passed (passed). First run failed: gradient-values (backward produced no gradient for x)."
+    assert said in _document_texts(_fixed_on_a_follow_up(bank))[fmt]

@@ -305,3 +305,14 @@ def test_a_follow_up_given_up_after_a_hint_says_the_score_stands_less_the_hint()
     assert [i.value for i in page.info] == ["Follow-up not known: the score of your earlier answer on this question "
                                             "stands, less the hint(s) taken on this follow-up. Score: 2.8 / 5."]
     assert [c.value for c in page.caption] == ["1 hint(s) used on the follow-up: -0.5 points"]
+
+
+def test_code_fixed_on_a_follow_up_names_what_its_first_run_failed_on_the_page_as_in_the_files() -> None:
+    from tests.test_reports import _fixed_on_a_follow_up
+
+    report = _fixed_on_a_follow_up(bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    said = w.code_text(report.questions[0])
+    assert said and "First run failed: gradient-values (backward produced no gradient for x)." in said
+    assert said in [c.value for c in page.caption]

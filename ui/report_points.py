@@ -95,9 +95,11 @@ def code_text(q: dict[str, Any]) -> str | None:
         checks = ("Code checks were unavailable, so your code did not run: the answer was read as text only."
                   if _code_sent(q) else
                   "No code was sent, so the hidden checks did not run: the answer was read as words only.")
+    first = "; ".join(f"{c['name']} ({c['message']})" if c.get("message") else c["name"]
+                      for c in q.get("first_run_failed") or [])  # code sent again: what its first run failed
     runs = q.get("code_runs") or 0
     ran = f"Hidden checks run {runs} time{'s' * (runs != 1)} with Run checks." if runs else None
-    return " ".join(filter(None, [checks, ran])) or None
+    return " ".join(filter(None, [checks, first and f"First run failed: {first}.", ran])) or None
 
 
 def study_reason(question: dict[str, Any]) -> str | None:

@@ -97,7 +97,8 @@ class QuestionEntry(_Frozen):
     code_status: str | None = None
     code_checks_passed: int | None = None
     code_checks_total: int | None = None
-    failed_checks: list[FailedCheck] = Field(default_factory=list)
+    failed_checks: list[FailedCheck] = Field(default_factory=list)  # by the latest run
+    first_run_failed: list[FailedCheck] = Field(default_factory=list)  # by the first, when code was sent again
     code_runs: int = 0  # times the candidate ran the hidden checks (Run checks) before answering
     feedback: str | None = None
     transcript: list[Exchange] = Field(default_factory=list)

@@ -186,8 +186,12 @@ def _code_fields(answered: list[TurnRecord]) -> dict[str, Any]:
         "code_status": run.get("status"),
         "code_checks_passed": run.get("passed_checks", sum(bool(c.get("passed")) for c in checks)),
         "code_checks_total": run.get("total_checks", len(checks)),
-        "failed_checks": [
-            FailedCheck(name=str(c.get("name", "?")), message=failure_said(c) or None)
-            for c in checks if not c.get("passed")
-        ],
+        "failed_checks": _failed(run),
+        # Code resubmitted on a follow-up: what its first run failed, which the latest run's counts no longer show.
+        "first_run_failed": _failed(runs[0]) if len(runs) > 1 else [],
     }
+
+
+def _failed(run: Mapping[str, Any]) -> list[FailedCheck]:
+    return [FailedCheck(name=str(c.get("name", "?")), message=failure_said(c) or None)
+            for c in run.get("checks") or [] if not c.get("passed")]

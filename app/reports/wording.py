@@ -5,7 +5,16 @@ from __future__ import annotations
 import re
 
 from app.reports.build import WEAK_BELOW
-from app.reports.model import CoveredPoint, Exchange, MisconceptionNote, QuestionEntry, Report, Strength, TopicScore
+from app.reports.model import (
+    CoveredPoint,
+    Exchange,
+    FailedCheck,
+    MisconceptionNote,
+    QuestionEntry,
+    Report,
+    Strength,
+    TopicScore,
+)
 
 TITLE = "Interview report"
 OVERALL = "Overall"
@@ -211,7 +220,13 @@ def code_text(entry: QuestionEntry) -> str | None:
         checks = f"Code checks: {entry.code_checks_passed}/{entry.code_checks_total} passed ({entry.code_status})."
     runs = (f"Hidden checks run {entry.code_runs} time{'s' * (entry.code_runs != 1)} with Run checks."
             if entry.code_runs else None)
-    return " ".join(filter(None, [checks, runs])) or None
+    return " ".join(filter(None, [checks, first_run_text(entry.first_run_failed), runs])) or None
+
+
+def first_run_text(failed: list[FailedCheck]) -> str | None:
+    """What the first run of code sent again failed, in one line: the latest run's counts hide it."""
+    said = "; ".join(f"{c.name} ({c.message})" if c.message else c.name for c in failed)
+    return f"First run failed: {said}." if said else None
 
 
 def asked_label(exchange: Exchange) -> str:
