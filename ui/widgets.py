@@ -53,9 +53,14 @@ def bank_markdown(text: str) -> str:
                    for part in _CODE.split(text))
 
 
+def shown_score(score: float) -> float:
+    """A 0-5 score to one decimal, as every page (and app/reports) shows it: one rounding for all."""
+    return round(score, 1)
+
+
 def score_text(score: float | None) -> str:
     """A 0-5 score as shown, or "unscored" where nothing was answered yet."""
-    return "unscored" if score is None else f"{score:.1f} / 5"
+    return "unscored" if score is None else f"{shown_score(score):.1f} / 5"
 
 
 def prompt_caption(prompt: dict[str, Any]) -> str:
