@@ -316,3 +316,13 @@ def test_code_fixed_on_a_follow_up_names_what_its_first_run_failed_on_the_page_a
     said = w.code_text(report.questions[0])
     assert said and "First run failed: gradient-values (backward produced no gradient for x)." in said
     assert said in [c.value for c in page.caption]
+
+
+def test_the_page_lists_what_a_questions_score_was_charged_as_the_files_do() -> None:
+    """The files list "Penalty: code fixed on a follow-up: ..." under the question; the page said nothing of it."""
+    from tests.test_reports import _fixed_on_a_follow_up
+
+    report = _fixed_on_a_follow_up(bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    assert "Penalty: code fixed on a follow-up: what the new run added is halved" in _shown(page)

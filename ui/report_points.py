@@ -55,6 +55,8 @@ def _question(q: dict[str, Any]) -> None:
         st.caption(said)
     for check in q.get("failed_checks", []):
         st.warning(f"Failed check {check['name']}: {literal(check.get('message') or '')}")
+    for note in q.get("penalties", []):  # what the question's score was charged, as the files list it
+        st.caption(f"Penalty: {literal(note)}")
     for key, title, icon in POINT_LISTS:
         if points := q.get(key):
             st.markdown(f"**{title}**\n\n" + "\n".join(f"- {icon} {literal(p['description'])}{_shown(p)}"
