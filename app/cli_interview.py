@@ -113,9 +113,14 @@ def show_outcome(console: Console, outcome: Any) -> None:
     console.print(f"Score {evaluation['score']} / 5", style="bold")
     for note in evaluation.get("notes") or []:  # an LLM judge's reply not used, or verdicts of its dropped
         console.print(Text(f" scoring: {note}"), style="dim")
+    for note in evaluation.get("penalties") or []:  # what this turn was charged: hints, lateness, a fix
+        console.print(Text(f" penalty: {note}"), style="yellow")
     for point in evaluation.get("points", []):
         mark = {"covered": ("✔", "green"), "partial": ("~", "yellow")}.get(point["verdict"], ("✘", "red"))
-        console.print(Text.assemble(" ", mark, f" {point['description']}"), highlight=False)
+        if point.get("beyond_score"):  # the code's run alone earned full marks: it cost nothing
+            mark = ("·", "dim")
+        unneeded = " (not needed for the score, worth saying in an interview)" if point.get("beyond_score") else ""
+        console.print(Text.assemble(" ", mark, f" {point['description']}{unneeded}"), highlight=False)
     for wrong in evaluation.get("misconceptions", []):
         lead = " your code has" if wrong.get("from_code") else ""  # a line of the code is not the candidate's words
         console.print(Text.assemble(" ", ("wrong:", "red"), f"{lead} \"{wrong['quote']}\" - {wrong['correction']}"),

@@ -11,6 +11,8 @@ GATE_MESSAGES = {
     "non-answer": "The answer does not attempt the question (for example 'I don't know'), so it scores 0. "
     "Try stating what you do know, even partially.",
 }
+# The heading of the points a code answer's full run made unneeded for its score (PointVerdict.beyond_score).
+BEYOND_SCORE = "Not needed for the score, worth saying in an interview"
 
 
 def compose_feedback(
@@ -21,7 +23,8 @@ def compose_feedback(
     parts = []
     covered = [p for p in verdicts if p.verdict is Verdict.COVERED]
     partial = [p for p in verdicts if p.verdict is Verdict.PARTIAL]
-    missed = [p for p in verdicts if p.verdict is Verdict.MISSED]
+    missed = [p for p in verdicts if p.verdict is Verdict.MISSED and not p.beyond_score]
+    unneeded = [p for p in verdicts if p.verdict is Verdict.MISSED and p.beyond_score]
     if covered:
         parts.append("Right: " + "; ".join(_said(p) for p in covered))
     if partial:
@@ -31,6 +34,8 @@ def compose_feedback(
     if missed:
         parts.append("Missing: " + listed(f"{_bare(p.description)} ({p.evidence}{_in_words(p)})" if p.checks
                                            else p.description for p in missed))
+    if unneeded:
+        parts.append(f"{BEYOND_SCORE}: " + listed(p.description for p in unneeded))
     if wrong:
         parts.append("Wrong: " + "; ".join(f'{"your code has: " if m.from_code else ""}"{m.quote}" - {m.correction}'
                                            for m in wrong))

@@ -92,3 +92,15 @@ def with_run(evaluation: Evaluation, verdicts: Sequence[PointVerdict], *, failin
         return evaluation
     return evaluation.model_copy(update={
         "points": points, "feedback": compose_feedback(points, evaluation.misconceptions, evaluation.gate)})
+
+
+def beyond_full_run(evaluation: Evaluation) -> Evaluation:
+    """The evaluation of a code answer whose run alone earned full marks: a point the words missed cost nothing (words
+    add to a code score, never take from it), so it is marked `beyond_score` and the feedback says it was not needed
+    for the score rather than calling it missing beside a 5 / 5."""
+    points = [p.model_copy(update={"beyond_score": True}) if p.verdict is Verdict.MISSED and not p.checks else p
+              for p in evaluation.points]
+    if points == evaluation.points:
+        return evaluation
+    return evaluation.model_copy(update={
+        "points": points, "feedback": compose_feedback(points, evaluation.misconceptions, evaluation.gate)})

@@ -352,3 +352,26 @@ def test_a_start_that_fails_before_its_first_question_is_asked_leaves_no_session
     client = type(alice)(api.app, raise_server_exceptions=False, headers=dict(alice.headers))
     assert_problem(client.post("/v1/sessions", json=CONFIG), 500)
     assert client.get("/v1/sessions").json() == []
+
+
+def test_a_follow_up_given_up_after_a_hint_says_the_hint_cost_points(alice, bank):
+    """Review s50: after an answer, a follow-up answered, a hint on the next follow-up and "I don't know", the reply
+    said "the score of your earlier answer stands" beside a score 0.5 lower; only `penalties` told the hint's cost.
+    The turn's own charges are in `penalties`, the question's in all in `question_penalties`."""
+    reference = {q.id: q.reference_answer for q in bank}
+    created = start(alice, topics=["autograd"], num_questions=1, seed=5)
+    sid, prompt = created["id"], created["prompt"]
+    said = reference[prompt["question_id"]].split(". ")[0] + "."
+    first = alice.post(f"/v1/sessions/{sid}/answers", json={"text": said, "turn": prompt["turn"]}).json()
+    assert first["prompt"]["kind"] == "follow_up"
+    second = alice.post(f"/v1/sessions/{sid}/answers", json={"text": said, "turn": first["prompt"]["turn"]}).json()
+    assert second["prompt"] is not None and second["prompt"]["kind"] == "follow_up"
+    kept = second["evaluation"]["score"]
+    alice.post(f"/v1/sessions/{sid}/hint", params={"turn": second["prompt"]["turn"]}).raise_for_status()
+    unknown = alice.post(f"/v1/sessions/{sid}/dont-know", params={"turn": second["prompt"]["turn"]}).json()
+    evaluation = unknown["evaluation"]
+    assert evaluation["score"] == round(kept - 0.5, 1)
+    assert evaluation["feedback"].startswith("Follow-up not known; the score of your earlier answer stands, less 0.5 "
+                                             "points for the 1 hint(s) taken on this follow-up.")
+    assert evaluation["penalties"] == ["1 hint(s) used on the follow-up: -0.5 points"]
+    assert evaluation["question_penalties"] == ["1 hint(s) used on the follow-up: -0.5 points"]

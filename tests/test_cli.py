@@ -664,6 +664,41 @@ def test_the_terminal_says_a_wrong_claim_quoted_from_the_code_is_the_codes():
     assert ' wrong: "I call MyReLU()(x)" - Use apply.' in lines
 
 
+def test_the_terminal_says_a_point_a_full_code_score_did_not_need_is_not_missed():
+    """Review s50: "Score 5.0 / 5" above "✘ Calls the function through MyReLU.apply ...", judged from the words,
+    which never take from a code score."""
+    from rich.console import Console
+
+    from app.cli_interview import show_outcome
+    from app.interview.models import TurnOutcome
+
+    console = Console(record=True, width=200)
+    unneeded = {"point_id": "apply-usage", "description": "Calls the function through MyReLU.apply.",
+                "verdict": "missed", "beyond_score": True}
+    show_outcome(console, TurnOutcome(status="active", evaluation={"score": 5.0, "points": [unneeded]}))
+    shown = console.export_text()
+    assert "✘" not in shown
+    assert "· Calls the function through MyReLU.apply. (not needed for the score, worth saying in an interview)" \
+        in shown
+
+
+def test_the_terminal_says_what_a_turn_was_charged():
+    """A follow-up given up after a hint scored 0.5 less than the answer before it and the terminal said nothing of
+    why (review s50)."""
+    from rich.console import Console
+
+    from app.cli_interview import show_outcome
+    from app.interview.models import TurnOutcome
+
+    console = Console(record=True, width=200)
+    hint = "1 hint(s) used on the follow-up: -0.5 points"
+    show_outcome(console, TurnOutcome(status="active", evaluation={
+        "score": 2.8, "points": [], "follow_up": "dont_know", "penalties": [hint],
+        "question_penalties": ["answered after the 30s limit: score halved", hint]}))
+    shown = console.export_text()
+    assert f"penalty: {hint}" in shown and "limit" not in shown
+
+
 def test_python_dash_m_runs_the_cli():
     out = subprocess.run([sys.executable, "-m", "app.cli", "--help"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "Usage" in out.stdout, (out.stdout, out.stderr)

@@ -243,6 +243,25 @@ def test_a_line_of_failing_code_is_no_evidence_for_a_point_no_check_verifies(sco
     assert passing.score == 5.0
 
 
+def test_a_full_code_score_calls_what_the_words_missed_not_needed_rather_than_missed(scorer, tasks):
+    """Review s50: code passing every hidden check scored 5.0 / 5 while the same feedback listed "Missing: Calls the
+    function through MyReLU.apply...; Verifies the hand-written gradient numerically..." (judged from the words).
+    Words add to a code score and never take from it, so those points cost nothing: they are said to be not needed
+    for the score and worth saying in an interview. With a check failed they can still lift it: missed, as before."""
+    relu = tasks["relu-autograd-function"]
+    text = "Backward lets the gradient through where x is positive."
+    full = scored(scorer, relu, ScriptedRunner(), text=text)
+    unneeded = {p["point_id"] for p in full.evaluation["points"] if p.get("beyond_score")}
+    assert full.score == 5.0 and unneeded == {"apply-usage", "gradcheck"}
+    assert all(p["verdict"] != "missed" or p["beyond_score"] for p in full.evaluation["points"])
+    assert "Missing:" not in full.evaluation["feedback"]
+    assert "Not needed for the score, worth saying in an interview: Calls the function through MyReLU.apply" \
+        in full.evaluation["feedback"]
+    short = scored(scorer, relu, ScriptedRunner("gradcheck-float64"), text=text)
+    assert short.score < 5.0 and not any(p.get("beyond_score") for p in short.evaluation["points"])
+    assert "Missing:" in short.evaluation["feedback"]
+
+
 def test_a_code_task_answered_in_words_alone_says_no_check_ran(scorer, tasks):
     question = tasks["relu-autograd-function"]
     words = AnswerScorer(evaluator=scorer, code_runner=ScriptedRunner()).score(

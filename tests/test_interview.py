@@ -807,6 +807,8 @@ def test_a_hint_on_a_follow_up_costs_its_points_when_the_follow_up_is_given_up(e
         state = engine._repo.get_session(session.id, user).state
         assert state["question_scores"][prompt.question_id] == round(first.evaluation["score"] - 0.5, 1)
         assert given_up.evaluation["penalties"] == ["1 hint(s) used on the follow-up: -0.5 points"]
+        assert "earlier answer stands, less 0.5 points for the 1 hint(s) taken on this follow-up." in \
+            given_up.evaluation["feedback"]
 
 
 def test_a_late_follow_up_charges_a_hint_taken_before_the_first_answer_once(
@@ -866,7 +868,11 @@ def test_a_late_answer_stays_halved_when_a_follow_up_on_time_adds_nothing(
     monkeypatch.setattr(feedback_module, "elapsed_s", lambda _: 1.0)
     quick = engine.answer(session_id=session.id, user_id=user, text="That is all I can say about it.", code=None)
     assert quick.evaluation["score"] == pytest.approx(first.evaluation["score"], abs=0.11)  # not back to whole
-    assert "answered after the 30s limit: score halved" in quick.evaluation["penalties"]
+    # The note is the first answer's: the follow-up answered in time showed it as its own (review s50); the
+    # question's notes, which its report lists, keep it.
+    assert first.evaluation["penalties"] == ["answered after the 30s limit: score halved"]
+    assert quick.evaluation["penalties"] == []
+    assert quick.evaluation["question_penalties"] == ["answered after the 30s limit: score halved"]
 
 
 def test_code_pasted_in_a_fence_into_the_words_is_run_and_read_as_code_by_the_follow_up(engine, user, bank):
@@ -979,15 +985,19 @@ def test_each_penalty_is_charged_once_along_a_question(
                             late_after_s=late_after_s)
     assert charged.score == pytest.approx(score)
     assert bool(late_after_s) == any("limit" in n for n in charged.notes)
-    assert bool(hints_on_question) == any("hint(s) used" in n for n in charged.notes)
+    # A turn's notes name its own hints; the question's restate all its hints (the earlier ones were charged before).
+    assert bool(hints_on_turn) == any("hint(s) used" in n for n in charged.notes)
+    assert bool(hints_on_question) == any("hint(s) used" in n for n in charged.question_notes)
 
 
 def test_a_given_up_follow_up_keeps_the_score_less_only_its_own_hints():
     from app.interview.penalties import charge_give_up
 
-    assert charge_give_up(3.0, earlier_notes=["x"], hints_on_turn=0).score == 3.0
+    kept = charge_give_up(3.0, earlier_notes=["x"], hints_on_turn=0)
+    assert (kept.score, kept.notes, kept.question_notes) == (3.0, [], ["x"])
     given_up = charge_give_up(3.0, earlier_notes=["x"], hints_on_turn=2)
-    assert given_up.score == 2.0 and given_up.notes[0] == "x" and "2 hint(s)" in given_up.notes[1]
+    assert given_up.score == 2.0 and given_up.notes == ["2 hint(s) used on the follow-up: -1.0 points"]
+    assert given_up.question_notes == ["x", *given_up.notes]
 
 
 def test_sessions_started_together_never_share_a_question(engine, user):

@@ -881,3 +881,69 @@ def test_a_line_of_the_starter_code_is_not_quoted_as_the_candidates_words(bank) 
     assert "monitor-validation" in {p.point_id for p in entry.missed}
     for fmt, text in _document_texts(built).items():
         assert signature not in text[:text.index("Transcript")] and own in text, fmt
+
+
+def _full_run_with_unneeded_points(bank) -> Report:
+    """relu-autograd-function: every hidden check passed (5.0), the words said nothing of apply or gradcheck."""
+    relu = {p.id: p.description for p in bank["relu-autograd-function"].rubric}
+    shown = [{**point(pid, "covered", "passed hidden checks", desc=relu[pid]), "checks": ["gradient-values"]}
+             for pid in ("subclass-static-methods", "save-for-backward", "gradient-mask")]
+    unneeded = [{**point(pid, "missed", None, desc=relu[pid]), "beyond_score": True} for pid in ("apply-usage",
+                                                                                                  "gradcheck")]
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_text="Backward masks the gradient.",
+                  answer_code=CODE, evaluation=evaluation(5.0, [*shown, *unneeded], code_score=5.0),
+                  code_result={"status": "passed", "passed_checks": 4, "total_checks": 4, "checks": []})]
+    return build_report(session=session({"relu-autograd-function": 5.0}), turns=turns, bank=bank)
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html", "pdf"])
+def test_points_a_full_code_score_did_not_need_are_not_listed_as_missed(bank, fmt) -> None:
+    """Review s50: a code answer whose hidden checks all passed scored 5.0 / 5, was listed among the strengths, and
+    had "Missed: Calls the function through MyReLU.apply ..." under it: words never take from a code score, so
+    those points cost nothing. They are listed once, as not needed for the score, and counted as no gap."""
+    report = _full_run_with_unneeded_points(bank)
+    entry = report.questions[0]
+    assert not entry.missed and [p.point_id for p in entry.worth_saying] == ["apply-usage", "gradcheck"]
+    assert report.topics[0].missed == 0 and not report.gaps
+    assert [(s.covered, s.points) for s in report.strengths] == [(3, 5)]
+    text = _document_texts(report)[fmt]
+    assert "Missed" not in text
+    assert re.search(f"{w.WORTH_SAYING}:? \\W? ?Calls the function through MyReLU.apply", text)
+
+
+def test_a_questions_penalties_are_all_it_was_charged_though_its_last_turn_was_charged_none(bank) -> None:
+    """A follow-up answered in time keeps only its own notes (none), so the report lists the question's: the first
+    answer's lateness (review s50: the follow-up showed that note as its own)."""
+    late = "answered after the 30s limit: score halved"
+    turns = [turn(1, "autograd-basics", "autograd", answer_text=MAIN_ANSWER,
+                  evaluation=evaluation(1.0, [], penalties=[late], question_penalties=[late])),
+             turn(2, "autograd-basics", "autograd", kind="follow_up", answer_text=FOLLOW_UP_ANSWER,
+                  evaluation=evaluation(1.2, [], penalties=[], question_penalties=[late]))]
+    report = build_report(session=session({"autograd-basics": 1.2}), turns=turns, bank=bank)
+    assert report.questions[0].penalties == [late]
+    assert f"Penalty: {late}" in render(report, "markdown")[0].decode()
+
+
+def _fixed_on_a_follow_up(bank) -> Report:
+    failed = [{"name": "forward-values", "passed": True},
+              {"name": "gradient-values", "passed": False, "message": "backward produced no gradient for x"}]
+    passed = [{**check, "passed": True, "message": None} for check in failed]
+    fix = "code fixed on a follow-up: what the new run added is halved"
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_code=CODE, evaluation=evaluation(1.5, []),
+                  code_result={"status": "failed", "passed_checks": 1, "total_checks": 2, "checks": failed}),
+             turn(2, "relu-autograd-function", "autograd", kind="follow_up", answer_code=CODE + "# fixed",
+                  evaluation=evaluation(3.2, [], penalties=[fix], question_penalties=[fix]),
+                  code_result={"status": "passed", "passed_checks": 2, "total_checks": 2, "checks": passed})]
+    return build_report(session=session({"relu-autograd-function": 3.2}), turns=turns, bank=bank)
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html", "pdf"])
+def test_code_fixed_on_a_follow_up_names_what_its_first_run_failed(bank, fmt) -> None:
+    """Review s50: "Code checks: 2/2 passed" and "code fixed on a follow-up: ... halved", and no word of what the first
+    run had failed but the code in the transcript."""
+    entry = _fixed_on_a_follow_up(bank).questions[0]
+    assert not entry.failed_checks
+    assert [(c.name, c.message) for c in entry.first_run_failed] == [
+        ("gradient-values", "backward produced no gradient for x")]
+    said = "Code checks: 2/2 passed (passed). First run failed: gradient-values (backward produced no gradient for x)."
+    assert said in _document_texts(_fixed_on_a_follow_up(bank))[fmt]

@@ -325,3 +325,69 @@ def test_the_page_says_what_the_files_say_of_each_question_strength_and_study_it
     all_strong = build_report(session=session({"save-and-load-models": 4.5}), turns=_mixed_session()[2:3], bank=bank)
     page = AppTest.from_function(_page, args=(render(all_strong, "json")[0].decode(),), default_timeout=30).run()
     assert w.NO_STUDY in _shown(page)
+
+
+def test_points_a_full_code_score_did_not_need_are_not_missed_on_the_page_as_in_the_files() -> None:
+    """Review s50: a 5.0 / 5 code answer listed "Missed: Calls the function through MyReLU.apply ..." (words never
+    take from a code score); the page lists those points as the files do, not needed for the score."""
+    from tests.test_reports import _full_run_with_unneeded_points
+
+    report = _full_run_with_unneeded_points(bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    text = _shown(page)
+    assert "Missed" not in text and f"**{w.WORTH_SAYING}**\n\n- 💬 Calls the function through MyReLU.apply" in text
+
+
+def _full_code_feedback() -> None:
+    from ui.widgets import show_feedback
+
+    unneeded = {"point_id": "gradcheck", "description": "Verifies the gradient numerically.", "weight": 1.0,
+                "verdict": "missed", "credit": 0.0, "evidence": None, "beyond_score": True}
+    show_feedback({"score": 5.0, "points": [unneeded], "feedback": "", "code_score": 5.0}, None)
+
+
+def test_the_feedback_of_a_full_code_score_lists_what_the_words_missed_as_not_needed() -> None:
+    page = AppTest.from_function(_full_code_feedback).run()
+    shown = "\n".join(m.value for m in page.markdown)
+    assert "Points missed" not in shown
+    assert "**Not needed for the score, worth saying in an interview**\n\n- 💬 Verifies the gradient numerically." \
+        in shown
+
+
+def _follow_up_not_known_after_a_hint() -> None:
+    from ui.widgets import show_feedback
+
+    hint = "1 hint(s) used on the follow-up: -0.5 points"
+    show_feedback({"score": 2.8, "follow_up": "dont_know", "penalties": [hint],
+                   "question_penalties": ["answered after the 30s limit: score halved", hint]}, None)
+
+
+def test_a_follow_up_given_up_after_a_hint_says_the_score_stands_less_the_hint() -> None:
+    """Review s50: "the score of your earlier answer on this question stands" beside a score 0.5 lower; and the notes
+    shown are the follow-up's own, not the earlier answer's lateness."""
+    page = AppTest.from_function(_follow_up_not_known_after_a_hint).run()
+    assert [i.value for i in page.info] == ["Follow-up not known: the score of your earlier answer on this question "
+                                            "stands, less the hint(s) taken on this follow-up. Score: 2.8 / 5."]
+    assert [c.value for c in page.caption] == ["1 hint(s) used on the follow-up: -0.5 points"]
+
+
+def test_code_fixed_on_a_follow_up_names_what_its_first_run_failed_on_the_page_as_in_the_files() -> None:
+    from tests.test_reports import _fixed_on_a_follow_up
+
+    report = _fixed_on_a_follow_up(bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    said = w.code_text(report.questions[0])
+    assert said and "First run failed: gradient-values (backward produced no gradient for x)." in said
+    assert said in [c.value for c in page.caption]
+
+
+def test_the_page_lists_what_a_questions_score_was_charged_as_the_files_do() -> None:
+    """The files list "Penalty: code fixed on a follow-up: ..." under the question; the page said nothing of it."""
+    from tests.test_reports import _fixed_on_a_follow_up
+
+    report = _fixed_on_a_follow_up(bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    assert "Penalty: code fixed on a follow-up: what the new run added is halved" in _shown(page)

@@ -11,7 +11,7 @@ import streamlit as st
 from ui import state
 from ui.client import ApiClient, ApiError
 from ui.start_page import start
-from ui.widgets import literal
+from ui.widgets import literal, score_text, shown_score
 
 
 def render(api: ApiClient) -> None:
@@ -48,7 +48,8 @@ def _progress_chart(topics: list[dict[str, Any]]) -> None:
         first_seen.setdefault(point["session_id"], point["at"])
     labels = {sid: f"{n}. {at[5:16].replace('T', ' ')}" for n, (sid, at) in enumerate(first_seen.items(), 1)}
     rows = [
-        {"session": labels[point["session_id"]], "topic": topic["topic"], "mean score": point["mean_score"]}
+        {"session": labels[point["session_id"]], "topic": topic["topic"],
+         "mean score": shown_score(point["mean_score"])}
         for topic in topics
         for point in topic["history"]
     ]
@@ -61,8 +62,9 @@ def _progress_chart(topics: list[dict[str, Any]]) -> None:
     st.altair_chart(chart, width="stretch")
     st.dataframe(
         pd.DataFrame(
-            [{"topic": t["topic"], "answers": t["answers"], "mean score": t["mean_score"],
-              "latest score": t["latest_score"]} for t in topics]
+            # Shown as the report shows a score (1.55 read 1.6 / 5 there and 1.55 here).
+            [{"topic": t["topic"], "answers": t["answers"], "mean score": score_text(t["mean_score"]),
+              "latest score": score_text(t["latest_score"])} for t in topics]
         ),
         hide_index=True,
     )

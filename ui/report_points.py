@@ -20,7 +20,9 @@ FOLLOW_UP_NOT_ANSWERED = ("Last follow-up not answered: the session ended here, 
                           "the earlier answer stands.")
 ON_SCREEN = "Not answered yet: it is on screen in this session, which is still going."
 FOLLOW_UP_ON_SCREEN = "Last follow-up not answered yet: it is on screen in this session, which is still going."
-POINT_LISTS = (("covered", "Covered", "✅"), ("partial", "Partly stated", "🟡"), ("missed", "Missed", "❌"))
+POINT_LISTS = (("covered", "Covered", "✅"), ("partial", "Partly stated", "🟡"), ("missed", "Missed", "❌"),
+               # a code task whose run alone earned full marks: points its words missed cost nothing
+               ("worth_saying", "Not needed for the score, worth saying in an interview", "💬"))
 
 
 def show_topics(report: dict[str, Any]) -> None:
@@ -62,6 +64,8 @@ def _question(q: dict[str, Any]) -> None:
         st.caption(said)
     for check in q.get("failed_checks", []):
         st.warning(f"Failed check {check['name']}: {literal(check.get('message') or '')}")
+    for note in q.get("penalties", []):  # what the question's score was charged, as the files list it
+        st.caption(f"Penalty: {literal(note)}")
     for key, title, icon in POINT_LISTS:
         if points := q.get(key):
             st.markdown(f"**{title}**\n\n" + "\n".join(f"- {icon} {literal(p['description'])}{_shown(p)}"
@@ -113,9 +117,11 @@ def code_text(q: dict[str, Any]) -> str | None:
         checks = ("Code checks were unavailable, so your code did not run: the answer was read as text only."
                   if _code_sent(q) else
                   "No code was sent, so the hidden checks did not run: the answer was read as words only.")
+    first = "; ".join(f"{c['name']} ({c['message']})" if c.get("message") else c["name"]
+                      for c in q.get("first_run_failed") or [])  # code sent again: what its first run failed
     runs = q.get("code_runs") or 0
     ran = f"Hidden checks run {runs} time{'s' * (runs != 1)} with Run checks." if runs else None
-    return " ".join(filter(None, [checks, ran])) or None
+    return " ".join(filter(None, [checks, first and f"First run failed: {first}.", ran])) or None
 
 
 def study_reason(question: dict[str, Any]) -> str | None:

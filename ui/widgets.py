@@ -53,10 +53,15 @@ def bank_markdown(text: str) -> str:
                    for part in _CODE.split(text))
 
 
+def shown_score(score: float) -> float:
+    """A 0-5 score to one decimal, as every page (and app/reports) shows it: one rounding for all."""
+    return round(score, 1)
+
+
 def score_text(score: float | None) -> str:
     """A 0-5 score as shown, or "not scored" where nothing was answered yet, in the words of the downloaded files
     (app/reports/wording.py, which this front end may not import)."""
-    return "not scored" if score is None else f"{score:.1f} / 5"
+    return "not scored" if score is None else f"{shown_score(score):.1f} / 5"
 
 
 def prompt_caption(prompt: dict[str, Any]) -> str:
@@ -90,7 +95,9 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
             show_code_result(code_result)
         return
     if evaluation.get("follow_up"):  # a follow-up skipped or not known: the earlier answer's score stands
-        st.info(f"{FOLLOW_UP_GIVEN_UP[evaluation['follow_up']]} Score: {score_text(evaluation['score'])}.")
+        # Less the hints taken on the follow-up, the one charge a give-up has (its `penalties` say which).
+        cost = ", less the hint(s) taken on this follow-up" if evaluation.get("penalties") else ""
+        st.info(f"{FOLLOW_UP_GIVEN_UP[evaluation['follow_up']]}{cost}. Score: {score_text(evaluation['score'])}.")
         for note in evaluation.get("penalties") or []:
             st.caption(literal(note))
         _model_answer(evaluation)  # withheld while the follow-up was pending: the question closes here
@@ -99,7 +106,7 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
         st.info(literal(evaluation.get("feedback") or "Scored 0."))
     st.metric("Score", score_text(evaluation["score"]))
     points = evaluation.get("points", [])
-    missed = [p for p in points if p["verdict"] == "missed"]
+    missed = [p for p in points if p["verdict"] == "missed" and not p.get("beyond_score")]
     # A partial point under its own heading, as the reports list it: it was among the points covered.
     for verdict, title in (("covered", "Points covered"), ("partial", "Partly stated")):
         if stated := [p for p in points if p["verdict"] == verdict]:
@@ -117,6 +124,8 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
         st.markdown("\n".join(f"- ❌ {literal(p['description'])}" + (f" ({literal(' '.join(p['evidence'].split()))})"
                                                                      if p.get("checks") else "") + _in_words(p)
                                for p in missed))
+    if unneeded := [p for p in points if p.get("beyond_score")]:  # the code's run alone earned full marks
+        st.markdown(f"**{BEYOND_SCORE}**\n\n" + "\n".join(f"- 💬 {literal(p['description'])}" for p in unneeded))
     for wrong in evaluation.get("misconceptions", []):
         lead = "Your code has" if wrong.get("from_code") else "You said"
         st.error(f"**Misconception:** {literal(wrong['claim'])}  \n{lead}: “{literal(wrong['quote'])}”  \n"
@@ -139,9 +148,11 @@ def _model_answer(evaluation: dict[str, Any]) -> None:
             st.markdown(bank_markdown(evaluation["model_answer"]))
 
 
+# A code answer's points its words missed when its run alone earned full marks (words never take from a code score).
+BEYOND_SCORE = "Not needed for the score, worth saying in an interview"
 FOLLOW_UP_GIVEN_UP = {
-    "skip": "Follow-up skipped: the score of your earlier answer on this question stands.",
-    "dont_know": "Follow-up not known: the score of your earlier answer on this question stands.",
+    "skip": "Follow-up skipped: the score of your earlier answer on this question stands",
+    "dont_know": "Follow-up not known: the score of your earlier answer on this question stands",
 }
 
 

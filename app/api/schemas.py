@@ -59,7 +59,10 @@ class EvaluationOut(BaseModel):
     evaluator: str = Field(examples=["rubric"])
     gate: str | None = None
     notes: list[str] = Field(default_factory=list)
-    penalties: list[str] | None = None
+    penalties: list[str] | None = Field(default=None, description="What this turn was charged (hints, lateness, code "
+                                        "fixed on a follow-up)")
+    question_penalties: list[str] | None = Field(default=None, description="What the question's score has been "
+                                                 "charged in all, this turn included")
     code_score: float | None = None
     rubric_score: float | None = None
 

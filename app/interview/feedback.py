@@ -7,7 +7,7 @@ import dataclasses
 from typing import Any
 
 from app.interview.models import Mode, Prompt, PromptKind, SessionConfig, SessionState, TurnOutcome
-from app.interview.penalties import charge_answer, charge_give_up
+from app.interview.penalties import HINT_COST, charge_answer, charge_give_up, question_penalties
 from app.interview.phrasing import Phraser
 from app.interview.scoring import ScoredAnswer
 from app.interview.selection import QuestionSelector
@@ -25,23 +25,27 @@ def charged(
     late = limit is not None and limit > 0 and elapsed_s(turn.created_at) > limit
     charge = charge_answer(
         scored.score, follow_up=follow_up, kept=state.question_scores.get(turn.question_id, 0.0),
-        raw_before=state.raw_so_far, earlier_notes=(earlier or {}).get("penalties", []),
+        raw_before=state.raw_so_far, earlier_notes=question_penalties(earlier or {}),
         hints_on_question=turns.hints_on_question(turn.session_id, turn.question_id),
         hints_on_turn=turn.hints_used, late_after_s=limit if late else None, code_rerun=bool(scored.code_result),
     )
     state.raw_so_far = scored.score
-    return scored.penalised(charge.score, charge.notes)
+    return scored.penalised(charge.score, charge.notes, charge.question_notes)
 
 
 def follow_up_given_up(earlier: dict[str, Any], *, action: str, hints_on_turn: int) -> ScoredAnswer:
     """A follow-up skipped or not known: the earlier answers' score stands, less the follow-up's own hints."""
+    charge = charge_give_up(float(earlier["score"]), earlier_notes=question_penalties(earlier),
+                            hints_on_turn=hints_on_turn)
+    # The hints taken on the follow-up cost points though it was given up: said where the score is (review s50).
+    cost = f", less {HINT_COST * hints_on_turn} points for the {hints_on_turn} hint(s) taken on this follow-up" \
+        if hints_on_turn else ""
     scored = ScoredAnswer(score=float(earlier["score"]), evaluation={
-        **earlier, "follow_up": action,
+        **earlier, "follow_up": action, "penalties": [],
         "feedback": f"Follow-up {'skipped' if action == 'skip' else 'not known'}; the score of your "
-                    f"earlier answer stands. {earlier.get('feedback', '')}".strip(),
+                    f"earlier answer stands{cost}. {earlier.get('feedback', '')}".strip(),
     })
-    charge = charge_give_up(scored.score, earlier_notes=earlier.get("penalties", []), hints_on_turn=hints_on_turn)
-    return scored.penalised(charge.score, charge.notes)
+    return scored.penalised(charge.score, charge.notes, charge.question_notes)
 
 
 def with_related(selector: QuestionSelector, question: Question, scored: ScoredAnswer) -> ScoredAnswer:

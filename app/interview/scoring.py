@@ -8,7 +8,7 @@ from typing import Any
 from app.interview.fenced import contract_names, split_fenced
 from evaluators.base import Evaluation, Evaluator, GradingTask
 from evaluators.feedback import compose_feedback
-from evaluators.run_points import judge_run, with_run
+from evaluators.run_points import beyond_full_run, judge_run, with_run
 from knowledge.schema import Question
 
 # For code tasks with both code and explanation, running code weighs most; words can add to the code's
@@ -60,12 +60,13 @@ class ScoredAnswer:
     code_result: dict[str, Any] | None = None
     message: str | None = None
 
-    def penalised(self, score: float, notes: list[str]) -> ScoredAnswer:
-        """The score after time-limit and hint penalties; the reasons travel with the stored evaluation."""
-        if not notes and score == self.score:
+    def penalised(self, score: float, notes: list[str], question_notes: list[str]) -> ScoredAnswer:
+        """The score after time-limit and hint penalties; the reasons travel with the stored evaluation: this
+        turn's in `penalties`, shown with it, and the question's in all in `question_penalties`, for its report."""
+        if not notes and not question_notes and score == self.score:
             return self
         score = round(max(0.0, score), 1)
-        evaluation = {**self.evaluation, "score": score, "penalties": notes}
+        evaluation = {**self.evaluation, "score": score, "penalties": notes, "question_penalties": question_notes}
         return replace(self, score=score, evaluation=evaluation)
 
 
@@ -104,6 +105,8 @@ class AnswerScorer:
         names = contract_names(question.code) if question.code else []
         run_code = code or split_fenced("\n".join(earlier), names)[1]
         rubric = with_run(rubric, verdicts, failing_code="" if code_result.get("status") == "passed" else run_code)
+        if share >= 1:  # the run alone earned full marks: what the words missed did not cost a point
+            rubric = beyond_full_run(rubric)
         evaluation = {**rubric.model_dump(mode="json"), "rubric": rubric.model_dump(mode="json")}
         code_score = 5 * share
         words = text.strip() or any(e.strip() for e in earlier)

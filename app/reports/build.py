@@ -95,7 +95,8 @@ def _strengths(answered: list[QuestionEntry]) -> list[Strength]:
     strong = [e for e in answered if _why_study(e) is None]
     return [
         Strength(number=e.number, question_id=e.question_id, question=e.question, topic=e.topic,
-                 score=e.score or 0.0, covered=len(e.covered), points=len(e.covered) + len(e.partial) + len(e.missed),
+                 score=e.score or 0.0, covered=len(e.covered),
+                 points=len(e.covered) + len(e.partial) + len(e.missed) + len(e.worth_saying),
                  by_run=sum(p.by_run for p in e.covered))
         for e in sorted(strong, key=lambda e: (-(e.score or 0.0), e.number))
     ]

@@ -86,12 +86,15 @@ class QuestionEntry(_Frozen):
     hints_used: int = 0
     hints: list[str] = Field(default_factory=list)  # their texts, where stored (sessions before that have a count)
     gate: str | None = None  # why the final answer was not scored on its merits
-    # Each rubric point is in one of these three lists: stated in full, stated in part (with the sentence that
-    # earned it), or not stated (a partial point was in both `covered` and `missed`). A question not answered (score
-    # None: shown when the session ended) has none of its points judged, so all three are empty.
+    # Each rubric point is in one of these lists: stated in full, stated in part (with the sentence that earned it),
+    # or not stated (a partial point was in both `covered` and `missed`), or `worth_saying` (below). A question not
+    # answered (score None: shown when the session ended) has none of its points judged, so all are empty.
     covered: list[CoveredPoint] = Field(default_factory=list)
     partial: list[CoveredPoint] = Field(default_factory=list)
     missed: list[MissedPoint] = Field(default_factory=list)
+    # Not stated either, on a code task whose run alone earned full marks: words add to a code score but never take
+    # from it, so these cost nothing and are no gap; an interviewer still wants to hear them.
+    worth_saying: list[MissedPoint] = Field(default_factory=list)
     misconceptions: list[MisconceptionNote] = Field(default_factory=list)
     penalties: list[str] = Field(default_factory=list)
     # How the scoring went where it did not go as configured: an LLM judge's reply replaced by the offline
@@ -101,7 +104,8 @@ class QuestionEntry(_Frozen):
     code_status: str | None = None
     code_checks_passed: int | None = None
     code_checks_total: int | None = None
-    failed_checks: list[FailedCheck] = Field(default_factory=list)
+    failed_checks: list[FailedCheck] = Field(default_factory=list)  # by the latest run
+    first_run_failed: list[FailedCheck] = Field(default_factory=list)  # by the first, when code was sent again
     code_runs: int = 0  # times the candidate ran the hidden checks (Run checks) before answering
     feedback: str | None = None
     transcript: list[Exchange] = Field(default_factory=list)

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from app.interview.models import AskedQuestion
+from app.interview.penalties import question_penalties
 from app.reports.model import (
     CoveredPoint,
     Exchange,
@@ -52,6 +53,9 @@ def question_entry(
     texts = answer_texts(answered)
     stated = _stated_points(answered, texts, given=_code_part(turns[0], in_bank, "starter"))
     score = evaluation.get("score", stored_score) if final else None
+    not_stated = _missed_points(question, answered, stated, texts) if answered else []
+    # Points the final evaluation says the code's full run made unneeded for the score (words never take from it).
+    unneeded = {p["point_id"] for p in evaluation.get("points") or [] if p.get("beyond_score")}
     return QuestionEntry(
         number=number,
         question_id=question_id,
@@ -73,9 +77,10 @@ def question_entry(
         covered=[p for p in stated if p.verdict == "covered"],
         partial=[p for p in stated if p.verdict == "partial"],
         # A question shown and never answered (the session ended there) had no point judged: none is missed.
-        missed=_missed_points(question, answered, stated, texts) if answered else [],
+        missed=[p for p in not_stated if p.point_id not in unneeded],
+        worth_saying=[p for p in not_stated if p.point_id in unneeded],
         misconceptions=_misconceptions(number, question_id, turns[0].topic, answered, texts),
-        penalties=[str(p) for p in evaluation.get("penalties") or []],
+        penalties=question_penalties(evaluation),
         scoring_notes=list(dict.fromkeys(str(n) for t in answered for n in (t.evaluation or {}).get("notes") or [])),
         feedback=evaluation.get("feedback"),
         transcript=[Exchange(kind="follow_up" if t.kind == "follow_up" else "question", prompt=t.prompt,
@@ -184,8 +189,12 @@ def _code_fields(answered: list[TurnRecord]) -> dict[str, Any]:
         "code_status": run.get("status"),
         "code_checks_passed": run.get("passed_checks", sum(bool(c.get("passed")) for c in checks)),
         "code_checks_total": run.get("total_checks", len(checks)),
-        "failed_checks": [
-            FailedCheck(name=str(c.get("name", "?")), message=failure_said(c) or None)
-            for c in checks if not c.get("passed")
-        ],
+        "failed_checks": _failed(run),
+        # Code resubmitted on a follow-up: what its first run failed, which the latest run's counts no longer show.
+        "first_run_failed": _failed(runs[0]) if len(runs) > 1 else [],
     }
+
+
+def _failed(run: Mapping[str, Any]) -> list[FailedCheck]:
+    return [FailedCheck(name=str(c.get("name", "?")), message=failure_said(c) or None)
+            for c in run.get("checks") or [] if not c.get("passed")]

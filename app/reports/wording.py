@@ -5,7 +5,16 @@ from __future__ import annotations
 import re
 
 from app.reports.build import WEAK_BELOW
-from app.reports.model import CoveredPoint, Exchange, MisconceptionNote, QuestionEntry, Report, Strength, TopicScore
+from app.reports.model import (
+    CoveredPoint,
+    Exchange,
+    FailedCheck,
+    MisconceptionNote,
+    QuestionEntry,
+    Report,
+    Strength,
+    TopicScore,
+)
 
 TITLE = "Interview report"
 OVERALL = "Overall"
@@ -125,13 +134,16 @@ def detail_lines(entry: QuestionEntry) -> list[str]:
 
 
 COVERED, PARTLY, MISSED = "Covered", "Partly stated", "Missed"
+# A code task's points not stated when its run alone earned full marks: they cost nothing (QuestionEntry.worth_saying).
+WORTH_SAYING = "Not needed for the score, worth saying in an interview"
 
 
 def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | None, str]]]]:
-    """The question's rubric points under three headings, each point under one only, as (description, the
+    """The question's rubric points under their headings, each point under one only, as (description, the
     candidate's sentence that earned it, how it is shown: `said` in their words, `code` a line of their code, or
     `run`, the code's run: then the "sentence" names the hidden checks it passed): covered, partly stated, missed
-    (no sentence, or `words`: the one that states a point a failed check missed).
+    (no sentence, or `words`: the one that states a point a failed check missed), and not stated yet not needed
+    for a full code score.
 
     A partial point is shown as partly stated with its sentence, never as missed and never with its credit,
     even near 0: of the 23 partial verdicts with a credit under 0.1 on this team's answers graded point by
@@ -143,6 +155,7 @@ def point_lists(entry: QuestionEntry) -> list[tuple[str, list[tuple[str, str | N
         (COVERED, [(p.description, p.quote, _shown_by(p)) for p in entry.covered]),
         (PARTLY, [(p.description, p.quote, _shown_by(p)) for p in entry.partial]),
         (MISSED, [(p.description, p.words, "words") for p in entry.missed]),
+        (WORTH_SAYING, [(p.description, None, "words") for p in entry.worth_saying]),
     ]
 
 
@@ -222,7 +235,13 @@ def code_text(entry: QuestionEntry) -> str | None:
         checks = f"Code checks: {entry.code_checks_passed}/{entry.code_checks_total} passed ({entry.code_status})."
     runs = (f"Hidden checks run {entry.code_runs} time{'s' * (entry.code_runs != 1)} with Run checks."
             if entry.code_runs else None)
-    return " ".join(filter(None, [checks, runs])) or None
+    return " ".join(filter(None, [checks, first_run_text(entry.first_run_failed), runs])) or None
+
+
+def first_run_text(failed: list[FailedCheck]) -> str | None:
+    """What the first run of code sent again failed, in one line: the latest run's counts hide it."""
+    said = "; ".join(f"{c.name} ({c.message})" if c.message else c.name for c in failed)
+    return f"First run failed: {said}." if said else None
 
 
 def asked_label(exchange: Exchange) -> str:
