@@ -66,6 +66,19 @@ def test_the_server_runners_give_the_same_vectors_as_one_caller_mode(tmp_path):
         np.testing.assert_array_equal(got, expected[i : i + 5])
 
 
+
+def test_onnx_runtime_threads_sleep_when_idle_rather_than_spin():
+    """A run on ORT's own threads must not leave its idle workers spinning: that doubled the CPU time of
+    the threaded mode on 2 cores and slowed whatever else shared them (the runners need no workers)."""
+    from knowledge.embeddings import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder()
+    embedder.cores = 2
+    options = embedder._session(threads=2).get_session_options()
+    assert options.intra_op_num_threads == 2
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
 SENTENCES = [
     "optimizer.zero_grad() clears the gradients accumulated by the previous backward pass",
     "model.eval() switches dropout off and makes batch norm use its running statistics",
