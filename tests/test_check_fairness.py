@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from evaluators.code.runner import CodeRunner
+from evaluators.run_points import run_verdicts
 
 MISTAKES = [
     ("gradient-accumulation", "no loss scaling",
@@ -240,3 +241,28 @@ def test_a_training_loop_bug_does_not_cost_the_epoch_bookkeeping(bank, runner):
     code = question.code.solution.replace("            optimizer.zero_grad()\n", "")
     failed = [c.name for c in runner.check(question.code, code, question.id).checks if not c.passed]
     assert "epoch-losses" in failed and "weighted-epoch-means" not in failed
+
+
+def test_a_data_tie_is_not_credited_with_knowing_that_wrapping_the_storage_breaks_the_tie(bank, runner):
+    """`self.output.weight.data = self.embedding.weight.data` puts two Parameters over one storage. Plain SGD steps
+    each on the shared memory, which adds up to the tied update, so tie-survives-training passed under SGD and the
+    run said "Right: ... neither does wrapping the same storage in a new Parameter" of code that does exactly that.
+    Under Adam the two leaves' steps differ from one Parameter's. The mistake is the tie itself: it misses the points
+    the tie's checks name and keeps shape-compatibility (its forward pass is right)."""
+    question = next(q for q in bank if q.id == "weight-sharing")
+    old = "self.output.weight = self.embedding.weight"
+    assert question.code.solution.count(old) == 1
+    code = question.code.solution.replace(old, "self.output.weight.data = self.embedding.weight.data")
+    result = runner.check(question.code, code, question.id)
+    failed = [c.name for c in result.checks if not c.passed]
+    assert failed == ["unique-parameters", "shared-gradient", "tie-survives-training"]
+    verdicts = {v.point_id: v.verdict.value for v in run_verdicts(question, [c.to_json() for c in result.checks])}
+    assert verdicts == {"same-parameter-object": "missed", "parameter-count": "missed",
+                        "gradients-accumulate": "missed", "copy-breaks-tie": "missed", "shape-compatibility": "covered"}
+    # A right tie whose logits are computed by another route (matmul, not Linear's addmm) rounds differently and
+    # still passes: Adam's step does not magnify those roundings past the comparison's tolerance.
+    old_forward = "return self.output(torch.tanh(self.hidden(self.embedding(tokens))))"
+    assert question.code.solution.count(old_forward) == 1
+    other_route = question.code.solution.replace(old_forward, "h = torch.tanh(self.hidden(self.embedding(tokens)))\n"
+                                                 "        return h @ self.output.weight.T + self.output.bias")
+    assert runner.check(question.code, other_route, question.id).passed_checks == len(question.code.checks)

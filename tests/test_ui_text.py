@@ -69,3 +69,28 @@ def test_the_draft_script_has_nothing_that_st_html_sanitises_away() -> None:
 
     body = COMMIT_WHILE_TYPING.removeprefix("<script>").removesuffix("</script>")
     assert "<script>" not in body and not re.search(r"<[/\w!]", body)
+
+
+def test_a_failed_checks_torch_report_is_one_line_on_the_page(monkeypatch):
+    """show_code_result printed torch's comparison report whole under "↳" (a line each for the mismatched
+    elements, the greatest differences and their indices); the feedback, the CLI and the report say it on one line."""
+    import ui.widgets as widgets
+    from app.api.schemas import code_result_out
+
+    report = ("Tensor-likes are not close!\n\nMismatched elements: 10 / 30 (33.3%)\nGreatest absolute difference: 1.23 "
+              "at index (0, 1) (up to 1e-05 allowed)\nGreatest relative difference: 0.5 at index (2, 0) (up to 1.3e-06 "
+              "allowed)")
+    run = {"question_id": "q", "status": "failed", "passed_checks": 1, "total_checks": 2, "score": 0.5, "checks": [
+        {"name": "values", "description": "logits match the reference", "weight": 1.0, "passed": False,
+         "message": report, "failure": "wrong"},
+        {"name": "shape", "description": "shape (3, 5)", "weight": 1.0, "passed": True, "message": None}]}
+    reply = code_result_out(run)
+    assert reply is not None and reply.checks[0].message == report  # the whole report stays in the reply
+    shown: list[str] = []
+    monkeypatch.setattr(widgets.st, "markdown", shown.append)
+    monkeypatch.setattr(widgets.st, "warning", lambda *_: None)
+    widgets.show_code_result(reply.model_dump(mode="json"))
+    why = shown[0].split("↳ ", 1)[1]
+    assert "\n" not in why and "Greatest" not in why, why
+    assert text_of(MARKDOWN.render(why)).strip() == "not met (10 of 30 values differ)"
+    assert "↳" not in shown[1]

@@ -11,6 +11,7 @@ from app.interview.models import Prompt, SessionConfig
 from app.store.records import DraftRecord, SessionRecord
 from app.text_input import not_text
 from evaluators.base import DetectedMisconception, PointVerdict
+from evaluators.run_points import failure_said
 
 PROMPT_EXAMPLE = {
     "turn": 0,
@@ -75,6 +76,9 @@ class CheckOut(BaseModel):
     message: str | None = None
     # How a failed check failed: the code returned a wrong value, raised, or was never run by it.
     failure: Literal["wrong", "raised", "not_run"] | None = None
+    said: str | None = Field(default=None, description="A failed check's message on one line, as the CLI says it "
+                             "beside the description (torch's comparison report cut to what differs); `message` keeps "
+                             "it whole")
 
 
 class CodeResultOut(BaseModel):
@@ -188,4 +192,7 @@ def evaluation_out(evaluation: dict[str, Any] | None) -> EvaluationOut | None:
 def code_result_out(result: dict[str, Any] | None) -> CodeResultOut | None:
     if result is None:
         return None
-    return CodeResultOut.model_validate({k: v for k, v in result.items() if k != "file"})
+    # Beside the check's description, as the CLI prints it: the description is not said again in `said`.
+    checks = [{**c, "said": None if c.get("passed") else failure_said({**c, "description": ""}) or None}
+              for c in result.get("checks") or []]
+    return CodeResultOut.model_validate({**{k: v for k, v in result.items() if k != "file"}, "checks": checks})
