@@ -460,6 +460,34 @@ def test_code_files_in_terminal_answers(tmp_path):
                     f":code needs a file: `:code PATH`{kept}", f"{tmp_path} is a folder, not a code file{kept}"]
 
 
+def test_a_code_file_dragged_into_the_terminal_is_found_quoted_or_escaped(tmp_path):
+    """A terminal pastes a dropped file's path quoted, or with its spaces escaped: both were "not found"."""
+    import io
+
+    from app.cli_interview import read_answer
+
+    spaced = tmp_path / "my relu.py"
+    spaced.write_text("def relu(x):\n    return x.clamp(min=0)\n", encoding="utf-8")
+    escaped = str(spaced).replace(" ", "\\ ")
+    for given in (f"'{spaced}'", f'"{spaced}"', escaped, str(spaced)):
+        said: list[str] = []
+        assert read_answer(io.StringIO(f":code {given}\n.\n"), said.append) == (
+            "answer", None, "def relu(x):\n    return x.clamp(min=0)"), said
+
+
+def test_a_code_file_past_the_code_limit_is_not_sent(tmp_path):
+    """INTERVIEWER_MAX_CODE_CHARS held for the API only: a `:code` of a large file was stored whole and the
+    report printed every line of it. Like a too-long answer, it is said and nothing is sent."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")}
+    env.update(INTERVIEWER_DATA_DIR=str(tmp_path / "data"), INTERVIEWER_MAX_CODE_CHARS="40")
+    code = tmp_path / "long.py"
+    code.write_text("x = 1\n" * 20, encoding="utf-8")
+    out = run("interview", "--topics", "autograd", "--questions", "1", env=env, stdin=f":code {code}\n.\n:end\n")
+    assert out.returncode == 0, out.stderr
+    said = " ".join(out.stdout.split())
+    assert "The code is 119 characters; the limit is 40. Nothing was sent" in said and "x = 1" not in said
+
+
 def test_a_code_file_that_cannot_be_read_is_said_at_its_line_and_loses_nothing_typed_with_it():
     """`:code /nonexistent.py` then `:repeat` and an answer: the whole block was thrown away when it ended, with
     `:repeat` read as words of the answer; the error is said when the line is read, and only it is left out."""
