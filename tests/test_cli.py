@@ -201,6 +201,22 @@ def test_grade_says_which_examples_set_no_standard(cli_env, tmp_path):
                     "standard, so it teaches none"]
 
 
+def test_grade_names_an_examples_line_when_blank_lines_come_before_it(cli_env, tmp_path):
+    """Blank lines in --examples are skipped, and "example 2" was the file's line 3: the line is said too."""
+    question = {"question": "Why is the sky blue?", "reference_answer": "Air scatters blue light more than red."}
+    source, examples, target = tmp_path / "in.jsonl", tmp_path / "graded.jsonl", tmp_path / "out.jsonl"
+    source.write_text(json.dumps({**question, "question_id": "sky-1", "answer": "Because of scattering."}) + "\n")
+    first, typo = ({**question, "question_id": qid, "answer": "Scattering.", "grade": 2, "grade_max": 2}
+                   for qid in ("sky-1", "sky-11"))
+    examples.write_text(f"{json.dumps(first)}\n\n{json.dumps(typo)}\n")
+    out = run("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
+    assert out.returncode == 0, out.stderr
+    assert f"{examples}: example 2 (line 3) set no standard: no graded answer has question_id 'sky-11'" in out.stderr
+    examples.write_text(f"\n{json.dumps(first)}\n{json.dumps({**typo, 'grade': 3})}\n")
+    out = run("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
+    assert out.returncode == 1 and f"{examples}: example 2 (line 3): field 'grade' must be" in out.stderr, out.stderr
+
+
 def test_grade_indexes_a_never_ingested_bank_to_match_free_questions(cli_env, tmp_path):
     lines = [
         {"question": "Why call optimizer.zero_grad() before backward?",
