@@ -72,11 +72,12 @@ def grade(
 
     grader = BulkGrader(evaluator=rubric_scorer_for(settings), bank=bank, store=None, open_store=open_store,
                         max_answer_chars=settings.max_answer_chars)
+    line_numbers: list[int] = []  # each example's line in its file: blank lines are skipped, not counted
     if examples_path is not None:
         try:
-            questions = grader.learn_standards(_json_lines(examples_path))
+            questions = grader.learn_standards(_json_lines(examples_path, line_numbers))
         except ExampleError as exc:
-            raise UserFacingError(f"{examples_path}: {exc}") from None
+            raise UserFacingError(f"{examples_path}: {_example_at(exc.index, line_numbers)}: {exc.why}") from None
         err.print(f"Grading at your standard on {questions} question(s), from {examples_path}.")
     graded = failed = 0
 
@@ -92,7 +93,8 @@ def grade(
             graded += 1
     err.print(f"Graded {graded - failed} of {graded} lines; {failed} with errors. Output: {where}")
     for index, why in grader.unused_examples().items():  # never left out without a word
-        err.print(f"{examples_path}: example {index + 1} set no standard: {why}", highlight=False, markup=False)
+        err.print(f"{examples_path}: {_example_at(index, line_numbers)} set no standard: {why}", highlight=False,
+                  markup=False)
     if graded and failed == graded:
         sys.exit(1)
 
@@ -128,16 +130,26 @@ def _starts_utf16(path: Path) -> bool:
         return f.read(2) in (b"\xff\xfe", b"\xfe\xff")
 
 
-def _json_lines(path: Path) -> Iterator[Any]:
-    """The file's non-blank lines as JSON values; a bad one is an ExampleError."""
+def _json_lines(path: Path, line_numbers: list[int]) -> Iterator[Any]:
+    """The file's non-blank lines as JSON values, each one's line number appended to `line_numbers`; a bad one is
+    an ExampleError."""
     from app.grading import ExampleError, LineError, load_json_line
 
     with path.open("rb") as lines:
-        for index, raw in enumerate(raw for raw in lines if raw.strip()):
+        for number, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            line_numbers.append(number)
             try:
                 yield load_json_line(raw)
             except LineError as exc:
-                raise ExampleError(index, str(exc)) from None
+                raise ExampleError(len(line_numbers) - 1, str(exc)) from None
+
+
+def _example_at(index: int, line_numbers: list[int]) -> str:
+    """The words "example N", and its line when blank lines above make that another number (editors show lines)."""
+    line = line_numbers[index] if index < len(line_numbers) else index + 1
+    return f"example {index + 1}" + (f" (line {line})" if line != index + 1 else "")
 
 
 def check(

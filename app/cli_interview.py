@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -58,12 +59,16 @@ def read_answer(stream: TextIO, warn: Callable[[str], None]) -> tuple[str, str |
     return "answer", "\n".join(lines).strip() or None, "\n\n".join(code_parts).strip() or None
 
 
+def _over_limit(value: str | None, limit: int, what: str) -> str | None:
+    return f"The {what} is {len(value)} characters; the limit is {limit}." if value and len(value) > limit else None
+
+
 def read_code_file(given: str) -> str:
     """The code in the file a `:code PATH` line names; a UserFacingError saying why it cannot be read."""
     kept = "; that line was left out, the rest of the answer is kept"
     if not given:
         raise UserFacingError(f":code needs a file: `:code PATH`{kept}")
-    path = Path(given).expanduser()
+    path = _pasted_path(given)
     if path.is_dir():
         raise UserFacingError(f"{path} is a folder, not a code file{kept}")
     if not path.is_file():
@@ -74,6 +79,19 @@ def read_code_file(given: str) -> str:
     except (OSError, UnicodeDecodeError) as exc:
         cause = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror
         raise UserFacingError(f"code file {path} cannot be read ({cause}){kept}") from None
+
+
+def _pasted_path(given: str) -> Path:
+    """The path as typed, or, when no such file is there, as a shell reads it: a file dragged into a terminal is
+    pasted quoted ('/home/me/my code.py') or with its spaces escaped (my\\ code.py), and was "not found"."""
+    path = Path(given).expanduser()
+    if path.exists():
+        return path
+    try:
+        words = shlex.split(given)
+    except ValueError:  # an unmatched quote: keep it as typed
+        return path
+    return Path(words[0]).expanduser() if len(words) == 1 else path
 
 
 _FENCE = re.compile(r" {0,3}(```|~~~)")
@@ -144,7 +162,7 @@ def show_outcome(console: Console, outcome: Any) -> None:
 
 def run_interview(
     engine: Any, user_id: int, config: Any, stream: TextIO, console: Console, *, max_chars: int = 20_000,
-    drafts: Any = None,
+    max_code_chars: int = 50_000, drafts: Any = None,
 ) -> str:
     """The session's questions in the terminal; its id. `drafts` (the repository) keeps an answer interrupted
     while it is scored."""
@@ -159,9 +177,10 @@ def run_interview(
             console.print("Session paused; it can be resumed through the API.")
             return str(session.id)
         command, text, code = block
-        if len(text or "") > max_chars:  # the API's limit (INTERVIEWER_MAX_ANSWER_CHARS), here too
-            console.print(f"The answer is {len(text or '')} characters; the limit is {max_chars}. Nothing was "
-                          "sent: answer again, shorter.", style="red")
+        # The API's limits (INTERVIEWER_MAX_ANSWER_CHARS, _MAX_CODE_CHARS), here too: a `:code` of a large file
+        # was stored whole and printed line by line in the report.
+        if over := _over_limit(text, max_chars, "answer") or _over_limit(code, max_code_chars, "code"):
+            console.print(f"{over} Nothing was sent: answer again, shorter.", style="red")
             continue
         if command == "answer" and not (text or "").strip() and not (code or "").strip():
             console.print("An answer needs text or code (or :skip / :idk); nothing was sent.", style="red")
@@ -262,7 +281,7 @@ def interview(
         # U+FFFD), rather than stopping the interview with a UnicodeDecodeError.
         sys.stdin.reconfigure(errors="surrogateescape")  # type: ignore[union-attr]  # a TextIOWrapper
         session_id = run_interview(engine, user_id, config, sys.stdin, out, max_chars=settings.max_answer_chars,
-                                   drafts=repo)
+                                   max_code_chars=settings.max_code_chars, drafts=repo)
         print_report(out, repo, session_id, user_id, settings)
     finally:
         if runner is not None:

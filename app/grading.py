@@ -67,7 +67,10 @@ class GradeLine:
     @property
     def question_key(self) -> str | None:
         """Which question the line answers, to pair it with graded examples: its question_id, else its
-        question text (case and spacing aside)."""
+        question text (case and spacing aside). A bank question found by its text is keyed by its bank id, so
+        it pairs with lines that give that id (they were graded apart, the example said to be of no answer)."""
+        if self.matched_id is not None:
+            return f"id:{self.matched_id}"
         if (label := _label(self.record)) is not None:
             return f"id:{label}"
         asked = _asked(self.record)

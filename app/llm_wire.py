@@ -12,6 +12,7 @@ checks on the full reply work as before.
 
 from __future__ import annotations
 
+import json
 import time
 import warnings
 from collections.abc import Iterator
@@ -66,10 +67,13 @@ def client_with_deadline(seconds: float) -> Any:
             raise openai.APITimeoutError(request=cast(Any, request)) from exc
 
     class Until(httpx.SyncByteStream):
-        def __init__(self, inner: Any, request: httpx.Request, deadline: float) -> None:
+        def __init__(self, inner: Any, request: httpx.Request, deadline: float, *, unstreamed: bool) -> None:
             self._inner, self._request, self._deadline = inner, request, deadline
+            self._unstreamed = unstreamed
 
         def __iter__(self) -> Iterator[bytes]:
+            if self._unstreamed:  # read as server-sent events it holds none: "No generations", an AssertionError
+                raise NotStreamedError("the server sent a whole JSON reply to a streamed request (no streaming)")
             with _no_retry(self._request):
                 for chunk in self._inner:
                     if time.monotonic() > self._deadline:
@@ -84,7 +88,20 @@ def client_with_deadline(seconds: float) -> Any:
             deadline = time.monotonic() + seconds
             with _no_retry(request):
                 response = super().handle_request(request)
-            response.stream = Until(response.stream, request, deadline)
+            unstreamed = (response.status_code == 200 and _asks_to_stream(request)
+                          and response.headers.get("content-type", "").startswith("application/json"))
+            response.stream = Until(response.stream, request, deadline, unstreamed=unstreamed)
             return response
 
     return httpx.Client(transport=Deadline(), timeout=seconds, follow_redirects=True)
+
+
+class NotStreamedError(ValueError):
+    """A server that ignores `stream: true` (a proxy or a server of its own): its reply is not used, said so."""
+
+
+def _asks_to_stream(request: Any) -> bool:
+    try:
+        return bool(json.loads(request.content or b"{}").get("stream"))
+    except (ValueError, AttributeError, RuntimeError):  # not JSON, not an object, a body not read (streamed)
+        return False

@@ -46,6 +46,7 @@ class Reply:
     drip_s: float = 0.0  # send the headers, then a space (a comment when streamed) this often `drips` times
     drips: int = 0
     token_s: float = 0.0  # one chunk of a streamed reply this often; an unstreamed one after them all
+    unstreamed: bool = False  # sent whole as JSON even when the request asks to stream (a server that cannot)
 
 
 def content(value: Any, *, delay_s: float = 0.0) -> Reply:
@@ -61,6 +62,11 @@ def echo(reword: Callable[[str], str]) -> Reply:
 
 def broken_json(text: str = '{"points": [{"point_id": "subclass-static-methods", "verdict": ') -> Reply:
     return Reply(content=text)
+
+
+def unstreamed(value: Any) -> Reply:
+    """A normal reply, but sent as one JSON body to a request with `stream: true`."""
+    return Reply(content=value if isinstance(value, str) else json.dumps(value), unstreamed=True)
 
 
 def slow(value: Any = "too late", *, delay_s: float = 5.0) -> Reply:
@@ -296,7 +302,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 error = {"error": {"message": reply.content, "type": "server_error", "code": None}}
                 self._send(reply.status, error, {"retry-after-ms": "10"})
                 return
-            if body.get("stream"):
+            if body.get("stream") and not reply.unstreamed:
                 self._stream(body, reply, number)
                 return
             if reply.token_s:  # worked out whole first, as llama-cpp-python does an unstreamed reply

@@ -130,6 +130,19 @@ def test_examples_that_set_no_standard_are_said_so_by_index(alice):
     assert alice.post("/v1/grade/batch", json={"items": [item]}).json()["examples"] == []
 
 
+def test_a_bank_question_asked_by_its_text_pairs_with_examples_that_give_its_id(alice, bank):
+    """The README pairs examples by question_id or by question text; a bank question matched from its text is the
+    same question as its bank id, so either way round the example sets the item's standard (it was graded apart,
+    and the example said to be of no graded answer while the item's reply named that very id)."""
+    entry = next(q for q in bank if q.id == "zero-grad")
+    by_id = {"question_id": entry.id, "answer": "It resets the gradients."}
+    by_text = {"question": entry.question, "answer": "It resets the gradients."}
+    for item, example in ((by_text, {**by_id, "grade": 5}), (by_id, {**by_text, "grade": 5})):
+        reply = alice.post("/v1/grade/batch", json={"items": [item], "examples": [example]}).json()
+        assert reply["examples"] == [{"index": 0, "used": True, "note": None}]
+        assert reply["results"][0]["result"]["examples_used"] == 1
+
+
 def test_an_integer_question_id_is_read_as_its_digits_as_the_grade_command_reads_it(alice):
     """LMS item ids are often numbers: 17 is the label '17' (it pairs with examples labelled "17"), and a
     bank lookup of 17 is of '17'. A value that is no id is refused by name."""

@@ -1,5 +1,6 @@
 """Per-user runs at once, counted across the API processes of one server by locks on files in the data directory."""
 
+# ruff: noqa: F811 - pytest fixtures imported from tests.api_fixtures are redefined as arguments
 from __future__ import annotations
 
 import subprocess
@@ -7,6 +8,7 @@ import sys
 from pathlib import Path
 
 from app.api.ratelimit import InFlightLimit
+from tests.api_fixtures import PASSING_MARK, alice, api, assert_problem, scorer  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -38,3 +40,15 @@ def test_a_worker_that_dies_frees_the_slots_it_held(tmp_path: Path) -> None:
         worker.kill()
         worker.wait(10)
     assert here.start(7)
+
+
+def test_a_slot_folder_that_cannot_be_written_is_a_503_that_says_so(api, alice, bank) -> None:
+    """A read-only data directory, or a file where run-slots goes, was a bare 500 on every grade and code check."""
+    data_dir = api.app.state.settings.data_dir
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / "run-slots").write_text("not a folder")
+    task = next(q for q in bank if q.code is not None)
+    for path, body in (("/v1/grade", {"question_id": "zero-grad", "answer": "It resets the gradients."}),
+                       ("/v1/code/check", {"question_id": task.id, "code": PASSING_MARK})):
+        refused = assert_problem(alice.post(path, json=body), 503)
+        assert "data directory cannot be written" in refused["detail"] and str(data_dir) not in refused["detail"]

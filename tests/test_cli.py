@@ -201,6 +201,22 @@ def test_grade_says_which_examples_set_no_standard(cli_env, tmp_path):
                     "standard, so it teaches none"]
 
 
+def test_grade_names_an_examples_line_when_blank_lines_come_before_it(cli_env, tmp_path):
+    """Blank lines in --examples are skipped, and "example 2" was the file's line 3: the line is said too."""
+    question = {"question": "Why is the sky blue?", "reference_answer": "Air scatters blue light more than red."}
+    source, examples, target = tmp_path / "in.jsonl", tmp_path / "graded.jsonl", tmp_path / "out.jsonl"
+    source.write_text(json.dumps({**question, "question_id": "sky-1", "answer": "Because of scattering."}) + "\n")
+    first, typo = ({**question, "question_id": qid, "answer": "Scattering.", "grade": 2, "grade_max": 2}
+                   for qid in ("sky-1", "sky-11"))
+    examples.write_text(f"{json.dumps(first)}\n\n{json.dumps(typo)}\n")
+    out = run("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
+    assert out.returncode == 0, out.stderr
+    assert f"{examples}: example 2 (line 3) set no standard: no graded answer has question_id 'sky-11'" in out.stderr
+    examples.write_text(f"\n{json.dumps(first)}\n{json.dumps({**typo, 'grade': 3})}\n")
+    out = run("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
+    assert out.returncode == 1 and f"{examples}: example 2 (line 3): field 'grade' must be" in out.stderr, out.stderr
+
+
 def test_grade_indexes_a_never_ingested_bank_to_match_free_questions(cli_env, tmp_path):
     lines = [
         {"question": "Why call optimizer.zero_grad() before backward?",
@@ -458,6 +474,34 @@ def test_code_files_in_terminal_answers(tmp_path):
     kept = "; that line was left out, the rest of the answer is kept"
     assert said == [f"code file {binary} cannot be read (not UTF-8 text){kept}",
                     f":code needs a file: `:code PATH`{kept}", f"{tmp_path} is a folder, not a code file{kept}"]
+
+
+def test_a_code_file_dragged_into_the_terminal_is_found_quoted_or_escaped(tmp_path):
+    """A terminal pastes a dropped file's path quoted, or with its spaces escaped: both were "not found"."""
+    import io
+
+    from app.cli_interview import read_answer
+
+    spaced = tmp_path / "my relu.py"
+    spaced.write_text("def relu(x):\n    return x.clamp(min=0)\n", encoding="utf-8")
+    escaped = str(spaced).replace(" ", "\\ ")
+    for given in (f"'{spaced}'", f'"{spaced}"', escaped, str(spaced)):
+        said: list[str] = []
+        assert read_answer(io.StringIO(f":code {given}\n.\n"), said.append) == (
+            "answer", None, "def relu(x):\n    return x.clamp(min=0)"), said
+
+
+def test_a_code_file_past_the_code_limit_is_not_sent(tmp_path):
+    """INTERVIEWER_MAX_CODE_CHARS held for the API only: a `:code` of a large file was stored whole and the
+    report printed every line of it. Like a too-long answer, it is said and nothing is sent."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")}
+    env.update(INTERVIEWER_DATA_DIR=str(tmp_path / "data"), INTERVIEWER_MAX_CODE_CHARS="40")
+    code = tmp_path / "long.py"
+    code.write_text("x = 1\n" * 20, encoding="utf-8")
+    out = run("interview", "--topics", "autograd", "--questions", "1", env=env, stdin=f":code {code}\n.\n:end\n")
+    assert out.returncode == 0, out.stderr
+    said = " ".join(out.stdout.split())
+    assert "The code is 119 characters; the limit is 40. Nothing was sent" in said and "x = 1" not in said
 
 
 def test_a_code_file_that_cannot_be_read_is_said_at_its_line_and_loses_nothing_typed_with_it():

@@ -14,7 +14,17 @@ from pydantic import BaseModel
 
 from app.config import Settings, get_settings
 from app.llm import LangChainChatModel, LLMError, ScriptedChatModel, chat_model_from_settings
-from tests.fake_openai import FakeOpenAI, broken_json, content, dripping, generating, http_error, refusal, slow
+from tests.fake_openai import (
+    FakeOpenAI,
+    broken_json,
+    content,
+    dripping,
+    generating,
+    http_error,
+    refusal,
+    slow,
+    unstreamed,
+)
 
 
 @pytest.fixture
@@ -115,6 +125,19 @@ def test_text_reply_and_its_failures(fake_openai):
     first = fake_openai.requests[0].body
     assert first["temperature"] == 0 and first["model"] == "fake-chat"
     assert [m["content"] for m in first["messages"]] == ["You interview.", "Phrase a follow-up."]
+
+
+def test_a_server_that_does_not_stream_is_said_so(fake_openai):
+    """Every call streams; a server (or proxy) that sends the whole reply as JSON anyway was read as events and
+    failed as "No generations found in stream" (text) or "unexpected error: AssertionError" (structured)."""
+    said = "malformed output: the server sent a whole JSON reply to a streamed request (no streaming)"
+    fake_openai.script([unstreamed("A follow-up."), unstreamed({"topic": "autograd", "difficulty": 2})])
+    with pytest.raises(LLMError) as caught:
+        model_for(fake_openai).complete_text(system="s", user="u")
+    assert caught.value.reason == said
+    with pytest.raises(LLMError) as caught:
+        model_for(fake_openai, method="json_schema").complete_structured(system="s", user="u", schema=Probe)
+    assert caught.value.reason == said
 
 
 def test_connection_refused_is_an_llm_error():

@@ -212,6 +212,23 @@ def test_the_upgrade_keeps_names_drawn_alike_and_refuses_new_ones(blank_url: str
     engine.dispose()
 
 
+def test_the_upgrade_names_the_users_drawn_alike_on_stderr(blank_url: str) -> None:
+    """The warning naming them was logged under "alembic", which has a NullHandler: `serve` and the CLI, which
+    configure no logging, showed nothing, and the operator never learnt which users now share a look."""
+    engine = make_engine(blank_url)
+    _upgrade(engine, blank_url, "0005")
+    with engine.begin() as conn:
+        for name in ("learner", "Iearner"):
+            conn.execute(text("INSERT INTO users (name, created_at) VALUES (:name, :now)"),
+                         {"name": name, "now": datetime.now(UTC)})
+    engine.dispose()
+    code = "import sys; from app.store import migrate; migrate(sys.argv[1])"
+    done = subprocess.run([sys.executable, "-c", code, blank_url], cwd=REPO, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "user 'Iearner' is drawn as the older user 'learner'" in done.stderr
+
+
 def test_processes_starting_together_migrate_once(blank_url: str) -> None:
     code = "import sys; from app.store import migrate; migrate(sys.argv[1])"
     procs = [

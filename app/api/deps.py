@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import logging
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,13 +19,14 @@ from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter
+from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter, SlotsUnavailable
 from app.config import Settings
 from app.errors import echoed
 from app.store.records import UserRecord
 from knowledge.schema import Question
 from knowledge.vectorstore import QuestionStore
 
+log = logging.getLogger(__name__)
 LOCAL_USER = "local"
 bearer = HTTPBearer(
     auto_error=False,
@@ -151,9 +153,19 @@ def _busy(what: str, limit: InFlightLimit, advice: str) -> HTTPException:
                          headers={"Retry-After": "2"})
 
 
+def _start(limit: InFlightLimit, key: object) -> bool:
+    """limit.start, a slot folder that cannot be written said as the server's fault (503, logged with its path)."""
+    try:
+        return limit.start(key)
+    except SlotsUnavailable as exc:
+        log.error("per-user run limits cannot be kept: %s (make the data directory writable)", exc)
+        raise HTTPException(503, "the server cannot count your running requests: its data directory cannot be "
+                                 "written; tell the server's operator (the cause is in its log)") from None
+
+
 def grading_slot(user: UserDep, limit: Annotated[InFlightLimit, Depends(get_grading_limit)]) -> Iterator[None]:
     """Holds one of the user's grading runs for the request (INTERVIEWER_GRADING_IN_FLIGHT); 429 past them."""
-    if not limit.start(user.id):
+    if not _start(limit, user.id):
         raise _busy("grading request(s)", limit, "send this one when they finish (a POST /v1/grade/batch grades "
                     "up to 100 answers in one request)")
     try:
@@ -171,7 +183,7 @@ def code_check_slot(user: UserRecord, limiter: SlidingWindowLimiter) -> Iterator
 
     def take() -> None:
         nonlocal taken
-        if not limiter.start(user.id):
+        if not _start(limiter, user.id):
             raise _busy("code check(s)", limiter, "send this one when they finish")
         wait = limiter.acquire(user.id)
         if wait is not None:

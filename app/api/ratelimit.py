@@ -41,6 +41,10 @@ def per_process_warning(how: str) -> str:
             "user may get up to that many times it; run one worker for an exact limit (README, Settings)")
 
 
+class SlotsUnavailable(Exception):
+    """The slot files cannot be made or opened, so runs at once cannot be counted (the message names the folder)."""
+
+
 class InFlightLimit:
     """At most `in_flight` running at once per key (None: no cap), counted by every process whose limit of this
     `name` has the same `slots_dir`. One user's work, each piece holding a sandbox worker or a thread of the slow
@@ -56,11 +60,8 @@ class InFlightLimit:
         """Take one of `key`'s slots; False (nothing taken) when every one is held, here or by another process."""
         if self.in_flight is None:
             return True
-        self._slots_dir.mkdir(parents=True, exist_ok=True)
         for slot in range(self.in_flight):
-            # A descriptor of its own: flock holds per open file, so two threads of one process exclude each other
-            # as two processes do. Not inherited by the sandbox's workers, which start by exec.
-            fd = os.open(self._slots_dir / f"{self._name}-{key}-{slot}", os.O_RDWR | os.O_CREAT, 0o600)
+            fd = self._open_slot(f"{self._name}-{key}-{slot}")
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -70,6 +71,15 @@ class InFlightLimit:
                 self._held.setdefault(key, []).append(fd)
             return True
         return False
+
+    def _open_slot(self, name: str) -> int:
+        # A descriptor of its own: flock holds per open file, so two threads of one process exclude each other
+        # as two processes do. Not inherited by the sandbox's workers, which start by exec.
+        try:
+            self._slots_dir.mkdir(parents=True, exist_ok=True)
+            return os.open(self._slots_dir / name, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:  # a read-only data directory, a file where the folder goes: the server's to fix
+            raise SlotsUnavailable(f"{self._slots_dir}: {exc.strerror or exc}") from exc
 
     def finish(self, key: object) -> None:
         """Let go of one slot this process took for `key`."""

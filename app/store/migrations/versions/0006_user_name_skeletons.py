@@ -24,7 +24,9 @@ down_revision: str | Sequence[str] | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-log = logging.getLogger("alembic.runtime.migration")
+# Not under "alembic": alembic gives that logger a NullHandler, so with no logging configured (the CLI, `serve`)
+# its warnings reached no one. Here Python prints a warning on stderr when nothing else is set up to.
+log = logging.getLogger("app.store.migrations")
 
 
 def upgrade() -> None:
