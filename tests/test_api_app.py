@@ -57,6 +57,14 @@ def test_an_unknown_query_parameter_is_named_as_an_unknown_field_is(alice, path,
     assert alice.get("/v1/sessions", params={"limit": 5}).status_code == 200
 
 
+def test_a_probe_and_a_cache_buster_are_not_refused_for_their_query_parameters(alice):
+    """A monitor adding a cache-buster to /healthz got a 422 and marked a healthy server down (review s50)."""
+    assert alice.get("/healthz", params={"nocache": "1"}).status_code == 200
+    assert alice.get("/readyz", params={"t": "123"}).status_code in (200, 503)
+    assert alice.get("/v1/sessions", params={"limit": 1, "_": "1732800000"}).status_code == 200
+    assert alice.get("/v1/questions", params={"limit": 1, "_": "1"}).status_code == 422  # the route's own check stays
+
+
 @pytest.mark.parametrize("path, body", [
     ("/v1/grade", '{"question_id": "zero-grad", "answer": "x \\ud83d"}'),
     ("/v1/grade", '{"question": "Why \\udc00?", "reference_answer": "Because.", "answer": "x"}'),

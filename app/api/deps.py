@@ -203,16 +203,22 @@ def code_check_slot(user: UserRecord, limiter: SlidingWindowLimiter) -> Iterator
             limiter.finish(user.id)
 
 
+# Monitors and load balancers add their own parameters to a probe (a cache-buster): a 422 there would mark a
+# healthy server down. "_" is the cache-buster browsers' HTTP libraries add (jQuery's `cache: false`).
+_PROBES = frozenset({"/healthz", "/readyz"})
+_CACHE_BUSTERS = frozenset({"_"})
+
+
 async def known_query_only(request: Request) -> None:
     """Refuse query parameters the route does not take, as unknown body fields are (422 naming them): an
     ignored `?limit=-1` or `?offset=20` gives the first page back as if it were what was asked for. Applied
     to every route in one place (app/main.py). Async, so it runs on the event loop: a sync dependency takes
     a worker thread, and /healthz must answer while every thread is busy."""
     route = request.scope.get("route")
-    if not isinstance(route, APIRoute):
+    if not isinstance(route, APIRoute) or route.path in _PROBES:
         return
     known = _query_names(route)
-    if unknown := sorted(set(request.query_params) - known):
+    if unknown := sorted(set(request.query_params) - known - _CACHE_BUSTERS):
         taken = ", ".join(sorted(known)) or "none"
         names = ", ".join(echoed(name) for name in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
         raise HTTPException(422, f"unknown query parameter{'s' if len(unknown) > 1 else ''} {names}; "
