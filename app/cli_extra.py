@@ -37,7 +37,9 @@ def grade(
     """Grade every line of a JSONL file; bad lines get an `error` field and the run goes on."""
     from app.config import get_settings
     from app.errors import one_line
-    from app.grading import BulkGrader, ExampleError, count_lines
+    from app.grade_lines import count_lines
+    from app.graded_examples import ExampleError
+    from app.grading import BulkGrader
     from app.services import rubric_scorer_for
     from knowledge.loader import bank_index
 
@@ -133,7 +135,8 @@ def _starts_utf16(path: Path) -> bool:
 def _json_lines(path: Path, line_numbers: list[int]) -> Iterator[Any]:
     """The file's non-blank lines as JSON values, each one's line number appended to `line_numbers`; a bad one is
     an ExampleError."""
-    from app.grading import ExampleError, LineError, load_json_line
+    from app.grade_lines import LineError, load_json_line
+    from app.graded_examples import ExampleError
 
     with path.open("rb") as lines:
         for number, raw in enumerate(lines, start=1):

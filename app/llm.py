@@ -11,14 +11,14 @@ import json
 import re
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from app.llm_breaker import Breaker, breaker_for
+from app.llm_failures import NoReply, Unanswered, UnsupportedFormat, call_failure, clip, describe_failure
 from app.llm_redaction import redact, redact_strings, secrets_sent, without_password
 from app.llm_server import ServerProbe
 from app.llm_wire import client_with_deadline, streamed_chat_openai
@@ -106,7 +106,7 @@ class LangChainChatModel(ChatModel):
         return window - (self.max_tokens or DEFAULT_REPLY_TOKENS) if window else None
 
     def complete_structured(self, *, system: str, user: str, schema: type[T]) -> T:
-        with self._redacted(), self._breaker.call(unanswered=_Unanswered):
+        with self._redacted(), self._breaker.call(unanswered=Unanswered):
             parsed = self._complete(system=system, user=user, schema=schema)
         # Every string of the reply: the judge's feedback is shown and stored, as a wording is.
         return schema.model_validate(redact_strings(parsed.model_dump(), self._secrets))
@@ -123,11 +123,11 @@ class LangChainChatModel(ChatModel):
         for method in self._candidates():
             try:
                 parsed = self._structured(method, system=system, user=user, schema=schema)
-            except _Unsupported as exc:
+            except UnsupportedFormat as exc:
                 with self._lock:
                     self._refused[method] = exc.reason
                 continue
-            except _NoReply:  # down, timed out, 5xx: says nothing about the method, so nothing is kept
+            except NoReply:  # down, timed out, 5xx: says nothing about the method, so nothing is kept
                 raise
             except LLMError:
                 self._found(method)  # the server took the request; the reply itself was the problem
@@ -135,7 +135,7 @@ class LangChainChatModel(ChatModel):
             self._found(method)
             return parsed
         refused = "; ".join(f"{m}: {r}" for m, r in self._refused.items())
-        raise LLMError(f"structured output not supported by the server ({_clip(refused, 100)})")
+        raise LLMError(f"structured output not supported by the server ({clip(refused, 100)})")
 
     def _candidates(self) -> list[StructuredMethod]:
         with self._lock:
@@ -187,16 +187,12 @@ class LangChainChatModel(ChatModel):
         try:
             return runnable.invoke(_messages(system, user))
         except Exception as exc:  # the SDK stack raises many types; callers need one
-            if _refuses_format(exc):
-                raise _Unsupported(describe_failure(exc)) from exc
-            if _unanswered(exc):
-                raise _Unanswered(describe_failure(exc, timeout_s=self.timeout_s)) from exc
-            raise _NoReply(describe_failure(exc, timeout_s=self.timeout_s)) from exc
+            raise call_failure(exc, timeout_s=self.timeout_s) from exc
 
     def _check_reply(self, message: Any, *, limit: int | None = None) -> None:
         refused = message.additional_kwargs.get("refusal")
         if refused:
-            raise LLMError(f"refusal: {_clip(str(refused))}")
+            raise LLMError(f"refusal: {clip(str(refused))}")
         if message.response_metadata.get("finish_reason") == "length":
             raise LLMError(f"malformed output: reply cut off at the length limit ({limit or self.max_tokens} tokens)")
 
@@ -204,7 +200,7 @@ class LangChainChatModel(ChatModel):
         facts = self._server.facts()
         if not facts.serves(self.name):
             served = ", ".join(facts.models or ())
-            raise LLMError(f"model {self.name!r} is not served at {self.base_url} (it serves: {_clip(served, 60)})")
+            raise LLMError(f"model {self.name!r} is not served at {self.base_url} (it serves: {clip(served, 60)})")
 
     def complete_text(self, *, system: str, user: str, max_chars: int | None = None) -> str:
         # A reply of max_chars characters takes at most about half as many tokens (English ~4 characters a token).
@@ -212,7 +208,7 @@ class LangChainChatModel(ChatModel):
         # limit, which a wording over 3 times the line's length then failed anyway.
         limit = min(self.max_tokens or max_chars, max_chars // 2 + 16) if max_chars else None
         llm = self._llm.bind(extra_body={"max_tokens": limit}) if limit else self._llm
-        with self._redacted(), self._breaker.call(unanswered=_Unanswered):
+        with self._redacted(), self._breaker.call(unanswered=Unanswered):
             self._check_model()
             message = self._invoke(llm, system, user)
             self._check_reply(message, limit=limit)
@@ -220,35 +216,6 @@ class LangChainChatModel(ChatModel):
         if not text:
             raise LLMError("malformed output: empty reply")
         return redact(text, self._secrets)  # a wording is shown and stored: it carries no credential either
-
-
-class _Unsupported(LLMError):
-    """The server refused the request's output format (not the reply): try the next method."""
-
-
-class _NoReply(LLMError):
-    """No reply came (no server, a timeout, an HTTP error): the method it was asked with stays untried."""
-
-
-class _Unanswered(_NoReply):
-    """Nothing at all came back in time (a timeout, no connection): the breaker counts these."""
-
-
-def _unanswered(exc: BaseException) -> bool:
-    import openai
-
-    return isinstance(exc, openai.APIConnectionError)  # APITimeoutError is one
-
-
-def _refuses_format(exc: BaseException) -> bool:
-    """An HTTP error about response_format or tools: llama-cpp-python answers json_schema with a 500,
-    others with 400/422/501."""
-    import openai
-
-    if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (400, 415, 422, 500, 501):
-        return False
-    text = str(exc).lower()
-    return any(word in text for word in ("response_format", "json_schema", "tool_choice", "tools"))
 
 
 def _messages(system: str, user: str) -> list[Any]:
@@ -264,96 +231,6 @@ def _unfenced(text: str) -> str:
     """JSON a model wrapped in a Markdown fence (```json ... ```), as small models often do."""
     match = _FENCED.match(text)
     return match.group(1) if match else text
-
-
-def describe_failure(exc: BaseException, *, timeout_s: float | None = None) -> str:
-    """A short reason for a failed call: timeout, HTTP status, connection, refusal or malformed output."""
-    import openai
-
-    if isinstance(exc, openai.APITimeoutError):
-        return f"timeout after {timeout_s:g} s" if timeout_s else "timeout"
-    if isinstance(exc, openai.APIStatusError):
-        # a client error's message says what to fix (unknown model, prompt longer than the window)
-        detail = _server_message(exc) if exc.status_code in (400, 404, 422) else ""
-        return f"HTTP {exc.status_code}" + (f": {_clip(detail)}" if detail else "")
-    if isinstance(exc, openai.APIConnectionError):
-        return "connection failed"
-    if isinstance(exc, openai.LengthFinishReasonError):
-        return "malformed output: reply cut off at the length limit"
-    if isinstance(exc, openai.ContentFilterFinishReasonError):
-        return "refusal: content filter"
-    if type(exc).__name__ == "OpenAIRefusalError":
-        return f"refusal: {_clip(str(exc))}"
-    if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return f"malformed output: {first['msg']}" + (f" at {where}" if where else "")
-    if isinstance(exc, json.JSONDecodeError | ValueError | KeyError | TypeError):
-        return f"malformed output: {_clip(str(exc))}"
-    return f"unexpected error: {type(exc).__name__}"
-
-
-def _server_message(exc: Any) -> str:
-    body = exc.body if isinstance(exc.body, dict) else {}
-    message = body.get("message") or (body.get("error") or {}).get("message") if body else None
-    return str(message or exc.message or "")
-
-
-def _clip(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-@dataclass
-class ScriptedCall:
-    system: str
-    user: str
-    schema: type[BaseModel] | None
-
-
-@dataclass
-class ScriptedChatModel(ChatModel):
-    """A deterministic fake: each call takes the next reply (model, dict, JSON text, or an exception)."""
-
-    replies: Sequence[BaseModel | dict[str, Any] | str | Exception]
-    name: str = "scripted"
-    budget: int | None = None  # the prompt budget to report, as a model with a small window would
-    calls: list[ScriptedCall] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self._queue = list(self.replies)
-
-    @property
-    def prompt_budget(self) -> int | None:
-        return self.budget
-
-    def _next(self, *, system: str, user: str, schema: type[BaseModel] | None) -> Any:
-        self.calls.append(ScriptedCall(system=system, user=user, schema=schema))
-        if not self._queue:
-            raise LLMError("no scripted reply left")
-        reply = self._queue.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
-
-    def complete_structured(self, *, system: str, user: str, schema: type[T]) -> T:
-        reply = self._next(system=system, user=user, schema=schema)
-        try:
-            if isinstance(reply, schema):
-                return reply
-            if isinstance(reply, str):
-                return schema.model_validate_json(reply)
-            return schema.model_validate(reply if isinstance(reply, dict) else reply.model_dump())
-        except ValidationError as exc:
-            raise LLMError(describe_failure(exc)) from exc
-
-    def complete_text(self, *, system: str, user: str, max_chars: int | None = None) -> str:
-        reply = self._next(system=system, user=user, schema=None)
-        return (
-            reply
-            if isinstance(reply, str)
-            else json.dumps(reply if isinstance(reply, dict) else reply.model_dump())
-        )
 
 
 def chat_model_from_settings(settings: Settings) -> ChatModel | None:

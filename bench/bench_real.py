@@ -15,8 +15,8 @@ the best of a row's reference answers; for SemEval also the lexical-overlap base
 reference's words the answer uses), cut the same way. Also: the share scored 0 beside the human share,
 and the share of full-mark answers scored <= 1.5; where a split's rows give several reference answers
 (Beetle), the best grade among them beside the first reference alone and all of them joined into one.
-Last, the unseen-answers splits graded at their teachers' own standard (app/grading.py's graded
-examples), learned from a few of the teachers' graded train answers to each question, beside the
+Last, the unseen-answers splits graded at their teachers' own standard (graded examples,
+app/graded_examples.py), learned from a few of the teachers' graded train answers to each question, beside the
 scorer alone and beside predicting each question's mean example grade.
 Prints figures only; no asserts.
 """
@@ -33,7 +33,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.grading import MAX_REFERENCES, BulkGrader, best_evaluations  # noqa: E402
+from app.grade_lines import best_evaluations  # noqa: E402
+from app.grading import MAX_REFERENCES, BulkGrader  # noqa: E402
 from bench.fit_scorer import calibration_rows, embedder, tasks_for  # noqa: E402
 from bench.grading_data import real_sets  # noqa: E402
 from bench.scorer_metrics import ADVERSARIAL, BLIND, macro_f1, pearson, question_bootstrap  # noqa: E402

@@ -227,7 +227,7 @@ def choose_prior_sd(rows: list[dict], scorer: RubricScorer, per_question: int = 
     the real train rows: per source and draw, `per_question` graded answers of each question with twice
     as many are the examples, and the question's other answers are scored with the shift they give.
     Prints each prior's mean Pearson gain over the scorer alone on those other answers."""
-    from app.grading import GradeLine, best_evaluations
+    from app.grade_lines import GradeLine, best_evaluations
     from evaluators.standard import apply_shift, learn_shift
 
     by_source = {}

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from app.config import Settings
-from app.llm import LangChainChatModel, LLMError, ScriptedChatModel, chat_model_from_settings
+from app.llm import LangChainChatModel, LLMError, chat_model_from_settings
+from app.llm_scripted import ScriptedChatModel
 from evaluators.base import GradingTask, Verdict
 from evaluators.judge import LLMJudge
 from evaluators.judge_offline import MISCONCEPTION_PENALTY

@@ -13,7 +13,8 @@ import pytest
 from pydantic import BaseModel
 
 from app.config import Settings, get_settings
-from app.llm import LangChainChatModel, LLMError, ScriptedChatModel, chat_model_from_settings
+from app.llm import LangChainChatModel, LLMError, chat_model_from_settings
+from app.llm_scripted import ScriptedChatModel
 from tests.fake_openai import (
     FakeOpenAI,
     broken_json,

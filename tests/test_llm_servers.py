@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import pytest
 from pydantic import BaseModel
 
-from app.llm import LangChainChatModel, LLMError, ScriptedChatModel
+from app.llm import LangChainChatModel, LLMError
+from app.llm_scripted import ScriptedChatModel
 from evaluators.base import GradingTask
 from evaluators.chat import estimate_tokens
 from evaluators.judge import LLMJudge

@@ -491,10 +491,10 @@ def test_forged_result_frames_cost_the_trusted_side_nothing(runner: CodeRunner, 
 def test_all_a_child_writes_on_its_result_pipe_is_bounded_headers_included(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only blobs counted toward MAX_CHILD_BYTES, and a child may send any number of `load_error` frames, each
     with a message of up to 1 MB in its header: one 10 s job had the trusted process hold 1.7 GB of them."""
-    from evaluators.code import worker_handle
+    from evaluators.code import raw_outcome
     from evaluators.code.protocol import encode, write_all
 
-    monkeypatch.setattr(worker_handle, "MAX_CHILD_BYTES", 4 << 20)
+    monkeypatch.setattr(raw_outcome, "MAX_CHILD_BYTES", 4 << 20)
     read, write = os.pipe()
 
     def flood() -> None:
@@ -505,7 +505,7 @@ def test_all_a_child_writes_on_its_result_pipe_is_bounded_headers_included(monke
 
     writer = threading.Thread(target=flood)
     writer.start()
-    frames, outcome = worker_handle._ChildFrames(read), worker_handle.RawOutcome()
+    frames, outcome = raw_outcome.ChildFrames(read), raw_outcome.RawOutcome()
     while frames.read_into(outcome):
         pass
     os.close(read)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.grading import BulkGrader, ExampleError
+from app.graded_examples import ExampleError
+from app.grading import BulkGrader
 from evaluators.base import Evaluation, Evaluator, GradingTask
 from evaluators.standard import apply_shift, learn_shift
 

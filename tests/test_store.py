@@ -462,7 +462,7 @@ def test_a_question_chosen_before_another_session_took_one_is_not_recorded(repo:
 def test_readers_go_on_while_a_question_is_recorded(db_url: str, monkeypatch) -> None:
     """The user's lock is held only while a chosen question is checked and recorded; meanwhile every read goes on
     (WAL on SQLite), on PostgreSQL a new session of the same user too, and a question chosen before is refused."""
-    import app.store.repository as repository
+    import app.store.turns as turns
 
     engines = [make_engine(db_url) for _ in range(3)]  # separate pools, like separate processes
     writer, reader, other = (Repository(session_factory(e)) for e in engines)
@@ -470,7 +470,7 @@ def test_readers_go_on_while_a_question_is_recorded(db_url: str, monkeypatch) ->
     second = _opened(writer, user_id, kind="follow_up").session_id
     asked = writer.questions_asked(user_id)
     locked, release = threading.Event(), threading.Event()
-    real = repository._asked_locked
+    real = turns._asked_locked
 
     def held(session, user):  # the lock is taken: hold the transaction open until the reads are done
         count = real(session, user)
@@ -479,7 +479,7 @@ def test_readers_go_on_while_a_question_is_recorded(db_url: str, monkeypatch) ->
             release.wait(30)
         return count
 
-    monkeypatch.setattr(repository, "_asked_locked", held)
+    monkeypatch.setattr(turns, "_asked_locked", held)
     recording = threading.Thread(name="recording", target=lambda: writer.add_turn(
         session_id, question_id="autograd-2", topic="autograd", difficulty=2, kind="question", prompt="?",
         user_asked=asked))

@@ -12,15 +12,9 @@ from app.api.deps import BankDep, EvaluatorDep, RepoDep, SettingsDep, StoreDep, 
 from app.api.problems import problem_responses
 from app.api.schemas import EvaluationOut, RequestModel
 from app.errors import ConflictError, NotFoundError, UserFacingError, echoed
-from app.grading import (
-    MAX_REFERENCES,
-    BulkGrader,
-    ExampleError,
-    GradeLine,
-    best_evaluations,
-    evaluation_fields,
-    question_id_text,
-)
+from app.grade_lines import GradeLine, best_evaluations, question_id_text
+from app.graded_examples import ExampleError
+from app.grading import MAX_REFERENCES, BulkGrader, evaluation_fields
 
 router = APIRouter(prefix="/v1", tags=["grading"], responses=problem_responses(401, 422))
 # Items per batch request: ~1 s of scoring on 2 cores for interview-length answers. The request body cap

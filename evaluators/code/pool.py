@@ -11,8 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from evaluators.code.errors import RunnerError
+from evaluators.code.raw_outcome import RawOutcome
 from evaluators.code.sandbox import SandboxConfig
-from evaluators.code.worker_handle import RawOutcome, Worker
+from evaluators.code.worker_handle import Worker
 
 __all__ = ["RawOutcome", "Worker", "WorkerPool"]
 

@@ -2,8 +2,8 @@
 output cap.
 
 The parent never trusts what comes out of the jail: frames are size-bounded, the candidate's
-output is read here (and cut off here), and at the end of every job the parent itself kills
-the child's whole process group, using the host pid the kernel attached to the child's hello
+output is read and cut off on this side (raw_outcome.py), and at the end of every job the parent
+itself kills the child's whole process group, using the host pid the kernel attached to the child's hello
 (SCM_CREDENTIALS cannot be forged without privileges). The worker keeps the child unreaped
 until the parent says `done`, so that group id cannot have been recycled.
 
@@ -25,39 +25,25 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.code.cgroups import CgroupLimits, JailCgroup
 from evaluators.code.errors import ProtocolError, SandboxUnavailable
 from evaluators.code.jail import Limits
 from evaluators.code.protocol import FrameDecoder, FrameError, encode, write_all
+from evaluators.code.raw_outcome import (
+    MAX_FRAME,
+    ChildFrames,
+    RawOutcome,
+    drain_output,
+    ended,
+    ended_cleanly,
+    read_output,
+)
 from evaluators.code.sandbox import PROJECT_ROOT, SANDBOX_UID, SandboxConfig, worker_command
 
-MAX_FRAME = 64 << 20
 STARTUP_TIMEOUT_S = 60.0
 GRACE_S = 2.0  # for the worker to report a child we just killed
-CHILD_FRAMES = ("check", "load_error", "end")  # all a child may say; the worker alone reports `exit`
-# All a child's frames together, headers included: a task's results are small tensors, and 80 frames of 32 MB
-# each, or thousands of `load_error` frames with a 1 MB message each (1.7 GB in a 10 s job), would otherwise all
-# be held by the trusted process.
-MAX_CHILD_BYTES = 2 * MAX_FRAME
-
-
-@dataclass
-class RawOutcome:
-    """What came back for one job, before any verdict."""
-
-    frames: list[tuple[dict[str, Any], list[bytes]]] = field(default_factory=list)  # the child's
-    exit: dict[str, Any] | None = None  # how the child ended, as the worker saw it
-    stdout: bytes = b""
-    stdout_bytes: int = 0
-    timed_out: bool = False
-    output_exceeded: bool = False
-    worker_lost: bool = False
-    delivered: bool = False  # False when the worker was found dead before it had the job
-    memory_exceeded: bool = False  # the kernel killed a process of the jail at its cgroup's memory limit
-    duration_ms: float = 0.0
 
 
 class Worker:
@@ -191,7 +177,7 @@ class Worker:
             finally:
                 for fd in theirs:
                     os.close(fd)
-            results = _ChildFrames(results_r)
+            results = ChildFrames(results_r)
             try:
                 write_all(self._stdin.fileno(), encode({"type": "job"}))  # watch the child's exit
                 write_all(job_w, encode(meta, blobs))
@@ -203,7 +189,7 @@ class Worker:
                 _kill_group(child)  # always: daemons, threads and children die with the check
                 self._finish(outcome, results)
                 # After `end` the child has flushed: its output is already in the pipe.
-                _drain(out_r, outcome, keep, wait=0.0 if _ended_cleanly(outcome) else 0.5)
+                drain_output(out_r, outcome, keep, wait=0.0 if ended_cleanly(outcome) else 0.5)
             if not outcome.worker_lost:
                 write_all(self._stdin.fileno(), encode({"type": "done"}))
         except (OSError, ProtocolError):
@@ -220,12 +206,12 @@ class Worker:
         outcome.duration_ms = (time.monotonic() - start) * 1000
         return outcome
 
-    def _finish(self, outcome: RawOutcome, results: _ChildFrames) -> None:
+    def _finish(self, outcome: RawOutcome, results: ChildFrames) -> None:
         """After the kill. A child that said `end` is done: nothing it writes later counts, and
         how it died does not matter (the worker may still report it; await_ready skips that).
         Otherwise frames it wrote before it died still count, and the worker's report of how
         it ended is the reason the remaining checks did not run."""
-        if _ended_cleanly(outcome):
+        if ended_cleanly(outcome):
             return
         deadline = time.monotonic() + GRACE_S
         while not results.closed and time.monotonic() < deadline:
@@ -238,17 +224,17 @@ class Worker:
             else:
                 outcome.exit = frame[0]
 
-    def _collect(self, outcome: RawOutcome, results: _ChildFrames, out_r: int, deadline: float, keep: int,
+    def _collect(self, outcome: RawOutcome, results: ChildFrames, out_r: int, deadline: float, keep: int,
                  limit: int) -> None:
         fd = self._stdout.fileno()
         watched = [fd, results.fd, out_r]
-        while not _ended(outcome):
+        while not ended(outcome):
             remaining = deadline - time.monotonic()
             ready = select.select(watched, [], [], remaining)[0] if remaining > 0 else []
             if not ready:
                 outcome.timed_out = True
                 return
-            if out_r in ready and not _read_output(out_r, outcome, keep):
+            if out_r in ready and not read_output(out_r, outcome, keep):
                 watched.remove(out_r)  # the child closed its output; frames may still come
             if outcome.stdout_bytes > limit:
                 outcome.output_exceeded = True
@@ -277,69 +263,6 @@ class Worker:
         self._side.close()
         for stream in (self._stdin, self._stdout):
             stream.close()
-
-
-class _ChildFrames:
-    """Frames the child writes on its result pipe: untrusted, bounded, only the child's types."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.closed = False
-        self._decoder = FrameDecoder(MAX_FRAME)
-        self._bytes = 0
-        self._names: set[str] = set()
-
-    def read_into(self, outcome: RawOutcome) -> bool:
-        """Read what is there; False once the pipe is closed or the child sent garbage (a frame of a type
-        or shape the harness never writes, a second result for one check, more than MAX_CHILD_BYTES)."""
-        chunk = os.read(self.fd, 1 << 20)
-        self._bytes += len(chunk)
-        try:
-            if self._bytes > MAX_CHILD_BYTES:
-                raise FrameError(f"more than {MAX_CHILD_BYTES} bytes of results")
-            self._decoder.feed(chunk)
-            while (frame := self._decoder.frame()) is not None:
-                self._keep(frame, outcome)
-        except FrameError:
-            chunk = b""
-        self.closed = not chunk
-        return not self.closed
-
-
-    def _keep(self, frame: tuple[dict[str, Any], list[bytes]], outcome: RawOutcome) -> None:
-        meta, _ = frame
-        if meta.get("type") not in CHILD_FRAMES:
-            raise FrameError("not a frame the harness writes")
-        if meta["type"] == "check":
-            name = meta.get("name")
-            if not isinstance(name, str) or name in self._names:
-                raise FrameError("a check result without a name, or a second one")
-            self._names.add(name)
-        outcome.frames.append(frame)
-
-
-def _ended(outcome: RawOutcome) -> bool:
-    return outcome.exit is not None or _ended_cleanly(outcome)
-
-
-def _read_output(fd: int, outcome: RawOutcome, keep: int) -> bool:
-    chunk = os.read(fd, 1 << 16)
-    outcome.stdout_bytes += len(chunk)
-    if len(outcome.stdout) < keep:
-        outcome.stdout += chunk[: keep - len(outcome.stdout)]
-    return bool(chunk)
-
-
-def _ended_cleanly(outcome: RawOutcome) -> bool:
-    return any(meta.get("type") == "end" for meta, _ in outcome.frames)
-
-
-def _drain(fd: int, outcome: RawOutcome, keep: int, wait: float) -> None:
-    """Output written before the child died; the group is dead, so this ends quickly."""
-    deadline = time.monotonic() + wait
-    while select.select([fd], [], [], max(deadline - time.monotonic(), 0))[0]:
-        if not _read_output(fd, outcome, keep) or outcome.stdout_bytes > 4 * keep + (1 << 20):
-            return
 
 
 def _first_to_go(pid: int) -> None:
