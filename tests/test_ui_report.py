@@ -210,14 +210,20 @@ def test_a_strong_code_tasks_strength_counts_the_points_its_run_showed_as_the_fi
     assert "1 of 5 points covered (1 shown by the hidden checks your code passed)" in _shown(page)
 
 
-def test_a_question_shown_when_the_session_ended_lists_no_missed_point_on_the_page_as_the_files_do() -> None:
-    """The page listed every point of the question on screen when the session ended under "Missed"."""
-    bank = bank_index()
+def _ended_on_an_unanswered_question():
+    """A report of a session ended while its fourth question was on screen, and its page."""
     turns = [*session_turns()[:3], turn(4, "save-and-load-models", "deployment", action=None, answered_at=None)]
     report = build_report(session=session({"autograd-basics": 3.8, "relu-autograd-function": 2.5}), turns=turns,
-                          bank=bank)
+                          bank=bank_index())
     page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
     assert not page.exception, page.exception
+    return report, page
+
+
+def test_a_question_shown_when_the_session_ended_lists_no_missed_point_on_the_page_as_the_files_do() -> None:
+    """The page listed every point of the question on screen when the session ended under "Missed"."""
+    report, page = _ended_on_an_unanswered_question()
+    bank = bank_index()
     text = _shown(page)
     assert "Not answered: the session ended here, so it is not scored and its points were not judged." in text
     assert not any(p.description in text for p in bank["save-and-load-models"].rubric)
@@ -225,12 +231,7 @@ def test_a_question_shown_when_the_session_ended_lists_no_missed_point_on_the_pa
 
 def test_the_page_names_a_question_not_scored_in_the_files_words() -> None:
     """The page's shared score widget said "unscored" where the downloaded files say "not scored"."""
-    bank = bank_index()
-    turns = [*session_turns()[:3], turn(4, "save-and-load-models", "deployment", action=None, answered_at=None)]
-    report = build_report(session=session({"autograd-basics": 3.8, "relu-autograd-function": 2.5}), turns=turns,
-                          bank=bank)
-    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
-    assert not page.exception, page.exception
+    report, page = _ended_on_an_unanswered_question()
     label = next(e.label for e in page.expander if e.label.startswith("Q3"))
     assert label.startswith(f"Q3 \u00b7 {w.score_text(None)} \u00b7 ")
     assert f"score {w.score_text(None)}" in render(report, "markdown")[0].decode()
