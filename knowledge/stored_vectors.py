@@ -53,7 +53,7 @@ class StoredEmbedder(Embedder):
 
     def read(self, texts: Sequence[str]) -> tuple[np.ndarray, list[Tokens]]:
         """Vectors and each text's word pieces, both stored (a reference answer's pieces cost a model
-        pass of ~35 tokens per sentence: ~4 s for the bank's 110 questions on 2 cores); a text missing
+        pass of ~35 tokens per sentence: ~4 s for the bank's 110 questions on 2 cores, more as it grows); a text missing
         either is read again in one pass that gives both."""
         keys = [_key(self._fingerprint, t) for t in texts]
         piece_keys = [_key(self._fingerprint, f"{t}\0pieces") for t in texts]
