@@ -14,6 +14,7 @@ from ui.client import ApiClient, ApiError
 # the candidate was typing would lose all they typed since. This presses Ctrl+Enter for them (the text area's own
 # "apply", which leaves the focus and the caret where they are) once they pause typing in the answer box.
 PAUSE_MS = 800
+EMPTY_WAIT_MS = 2000
 # What came after the last pause was still lost to a reload: nothing sent while the page unloads reaches the app (a
 # Ctrl+Enter on `beforeunload` or `pagehide` was never saved), and the browser cannot send the draft to the API itself
 # (the API may be out of its reach, wants a key the page must not hold, and takes no `sendBeacon` POST). So each
@@ -70,6 +71,15 @@ COMMIT_WHILE_TYPING = """<script>
   }, true);
   const restore = (box) => {
     if (box.dataset.draftRead) return;
+    // An empty box may be the page before the app has put the saved draft in it (seen under load: the tab's text then
+    // went over another tab's newer draft), so an empty box is read again a little later, as it then is.
+    if (!box.value && box.dataset.draftWait !== "done") {
+      if (!box.dataset.draftWait) {
+        box.dataset.draftWait = "pending";
+        setTimeout(() => { box.dataset.draftWait = "done"; restore(box); }, EMPTY_WAIT_MS);
+      }
+      return;
+    }
     box.dataset.draftRead = "1";
     const key = keyOf(box);
     if (!key) return;
@@ -86,7 +96,7 @@ COMMIT_WHILE_TYPING = """<script>
   new MutationObserver(() => document.querySelectorAll(BOX).forEach(restore))
     .observe(document.body, {childList: true, subtree: true});
 })();
-</script>""".replace("PAUSE_MS", str(PAUSE_MS))
+</script>""".replace("PAUSE_MS", str(PAUSE_MS)).replace("EMPTY_WAIT_MS", str(EMPTY_WAIT_MS))
 
 
 def watch_typing() -> None:
