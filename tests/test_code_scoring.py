@@ -361,3 +361,21 @@ def test_a_wrong_claim_quoted_from_the_code_is_said_to_be_the_codes(scorer, task
     wrong = result.evaluation["misconceptions"]
     assert [(m["quote"], m["from_code"]) for m in wrong] == [(line, True)]
     assert f'Wrong: your code has: "{line}"' in result.evaluation["feedback"]
+
+
+def test_the_starter_code_sent_back_earns_no_words_credit(scorer, tasks):
+    """The task's starter sent back unchanged with a few words: the rubric read the handed lines as the candidate's
+    and scored them 3.0 (early-stopping), 0.75 added to a run that failed every check, with the signature quoted as
+    partly stating "monitors a validation metric". The candidate wrote none of those lines."""
+    task = tasks["early-stopping"]
+    every_check = [c.name for c in task.code.checks]
+    sent_back = scored(scorer, task, ScriptedRunner(*every_check), code=task.code.starter, text="Here is my attempt.")
+    handed = {line.strip() for line in task.code.starter.splitlines() if line.strip()}
+    quoted = [p["evidence"] for p in sent_back.evaluation["points"] if p["verdict"] != "missed" and not p.get("checks")]
+    assert not [q for q in quoted if q.strip() in handed]
+    assert sent_back.score <= 0.3
+    body = ("        if val_loss < self.best_loss - self.min_delta:\n            self.counter = 0\n"
+            "        else:\n            self.counter += 1\n        return self.counter >= self.patience")
+    own = task.code.starter.replace("        raise NotImplementedError", body)
+    wrote = scored(scorer, task, ScriptedRunner(*every_check), code=own, text="Here is my attempt.")
+    assert wrote.evaluation["rubric_score"] >= sent_back.evaluation["rubric_score"] + 1  # their own lines still read

@@ -21,6 +21,19 @@ def with_code(text: str, code: str | None) -> str:
     return text if not code else f"{text}\n```python\n{code}\n```"
 
 
+def without_handed(answer: str, handed: str | None) -> str:
+    """An answer as the rubric reads it: without the lines of the task's starter code (`handed`).
+
+    The candidate was handed those lines, so they state nothing the candidate knows. Read as theirs, the starter sent
+    back unchanged beside a few words earned a rubric score of 1.2 to 3.1 on the bank's 26 code tasks (0.25 of it
+    added to a failed run), and its signature was quoted as partly stating a point ("def step(self, val_loss: float,
+    model) -> bool:" for "monitors a validation metric")."""
+    lines = {line.strip() for line in (handed or "").splitlines() if line.strip()}
+    if not lines:
+        return answer
+    return "\n".join(line for line in answer.splitlines() if line.strip() not in lines)
+
+
 def code_quotes_labelled(evaluation: Evaluation, answers: list[str]) -> Evaluation:
     """The evaluation with each quote that is a line of the code, not of the words, marked as the code's (a
     credited point's and a wrong claim's alike).
@@ -81,11 +94,17 @@ class AnswerScorer:
     ) -> ScoredAnswer:
         """Score one turn. A follow-up answered in words keeps the code result of an earlier turn."""
         code = code if code and code.strip() else None  # blank code is no code (and no fence around it)
-        answer = with_code(text, code)
-        rubric = code_quotes_labelled(self._evaluator.evaluate(GradingTask.from_question(question, answer, earlier)),
-                                      [answer, *earlier])
-        evaluation = {**rubric.model_dump(mode="json"), "rubric": rubric.model_dump(mode="json")}
+        handed = question.code.starter if question.code else None
+        answer, *read_before = (without_handed(a, handed) for a in (with_code(text, code), *earlier))
+        rubric = code_quotes_labelled(
+            self._evaluator.evaluate(GradingTask.from_question(question, answer, read_before)), [answer, *read_before])
         has_code = bool(question.code and code and code.strip())
+        if has_code and rubric.gate:
+            # Code sent is an attempt, though the rubric, reading it without the starter's lines, found nothing of
+            # the candidate's own (the starter sent back): its run says what failed, and a follow-up may ask.
+            rubric = rubric.model_copy(update={
+                "gate": None, "feedback": compose_feedback(rubric.points, rubric.misconceptions, None)})
+        evaluation = {**rubric.model_dump(mode="json"), "rubric": rubric.model_dump(mode="json")}
         if not has_code and not (question.code and earlier_code):
             # A code task answered in words alone is read as words: say so, as POST /v1/grade does.
             unrun = "no code was sent, so no hidden check ran: this answer was read as words only"
