@@ -340,7 +340,11 @@ def test_a_body_that_is_not_utf8_says_what_to_send_and_a_long_id_is_not_echoed_w
     created = alice.post("/v1/sessions", json={"topics": ["tensors"], "num_questions": 1}).json()
     reply = alice.post(f"/v1/sessions/{created['id']}/answers", content=b'{"text": "caf\xe9", "turn": 0}',
                        headers={"Content-Type": "application/json"})
-    assert assert_problem(reply, 400)["detail"] == "the request body could not be read: send JSON encoded as UTF-8"
+    unreadable = "the request body could not be read: send JSON encoded as UTF-8 and nested less than 500 levels deep"
+    assert assert_problem(reply, 400)["detail"] == unreadable
+    deep = "{\"a\": " * 5000 + "1" + "}" * 5000  # valid UTF-8 and valid JSON, too deep for the parser
+    reply = alice.post("/v1/grade", content=deep.encode(), headers={"Content-Type": "application/json"})
+    assert assert_problem(reply, 400)["detail"] == unreadable
     long_id = "x" * 5000
     detail = assert_problem(alice.get(f"/v1/sessions/{long_id}"), 404)["detail"]
     assert len(detail) < 200 and "(5000 characters)" in detail

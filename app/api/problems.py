@@ -68,8 +68,9 @@ async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
     if exc.status_code == 404 and detail == "Not Found":
         detail = "no such endpoint; see /docs for the API"
     elif exc.status_code == 400 and detail == "There was an error parsing the body":
-        # FastAPI's words for a body it could not decode (bytes that are not UTF-8), which say nothing to change.
-        detail = "the request body could not be read: send JSON encoded as UTF-8"
+        # FastAPI's words for a body it could not decode, which say nothing to change: bytes that are not UTF-8, or
+        # JSON nested past the parser's depth (5,000 levels of {"a": ...} was told only about the encoding).
+        detail = "the request body could not be read: send JSON encoded as UTF-8 and nested less than 500 levels deep"
     elif exc.status_code == 405 and detail == "Method Not Allowed":
         detail = "this endpoint does not accept that method; see /docs for the allowed ones"
     return problem(exc.status_code, detail, headers=dict(exc.headers or {}))
