@@ -101,6 +101,8 @@ class BulkGrader:
             return [GradingTask.from_question(entry, answer)]
         # With a reference answer of the caller's own, a question_id is the caller's label for the
         # question (an LMS item id): it pairs the line with graded examples and is not looked up.
+        if question is None:
+            raise LineError(_what_to_ask(record, in_bank=str(record.get("question_id")) in self._bank))
         if not isinstance(question, str):
             raise LineError(_not_a_string("question", question))
         if not question.strip():
@@ -192,6 +194,19 @@ class BulkGrader:
             if on_line:
                 on_line(evaluation is None)
             yield {**line.record, **ours, **({"given": given} if given else {})}
+
+
+def _what_to_ask(record: dict[str, Any], *, in_bank: bool) -> str:
+    """Why a line without a question cannot be graded, and the fields that would grade it: "missing field
+    'question'" alone did not say that a bank question_id would do, nor that a reference of one's own needs the
+    question's text."""
+    if record.get("reference_answer") is None:
+        return ("missing field 'question_id' or 'question': give a bank question's id, or the question's text "
+                "(with reference_answer for a question of your own)")
+    return ("missing field 'question' (a string): a reference_answer of your own is graded with the question's "
+            "text, and question_id is then only your label" + (
+                "; leave reference_answer out to grade against the bank's question of that id"
+                if in_bank else ""))
 
 
 def _not_a_string(field: str, value: Any) -> str:

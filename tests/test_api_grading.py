@@ -198,6 +198,20 @@ def test_a_missing_and_a_blank_question_are_told_apart(alice, question, said):
     assert reply.status_code == 422 and said in reply.json()["detail"]
 
 
+@pytest.mark.parametrize(("fields", "said"), [
+    ({}, "missing field 'question_id' or 'question': give a bank question's id, or the question's text"),
+    ({"question_id": "zero-grad", "reference_answer": "Gradients add up."},
+     "leave reference_answer out to grade against the bank's question of that id"),
+    ({"question_id": "LMS-17", "reference_answer": "Gradients add up."},
+     "a reference_answer of your own is graded with the question's text, and question_id is then only your label"),
+])
+def test_a_line_without_a_question_is_told_which_fields_would_grade_it(alice, fields, said):
+    """Review s51: an item with only an answer, and one with a question_id and a reference of its own, were both
+    told "missing field 'question' (a string)": nothing said that a bank id alone grades, or why the text is needed."""
+    reply = alice.post("/v1/grade", json={"answer": "They add up.", **fields})
+    assert reply.status_code == 422 and said in reply.json()["detail"], reply.text
+
+
 def test_grade_batch_grades_each_item_in_order_and_reports_bad_ones(alice, bank):
     entry = next(q for q in bank if q.id == "zero-grad")
     items = [
