@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import time
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -23,9 +22,6 @@ from typing import Any, cast
 
 def streamed_chat_openai(**options: Any) -> Any:
     """ChatOpenAI streaming every call (its `invoke` gathers the chunks into one reply), keeping a refusal."""
-    # langchain-openai dumps each streamed event of a json_schema reply, whose `parsed` field pydantic expects empty:
-    # a UserWarning per reply, on the terminal mid-interview, about nothing we use (the reply is parsed afterwards).
-    warnings.filterwarnings("ignore", message=r"Pydantic serializer warnings:[\s\S]*field_name='parsed'")
     return _streamed_chat_openai()(streaming=True, **options)
 
 
