@@ -15,7 +15,7 @@ from evaluators.base import GradingTask, Verdict
 from evaluators.judge import LLMJudge
 from evaluators.judge_offline import MISCONCEPTION_PENALTY
 from evaluators.judge_reply import JudgeReply
-from evaluators.quotes import clean_quote, quote_in
+from evaluators.quotes import clean_quote, find_quote, quote_in
 from evaluators.rubric import RubricScorer
 from tests.fake_openai import FakeOpenAI, broken_json, content, http_error, refusal, slow
 
@@ -340,6 +340,16 @@ def test_scripted_model_drives_the_judge_without_a_server(offline, relu):
 )
 def test_quote_check(quote, found):
     assert quote_in(clean_quote(quote), [ANSWER, NEVER_ANSWER]) is found
+
+
+def test_a_quote_holding_three_dots_of_code_is_found_as_it_stands():
+    """"..." is Python too: a quote copied from code that has it was split there, and a piece such as ")." or "x["
+    says nothing, so the quote was not found (one of 1,107 quotes in stored reports, there from the offline scorer)."""
+    answer = "conv2 receives 16 channels: fix to nn.Conv2d(16, 32, ...). Then x[..., 0] takes the first one."
+    for quote in ("fix to nn.Conv2d(16, 32, ...).", "x[..., 0] takes the first"):
+        assert find_quote(clean_quote(quote), [answer]) == quote
+    assert find_quote("fix to nn.Conv2d(16, 64, ...).", [answer]) is None
+    assert find_quote("conv2 receives ... the first one", [answer]) == answer[:-1]  # still an elision as well
 
 
 NEVER_ANSWER = "I would never subclass torch.autograd.Function. Caf\u00e9 is where x - 1 is computed."
