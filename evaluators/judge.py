@@ -76,8 +76,16 @@ class LLMJudge(Evaluator):
         # Each answer is judged in the caller's context (a thread starts with an empty one): the chat model may
         # keep state there, such as the scope that stops a step's calls once one got no reply.
         contexts = [copy_context() for _ in tasks]  # one each: a context is entered by one thread at a time
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge") as pool:
-            return list(pool.map(lambda context, task: context.run(self.evaluate, task), contexts, tasks))
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge")
+        try:
+            evaluations = list(pool.map(lambda context, task: context.run(self.evaluate, task), contexts, tasks))
+        except BaseException:
+            # Ctrl-C reaches the caller now, not once the calls under way end (each up to the timeout: 180 s with
+            # `make run-llm`, and the `with` block waited for them), and no answer still queued is sent.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+        return evaluations
 
     def _fall_back(self, task: GradingTask, reason: str, notes: list[str] | None = None) -> Evaluation:
         offline = self._fallback.evaluate(task)

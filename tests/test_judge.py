@@ -12,7 +12,7 @@ from app.config import Settings
 from app.llm import LangChainChatModel, LLMError, chat_model_from_settings
 from app.llm_scripted import ScriptedChatModel
 from evaluators.base import GradingTask, Verdict
-from evaluators.judge import LLMJudge
+from evaluators.judge import JUDGE_CALLS_IN_FLIGHT, LLMJudge
 from evaluators.judge_offline import MISCONCEPTION_PENALTY
 from evaluators.judge_reply import JudgeReply
 from evaluators.quotes import clean_quote, find_quote, quote_in
@@ -301,6 +301,43 @@ def test_a_batch_keeps_several_calls_in_flight_and_falls_back_per_answer(fake_op
     judged = [r for r in results if r.evaluator == f"llm-judge:{MODEL}"]
     fell_back = [r for r in results if "fallback" in r.evaluator]
     assert len(judged) == 3 and len(fell_back) == 1  # the broken reply falls back on its own
+
+
+def test_ctrl_c_during_a_batch_reaches_the_caller_while_its_calls_are_still_under_way(offline, relu):
+    """The batch waited for its calls in flight (each up to the timeout) before Ctrl-C reached the caller, and
+    then the queued answers were not sent; the calls here hang until the test lets them go."""
+    import signal
+    import threading
+
+    class Hanging:
+        name, prompt_budget = "hanging", None
+
+        def __init__(self) -> None:
+            self.started, self.ended, self.let_go, self.lock = 0, 0, threading.Event(), threading.Lock()
+
+        def complete_structured(self, **_: object) -> JudgeReply:
+            with self.lock:
+                self.started += 1
+                if self.started == JUDGE_CALLS_IN_FLIGHT:  # every worker is waiting on a reply: Ctrl-C now
+                    signal.pthread_kill(main, signal.SIGINT)
+            self.let_go.wait(timeout=30)
+            with self.lock:
+                self.ended += 1
+            raise LLMError("timeout after 30 s")
+
+    main = threading.main_thread().ident
+    assert main is not None
+    model = Hanging()
+    tasks = [GradingTask.from_question(relu, f"{ANSWER} Take {i}.") for i in range(3 * JUDGE_CALLS_IN_FLIGHT)]
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            LLMJudge(model, offline).evaluate_many(tasks)
+        assert model.ended == 0  # the caller heard of it before any call under way ended
+    finally:
+        model.let_go.set()
+    for worker in [t for t in threading.enumerate() if t.name.startswith("judge")]:
+        worker.join(timeout=10)  # they end the calls under way; none starts another
+    assert model.started == model.ended == JUDGE_CALLS_IN_FLIGHT
 
 
 @pytest.mark.parametrize("answer", ["   ", "I don't know", "idk, sorry", "I do not know why.", "```python\n```"])
