@@ -31,8 +31,9 @@ def _streamed_chat_openai() -> type:
 
     class StreamedChatOpenAI(ChatOpenAI):
         def _convert_chunk_to_generation_chunk(self, chunk: dict, *args: Any, **kwargs: Any) -> Any:
-            # langchain-openai drops a streamed `refusal` unless the request had a response_format; an unstreamed
-            # reply kept it (a forced tool call, plain text), so the reason shown stays "refusal: ...".
+            # langchain-openai (1.7.4, the latest) drops a streamed `refusal` unless the request had a response_format
+            # (so a forced tool call or plain text lost it; unstreamed, they kept it), and offers no public way to
+            # see it: langchain-ai/langchain#39747, open. Kept where its own parsers and `content_blocks` look.
             generation = super()._convert_chunk_to_generation_chunk(chunk, *args, **kwargs)
             choices = chunk.get("choices") or []
             refusal = (choices[0].get("delta") or {}).get("refusal") if choices else None
