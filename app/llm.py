@@ -146,12 +146,12 @@ class LangChainChatModel(ChatModel):
             self.method = self.method or method
 
     def _structured(self, method: StructuredMethod, *, system: str, user: str, schema: type[T]) -> T:
-        if method == "json_mode":
-            return self._json_mode(system=system, user=user, schema=schema)
+        if method != "function_calling":
+            return self._json_reply(method, system=system, user=user, schema=schema)
         # The call, then its parsing, both on this thread: the raw message gives a refusal or bad tool-call arguments
-        # a precise reason under either method instead of a bare "no result". LangChain's `include_raw` would keep it
-        # too, but makes the call in a worker thread that Ctrl-C waits for: the terminal hung until the reply came
-        # or the timeout passed (up to INTERVIEWER_LLM_TIMEOUT_S, 180 s with `make run-llm`).
+        # a precise reason instead of a bare "no result". LangChain's `include_raw` would keep it too, but makes the
+        # call in a worker thread that Ctrl-C waits for: the terminal hung until the reply came or the timeout passed
+        # (up to INTERVIEWER_LLM_TIMEOUT_S, 180 s with `make run-llm`).
         from langchain_core.runnables import RunnableSequence
 
         chain = self._llm.with_structured_output(schema, method=method)
@@ -172,11 +172,16 @@ class LangChainChatModel(ChatModel):
             )
         return parsed
 
-    def _json_mode(self, *, system: str, user: str, schema: type[T]) -> T:
-        shape = schema.model_json_schema()
-        llm = self._llm.bind(response_format={"type": "json_object", "schema": shape})
-        system = f"{system}\nReply with one JSON object that follows this JSON schema:\n{json.dumps(shape)}"
-        message = self._invoke(llm, system, user)
+    def _json_reply(self, method: StructuredMethod, *, system: str, user: str, schema: type[T]) -> T:
+        """The reply's text read as JSON: asked for by the schema as `response_format` (json_schema), or in JSON
+        mode with the schema beside it (llama-cpp-python constrains decoding to it) and written into the prompt."""
+        if method == "json_schema":
+            response_format = _json_schema_format(schema)
+        else:
+            shape = schema.model_json_schema()
+            response_format = {"type": "json_object", "schema": shape}
+            user = _json_mode_prompt(user, shape)
+        message = self._invoke(self._llm.bind(response_format=response_format), system, user)
         self._check_reply(message)
         try:
             return schema.model_validate_json(_unfenced(message.text))
@@ -216,6 +221,37 @@ class LangChainChatModel(ChatModel):
         if not text:
             raise LLMError("malformed output: empty reply")
         return redact(text, self._secrets)  # a wording is shown and stored: it carries no credential either
+
+
+def _json_mode_prompt(user: str, shape: dict[str, Any]) -> str:
+    """The user's message asking for JSON that follows `shape`. The schema comes last, so the start of the prompt
+    (the judge's system prompt and task description, ~290 tokens) is the same on every call: llama-cpp-python
+    reuses the part of its last prompt a new one starts with, and read the judge's ~1,700-token prompt at
+    45-52 ms a token on a loaded 2-core machine, past any timeout. Written without titles and descriptions (the
+    prompt says what each field holds), it is ~185 tokens shorter; the server still decodes to the full schema."""
+    return f"{user}\n\nReply with one JSON object that follows this JSON schema:\n{_schema_text(shape)}"
+
+
+def _schema_text(shape: dict[str, Any]) -> str:
+    def bare(value: Any, *, names: bool = False) -> Any:
+        """`value` without titles and descriptions; `names`: a mapping of names (properties, $defs) kept whole."""
+        if isinstance(value, dict):
+            return {k: bare(v, names=k in ("properties", "$defs") and not names) for k, v in value.items()
+                    if names or k not in ("title", "description")}
+        return [bare(v) for v in value] if isinstance(value, list) else value
+
+    return json.dumps(bare(shape), separators=(",", ":"))
+
+
+def _json_schema_format(schema: type[BaseModel]) -> dict[str, Any]:
+    """The `response_format` asking for `schema` (strict, as LangChain's own json_schema method asks), as a dict.
+    Given the pydantic class instead, the SDK parses every streamed event into it, and LangChain's dump of those
+    events raised a pydantic UserWarning ("...field_name='parsed'") per reply, on the terminal mid-interview."""
+    from langchain_core.utils.function_calling import convert_to_openai_function
+
+    function = convert_to_openai_function(schema.model_json_schema(), strict=True)
+    function["schema"] = function.pop("parameters")
+    return {"type": "json_schema", "json_schema": function}
 
 
 def _messages(system: str, user: str) -> list[Any]:

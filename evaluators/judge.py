@@ -13,6 +13,7 @@ import unicodedata
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
+from dataclasses import dataclass
 
 from pydantic import ValidationError
 
@@ -75,8 +76,16 @@ class LLMJudge(Evaluator):
         # Each answer is judged in the caller's context (a thread starts with an empty one): the chat model may
         # keep state there, such as the scope that stops a step's calls once one got no reply.
         contexts = [copy_context() for _ in tasks]  # one each: a context is entered by one thread at a time
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge") as pool:
-            return list(pool.map(lambda context, task: context.run(self.evaluate, task), contexts, tasks))
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge")
+        try:
+            evaluations = list(pool.map(lambda context, task: context.run(self.evaluate, task), contexts, tasks))
+        except BaseException:
+            # Ctrl-C reaches the caller now, not once the calls under way end (each up to the timeout: 180 s with
+            # `make run-llm`, and the `with` block waited for them), and no answer still queued is sent.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+        return evaluations
 
     def _fall_back(self, task: GradingTask, reason: str, notes: list[str] | None = None) -> Evaluation:
         offline = self._fallback.evaluate(task)
@@ -99,39 +108,37 @@ class LLMJudge(Evaluator):
             return self._fall_back(task, "no verdict of the reply quotes the answer")
         verdicts, unstated = stated(self._fallback, task, verdicts)
         verdicts, residual = read_offline(self._fallback, task, verdicts, dropped + unjudged)
-        wrong, wrong_dropped, unlisted = verified_misconceptions(task.misconceptions, reply.misconceptions, texts)
-        refuted_claims, unchecked = corrected(self._fallback, task, wrong)
-        refuted = sum(m.claim in refuted_claims for m in wrong)
-        wrong = [m for m in wrong if m.claim not in refuted_claims]
+        charges = self._charges(task, reply, texts)
         score, carried = combined_score(verdicts, read_offline_ids={*dropped, *unjudged}, residual=residual,
-                                        penalty=self._penalty * len(wrong))
-        notes = check_notes(dropped=dropped, unjudged=unjudged, wrong_dropped=wrong_dropped, unknown=unknown,
-                            unlisted=unlisted, refuted=refuted, unstated=unstated)
-        if abs(carried) >= 0.05:
-            notes.append(f"LLM judge: {carried:+.1f} for the points read offline, the offline "
-                         f"score's {residual:+.1f} beyond its points' credits in proportion to their weight")
-        if unchecked:
-            notes.append("LLM judge: could not check whether the answer corrects the wrong claims reported")
-        if abs(reply.score - score) >= 0.05:
-            notes.append(
-                f"LLM judge's own score {reply.score:.1f} replaced by {score:.1f}, "
-                "recomputed from the verified verdicts and rubric weights"
-            )
+                                        penalty=self._penalty * len(charges.wrong))
+        notes = check_notes(dropped=dropped, unjudged=unjudged, wrong_dropped=charges.dropped, unknown=unknown,
+                            unlisted=charges.unlisted, refuted=charges.refuted, unstated=unstated)
+        notes += _score_notes(own=reply.score, score=score, carried=carried, residual=residual,
+                              unchecked=charges.unchecked)
         # The model's prose may praise what we just dropped, or a score we did not give: keep it only when
         # every claim checked out and its own score is within a point of the verified one.
-        agreed = not dropped and not unstated and not wrong_dropped and not refuted and abs(reply.score - score) < 1.0
-        feedback = self._feedback(task, reply, verdicts, wrong, notes) if agreed else compose_feedback(
-            verdicts, wrong, None)
+        agreed = (not dropped and not unstated and not charges.dropped and not charges.refuted
+                  and abs(reply.score - score) < 1.0)
+        feedback = self._feedback(task, reply, verdicts, charges.wrong, notes) if agreed else compose_feedback(
+            verdicts, charges.wrong, None)
         return Evaluation(
             question_id=task.question_id,
             score=score,
             points=verdicts,
-            misconceptions=wrong,
+            misconceptions=charges.wrong,
             feedback=feedback,
             model_answer=task.reference_answer,
             evaluator=self.name,
             notes=notes,
         )
+
+    def _charges(self, task: GradingTask, reply: JudgeReply, texts: list[str]) -> Charges:
+        """The reply's misconceptions that stand: listed, quoted from the answer, and not corrected by it."""
+        found, dropped, unlisted = verified_misconceptions(task.misconceptions, reply.misconceptions, texts)
+        refuted_claims, unchecked = corrected(self._fallback, task, found)
+        wrong = [m for m in found if m.claim not in refuted_claims]
+        return Charges(wrong=wrong, dropped=dropped, unlisted=unlisted, refuted=len(found) - len(wrong),
+                       unchecked=unchecked)
 
     def _feedback(
         self, task: GradingTask, reply: JudgeReply, verdicts: list[PointVerdict], wrong: list[DetectedMisconception],
@@ -151,3 +158,30 @@ class LLMJudge(Evaluator):
         if len(comments) > MAX_FEEDBACK_CHARS:
             comments = comments[:MAX_FEEDBACK_CHARS].rstrip() + "\u2026"
         return f"{feedback}\nInterviewer's comments: {comments}".strip()
+
+
+@dataclass(frozen=True)
+class Charges:
+    """The misconceptions charged to the answer, and how many of the reply's were set aside, by why."""
+
+    wrong: list[DetectedMisconception]
+    dropped: int  # quote not in the answer, or denying the claim
+    unlisted: int  # not among the question's misconceptions
+    refuted: int  # the answer states the correction
+    unchecked: bool  # whether the answer corrects them could not be read
+
+
+def _score_notes(*, own: float, score: float, carried: float, residual: float, unchecked: bool) -> list[str]:
+    """How the verified score came about, where it is not simply the reply's own."""
+    notes = []
+    if abs(carried) >= 0.05:
+        notes.append(f"LLM judge: {carried:+.1f} for the points read offline, the offline "
+                     f"score's {residual:+.1f} beyond its points' credits in proportion to their weight")
+    if unchecked:
+        notes.append("LLM judge: could not check whether the answer corrects the wrong claims reported")
+    if abs(own - score) >= 0.05:
+        notes.append(
+            f"LLM judge's own score {own:.1f} replaced by {score:.1f}, "
+            "recomputed from the verified verdicts and rubric weights"
+        )
+    return notes

@@ -18,6 +18,7 @@ _TYPOGRAPHIC = str.maketrans(
 # Words an elided quote must not skip: "I would ... subclass" out of "I would never subclass" says the opposite.
 _NEGATION = re.compile(r"\b(?:not|never|no|none|nor|cannot|without)\b|n't\b")
 _ELLIPSIS = re.compile(r"\s*(?:\.\.\.|\u2026)\s*")
+_EDGE_ELLIPSIS = re.compile(r"^(?:\.\.\.|\u2026)|(?:\.\.\.|\u2026)$")
 
 
 def normalise(text: str) -> str:
@@ -48,9 +49,8 @@ def _normalised_with_places(text: str) -> tuple[str, list[int]]:
 def clean_quote(quote: str) -> str:
     """Strip the wrapping a model adds around a quote: whitespace, quote marks, leading/trailing ellipses."""
     text = quote.strip()
-    for _ in range(3):
-        text = _ELLIPSIS.sub("...", text).strip().strip("\"'`\u201c\u201d\u2018\u2019").strip()
-        text = text.removeprefix("...").removesuffix("...").strip()
+    for _ in range(3):  # the ellipses inside are left as written: they may be code the answer has (x[..., 0])
+        text = _EDGE_ELLIPSIS.sub("", text.strip().strip("\"'`\u201c\u201d\u2018\u2019").strip()).strip()
     return text
 
 
@@ -61,15 +61,19 @@ def quote_in(quote: str, texts: list[str]) -> bool:
 def find_quote(quote: str, texts: list[str]) -> str | None:
     """The answer's own words the quote stands for, or None when it is not there: whole words, in order,
     each piece of a quote elided with '...' saying something, and no negation in what an ellipsis skips."""
-    pieces = [normalise(p) for p in _ELLIPSIS.split(quote) if p.strip()]
-    if not pieces or any(len(p) < MIN_QUOTE_CHARS or not any(c.isalnum() for c in p) for p in pieces):
-        return None
-    for text in texts:
-        haystack, places = _normalised_with_places(text)
-        span = _pieces_at(haystack, pieces)
-        if span is not None:
-            source = unicodedata.normalize("NFKC", text)
-            return source[places[span[0]] : places[span[1] - 1] + 1]
+    elided = [normalise(p) for p in _ELLIPSIS.split(quote) if p.strip()]
+    # Read whole first: "..." is Python too (nn.Conv2d(16, 32, ...), x[..., 0]), and split there a quote copied
+    # from code left pieces such as ")." that say nothing, and was not found.
+    readings = [[normalise(quote)], elided] if len(elided) > 1 else [elided]
+    for pieces in readings:
+        if not pieces or any(len(p) < MIN_QUOTE_CHARS or not any(c.isalnum() for c in p) for p in pieces):
+            continue
+        for text in texts:
+            haystack, places = _normalised_with_places(text)
+            span = _pieces_at(haystack, pieces)
+            if span is not None:
+                source = unicodedata.normalize("NFKC", text)
+                return source[places[span[0]] : places[span[1] - 1] + 1]
     return None
 
 

@@ -12,10 +12,10 @@ from app.config import Settings
 from app.llm import LangChainChatModel, LLMError, chat_model_from_settings
 from app.llm_scripted import ScriptedChatModel
 from evaluators.base import GradingTask, Verdict
-from evaluators.judge import LLMJudge
+from evaluators.judge import JUDGE_CALLS_IN_FLIGHT, LLMJudge
 from evaluators.judge_offline import MISCONCEPTION_PENALTY
 from evaluators.judge_reply import JudgeReply
-from evaluators.quotes import clean_quote, quote_in
+from evaluators.quotes import clean_quote, find_quote, quote_in
 from evaluators.rubric import RubricScorer
 from tests.fake_openai import FakeOpenAI, broken_json, content, http_error, refusal, slow
 
@@ -293,6 +293,31 @@ def test_function_calling_method_works_too(fake_openai, offline, relu):
     assert fake_openai.requests[0].body["tools"][0]["function"]["name"] == "JudgeReply"
 
 
+def test_json_mode_prompts_of_different_questions_start_alike_and_carry_a_bare_schema(fake_openai, offline, relu, bank):
+    zero_grad = next(q for q in bank if q.id == "zero-grad")
+    """llama-cpp-python (JSON mode) reuses the part of its last prompt a new one starts with, and reads the rest at
+    45-90 ms a token on a loaded 2-core machine. The schema in the system message made two judge prompts part at
+    token 87; with it last, they share the judge's task description (301 tokens), and without titles and
+    descriptions it is ~185 tokens shorter. The server still gets the whole schema to decode to."""
+    import json
+
+    from evaluators.judge_prompt import SYSTEM_PROMPT, TASK_DESCRIPTION
+
+    fake_openai.script([content(reply()), content(reply())])
+    model = LangChainChatModel(base_url=fake_openai.base_url, model=MODEL, timeout_s=5, max_retries=0,
+                               method="json_mode")
+    for question in (relu, zero_grad):
+        LLMJudge(model, offline).evaluate(GradingTask.from_question(question, ANSWER))
+    first, second = ("\n".join(m["content"] for m in r.messages) for r in fake_openai.requests)
+    shared = next((i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b), 0)
+    assert shared >= len(SYSTEM_PROMPT) + len(TASK_DESCRIPTION)
+    body = fake_openai.requests[0].body
+    written = json.loads(body["messages"][-1]["content"].rsplit("\n", 1)[1])
+    assert "title" not in json.dumps(written) and "description" not in json.dumps(written)
+    assert written["$defs"]["JudgedPoint"]["properties"]["point_id"]["enum"] == [p.id for p in relu.rubric]
+    assert body["response_format"]["schema"]["$defs"]["JudgedPoint"]["properties"]["point_id"]["title"] == "Point Id"
+
+
 def test_a_batch_keeps_several_calls_in_flight_and_falls_back_per_answer(fake_openai, offline, relu):
     fake_openai.script([content(reply(), delay_s=0.3)] * 3 + [broken_json()])
     tasks = [GradingTask.from_question(relu, ANSWER) for _ in range(4)]
@@ -301,6 +326,43 @@ def test_a_batch_keeps_several_calls_in_flight_and_falls_back_per_answer(fake_op
     judged = [r for r in results if r.evaluator == f"llm-judge:{MODEL}"]
     fell_back = [r for r in results if "fallback" in r.evaluator]
     assert len(judged) == 3 and len(fell_back) == 1  # the broken reply falls back on its own
+
+
+def test_ctrl_c_during_a_batch_reaches_the_caller_while_its_calls_are_still_under_way(offline, relu):
+    """The batch waited for its calls in flight (each up to the timeout) before Ctrl-C reached the caller, and
+    then the queued answers were not sent; the calls here hang until the test lets them go."""
+    import signal
+    import threading
+
+    class Hanging:
+        name, prompt_budget = "hanging", None
+
+        def __init__(self) -> None:
+            self.started, self.ended, self.let_go, self.lock = 0, 0, threading.Event(), threading.Lock()
+
+        def complete_structured(self, **_: object) -> JudgeReply:
+            with self.lock:
+                self.started += 1
+                if self.started == JUDGE_CALLS_IN_FLIGHT:  # every worker is waiting on a reply: Ctrl-C now
+                    signal.pthread_kill(main, signal.SIGINT)
+            self.let_go.wait(timeout=30)
+            with self.lock:
+                self.ended += 1
+            raise LLMError("timeout after 30 s")
+
+    main = threading.main_thread().ident
+    assert main is not None
+    model = Hanging()
+    tasks = [GradingTask.from_question(relu, f"{ANSWER} Take {i}.") for i in range(3 * JUDGE_CALLS_IN_FLIGHT)]
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            LLMJudge(model, offline).evaluate_many(tasks)
+        assert model.ended == 0  # the caller heard of it before any call under way ended
+    finally:
+        model.let_go.set()
+    for worker in [t for t in threading.enumerate() if t.name.startswith("judge")]:
+        worker.join(timeout=10)  # they end the calls under way; none starts another
+    assert model.started == model.ended == JUDGE_CALLS_IN_FLIGHT
 
 
 @pytest.mark.parametrize("answer", ["   ", "I don't know", "idk, sorry", "I do not know why.", "```python\n```"])
@@ -340,6 +402,16 @@ def test_scripted_model_drives_the_judge_without_a_server(offline, relu):
 )
 def test_quote_check(quote, found):
     assert quote_in(clean_quote(quote), [ANSWER, NEVER_ANSWER]) is found
+
+
+def test_a_quote_holding_three_dots_of_code_is_found_as_it_stands():
+    """"..." is Python too: a quote copied from code that has it was split there, and a piece such as ")." or "x["
+    says nothing, so the quote was not found (one of 1,107 quotes in stored reports, there from the offline scorer)."""
+    answer = "conv2 receives 16 channels: fix to nn.Conv2d(16, 32, ...). Then x[..., 0] takes the first one."
+    for quote in ("fix to nn.Conv2d(16, 32, ...).", "x[..., 0] takes the first"):
+        assert find_quote(clean_quote(quote), [answer]) == quote
+    assert find_quote("fix to nn.Conv2d(16, 64, ...).", [answer]) is None
+    assert find_quote("conv2 receives ... the first one", [answer]) == answer[:-1]  # still an elision as well
 
 
 NEVER_ANSWER = "I would never subclass torch.autograd.Function. Caf\u00e9 is where x - 1 is computed."

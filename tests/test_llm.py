@@ -45,6 +45,26 @@ def model_for(server: FakeOpenAI, **kwargs) -> LangChainChatModel:
     return LangChainChatModel(base_url=server.base_url, model="fake-chat", **options)
 
 
+def test_a_json_schema_reply_warns_nothing_and_no_warning_filter_is_left_behind(fake_openai):
+    """langchain-openai dumped each streamed event of a reply parsed into the schema's class, and pydantic warned of
+    its `parsed` field: a UserWarning per reply on the terminal, which a process-wide filter used to hide."""
+    import warnings
+
+    import langchain_openai  # noqa: F401 (importing LangChain sets filters of its own)
+
+    filters = list(warnings.filters)
+    model = model_for(fake_openai, method="json_schema")
+    assert warnings.filters == filters  # the model leaves every other warning of the process as it was
+    fake_openai.script([content({"topic": "autograd", "difficulty": 2})])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert model.complete_structured(system="s", user="u", schema=Probe) == Probe(topic="autograd", difficulty=2)
+    assert [str(w.message) for w in caught] == []
+    sent = fake_openai.requests[0].body["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["strict"] is True
+    assert sent["json_schema"]["schema"]["additionalProperties"] is False
+
+
 @pytest.mark.parametrize("method", ["json_schema", "function_calling"])
 def test_structured_reply_in_either_method(fake_openai, method):
     fake_openai.script([content({"topic": "autograd", "difficulty": 2})])

@@ -14,9 +14,9 @@ import pytest
 
 from app.reports import FORMATS, Report, build_report, render
 from app.reports import wording as w
-from app.reports.quotes import normalise
 from app.reports.wording import NOTHING_ANSWERED, overview_lines, status_flags
 from app.store.records import SessionRecord, TurnRecord
+from evaluators.quotes import normalise
 from knowledge.loader import bank_index
 
 T0 = datetime(2025, 3, 1, 10, 0, tzinfo=UTC)
@@ -491,6 +491,19 @@ def test_a_partly_stated_point_is_listed_once_with_its_sentence_and_never_as_mis
         said = "\u2014 you said \u201cwalks it in reverse applying the chain rule\u201d"  # not "node.: \u201c..."
         assert f"{rubric['reverse-chain-rule']} {said}" in question[partly:missed], fmt
         assert "partial" not in question and "partly)" not in question and "0.016" not in question, fmt
+
+
+def test_a_stored_quote_is_checked_by_the_judges_rule_before_a_report_says_you_said_it(bank) -> None:
+    """The report had a looser copy of the judge's quote check: an elision skipping a "never", or a word cut out of
+    another ("ever" in "never"), was repeated back as the candidate's words; stored evaluations outlive the
+    evaluators that checked them."""
+    answer = "Autograd never frees the graph before backward ends, and it records every operation."
+    stored = evaluation(2.0, [point("graph-freed", "covered", "Autograd ... frees the graph"),
+                              point("reverse-chain-rule", "partial", "ever frees"),
+                              point("records-graph", "covered", "it records every operation")])
+    turns = [turn(1, "autograd-basics", "autograd", answer_text=answer, evaluation=stored)]
+    entry = build_report(session=session({"autograd-basics": 2.0}), turns=turns, bank=bank).questions[0]
+    assert [p.point_id for p in [*entry.covered, *entry.partial]] == ["records-graph"]
 
 
 def test_each_gap_is_read_once_the_topic_table_counts_them_and_the_plan_points_to_them(report: Report, bank) -> None:

@@ -16,8 +16,9 @@ from app.reports.model import (
     MissedPoint,
     QuestionEntry,
 )
-from app.reports.quotes import answer_texts, normalise, quote_found
+from app.reports.quotes import answer_texts
 from app.store.records import TurnRecord
+from evaluators.quotes import normalise, quote_in
 from evaluators.run_points import failure_said
 from knowledge.schema import Question
 
@@ -128,7 +129,7 @@ def _stated_points(answered: list[TurnRecord], texts: list[str], *, given: str |
         for point in (turn.evaluation or {}).get("points") or []:
             verdict, quote = point.get("verdict"), point.get("evidence")
             by_run = bool(point.get("checks"))  # the run's evidence (the checks passed), not the candidate's words
-            if verdict not in _RANK or not (by_run or quote_found(quote, texts)) or (by_run and i < latest_run):
+            if verdict not in _RANK or not (by_run or quote_in(quote or "", texts)) or (by_run and i < latest_run):
                 continue
             if not by_run and (quote or "").strip() in handed:
                 continue
@@ -156,7 +157,7 @@ def _missed_points(
     said = {p.point_id for p in stated}
     in_words = {point["point_id"]: point["words"] for turn in answered
                 for point in (turn.evaluation or {}).get("points") or []
-                if point.get("words") and quote_found(point["words"], texts)}
+                if point.get("words") and quote_in(point["words"], texts)}
     return [MissedPoint(point_id=pid, description=desc, words=in_words.get(pid)) for pid, desc in rubric
             if pid not in said]
 
@@ -168,7 +169,7 @@ def _misconceptions(
     for turn in answered:
         for item in (turn.evaluation or {}).get("misconceptions") or []:
             quote = item.get("quote")
-            if not quote_found(quote, texts):
+            if not quote_in(quote or "", texts):
                 continue  # never tell a candidate they said something they did not
             key = (normalise(item["claim"]), normalise(quote))
             notes.setdefault(key, MisconceptionNote(
