@@ -92,6 +92,20 @@ MISTAKES = [
      [("            total += loss.item() * len(xb)\n        history.append(total / len(X))",
        "            total += loss.item()\n        history.append(total / ((len(X) + batch_size - 1) // batch_size))")],
      ["weighted-epoch-means"]),
+    # final-weights named optimizer-once too, so a loop without zero_grad missed it and one remaking its optimizer
+    # missed loop-order: each failed epoch-losses and final-weights, and missed both points.
+    ("training-loop-from-scratch", "no zero_grad", [("            optimizer.zero_grad()\n", "")],
+     ["epoch-losses", "final-weights"]),
+    ("training-loop-from-scratch", "optimizer made anew each batch",
+     [("    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)\n", ""),
+      ("            optimizer.zero_grad()\n",
+       "            optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)\n"
+       "            optimizer.zero_grad()\n")], ["optimizer-created-once"]),
+    ("training-loop-from-scratch", "optimizer made anew each epoch",
+     [("    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)\n", ""),
+      ("        total = 0.0\n",
+       "        total = 0.0\n        optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)\n")],
+     ["optimizer-created-once"]),
     ("pairwise-distances", "distances left squared", [(".sum(dim=-1).sqrt()", ".sum(dim=-1)")], ["values-float32"]),
     ("pairwise-distances", "result always float64", [("diff.pow(2)", "diff.double().pow(2)")], ["float64-preserved"]),
     ("custom-dataset", "length off by one",
