@@ -88,6 +88,14 @@ MISTAKES = [
     ("relu-autograd-function", "backward through torch.func.vjp of clamp",
      [("return grad_output * (x > 0).to(grad_output.dtype)",
        "return torch.func.vjp(lambda t: t.clamp(min=0), x)[1](grad_output)[0]")], ["gradcheck-float64"]),
+    ("relu-autograd-function", "backward through torch.autograd.grad of a clamp built in forward",
+     [("        ctx.save_for_backward(x)\n        return x.clamp(min=0)",
+       "        with torch.enable_grad():\n"
+       "            ctx.leaf = x.detach().requires_grad_(True)\n"
+       "            ctx.out = ctx.leaf.clamp(min=0)\n"
+       "        return ctx.out.detach().clone()"),
+      ("        (x,) = ctx.saved_tensors\n        return grad_output * (x > 0).to(grad_output.dtype)",
+       "        return torch.autograd.grad(ctx.out, ctx.leaf, grad_output)[0]")], ["gradcheck-float64"]),
     ("training-loop-from-scratch", "epoch loss the unweighted mean of its batches' losses",
      [("            total += loss.item() * len(xb)\n        history.append(total / len(X))",
        "            total += loss.item()\n        history.append(total / ((len(X) + batch_size - 1) // batch_size))")],
@@ -243,8 +251,25 @@ def test_a_hand_written_relu_that_runs_gradcheck_passes_and_autograd_in_backward
     code = question.code.solution.replace(old, "return torch.func.vjp(lambda t: t.clamp(min=0), x)[1](grad_output)[0]")
     failed = [c for c in runner.check(question.code, code, question.id).checks if not c.passed]
     assert [c.message for c in failed] == [
-        "backward ran clamp with autograd recording it, so autograd computed the gradient; "
+        "backward had autograd differentiate clamp, so autograd computed the gradient; "
         "compute it in backward yourself, as the contract asks"]
+
+
+@pytest.mark.parametrize("backward", [
+    "with torch.enable_grad():\n            mask = (x.sign() + 1) / 2\n        return grad_output * mask",
+    "with torch.enable_grad():\n            return grad_output * (x.clamp(min=0) > 0).to(grad_output.dtype)",
+    "with torch.enable_grad():\n            return torch.where(x > 0, grad_output, x * 0)",
+], ids=["sign", "clamp-compared", "where"])
+def test_a_hand_written_relu_backward_under_enable_grad_passes(bank, runner, backward):
+    """A backward that turns grad mode on (for double backward, say) and computes the mask from the saved input,
+    which requires grad, has its ops recorded by autograd but differentiates none of them: gradcheck-float64 said
+    "backward ran sign with autograd recording it, so autograd computed the gradient" of a right hand-written one."""
+    question = next(q for q in bank if q.id == "relu-autograd-function")
+    old = "return grad_output * (x > 0).to(grad_output.dtype)"
+    assert question.code.solution.count(old) == 1
+    code = question.code.solution.replace(old, backward)
+    result = runner.check(question.code, code, question.id)
+    assert [c.message for c in result.checks if not c.passed] == []
 
 
 def test_a_training_loop_bug_does_not_cost_the_epoch_bookkeeping(bank, runner):
