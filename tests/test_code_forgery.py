@@ -7,8 +7,8 @@ restricted task's reference, and honest code using allowed ops) pass through the
 from __future__ import annotations
 
 import ast
-import math
 import json
+import math
 from collections.abc import Iterator
 from functools import cache
 
