@@ -114,6 +114,14 @@ MISTAKES = [
       ("        total = 0.0\n",
        "        total = 0.0\n        optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)\n")],
      ["optimizer-created-once"]),
+    # large-logits named log-sum-exp-form too, so a shift by the wrong maximum (or none) missed the form it wrote
+    # right, and the log of a stable softmax missed max-subtraction, which it did.
+    ("stable-log-softmax", "max over the whole tensor",
+     [("m = x.amax(dim=dim, keepdim=True).detach()", "m = x.max().detach()")], ["large-logits"]),
+    ("stable-log-softmax", "no max shift", [("m = x.amax(dim=dim, keepdim=True).detach()", "m = 0")], ["large-logits"]),
+    ("stable-log-softmax", "log of a stable softmax",
+     [("return shifted - shifted.exp().sum(dim=dim, keepdim=True).log()",
+       "return (shifted.exp() / shifted.exp().sum(dim=dim, keepdim=True)).log()")], ["spread-logits"]),
     ("pairwise-distances", "distances left squared", [(".sum(dim=-1).sqrt()", ".sum(dim=-1)")], ["values-float32"]),
     ("pairwise-distances", "result always float64", [("diff.pow(2)", "diff.double().pow(2)")], ["float64-preserved"]),
     ("custom-dataset", "length off by one",
