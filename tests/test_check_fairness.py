@@ -192,6 +192,12 @@ MISTAKES = [
      [("        for g in grads:\n            g.mul_(coef)\n",
        "        for p in parameters:\n            if p.grad is not None:\n                p.grad.mul_(coef)\n")],
      ["generator-and-missing-grads"]),
+    # clipped-training-step judged the clip too, so clipping each gradient by its own norm missed placement as well.
+    ("gradient-clipping", "each gradient clipped by its own norm",
+     [("    coef = max_norm / (total + 1e-6)\n    if coef < 1:\n        for g in grads:\n            g.mul_(coef)\n",
+       "    for g in grads:\n        n = g.detach().norm()\n"
+       "        if n > max_norm:\n            g.mul_(max_norm / (n + 1e-6))\n")],
+     ["clips-by-global-norm", "generator-and-missing-grads"]),
     ("gradient-clipping", "clipped after optimizer.step()",
      [("    total = clip_grad_norm(model.parameters(), max_norm)\n    optimizer.step()\n",
        "    optimizer.step()\n    total = clip_grad_norm(model.parameters(), max_norm)\n")], ["clipped-training-step"]),
