@@ -61,6 +61,9 @@ MISTAKES = [
      [("self.alpha * targets + (1 - self.alpha) * (1 - targets)",
        "(1 - self.alpha) * targets + self.alpha * (1 - targets)")],
      ["mean-loss-values"]),
+    # Every value check failed it, so it missed all four checked points (0.9 with words that state the formula).
+    ("custom-loss", "sigmoid(logits) in place of p_t", [("p_t = torch.exp(-ce)", "p_t = torch.sigmoid(logits)")],
+     ["mean-loss-values"]),
     ("custom-loss", "mean reduction sums",
      [('if self.reduction == "mean":\n            return loss.mean()',
        'if self.reduction == "mean":\n            return loss.sum()')],
@@ -88,10 +91,40 @@ MISTAKES = [
     ("relu-autograd-function", "backward through torch.func.vjp of clamp",
      [("return grad_output * (x > 0).to(grad_output.dtype)",
        "return torch.func.vjp(lambda t: t.clamp(min=0), x)[1](grad_output)[0]")], ["gradcheck-float64"]),
+    ("relu-autograd-function", "backward through torch.autograd.grad of a clamp built in forward",
+     [("        ctx.save_for_backward(x)\n        return x.clamp(min=0)",
+       "        with torch.enable_grad():\n"
+       "            ctx.leaf = x.detach().requires_grad_(True)\n"
+       "            ctx.out = ctx.leaf.clamp(min=0)\n"
+       "        return ctx.out.detach().clone()"),
+      ("        (x,) = ctx.saved_tensors\n        return grad_output * (x > 0).to(grad_output.dtype)",
+       "        return torch.autograd.grad(ctx.out, ctx.leaf, grad_output)[0]")], ["gradcheck-float64"]),
     ("training-loop-from-scratch", "epoch loss the unweighted mean of its batches' losses",
      [("            total += loss.item() * len(xb)\n        history.append(total / len(X))",
        "            total += loss.item()\n        history.append(total / ((len(X) + batch_size - 1) // batch_size))")],
      ["weighted-epoch-means"]),
+    # final-weights named optimizer-once too, so a loop without zero_grad missed it and one remaking its optimizer
+    # missed loop-order: each failed epoch-losses and final-weights, and missed both points.
+    ("training-loop-from-scratch", "no zero_grad", [("            optimizer.zero_grad()\n", "")],
+     ["epoch-losses", "final-weights"]),
+    ("training-loop-from-scratch", "optimizer made anew each batch",
+     [("    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)\n", ""),
+      ("            optimizer.zero_grad()\n",
+       "            optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)\n"
+       "            optimizer.zero_grad()\n")], ["optimizer-created-once"]),
+    ("training-loop-from-scratch", "optimizer made anew each epoch",
+     [("    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)\n", ""),
+      ("        total = 0.0\n",
+       "        total = 0.0\n        optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)\n")],
+     ["optimizer-created-once"]),
+    # large-logits named log-sum-exp-form too, so a shift by the wrong maximum (or none) missed the form it wrote
+    # right, and the log of a stable softmax missed max-subtraction, which it did.
+    ("stable-log-softmax", "max over the whole tensor",
+     [("m = x.amax(dim=dim, keepdim=True).detach()", "m = x.max().detach()")], ["large-logits"]),
+    ("stable-log-softmax", "no max shift", [("m = x.amax(dim=dim, keepdim=True).detach()", "m = 0")], ["large-logits"]),
+    ("stable-log-softmax", "log of a stable softmax",
+     [("return shifted - shifted.exp().sum(dim=dim, keepdim=True).log()",
+       "return (shifted.exp() / shifted.exp().sum(dim=dim, keepdim=True)).log()")], ["spread-logits"]),
     ("pairwise-distances", "distances left squared", [(".sum(dim=-1).sqrt()", ".sum(dim=-1)")], ["values-float32"]),
     ("pairwise-distances", "result always float64", [("diff.pow(2)", "diff.double().pow(2)")], ["float64-preserved"]),
     ("custom-dataset", "length off by one",
@@ -162,6 +195,12 @@ MISTAKES = [
      [("        for g in grads:\n            g.mul_(coef)\n",
        "        for p in parameters:\n            if p.grad is not None:\n                p.grad.mul_(coef)\n")],
      ["generator-and-missing-grads"]),
+    # clipped-training-step judged the clip too, so clipping each gradient by its own norm missed placement as well.
+    ("gradient-clipping", "each gradient clipped by its own norm",
+     [("    coef = max_norm / (total + 1e-6)\n    if coef < 1:\n        for g in grads:\n            g.mul_(coef)\n",
+       "    for g in grads:\n        n = g.detach().norm()\n"
+       "        if n > max_norm:\n            g.mul_(max_norm / (n + 1e-6))\n")],
+     ["clips-by-global-norm", "generator-and-missing-grads"]),
     ("gradient-clipping", "clipped after optimizer.step()",
      [("    total = clip_grad_norm(model.parameters(), max_norm)\n    optimizer.step()\n",
        "    optimizer.step()\n    total = clip_grad_norm(model.parameters(), max_norm)\n")], ["clipped-training-step"]),
@@ -229,8 +268,25 @@ def test_a_hand_written_relu_that_runs_gradcheck_passes_and_autograd_in_backward
     code = question.code.solution.replace(old, "return torch.func.vjp(lambda t: t.clamp(min=0), x)[1](grad_output)[0]")
     failed = [c for c in runner.check(question.code, code, question.id).checks if not c.passed]
     assert [c.message for c in failed] == [
-        "backward ran clamp with autograd recording it, so autograd computed the gradient; "
+        "backward had autograd differentiate clamp, so autograd computed the gradient; "
         "compute it in backward yourself, as the contract asks"]
+
+
+@pytest.mark.parametrize("backward", [
+    "with torch.enable_grad():\n            mask = (x.sign() + 1) / 2\n        return grad_output * mask",
+    "with torch.enable_grad():\n            return grad_output * (x.clamp(min=0) > 0).to(grad_output.dtype)",
+    "with torch.enable_grad():\n            return torch.where(x > 0, grad_output, x * 0)",
+], ids=["sign", "clamp-compared", "where"])
+def test_a_hand_written_relu_backward_under_enable_grad_passes(bank, runner, backward):
+    """A backward that turns grad mode on (for double backward, say) and computes the mask from the saved input,
+    which requires grad, has its ops recorded by autograd but differentiates none of them: gradcheck-float64 said
+    "backward ran sign with autograd recording it, so autograd computed the gradient" of a right hand-written one."""
+    question = next(q for q in bank if q.id == "relu-autograd-function")
+    old = "return grad_output * (x > 0).to(grad_output.dtype)"
+    assert question.code.solution.count(old) == 1
+    code = question.code.solution.replace(old, backward)
+    result = runner.check(question.code, code, question.id)
+    assert [c.message for c in result.checks if not c.passed] == []
 
 
 def test_a_training_loop_bug_does_not_cost_the_epoch_bookkeeping(bank, runner):

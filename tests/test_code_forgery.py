@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 from collections.abc import Iterator
 from functools import cache
 
@@ -62,7 +63,8 @@ CODE_TASKS = [q.id for q in load_bank() if q.code is not None]
 REFERENCE_FORMULAS = {"ref_attention", "compare", "focal_reference", "reference_grad", "_true_log_softmax",
                       "_check_output", "_true_distances", "_check_matrix", "true_activations", "expected_batch",
                       "formula", "check_table", "builtin_cell", "clipped", "global_norm", "reference_logits",
-                      "expected_multiplier", "check_lrs", "compare_trace", "check_dropped"}
+                      "expected_multiplier", "check_lrs", "check_schedule", "compare_trace", "check_dropped",
+                      "fresh_optimizer_runs"}
 
 
 @pytest.mark.parametrize("question_id", CODE_TASKS)
@@ -409,3 +411,37 @@ class MyDropout(nn.Module):
         return x * keep / (1 - self.p)
 '''
     assert check(runner, "inverted-dropout", source).status is Status.PASSED
+
+
+# --- a check whose answer is the same on every run can be answered from a table -----------------------------------
+
+def _cosine_multipliers(warmup: int, total: int, floor: float, steps: int) -> list[float]:
+    """The right multipliers of one schedule: what a run's failure messages ("at step 3 ... expected 0.0691") give."""
+    rows = []
+    for step in range(steps):
+        if step < warmup:
+            rows.append((step + 1) / warmup)
+            continue
+        progress = min(1.0, (step - warmup) / max(1, total - warmup))
+        rows.append(floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
+    return rows
+
+
+def test_a_warmup_cosine_schedule_looked_up_in_a_table_fails(runner: CodeRunner) -> None:
+    """warmup-cosine-schedule's five checks ran fixed schedules (warmup 4 and total 20, 5 and 20, 3 and 12, 2 and 8,
+    0 and 10), so a multiplier that looked its values up by (warmup_steps, total_steps), a table a candidate can copy
+    from the messages of a failed run, passed all five without computing a cosine. The schedules are drawn now."""
+    table = {(4, 20): _cosine_multipliers(4, 20, 0.0, 4), (5, 20): _cosine_multipliers(5, 20, 0.0, 25),
+             (3, 12): _cosine_multipliers(3, 12, 0.1, 15), (2, 8): _cosine_multipliers(2, 8, 0.2, 8),
+             (0, 10): _cosine_multipliers(0, 10, 0.0, 12)}
+    source = f"""import torch
+
+TABLE = {table!r}
+
+
+def make_warmup_cosine(optimizer, warmup_steps, total_steps, min_lr_ratio=0.0):
+    rows = TABLE[(warmup_steps, total_steps)]
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: rows[min(step, len(rows) - 1)])
+"""
+    result = check(runner, "warmup-cosine-schedule", source)
+    assert result.status is not Status.PASSED and result.passed_checks == 0, result.to_json()

@@ -105,6 +105,30 @@ def test_a_fork_refused_without_a_cgroup_is_said_to_be_one_not_memory(monkeypatc
     assert "one process" in failures["gradient-values"] and "line 19" in failures["gradient-values"]
     assert "memory" not in failures["gradcheck-float64"] and "processes" in failures["gradcheck-float64"]
 
+    # A memfd refused there is a limit too, said as one (it read as a refused process).
+    with CodeRunner(workers=1, timeout_s=5.0) as unbounded:
+        result = unbounded.check(relu_task(), "import os\nos.memfd_create('m')\n" + solution(), QUESTION_ID)
+    assert result.status is Status.RESOURCE_LIMIT and all("memfd" in m for m in result.failures().values())
+
+
+NON_BLOCKING_READ = """import os
+r, w = os.pipe()
+os.set_blocking(r, False)
+os.read(r, 1)
+"""
+
+
+def test_non_blocking_io_with_nothing_ready_is_the_codes_error_not_a_process_limit(runner: CodeRunner) -> None:
+    """EAGAIN from a non-blocking read read as a refused process: resource_limit, and the checks it stopped said
+    "your code tried to start more processes or threads than the sandbox allows". Only a call that starts a process
+    says it was refused; a fork past the limit is still one."""
+    result = runner.check(relu_task(), NON_BLOCKING_READ + solution(), QUESTION_ID)
+    assert result.status is Status.ERROR, result.to_json()
+    assert all("BlockingIOError" in m and "os.read(r, 1)" in m for m in result.failures().values()), result.to_json()
+    assert not any("processes" in m for m in result.failures().values())
+    bomb = runner.check(relu_task(), "import os\nwhile True:\n    os.fork()\n", QUESTION_ID)
+    assert bomb.status is Status.RESOURCE_LIMIT and "processes" in bomb.checks[-1].message, bomb.to_json()
+
 
 def test_stdout_is_captured(runner: CodeRunner) -> None:
     result = runner.check(relu_task(), "print('hello from the candidate')\n" + solution(), QUESTION_ID)

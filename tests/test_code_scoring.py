@@ -50,11 +50,12 @@ def scored(scorer, question, runner, *, code=None, text=""):
 
 def test_a_check_weighs_what_the_rubric_points_it_shows_weigh(scorer, tasks):
     """Failing only the large-logits check misses the stable log-softmax's core (the max shift): it scored 3.7 by
-    check weights, above a LayerNorm that misses only the variance's divisor (3.6)."""
+    check weights, above a LayerNorm that misses only the variance's divisor (3.6), and 1.9 while large-logits also
+    named log-sum-exp-form, which x - log(sum(exp(x))) writes right (spread-logits judges that point now)."""
     naive = scored(scorer, tasks["stable-log-softmax"], ScriptedRunner("large-logits"), code=NAIVE_LOG_SOFTMAX)
     layer_norm = scored(scorer, tasks["layer-norm-from-scratch"], ScriptedRunner("biased-variance-and-eps"))
-    # max-subtraction (3) and log-sum-exp-form (2) missed of the 8 points' weight the checks verify.
-    assert naive.evaluation["code_score"] == pytest.approx(5 * 3 / 8, abs=0.06)
+    # max-subtraction (3) missed of the 8 points' weight the checks verify.
+    assert naive.evaluation["code_score"] == pytest.approx(5 * 5 / 8, abs=0.06)
     assert layer_norm.evaluation["code_score"] == pytest.approx(5 * 5 / 7, abs=0.06)
     missed = {p["point_id"]: p["evidence"] for p in naive.evaluation["points"] if p["verdict"] == "missed"}
     assert missed["max-subtraction"] == "failed hidden check large-logits: wrong"
@@ -93,7 +94,7 @@ def test_the_follow_up_asks_about_the_point_a_failed_check_missed(scorer, tasks)
     assert fallback is not None and fallback.point == "max-subtraction"
     assert "logits with magnitudes in the thousands" in fallback.prompt
     again = choose_follow_up(question, result.rubric, score=result.score, asked=1, probed=["max-subtraction"])
-    assert again is not None and again.point == "log-sum-exp-form"
+    assert again is not None and again.point == "overflow-problem"  # the run showed log-sum-exp-form
 
 
 def test_a_probe_that_states_a_failure_is_asked_only_when_its_own_check_showed_it(scorer, tasks):
@@ -223,7 +224,7 @@ def test_a_run_on_the_side_reports_the_score_a_session_would_give_it(tmp_path):
                            str(source)], capture_output=True, text=True, env=env, timeout=180)
     assert done.returncode == 0, done.stderr
     (result,) = json.loads(done.stdout)
-    assert result["status"] == "failed" and result["score"] == 0.375  # 3 of the checked points' weight 8
+    assert result["status"] == "failed" and result["score"] == 0.625  # 5 of the checked points' weight 8
 
 
 def test_a_line_of_failing_code_is_no_evidence_for_a_point_no_check_verifies(scorer, tasks):

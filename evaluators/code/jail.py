@@ -10,9 +10,11 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import functools
 import os
 import resource
 from dataclasses import dataclass
+from typing import Any
 
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
@@ -177,14 +179,47 @@ def keep_to_one_process() -> None:
         except (OSError, ValueError, RuntimeError):
             pass  # no such syscall on this architecture (fork on arm64): clone covers it
     filt.load()
-    os.fork = _refused_fork  # the filter refuses it anyway; this says why ("Resource temporarily unavailable" did not)
+    # The filter refuses both anyway; these say why ("Resource temporarily unavailable" did not).
+    os.fork = _refused_fork
+    os.memfd_create = _refused_memfd
 
 
 FORK_REFUSED = "the sandbox runs a code task in one process: it cannot start another (os.fork, multiprocessing)"
+MEMFD_REFUSED = "the sandbox cannot bound the memory of a memfd here, so it makes none (os.memfd_create)"
+PROCESS_REFUSED = "the sandbox allows no more processes or threads"
 
 
 def _refused_fork() -> int:
     raise BlockingIOError(errno.EAGAIN, FORK_REFUSED)
+
+
+def _refused_memfd(*args: object, **kwargs: object) -> int:
+    raise BlockingIOError(errno.EAGAIN, MEMFD_REFUSED)
+
+
+def say_when_a_process_is_refused() -> None:
+    """EAGAIN is both a process refused at the task limit and non-blocking I/O with nothing ready, and the verdict
+    read every BlockingIOError as the first (a resource limit). The calls that start a process say when they were
+    refused, so an EAGAIN they did not mark is the code's own error. A call reached by another route (posix.fork)
+    is refused all the same, and read as that error."""
+    import _posixsubprocess
+
+    for module, name in ((os, "fork"), (os, "forkpty"), (os, "posix_spawn"), (os, "posix_spawnp"),
+                         (_posixsubprocess, "fork_exec")):
+        start = getattr(module, name, None)
+        if start is not None:
+            setattr(module, name, _refusal_said(start))
+
+
+def _refusal_said(start: Any) -> Any:
+    @functools.wraps(start)
+    def starting(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return start(*args, **kwargs)
+        except BlockingIOError as exc:
+            raise BlockingIOError(errno.EAGAIN, f"{PROCESS_REFUSED} ({exc.strerror})") from None
+
+    return starting
 
 
 def _vm_size() -> int:
@@ -219,5 +254,6 @@ def apply_limits(limits: Limits) -> None:
     }
     for kind, value in pairs.items():
         resource.setrlimit(kind, (value, value))
+    say_when_a_process_is_refused()
     if limits.one_process:
         keep_to_one_process()

@@ -187,12 +187,14 @@ def _flush() -> None:
             pass
 
 
-# Which of our limits an error shows was hit (the runner says which; the verdict is then resource_limit). EAGAIN is a
-# process or thread refused: over the task limit, or any fork where no cgroup bounds the jail's processes together.
-RESOURCE_ERRNOS = {errno.ENOMEM: "memory", errno.EAGAIN: "processes", errno.EMFILE: "open files",
+# Which of our limits an error shows was hit (the runner says which; the verdict is then resource_limit). EAGAIN is
+# not among them: non-blocking I/O with nothing ready raises it too, so a refused process or memfd is read from what
+# the calls that start one say when refused (jail.say_when_a_process_is_refused, keep_to_one_process).
+RESOURCE_ERRNOS = {errno.ENOMEM: "memory", errno.EMFILE: "open files",
                    errno.EFBIG: "disk", errno.ENOSPC: "disk", errno.EDQUOT: "disk"}
-RESOURCE_EXCEPTIONS = {"MemoryError": "memory", "BlockingIOError": "processes"}  # what a description starts with
-RESOURCE_PHRASES = {"can't allocate memory": "memory", "can't start new thread": "processes"}  # anywhere in it
+RESOURCE_EXCEPTIONS = {"MemoryError": "memory"}  # what a description starts with
+RESOURCE_PHRASES = {"can't allocate memory": "memory", "can't start new thread": "processes",  # anywhere in it
+                    jail.PROCESS_REFUSED: "processes", jail.FORK_REFUSED: "processes", jail.MEMFD_REFUSED: "memory"}
 
 
 def _resource_kind(description: str, exc: BaseException | None = None) -> str | None:
