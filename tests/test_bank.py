@@ -213,6 +213,37 @@ def test_hidden_checks_pass_correct_variants_and_fail_known_bugs_on_every_draw(b
     assert _verdicts(tasks["resnet-block"], into_input, range(1, 3))["identity-block-eval"] == 2
 
 
+def test_binary_classifier_takes_either_threshold_test_its_contract_allows(bank):
+    """The contract asks for sigmoid(logit) >= 0.5 and the model answer recommends logit >= 0; the check computed
+    the second only, so the reference solution itself failed on a logit just below zero (sigmoid rounds it to 0.5)."""
+    import torch
+
+    from evaluators.code import harness
+    from evaluators.code.probes import dumps, exec_submission, loads
+
+    task = next(q for q in bank if q.id == "binary-classifier").code
+    check = next(c for c in task.checks if c.name == "predict-labels")
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(30, 3, generator=gen)
+    x[0] = 0.0  # its logit is the bias alone
+    inputs = {"X": x, "w": torch.randn(1, 3, generator=gen), "b": torch.tensor([-1e-7])}
+    assert torch.sigmoid(inputs["b"]).item() == 0.5
+
+    def verdict(source: str) -> str | None:
+        outcome = harness._probe(task, check, exec_submission(source), inputs)
+        return harness.verify(task, check, inputs, loads(dumps(outcome.value)), None)
+
+    by_probability = task.solution
+    by_sign = by_probability.replace("torch.sigmoid(model(X)) >= 0.5", "model(X) >= 0")
+    inverted = by_probability.replace(">= 0.5", "< 0.5")
+    assert by_probability != by_sign and by_probability != inverted
+    assert verdict(by_probability) is None and verdict(by_sign) is None
+    assert verdict(inverted) is not None
+    # The check's own inputs hold such a logit, so a check that took one test only would fail the other.
+    drawn = harness.build_inputs(task, check, seed=3)
+    assert drawn["X"][0].abs().sum() == 0 and torch.sigmoid(drawn["b"]).item() == 0.5 > drawn["b"].item()
+
+
 def test_every_entry_can_probe_its_heaviest_point(bank):
     """Follow-ups are chosen per missed point, heaviest first: an entry whose heaviest points have no probe
     never asks about what matters most in it."""
