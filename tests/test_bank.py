@@ -294,6 +294,26 @@ STALE_CLAIMS = {
         "Keras Attention's or AdditiveAttention's learned weights misstated",
 }
 
+def test_an_entry_naming_both_allocator_variables_says_the_cuda_one_wins(bank):
+    """cuda-out-of-memory told the candidate to set either PYTORCH_ALLOC_CONF or PYTORCH_CUDA_ALLOC_CONF without
+    saying which counts: with both set, torch reads the CUDA one (asked of the installed torch here)."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTORCH_ALLOC_CONF": "expandable_segments:False",
+           "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
+    read = subprocess.run([sys.executable, "-c", "import torch; print(torch._C._accelerator_getAllocatorSettings())"],
+                          env=env, capture_output=True, text=True, check=True, timeout=120).stdout.strip()
+    assert read == "expandable_segments:True", read
+    naming_both = [q for q in bank if "PYTORCH_CUDA_ALLOC_CONF" in q.reference_answer
+                   and "PYTORCH_ALLOC_CONF" in q.reference_answer.replace("PYTORCH_CUDA_ALLOC_CONF", "")]
+    assert [q.id for q in naming_both] == ["cuda-out-of-memory"]
+    text = " ".join(naming_both[0].reference_answer.split())
+    assert re.search(r"both set, the CUDA one is used", text), "the entry should say which variable wins"
+
+
 # `related` is the "study next" advice of a report: pairs a reviewer found to lead nowhere useful.
 STRAY_RELATED = {
     # A sliding-window Dataset question is about data loading, not recurrent architectures.
