@@ -147,7 +147,7 @@ def test_public_bind_with_auth_disabled_is_refused(tmp_path):
     assert refused.returncode == 1 and "refusing to bind 0.0.0.0" in refused.stderr
 
 
-def test_serve_on_a_fresh_data_dir_indexes_the_bank_and_is_ready_within_a_minute(tmp_path):
+def test_serve_on_a_fresh_data_dir_indexes_the_bank_and_is_ready_within_a_minute(tmp_path, bank):
     """No `interviewer ingest`, the default model: serve indexes the bank, warms up, then says ready;
     until then /readyz is 503 and says why, so no candidate meets a half-warm server."""
     env = server_env(tmp_path / "data", INTERVIEWER_AUTH_DISABLED="true")
@@ -169,7 +169,8 @@ def test_serve_on_a_fresh_data_dir_indexes_the_bank_and_is_ready_within_a_minute
                 waiting.add(ready.json()["detail"])
             time.sleep(0.3)
         checks = ready.json()["checks"]
-        assert checks["chroma"]["detail"] == "120 questions" and checks["warm_up"] == {"ok": True, "detail": "done"}
+        assert checks["chroma"]["detail"] == f"{len(bank)} questions"
+        assert checks["warm_up"] == {"ok": True, "detail": "done"}
         assert all(detail.startswith("not ready:") for detail in waiting)
         with httpx.Client(base_url=base, timeout=60) as client:
             created = client.post("/v1/sessions", json={"num_questions": 1, "topics": ["autograd"]})

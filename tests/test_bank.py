@@ -64,14 +64,16 @@ def test_taxonomy_is_used_and_entries_are_complete(bank):
         assert q.related, f"{q.id} has no related entries"
 
 
-def test_every_topic_holds_enough_questions_at_more_than_one_level(bank):
+def test_every_topic_holds_enough_questions_at_every_level(bank):
     """A candidate who picks one topic is never asked the same question twice: distributed (2 questions, both at
     difficulty 3), transfer-learning (2, both at 2) and optimisation (3, all at 2) ran out within one short
-    session, and an adaptive level could not move in them."""
+    session, and an adaptive level could not move in them. A topic and level holding one question or none
+    (frameworks had none at level 3; data-loading, distributed, optimisation, transfer-learning and others one
+    at some level) ran out at once for a candidate who picked it."""
     cells = Counter((q.topic, q.difficulty) for q in bank)
-    for topic in {q.topic for q in bank}:
-        levels = {d: cells[(topic, d)] for d in (1, 2, 3) if cells[(topic, d)]}
-        assert sum(levels.values()) >= 4 and len(levels) >= 2, (topic.value, levels)
+    thin = {(topic.value, d): cells[(topic, d)] for topic in {q.topic for q in bank} for d in (1, 2, 3)
+            if cells[(topic, d)] < 2}
+    assert thin == {}
 
 
 def test_follow_ups_do_not_give_the_answer_away(bank):
@@ -213,6 +215,37 @@ def test_hidden_checks_pass_correct_variants_and_fail_known_bugs_on_every_draw(b
     assert _verdicts(tasks["resnet-block"], into_input, range(1, 3))["identity-block-eval"] == 2
 
 
+def test_binary_classifier_takes_either_threshold_test_its_contract_allows(bank):
+    """The contract asks for sigmoid(logit) >= 0.5 and the model answer recommends logit >= 0; the check computed
+    the second only, so the reference solution itself failed on a logit just below zero (sigmoid rounds it to 0.5)."""
+    import torch
+
+    from evaluators.code import harness
+    from evaluators.code.probes import dumps, exec_submission, loads
+
+    task = next(q for q in bank if q.id == "binary-classifier").code
+    check = next(c for c in task.checks if c.name == "predict-labels")
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(30, 3, generator=gen)
+    x[0] = 0.0  # its logit is the bias alone
+    inputs = {"X": x, "w": torch.randn(1, 3, generator=gen), "b": torch.tensor([-1e-7])}
+    assert torch.sigmoid(inputs["b"]).item() == 0.5
+
+    def verdict(source: str) -> str | None:
+        outcome = harness._probe(task, check, exec_submission(source), inputs)
+        return harness.verify(task, check, inputs, loads(dumps(outcome.value)), None)
+
+    by_probability = task.solution
+    by_sign = by_probability.replace("torch.sigmoid(model(X)) >= 0.5", "model(X) >= 0")
+    inverted = by_probability.replace(">= 0.5", "< 0.5")
+    assert by_probability != by_sign and by_probability != inverted
+    assert verdict(by_probability) is None and verdict(by_sign) is None
+    assert verdict(inverted) is not None
+    # The check's own inputs hold such a logit, so a check that took one test only would fail the other.
+    drawn = harness.build_inputs(task, check, seed=3)
+    assert drawn["X"][0].abs().sum() == 0 and torch.sigmoid(drawn["b"]).item() == 0.5 > drawn["b"].item()
+
+
 def test_every_entry_can_probe_its_heaviest_point(bank):
     """Follow-ups are chosen per missed point, heaviest first: an entry whose heaviest points have no probe
     never asks about what matters most in it."""
@@ -262,6 +295,26 @@ STALE_CLAIMS = {
     r"no learned projections beyond an optional scale|scoring with a small learned network":
         "Keras Attention's or AdditiveAttention's learned weights misstated",
 }
+
+def test_an_entry_naming_both_allocator_variables_says_the_cuda_one_wins(bank):
+    """cuda-out-of-memory told the candidate to set either PYTORCH_ALLOC_CONF or PYTORCH_CUDA_ALLOC_CONF without
+    saying which counts: with both set, torch reads the CUDA one (asked of the installed torch here)."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTORCH_ALLOC_CONF": "expandable_segments:False",
+           "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
+    read = subprocess.run([sys.executable, "-c", "import torch; print(torch._C._accelerator_getAllocatorSettings())"],
+                          env=env, capture_output=True, text=True, check=True, timeout=120).stdout.strip()
+    assert read == "expandable_segments:True", read
+    naming_both = [q for q in bank if "PYTORCH_CUDA_ALLOC_CONF" in q.reference_answer
+                   and "PYTORCH_ALLOC_CONF" in q.reference_answer.replace("PYTORCH_CUDA_ALLOC_CONF", "")]
+    assert [q.id for q in naming_both] == ["cuda-out-of-memory"]
+    text = " ".join(naming_both[0].reference_answer.split())
+    assert re.search(r"both set, the CUDA one is used", text), "the entry should say which variable wins"
+
 
 # `related` is the "study next" advice of a report: pairs a reviewer found to lead nowhere useful.
 STRAY_RELATED = {

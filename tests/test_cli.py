@@ -408,7 +408,7 @@ def test_terminal_interview_shows_the_model_answer_keeps_an_interview_report_and
 
 
 def test_terminal_interview_takes_comma_separated_topics_and_ends_early_with_a_report(cli_env, tmp_path):
-    """frameworks (4 questions) and distributed (4): a session of 6 draws on both (for a user who has seen
+    """frameworks (7 questions) and distributed (6): a session of 6 draws on both (for a user who has seen
     none of them: its own data directory). `:end` finishes it there, with the report."""
     env = {**cli_env, "INTERVIEWER_DATA_DIR": str(tmp_path / "data")}
     out = run("interview", "--topics", "frameworks, distributed", "--questions", "6", env=env, stdin=":end\n")
