@@ -86,6 +86,12 @@ TRUE_ANSWERS_NEAR_A_CLAIM = [
     # "x.to('cuda') moves x to the GPU" reads the same as the reassigned form that is right.
     ("gpu-device-usage", "x = x.to('cuda') moves x to the GPU.",
      "I just call x.to('cuda') without assigning it and x is on the GPU."),
+    # add_scalar takes a tensor (torch/utils/tensorboard/summary.py: make_np, then float): what costs memory is
+    # keeping the tensors, which the claim now says.
+    ("tensorboard-visualization",
+     "writer.add_scalar('loss', loss, step) works with the loss tensor itself; calling item() first is optional.",
+     "I pass the loss tensor itself to add_scalar without a step, since the writer figures out the x axis and "
+     "keeping the tensor costs nothing."),
 ]
 
 
