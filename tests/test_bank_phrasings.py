@@ -63,6 +63,35 @@ TRUE_ANSWERS_NEAR_A_CLAIM = [
      "Today I would write x.detach() instead.",
      "Variable is deprecated. There is no difference between .data and .detach(), swapping them never "
      "changes anything."),
+    # "dropout 0.8 keeps 20 percent of neurons" was a phrasing of the keep-probability claim, yet nn.Dropout(0.8)
+    # keeps 20% (torch 2.13: 0.2002 of 100,000 ones non-zero); the embedder reads 20 and 80 alike, so the
+    # phrasings of that claim carry it in words, not numbers.
+    ("dropout", "p is the probability of zeroing an element, so dropout 0.8 keeps 20 percent of neurons.",
+     "p is the keep probability."),
+    # "scale by the dimension" is the right answer with "square root of" left out.
+    ("scaled-dot-product-attention", "Scale the scores by the square root of the dimension d_k.",
+     "I divide the scores by d_k itself, 64 for 64-dimensional keys."),
+    # With the default zero_grad (grads set to None) step skips a frozen parameter: torch 2.13 moved it by 0.0
+    # under SGD with momentum and AdamW, by 1.41 and 0.16 with zero_grad(set_to_none=False).
+    ("frozen-layers-still-change",
+     "It's fine to leave frozen parameters in the optimizer. The default zero_grad sets their grads to None, so "
+     "step skips them.",
+     "Parameters with requires_grad False are never touched by optimizer.step, whatever state the optimizer holds."),
+    # Without detach the discriminator's loss does reach the generator: that is why one detaches.
+    ("gan-generator-discriminator", "The discriminator loss can update the generator too unless you detach the fakes.",
+     "I feed G(z) straight into the discriminator loss without calling detach, it makes no difference."),
+    # Loading in __init__ is the claim only for data larger than memory.
+    ("custom-dataset", "For a small dataset that fits in memory it is fine to load all the files in __init__.",
+     "I read and preprocess every file in __init__ even when the dataset is larger than memory."),
+    # "x.to('cuda') moves x to the GPU" reads the same as the reassigned form that is right.
+    ("gpu-device-usage", "x = x.to('cuda') moves x to the GPU.",
+     "I just call x.to('cuda') without assigning it and x is on the GPU."),
+    # add_scalar takes a tensor (torch/utils/tensorboard/summary.py: make_np, then float): what costs memory is
+    # keeping the tensors, which the claim now says.
+    ("tensorboard-visualization",
+     "writer.add_scalar('loss', loss, step) works with the loss tensor itself; calling item() first is optional.",
+     "I pass the loss tensor itself to add_scalar without a step, since the writer figures out the x axis and "
+     "keeping the tensor costs nothing."),
 ]
 
 
@@ -72,3 +101,13 @@ def test_a_true_answer_is_not_accused_of_a_claim_near_it(bank, scorer, entry, tr
     right, wrong = scorer.evaluate_many([GradingTask.from_question(question, a) for a in (true_answer, wrong_answer)])
     assert [m.quote for m in right.misconceptions] == []
     assert wrong.misconceptions  # the claim is still caught where an answer states it
+
+
+@pytest.mark.slow
+def test_no_correction_read_as_an_answer_is_accused(bank, scorer):
+    """Each wrong claim's own correction, given alone as the answer, is accused of nothing: a phrasing of a claim
+    that restates its correction (or another claim's) would accuse the candidates who know the truth."""
+    tasks = [GradingTask.from_question(q, m.correction) for q in bank for m in q.misconceptions]
+    accused = [(t.question_id, t.answer, [m.claim for m in e.misconceptions])
+               for t, e in zip(tasks, scorer.evaluate_many(tasks), strict=True) if e.misconceptions]
+    assert accused == []
