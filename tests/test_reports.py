@@ -612,6 +612,33 @@ def test_a_point_a_failed_check_missed_says_the_words_that_stated_it(bank, fmt) 
     assert re.search(f"said in words, not yet shown by your code: (\u201c|<q>){re.escape(said)}", body)
 
 
+@pytest.mark.parametrize("fmt", ["markdown", "html"])
+def test_words_sent_with_the_failing_code_are_not_said_beside_the_failed_check_of_a_stored_session(bank, fmt) -> None:
+    """Sessions stored before review s51 carry, beside the failed check, the sentence sent with the failing code
+    ("I use the unbiased variance ...", which the check proves wrong): the report shows it only from a follow-up
+    answered after the run, and never a sentence the question quotes as a wrong claim."""
+    said = "I use the unbiased variance and put eps inside the square root."
+    missed = {**point("biased-variance-eps", "missed", "failed hidden check biased-variance-and-eps: wrong"),
+              "checks": ["biased-variance-and-eps"], "words": said}
+    run = {"status": "failed", "checks": [{"name": "biased-variance-and-eps", "passed": False, "message": "wrong"}]}
+    wrong = {"claim": "c", "correction": "r", "quote": said}
+    cases = {  # (the turns, the words the report shows)
+        "with the code": ([turn(1, "layer-norm-from-scratch", "modules", answer_text=said, answer_code=CODE,
+                                evaluation=evaluation(3.7, [missed]), code_result=run)], None),
+        "on a follow-up": ([turn(1, "layer-norm-from-scratch", "modules", answer_text="Mine.", answer_code=CODE,
+                                 evaluation=evaluation(3.7, []), code_result=run),
+                            turn(2, "layer-norm-from-scratch", "modules", kind="follow_up", answer_text=said,
+                                 evaluation=evaluation(3.7, [missed]))], said),
+    }
+    cases["quoted as wrong"] = ([*cases["on a follow-up"][0][:1], dataclasses.replace(
+        cases["on a follow-up"][0][1], evaluation=evaluation(3.7, [missed], misconceptions=[wrong]))], None)
+    for turns, shown in cases.values():
+        report = build_report(session=session({"layer-norm-from-scratch": 3.7}), turns=turns, bank=bank)
+        assert {p.point_id: p.words for p in report.questions[0].missed}["biased-variance-eps"] == shown
+        body = render(report, fmt)[0].decode()
+        assert ("said in words, not yet shown by your code" in body) is (shown is not None)
+
+
 def test_a_failed_check_is_told_in_its_own_words_not_torchs_comparison_report(bank) -> None:
     """"Failed check gradient-values: Tensor-likes are not close! Mismatched elements: 14 / 30 (46.7%) Greatest
     absolute difference: ..." under the question and in the study plan's focus (review s49)."""
