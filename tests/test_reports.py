@@ -239,6 +239,15 @@ def test_question_details_code_skip_and_misconceptions(report: Report) -> None:
     assert [g.topic for g in report.gaps] == ["deployment", "autograd"]  # weakest topic first
 
 
+def test_a_study_items_focus_names_its_wrong_claim_as_its_work_on_line_counts_it(report: Report) -> None:
+    """Its "Work on" line counted "1 misconception" while the JSON's focus, the item's list of what to work on, left
+    the wrong claim out (review s51, reading the reports)."""
+    code_item = report.study_plan[1]
+    note = report.question(code_item.number).misconceptions[0]
+    assert f"{note.correction} (wrong claim: {note.claim})" in code_item.focus
+    assert "1 misconception" in (w.work_on_text(report.question(code_item.number)) or "")
+
+
 def test_study_plan_is_weakest_first_and_links_existing_bank_entries(report: Report, bank) -> None:
     weakest_first = ["save-and-load-models", "relu-autograd-function"]  # 0.0, then 2.5; 3.8 is not weak
     assert [item.question_id for item in report.study_plan] == weakest_first

@@ -139,6 +139,7 @@ def _study_plan(answered: list[QuestionEntry], bank: Mapping[str, Question], *, 
             focus=[*[UNRUN_FOCUS] * entry.checks_not_run,
                    *(f"{c.message or c.name} (failed check {c.name})" for c in entry.failed_checks),
                    *(f"{c.message or c.name} (failed check {c.name} on the first run)" for c in entry.first_run_fixed),
+                   *(f"{m.correction} (wrong claim: {m.claim})" for m in entry.misconceptions),
                    *(p.description for p in entry.missed), *(p.description for p in entry.partial),
                    *(entry.penalties if reason == "penalties" else [])],
         ))

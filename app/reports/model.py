@@ -192,8 +192,8 @@ class StudyItem(_Frozen):
     # fixed on a follow-up, lateness); or at the bar with no point stated in full; or it is a code task whose hidden
     # checks never ran (the score stands on words). Items of reports before this field read "low_score".
     reason: StudyReason = "low_score"
-    # Its failed checks (and those its first run failed), the points it missed, and for `penalties` what they charged
-    # (the documents point to its question instead).
+    # Its failed checks (and those its first run failed), its wrong claims, the points it missed, and for `penalties`
+    # what they charged (the documents point to its question instead, where "Work on" counts each kind).
     focus: list[str]
     next: list[StudyLink]
 
