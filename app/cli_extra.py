@@ -81,10 +81,11 @@ def grade(
         except ExampleError as exc:
             raise UserFacingError(f"{examples_path}: {_example_at(exc.index, line_numbers)}: {exc.why}") from None
         err.print(f"Grading at your standard on {questions} question(s), from {examples_path}.")
-    graded = failed = 0
+    lines = graded = failed = 0
 
-    def one_line_done(line_failed: bool) -> None:
-        nonlocal failed
+    def one_line_done(line_failed: bool) -> None:  # told of every line but a blank one
+        nonlocal graded, failed
+        graded += not line_failed
         failed += line_failed
         bar.advance(task)
 
@@ -92,13 +93,21 @@ def grade(
         task = bar.add_task("Grading", total=count_lines(source))
         for record in grader.grade_stream(iter(source), on_line=one_line_done):
             sink.write(jsonl_line(record) + "\n")
-            graded += 1
-    err.print(f"Graded {graded - failed} of {graded} lines; {failed} with errors. Output: {where}")
+            lines += 1
+    err.print(graded_summary(lines=lines, graded=graded, failed=failed) + f" Output: {where}")
     for index, why in grader.unused_examples().items():  # never left out without a word
         err.print(f"{examples_path}: {_example_at(index, line_numbers)} set no standard: {why}", highlight=False,
                   markup=False)
-    if graded and failed == graded:
+    if failed and not graded:  # nothing came of the run: a script must not take its output for grades
         sys.exit(1)
+
+
+def graded_summary(*, lines: int, graded: int, failed: int) -> str:
+    """What became of the file's lines: graded, failed (with an `error`), and skipped as blank, which are neither (a
+    blank line was counted as graded)."""
+    blank = lines - graded - failed
+    said = [f"{failed} with errors"] + [f"{blank} blank line{'s' * (blank != 1)} skipped"] * bool(blank)
+    return f"Graded {graded} of {lines} lines; {'; '.join(said)}."
 
 
 @contextmanager

@@ -72,22 +72,40 @@ def judge_run(question: Question, result: Mapping[str, Any]) -> tuple[list[Point
     return verdicts, round(sum(v.weight * v.credit for v in verdicts) / total, 4)
 
 
-def _overruled(run: PointVerdict, words: PointVerdict) -> PointVerdict:
-    """The run's verdict on a point, carrying the sentence of the words that stated a point the run missed."""
-    stated = words.verdict is not Verdict.MISSED and words.evidence and not words.from_code and not words.checks
+def _overruled(run: PointVerdict, words: PointVerdict, *, said_after_run: Sequence[str],
+               wrong: Sequence[str]) -> PointVerdict:
+    """The run's verdict on a point, carrying the sentence of the words that stated in full a point the run missed
+    when it came after the run's code (a follow-up answered in words), so the candidate knows it was read.
+
+    A sentence sent with the failing code describes that code, and the reader cannot tell it from its contradiction
+    ("I use the unbiased variance", which a failed check of the biased one proves wrong, read as covering it): said
+    beside the check as "said in words" it vouched for a wrong statement. Nor is a partly stated point carried (its
+    credit can be near 0), or a sentence the same evaluation quotes as a wrong claim."""
+    sentence = _flat(words.evidence or "")
+    stated = (words.verdict is Verdict.COVERED and sentence and not words.from_code and not words.checks
+              and any(sentence in _flat(text) for text in said_after_run)
+              and not any(sentence in quote or quote in sentence for quote in map(_flat, wrong) if quote))
     return run.model_copy(update={"words": words.evidence}) if run.verdict is Verdict.MISSED and stated else run
 
 
-def with_run(evaluation: Evaluation, verdicts: Sequence[PointVerdict], *, failing_code: str = "") -> Evaluation:
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def with_run(evaluation: Evaluation, verdicts: Sequence[PointVerdict], *, failing_code: str = "",
+             said_after_run: Sequence[str] = ()) -> Evaluation:
     """The words' evaluation with each checked point's verdict taken from the run, and its feedback rewritten.
     `failing_code` is the code of a run that failed a check: a point no check verifies, credited only because one
     of its lines reads like the point ("def apply(x):" for "used through MyReLU.apply"), is read as partly there,
-    not praised (a line that looks right in code that fails is no evidence)."""
+    not praised (a line that looks right in code that fails is no evidence). `said_after_run` are the words written
+    after the run's code (follow-ups answered in words): only a sentence of theirs is said beside a failed check."""
     lines = {line.strip() for line in failing_code.splitlines() if line.strip()}
     by_run = {v.point_id: v for v in verdicts}
-    points = [_overruled(by_run[p.point_id], p) if p.point_id in by_run else (
-        p.model_copy(update={"verdict": Verdict.PARTIAL})
-        if p.verdict is Verdict.COVERED and (p.evidence or "").strip() in lines else p) for p in evaluation.points]
+    wrong = [m.quote for m in evaluation.misconceptions]
+    points = [_overruled(by_run[p.point_id], p, said_after_run=said_after_run, wrong=wrong) if p.point_id in by_run
+              else (p.model_copy(update={"verdict": Verdict.PARTIAL})
+                    if p.verdict is Verdict.COVERED and (p.evidence or "").strip() in lines else p)
+              for p in evaluation.points]
     if points == evaluation.points:
         return evaluation
     return evaluation.model_copy(update={

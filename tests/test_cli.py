@@ -258,10 +258,30 @@ def test_grade_writes_one_output_line_per_input_line(cli_env, tmp_path):
 
 
 def test_grade_exits_nonzero_only_when_every_line_failed(cli_env, tmp_path):
+    """A blank line is neither graded nor failed: beside failed lines alone it used to count as graded, and the run
+    exited 0 having graded nothing."""
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
-    source.write_text("nope\n{}\n", encoding="utf-8")
+    source.write_text("nope\n\n{}\n", encoding="utf-8")
     out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
     assert out.returncode == 1 and target.exists()
+    assert "Graded 0 of 3 lines; 2 with errors; 1 blank line skipped." in out.stderr, out.stderr
+
+
+def test_grade_counts_graded_failed_and_blank_lines_apart(cli_env, tmp_path):
+    """Review s51: 2 gradable lines, a blank one and 5 bad ones printed "Graded 3 of 8 lines; 5 with errors"."""
+    lines = [json.dumps({"question_id": "zero-grad", "answer": "It clears gradients before backward."}), "",
+             json.dumps({"question": "Why use a validation set?", "answer": "to tune hyperparams",
+                         "reference_answer": "To tune hyperparameters and detect overfitting."}),
+             json.dumps({"question": "nonsense question here", "answer": "x"}), "not json",
+             json.dumps({"question_id": "zero-grad"}), "[1,2]", json.dumps({"question_id": "zero-grad", "answer": 5})]
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+    assert out.returncode == 0, out.stderr  # some lines were graded: the failed ones carry `error`
+    assert "Graded 2 of 8 lines; 5 with errors; 1 blank line skipped." in out.stderr, out.stderr
+    rows = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
+    assert [("score" in r, "error" in r, "skipped" in r) for r in rows] == \
+        [(True, False, False), (False, False, True), (True, False, False)] + [(False, True, False)] * 5
 
 
 def test_grade_keeps_what_the_caller_sent_and_counts_only_its_own_failures(cli_env, tmp_path):
@@ -279,7 +299,7 @@ def test_grade_keeps_what_the_caller_sent_and_counts_only_its_own_failures(cli_e
     out = run("grade", "--input", str(source), "--output", str(link), env=cli_env)
     assert out.returncode == 0, out.stderr
     assert link.is_symlink() and real.is_file()  # written through the link, not over it
-    assert "Graded 2 of 4 lines; 2 with errors" in out.stderr  # the caller's own "error": null is no failure
+    assert "Graded 2 of 4 lines; 2 with errors." in out.stderr  # the caller's own "error": null is no failure
     text = real.read_text(encoding="utf-8")
     assert "\\ud800" in text  # written back as the escape it came as
     rows = [json.loads(line) for line in text.splitlines()]

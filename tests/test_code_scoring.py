@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from app.interview.followups import choose_follow_up
 from app.interview.penalties import charge_answer
 from app.interview.scoring import AnswerScorer, with_code
-from evaluators.base import Evaluation, Evaluator, GradingTask, PointVerdict, Verdict
+from evaluators.base import DetectedMisconception, Evaluation, Evaluator, GradingTask, PointVerdict, Verdict
 from evaluators.feedback import compose_feedback
 from evaluators.rubric import RubricScorer
 from knowledge.schema import Question
@@ -320,6 +320,48 @@ def test_a_follow_up_answered_right_in_words_says_so_beside_the_failed_check_tha
     assert (point["verdict"], point["words"]) == ("missed", said)
     assert f'(failed hidden check numerically-stable: wrong; said in words, not yet shown by your code: "{said}")' \
         in result.evaluation["feedback"]
+
+
+def test_words_sent_with_the_failing_code_are_not_said_beside_the_check_that_proves_them_wrong(scorer, tasks):
+    """Review s51: x.var(-1) with "I use the unbiased variance and put eps inside the square root." showed, beside the
+    failed biased-variance-and-eps check, 'said in words, not yet shown by your code: "I use the unbiased variance
+    ..."': the reader calls that sentence covering the point it contradicts. Words sent with the code describe it."""
+    question = tasks["layer-norm-from-scratch"]
+    said = "I use the unbiased variance and put eps inside the square root."
+    text = ("LayerNorm normalizes each sample over its features, unlike BatchNorm which normalizes over the batch, so "
+            f"it works with batch size 1 and behaves the same in train and eval. {said}")
+    result = scored(scorer, question, ScriptedRunner("biased-variance-and-eps"), code=UNBIASED_LAYER_NORM, text=text)
+    assert {p.point_id: p.evidence for p in result.rubric.points}["biased-variance-eps"].startswith("failed hidden")
+    point = next(p for p in result.evaluation["points"] if p["point_id"] == "biased-variance-eps")
+    assert (point["verdict"], point["words"]) == ("missed", None)
+    assert said not in result.evaluation["feedback"] and "said in words" not in result.evaluation["feedback"]
+
+
+@pytest.mark.parametrize("how", ["partial", "wrong claim"])
+def test_a_follow_up_sentence_stated_in_part_or_quoted_as_wrong_is_not_said_beside_the_failed_check(tasks, how):
+    """Only a sentence stating the point in full, and not quoted as a wrong claim by the same evaluation, is said in
+    words beside the failed check (a partial credit can be near 0)."""
+    question = tasks["custom-loss"]
+    said = "Use F.logsigmoid(-200) instead, which stays finite."
+    point = next(p for p in question.rubric if p.id == "numerical-stability")
+    wrong = [DetectedMisconception(claim="c", correction="r", quote=said)] * (how == "wrong claim")
+
+    class OnePoint(Evaluator):
+        def evaluate_many(self, tasks_: list[GradingTask]) -> list[Evaluation]:
+            verdict = Verdict.PARTIAL if how == "partial" else Verdict.COVERED
+            points = [PointVerdict.judged(p, verdict, 0.5, said) if p is point else
+                      PointVerdict.judged(p, Verdict.MISSED, 0.0, None) for p in question.rubric]
+            return [Evaluation(question_id=t.question_id, score=2.0, points=points, misconceptions=wrong,
+                               model_answer="-", evaluator="fixed", feedback="") for t in tasks_]
+
+    runner = ScriptedRunner("numerically-stable")
+    code = question.code.solution
+    result = AnswerScorer(evaluator=OnePoint(), code_runner=runner).score(
+        question, text=said, code=None, earlier=[with_code("", code)],
+        earlier_code=runner.check(question.code, code, question.id))
+    verdict = next(p for p in result.evaluation["points"] if p["point_id"] == "numerical-stability")
+    assert (verdict["verdict"], verdict["words"]) == ("missed", None)
+    assert "said in words" not in result.evaluation["feedback"]
 
 
 TORCH_REPORT = ("Tensor-likes are not close!\n\nMismatched elements: 10 / 30 (33.3%)\nGreatest absolute difference: "

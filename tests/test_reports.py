@@ -239,6 +239,15 @@ def test_question_details_code_skip_and_misconceptions(report: Report) -> None:
     assert [g.topic for g in report.gaps] == ["deployment", "autograd"]  # weakest topic first
 
 
+def test_a_study_items_focus_names_its_wrong_claim_as_its_work_on_line_counts_it(report: Report) -> None:
+    """Its "Work on" line counted "1 misconception" while the JSON's focus, the item's list of what to work on, left
+    the wrong claim out (review s51, reading the reports)."""
+    code_item = report.study_plan[1]
+    note = report.question(code_item.number).misconceptions[0]
+    assert f"{note.correction} (wrong claim: {note.claim})" in code_item.focus
+    assert "1 misconception" in (w.work_on_text(report.question(code_item.number)) or "")
+
+
 def test_study_plan_is_weakest_first_and_links_existing_bank_entries(report: Report, bank) -> None:
     weakest_first = ["save-and-load-models", "relu-autograd-function"]  # 0.0, then 2.5; 3.8 is not weak
     assert [item.question_id for item in report.study_plan] == weakest_first
@@ -625,6 +634,83 @@ def test_a_point_a_failed_check_missed_says_the_words_that_stated_it(bank, fmt) 
     assert re.search(f"said in words, not yet shown by your code: (\u201c|<q>){re.escape(said)}", body)
 
 
+@pytest.mark.parametrize("fmt", ["markdown", "html"])
+def test_words_sent_with_the_failing_code_are_not_said_beside_the_failed_check_of_a_stored_session(bank, fmt) -> None:
+    """Sessions stored before review s51 carry, beside the failed check, the sentence sent with the failing code
+    ("I use the unbiased variance ...", which the check proves wrong): the report shows it only from a follow-up
+    answered after the run, and never a sentence the question quotes as a wrong claim."""
+    said = "I use the unbiased variance and put eps inside the square root."
+    missed = {**point("biased-variance-eps", "missed", "failed hidden check biased-variance-and-eps: wrong"),
+              "checks": ["biased-variance-and-eps"], "words": said}
+    run = {"status": "failed", "checks": [{"name": "biased-variance-and-eps", "passed": False, "message": "wrong"}]}
+    wrong = {"claim": "c", "correction": "r", "quote": said}
+    cases = {  # (the turns, the words the report shows)
+        "with the code": ([turn(1, "layer-norm-from-scratch", "modules", answer_text=said, answer_code=CODE,
+                                evaluation=evaluation(3.7, [missed]), code_result=run)], None),
+        "on a follow-up": ([turn(1, "layer-norm-from-scratch", "modules", answer_text="Mine.", answer_code=CODE,
+                                 evaluation=evaluation(3.7, []), code_result=run),
+                            turn(2, "layer-norm-from-scratch", "modules", kind="follow_up", answer_text=said,
+                                 evaluation=evaluation(3.7, [missed]))], said),
+    }
+    cases["quoted as wrong"] = ([*cases["on a follow-up"][0][:1], dataclasses.replace(
+        cases["on a follow-up"][0][1], evaluation=evaluation(3.7, [missed], misconceptions=[wrong]))], None)
+    for turns, shown in cases.values():
+        report = build_report(session=session({"layer-norm-from-scratch": 3.7}), turns=turns, bank=bank)
+        assert {p.point_id: p.words for p in report.questions[0].missed}["biased-variance-eps"] == shown
+        body = render(report, fmt)[0].decode()
+        assert ("said in words, not yet shown by your code" in body) is (shown is not None)
+
+
+FIX_PENALTY = "code fixed on a follow-up: what the new run added is halved"
+
+
+def _log_softmax_fixed_on_a_follow_up(*, penalties: list[str]) -> list[TurnRecord]:
+    """stable-log-softmax as review s51 answered it: naive code failing its 5 checks, fixed on the follow-up (every
+    check passed, every point covered), then the overflow explained on a second follow-up."""
+    checks = ["values-last-dim", "large-logits", "other-dims", "masked-entries", "gradients"]
+    failed = {"status": "failed", "checks": [{"name": c, "passed": False, "message": f"{c} wrong"} for c in checks]}
+    passed = {"status": "passed", "checks": [{"name": c, "passed": True} for c in checks]}
+    said = "With float32, exp(1000) overflows to inf, so the sum is inf and log gives inf."
+    by_run = [{**point(pid, "covered", "passed hidden checks"), "checks": ["large-logits"]}
+              for pid in ("max-subtraction", "log-sum-exp-form", "keepdim-any-dim", "gradient-correct")]
+    last = evaluation(2.8, [*by_run, point("overflow-problem", "covered", said)], question_penalties=penalties)
+    return [turn(1, "stable-log-softmax", "autograd", answer_text="Subtract the max.", answer_code=CODE,
+                 evaluation=evaluation(0.6, []), code_result=failed),
+            turn(2, "stable-log-softmax", "autograd", kind="follow_up", answer_text="Shift invariance.",
+                 answer_code=CODE + "# fixed\n", evaluation=evaluation(2.8, by_run, question_penalties=penalties),
+                 code_result=passed),
+            turn(3, "stable-log-softmax", "autograd", kind="follow_up", answer_text=said, evaluation=last)]
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html", "pdf"])
+def test_a_question_under_the_bar_with_every_point_covered_says_its_penalties_cost_the_points(bank, fmt) -> None:
+    """Review s51: stable-log-softmax scored 2.8 / 5 with all 5 points covered (its code fixed on a follow-up, the
+    fix's gain halved); its study item read reason low_score, an empty focus and no "Work on" line. It now names the
+    penalty as what cost the points, and the checks the first run failed as what to work on."""
+    built = build_report(session=session({"stable-log-softmax": 2.8}), turns=_log_softmax_fixed_on_a_follow_up(
+        penalties=[FIX_PENALTY]), bank=bank)
+    entry = built.question(1)
+    assert (len(entry.covered), entry.missed, entry.partial, entry.failed_checks) == (5, [], [], [])
+    item = built.study_plan[0]
+    assert item.reason == "penalties" and FIX_PENALTY in item.focus
+    assert "large-logits wrong (failed check large-logits on the first run)" in item.focus
+    text = _document_texts(built)[fmt]
+    assert f"No point is missing now: its penalties brought the score to 2.8 / 5 ({FIX_PENALTY})." in text
+    assert "Work on: the 5 checks your first run failed listed under Q1 above." in text
+
+
+def test_a_question_under_the_bar_with_every_point_covered_and_no_penalty_says_why_it_is_studied(bank) -> None:
+    """With no penalty and nothing missed (the score also weighs the answer as a whole), the item says so rather
+    than standing with nothing to work on."""
+    turns = [turn(1, "dropout", "regularisation", answer_text="It drops units.",
+                  evaluation=evaluation(2.5, [point(p.id, "covered", "It drops units.")
+                                              for p in bank["dropout"].rubric]))]
+    built = build_report(session=session({"dropout": 2.5}), turns=turns, bank=bank)
+    assert [(i.reason, i.focus) for i in built.study_plan] == [("low_score", [])]
+    assert "No point is missing, yet it scored 2.5 / 5: the score also weighs how closely the answer as a whole " \
+           "states the model answer." in _document_texts(built)["markdown"]
+
+
 def test_a_failed_check_is_told_in_its_own_words_not_torchs_comparison_report(bank) -> None:
     """"Failed check gradient-values: Tensor-likes are not close! Mismatched elements: 14 / 30 (46.7%) Greatest
     absolute difference: ..." under the question and in the study plan's focus (review s49)."""
@@ -931,7 +1017,7 @@ def _fixed_on_a_follow_up(bank) -> Report:
     failed = [{"name": "forward-values", "passed": True},
               {"name": "gradient-values", "passed": False, "message": "backward produced no gradient for x"}]
     passed = [{**check, "passed": True, "message": None} for check in failed]
-    fix = "code fixed on a follow-up: what the new run added is halved"
+    fix = FIX_PENALTY
     turns = [turn(1, "relu-autograd-function", "autograd", answer_code=CODE, evaluation=evaluation(1.5, []),
                   code_result={"status": "failed", "passed_checks": 1, "total_checks": 2, "checks": failed}),
              turn(2, "relu-autograd-function", "autograd", kind="follow_up", answer_code=CODE + "# fixed",

@@ -392,3 +392,17 @@ def test_the_page_lists_what_a_questions_score_was_charged_as_the_files_do() -> 
     page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
     assert not page.exception, page.exception
     assert "Penalty: code fixed on a follow-up: what the new run added is halved" in _shown(page)
+
+
+def test_the_page_says_what_the_files_say_of_a_study_item_whose_penalties_cost_its_points() -> None:
+    """Review s51: a question under the bar with every point covered (its code fixed on a follow-up) had no word in
+    its study item; the page says what the files say: the penalty, and the checks the first run failed."""
+    from tests.test_reports import FIX_PENALTY, _log_softmax_fixed_on_a_follow_up
+
+    report = build_report(session=session({"stable-log-softmax": 2.8}),
+                          turns=_log_softmax_fixed_on_a_follow_up(penalties=[FIX_PENALTY]), bank=bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    text, files = _shown(page), render(report, "markdown")[0].decode().replace("\\", "")
+    said = [w.study_reason_text(report.question(1)), w.work_on_text(report.question(1))]
+    assert all(said) and all(sentence in files and sentence in text for sentence in said), (said, text)

@@ -125,8 +125,8 @@ def code_text(q: dict[str, Any]) -> str | None:
 
 
 def study_reason(question: dict[str, Any]) -> str | None:
-    """Why a study item's question that scored at the bar, or a code task never run, is studied rather than praised
-    (a score under the bar says it by itself)."""
+    """Why a study item's question that scored at the bar, or a code task never run, is studied rather than praised,
+    or one under the bar with nothing listed to work on (a score under the bar with gaps says it by itself)."""
     score = score_text(question.get("score"))
     if _checks_not_run(question) and _code_sent(question):
         return f"Your code did not run (code checks were unavailable), so {score} is for how it reads: run it " \
@@ -136,15 +136,25 @@ def study_reason(question: dict[str, Any]) -> str | None:
                "code to the contract and run them."
     if (question.get("score") or 0.0) >= WEAK_BELOW and not question.get("covered"):
         return f"It scored {score}, but no point was stated in full."
+    if question.get("score") is not None and question["score"] < WEAK_BELOW and not any(
+            question.get(key) for key in ("failed_checks", "misconceptions", "missed", "partial")):
+        if question.get("penalties"):
+            return f"No point is missing now: its penalties brought the score to {score} " \
+                   f"({'; '.join(question['penalties'])})."
+        return f"No point is missing, yet it scored {score}: the score also weighs how closely the answer as a whole " \
+               "states the model answer."
     return None
 
 
 def work_on(question: dict[str, Any]) -> str | None:
     """What a study item's question left to work on, counted by kind: it is listed under the question."""
-    kinds = [(len(question.get(key, [])), what) for key, what in (
-        ("failed_checks", "failed check"), ("misconceptions", "misconception"), ("missed", "missed point"),
-        ("partial", "partly stated point"))]
-    named = [f"{n} {what}" + "s" * (n > 1) for n, what in kinds if n]
+    failing = {c["name"] for c in question.get("failed_checks", [])}
+    fixed = [c for c in question.get("first_run_failed") or [] if c["name"] not in failing]  # at a penalty
+    kinds = [(len(question.get("failed_checks", [])), "failed check", "failed checks"),
+             (len(fixed), "check your first run failed", "checks your first run failed"),
+             *((len(question.get(key, [])), what, what + "s") for key, what in (
+                 ("misconceptions", "misconception"), ("missed", "missed point"), ("partial", "partly stated point")))]
+    named = [f"{n} {one if n == 1 else many}" for n, one, many in kinds if n]
     if not named:
         return None
     listed = f"{', '.join(named[:-1])} and {named[-1]}" if len(named) > 1 else named[0]

@@ -65,6 +65,16 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
+def said_after_run(text: str, code: str | None, earlier: list[str]) -> list[str]:
+    """The words written after the code the run judged: none when this answer sent the code, else this follow-up's
+    and those of the follow-ups since the last answer that held code (`earlier` as the rubric read them)."""
+    if code:
+        return []
+    answers = [*earlier, text]
+    ran = max((i for i, answer in enumerate(answers) if split_fenced(answer)[1].strip()), default=-1)
+    return [split_fenced(answer)[0] for answer in answers[ran + 1:]]
+
+
 @dataclass(frozen=True)
 class ScoredAnswer:
     score: float
@@ -123,7 +133,8 @@ class AnswerScorer:
         # The code the run judged: this turn's, or on a follow-up in words the fenced code said on the question.
         names = contract_names(question.code) if question.code else []
         run_code = code or split_fenced("\n".join(earlier), names)[1]
-        rubric = with_run(rubric, verdicts, failing_code="" if code_result.get("status") == "passed" else run_code)
+        rubric = with_run(rubric, verdicts, failing_code="" if code_result.get("status") == "passed" else run_code,
+                          said_after_run=said_after_run(text, code, earlier))
         if share >= 1:  # the run alone earned full marks: what the words missed did not cost a point
             rubric = beyond_full_run(rubric)
         evaluation = {**rubric.model_dump(mode="json"), "rubric": rubric.model_dump(mode="json")}

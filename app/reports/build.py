@@ -83,7 +83,8 @@ def _why_study(entry: QuestionEntry) -> StudyReason | None:
     an answer that stated no point in full, whatever its score, nor a code task whose code never ran (its score
     stands on how the words read)."""
     if (entry.score or 0.0) < WEAK_BELOW:
-        return "low_score"
+        # Nothing left to state: what cost the points is its penalties (a low score with an empty focus said nothing).
+        return "penalties" if entry.penalties and entry.all_stated and not entry.checks_not_run else "low_score"
     if entry.checks_not_run:
         return "checks_not_run"
     return None if entry.covered else "nothing_in_full"
@@ -130,13 +131,17 @@ def _study_plan(answered: list[QuestionEntry], bank: Mapping[str, Question], *, 
     for entry in weak:
         links = _links(entry, bank, exclude=skip)
         skip.update(link.id for link in links)
+        reason = _why_study(entry) or "low_score"
         plan.append(StudyItem(
             number=entry.number, question_id=entry.question_id, question=entry.question, topic=entry.topic,
-            score=entry.score or 0.0, next=links, reason=_why_study(entry) or "low_score",
+            score=entry.score or 0.0, next=links, reason=reason,
             # What the hidden checks found first: for a code task they are what the score stands on.
             focus=[*[UNRUN_FOCUS] * entry.checks_not_run,
                    *(f"{c.message or c.name} (failed check {c.name})" for c in entry.failed_checks),
-                   *(p.description for p in entry.missed), *(p.description for p in entry.partial)],
+                   *(f"{c.message or c.name} (failed check {c.name} on the first run)" for c in entry.first_run_fixed),
+                   *(f"{m.correction} (wrong claim: {m.claim})" for m in entry.misconceptions),
+                   *(p.description for p in entry.missed), *(p.description for p in entry.partial),
+                   *(entry.penalties if reason == "penalties" else [])],
         ))
     return plan
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-StudyReason = Literal["low_score", "nothing_in_full", "checks_not_run"]
+StudyReason = Literal["low_score", "nothing_in_full", "checks_not_run", "penalties"]
 
 
 class _Frozen(BaseModel):
@@ -119,6 +119,17 @@ class QuestionEntry(_Frozen):
         return self.contract is not None and self.answered and self.code_checks_total is None
 
     @property
+    def first_run_fixed(self) -> list[FailedCheck]:
+        """The checks the first run failed that the latest passes: code fixed on a follow-up, at a penalty."""
+        failing = {c.name for c in self.failed_checks}
+        return [c for c in self.first_run_failed if c.name not in failing]
+
+    @property
+    def all_stated(self) -> bool:
+        """Nothing is left to state or fix: no check failing, no wrong claim, no point missed or partly stated."""
+        return not (self.failed_checks or self.misconceptions or self.missed or self.partial)
+
+    @property
     def code_sent(self) -> bool:
         return any(exchange.code for exchange in self.transcript)
 
@@ -177,10 +188,13 @@ class StudyItem(_Frozen):
     question: str
     topic: str
     score: float
-    # Why it is here: it scored under the bar; or at the bar with no point stated in full; or it is a code task whose
-    # hidden checks never ran (the score stands on words). Items of reports before this field read "low_score".
+    # Why it is here: it scored under the bar; or under it with nothing left to state, for its penalties (hints, code
+    # fixed on a follow-up, lateness); or at the bar with no point stated in full; or it is a code task whose hidden
+    # checks never ran (the score stands on words). Items of reports before this field read "low_score".
     reason: StudyReason = "low_score"
-    focus: list[str]  # its failed checks and the points it missed (the documents point to its question instead)
+    # Its failed checks (and those its first run failed), its wrong claims, the points it missed, and for `penalties`
+    # what they charged (the documents point to its question instead, where "Work on" counts each kind).
+    focus: list[str]
     next: list[StudyLink]
 
 

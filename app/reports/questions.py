@@ -54,7 +54,8 @@ def question_entry(
     texts = answer_texts(answered)
     stated = _stated_points(answered, texts, given=_code_part(turns[0], in_bank, "starter"))
     score = evaluation.get("score", stored_score) if final else None
-    not_stated = _missed_points(question, answered, stated, texts) if answered else []
+    wrong = _misconceptions(number, question_id, turns[0].topic, answered, texts)
+    not_stated = _missed_points(question, answered, stated, wrong=[m.quote for m in wrong]) if answered else []
     # Points the final evaluation says the code's full run made unneeded for the score (words never take from it).
     unneeded = {p["point_id"] for p in evaluation.get("points") or [] if p.get("beyond_score")}
     return QuestionEntry(
@@ -80,7 +81,7 @@ def question_entry(
         # A question shown and never answered (the session ended there) had no point judged: none is missed.
         missed=[p for p in not_stated if p.point_id not in unneeded],
         worth_saying=[p for p in not_stated if p.point_id in unneeded],
-        misconceptions=_misconceptions(number, question_id, turns[0].topic, answered, texts),
+        misconceptions=wrong,
         penalties=question_penalties(evaluation),
         scoring_notes=list(dict.fromkeys(str(n) for t in answered for n in (t.evaluation or {}).get("notes") or [])),
         feedback=evaluation.get("feedback"),
@@ -142,10 +143,12 @@ def _stated_points(answered: list[TurnRecord], texts: list[str], *, given: str |
 
 
 def _missed_points(
-    question: AskedQuestion | None, answered: list[TurnRecord], stated: list[CoveredPoint], texts: list[str]
+    question: AskedQuestion | None, answered: list[TurnRecord], stated: list[CoveredPoint], *, wrong: list[str],
 ) -> list[MissedPoint]:
     """Every rubric point not stated, in full or in part; the rubric asked by is the source, so a skip lists
-    them all. A point a failed check missed keeps the sentence that stated it in words (the latest one)."""
+    them all. A point a failed check missed keeps the sentence that stated it in words (the latest one), when a
+    follow-up answered after the latest run said it and the question quotes it as no wrong claim: sessions stored
+    before that rule (evaluators/run_points.py) carried the words sent with the failing code too."""
     if question is not None:
         rubric = [(p.id, p.description) for p in question.rubric]
     else:  # neither a stored copy nor the bank has the question: fall back to what the evaluations listed
@@ -155,9 +158,12 @@ def _missed_points(
                 seen.setdefault(point["point_id"], point["description"])
         rubric = list(seen.items())
     said = {p.point_id for p in stated}
+    runs = [i for i, turn in enumerate(answered) if turn.code_result]
+    after_run = [turn.answer_text or "" for turn in answered[runs[-1] + 1 if runs else 0:]]
     in_words = {point["point_id"]: point["words"] for turn in answered
                 for point in (turn.evaluation or {}).get("points") or []
-                if point.get("words") and quote_in(point["words"], texts)}
+                if point.get("words") and quote_in(point["words"], after_run) and not any(
+                    quote_in(point["words"], [quote]) or quote_in(quote, [point["words"]]) for quote in wrong)}
     return [MissedPoint(point_id=pid, description=desc, words=in_words.get(pid)) for pid, desc in rubric
             if pid not in said]
 

@@ -178,9 +178,9 @@ def _shown_by(point: CoveredPoint) -> str:
 TOPIC_GAPS = "Not yet covered"
 
 
-def _counted(counts: list[tuple[int, str]]) -> list[str]:
-    """"2 missed points", "1 misconception": each count that is not 0, with its noun."""
-    return [f"{n} {what}" + ("s" if n > 1 else "") for n, what in counts if n]
+def _counted(counts: list[tuple[int, str, str]]) -> list[str]:
+    """"2 missed points", "1 misconception": each count that is not 0, with its noun (one, many)."""
+    return [f"{n} {one if n == 1 else many}" for n, one, many in counts if n]
 
 
 def topic_gaps_text(topic: TopicScore) -> str:
@@ -191,8 +191,11 @@ def topic_gaps_text(topic: TopicScore) -> str:
 
 def work_on_text(entry: QuestionEntry) -> str | None:
     """What a study item's question left to work on, by kind, pointing to where it is listed under the question."""
-    named = _counted([(len(entry.failed_checks), "failed check"), (len(entry.misconceptions), "misconception"),
-                      (len(entry.missed), "missed point"), (len(entry.partial), "partly stated point")])
+    named = _counted([(len(entry.failed_checks), "failed check", "failed checks"),
+                      (len(entry.first_run_fixed), "check your first run failed", "checks your first run failed"),
+                      (len(entry.misconceptions), "misconception", "misconceptions"),
+                      (len(entry.missed), "missed point", "missed points"),
+                      (len(entry.partial), "partly stated point", "partly stated points")])
     if not named:
         return None
     return f"Work on: the {' and '.join([', '.join(named[:-1]), named[-1]] if len(named) > 1 else named)} " \
@@ -200,8 +203,8 @@ def work_on_text(entry: QuestionEntry) -> str | None:
 
 
 def study_reason_text(entry: QuestionEntry) -> str | None:
-    """Why a question that scored at the bar, or a code task never run, is in the study plan rather than a strength
-    (a score under the bar says it by itself)."""
+    """Why a question that scored at the bar, or a code task never run, is in the study plan rather than a strength,
+    or one under the bar with nothing listed to work on (a score under the bar with gaps says it by itself)."""
     if entry.checks_not_run and entry.code_sent:
         return f"Your code did not run (code checks were unavailable), so {score_text(entry.score)} is for how it " \
                "reads: run it against the hidden checks."
@@ -210,6 +213,12 @@ def study_reason_text(entry: QuestionEntry) -> str | None:
                "alone: write the code to the contract and run them."
     if entry.score is not None and entry.score >= WEAK_BELOW and not entry.covered:
         return f"It scored {score_text(entry.score)}, but no point was stated in full."
+    if entry.score is not None and entry.score < WEAK_BELOW and entry.all_stated:  # nothing listed to work on: say why
+        if entry.penalties:
+            return f"No point is missing now: its penalties brought the score to {score_text(entry.score)} " \
+                   f"({'; '.join(entry.penalties)})."
+        return f"No point is missing, yet it scored {score_text(entry.score)}: the score also weighs how closely the " \
+               "answer as a whole states the model answer."
     return None
 
 
