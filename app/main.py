@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -13,11 +12,10 @@ from fastapi.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api import admin, code, deps, drafts, grading, health, problems, progress, questions, sessions
-from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter, per_process_warning, shared_by
+from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter
 from app.api.slow_routes import SlowRouteLimit
 from app.config import Settings, get_settings
 
-log = logging.getLogger(__name__)
 COMPONENTS = ("repo", "store", "bank", "evaluator", "runner", "engine")
 
 
@@ -62,8 +60,6 @@ def build_components(settings: Settings) -> dict[str, Any]:
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    if (how := shared_by()) is not None:
-        log.warning(per_process_warning(how))
     # Components already on app.state (set by a test or an embedding program) are kept as given.
     built: dict[str, Any] = {}
     if not all(hasattr(app.state, name) for name in COMPONENTS):
