@@ -6,7 +6,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
 from fastapi import Depends, FastAPI, HTTPException
 from fastapi.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -14,6 +13,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.api import admin, code, deps, drafts, grading, health, problems, progress, questions, sessions
 from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter
 from app.api.slow_routes import SlowRouteLimit
+from app.api.startup import unless_stopped
 from app.config import Settings, get_settings
 
 COMPONENTS = ("repo", "store", "bank", "evaluator", "runner", "engine")
@@ -63,7 +63,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     # Components already on app.state (set by a test or an embedding program) are kept as given.
     built: dict[str, Any] = {}
     if not all(hasattr(app.state, name) for name in COMPONENTS):
-        built = await anyio.to_thread.run_sync(build_components, app.state.settings)
+        # Told to stop meanwhile: nothing is built, and uvicorn stops the server without serving.
+        built = await unless_stopped(lambda: build_components(app.state.settings)) or {}
         for name, value in built.items():
             if not hasattr(app.state, name):
                 setattr(app.state, name, value)

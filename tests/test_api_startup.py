@@ -1,0 +1,56 @@
+"""A server told to stop (SIGTERM, SIGINT) while it starts stops then, not once its components are built."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.test_api_server import free_port, server_env
+
+# The app takes 5 s to make and its components 120 s to build, each said when it begins. uvicorn runs each worker
+# of `serve` so.
+SLOW_START = """
+import sys, time, uvicorn, app.main
+def build_components(settings):
+    print("building", file=sys.stderr, flush=True)
+    time.sleep(120)
+make = app.main.create_app
+def create_app():
+    print("making", file=sys.stderr, flush=True)
+    time.sleep(5)
+    return make()
+app.main.build_components, app.main.create_app = build_components, create_app
+uvicorn.run("app.main:create_app", factory=True, host="127.0.0.1", port=int(sys.argv[1]))
+"""
+
+
+@pytest.mark.parametrize(("sig", "when"), [(signal.SIGTERM, "building"), (signal.SIGINT, "building"),
+                                          (signal.SIGTERM, "making")])
+def test_a_worker_told_to_stop_while_it_starts_stops_at_once(tmp_path: Path, sig: signal.Signals, when: str) -> None:
+    """`serve --workers 2` with both workers killed, then SIGTERM: the new workers, starting, went on building their
+    components before they stopped, and the server with them (45 s on a busy machine, 5 s now). A signal that came
+    while the app was made (its modules imported) reached uvicorn only, which built the components all the same."""
+    server = subprocess.Popen([sys.executable, "-c", SLOW_START, str(free_port())], cwd=REPO,
+                              env=server_env(tmp_path / "data"), stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stderr is not None
+        said = []
+        while not said or said[-1].strip() != when:
+            said.append(server.stderr.readline())
+            assert said[-1], "".join(said)  # the server ended before it said so
+        sent = time.monotonic()
+        server.send_signal(sig)
+        server.wait(60)  # a busy machine's margin: the components alone take 120 s
+        assert time.monotonic() - sent < 60
+        rest = server.stderr.read()
+        assert "Application shutdown complete" in rest  # stopped as uvicorn stops a server, not killed
+        assert "building" not in rest  # told to stop while the app was made: nothing built
+    finally:
+        server.kill()
+        server.wait(10)
