@@ -33,9 +33,9 @@ uvicorn.run("app.main:create_app", factory=True, host="127.0.0.1", port=int(sys.
 @pytest.mark.parametrize(("sig", "when"), [(signal.SIGTERM, "building"), (signal.SIGINT, "building"),
                                           (signal.SIGTERM, "making")])
 def test_a_worker_told_to_stop_while_it_starts_stops_at_once(tmp_path: Path, sig: signal.Signals, when: str) -> None:
-    """`serve --workers 2` with both workers killed, then SIGTERM: the new workers, starting, went on building their
-    components before they stopped, and the server with them (45 s on a busy machine, 5 s now). A signal that came
-    while the app was made (its modules imported) reached uvicorn only, which built the components all the same."""
+    """SIGTERM to `serve --workers 2` while its workers started: they went on building their components before they
+    stopped, and the server with them (44.6 s on a busy machine, 5.0 s now). A signal that came while the app was made
+    reached uvicorn only, which built the components all the same."""
     server = subprocess.Popen([sys.executable, "-c", SLOW_START, str(free_port())], cwd=REPO,
                               env=server_env(tmp_path / "data"), stderr=subprocess.PIPE, text=True)
     try:

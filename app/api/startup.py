@@ -2,8 +2,9 @@
 
 Uvicorn takes SIGTERM and SIGINT during start-up as a request to stop once start-up is over: a worker told to stop
 while it built its components (opening the bank, the scorer, the sandbox's pool: 45 s on a busy two-core machine)
-went on building them, and `serve --workers 2` took that long to stop after SIGTERM (its restarted workers were
-starting after two were killed), as if it ignored the signal.
+went on building them, and `serve --workers 2` took that long to stop after SIGTERM (as when its workers, killed,
+were restarted just before it), as if it ignored the signal. A stop while the app's modules are imported, before this
+module runs, still waits for the import.
 """
 
 from __future__ import annotations
