@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import os
 import socket
 import sys
 from typing import Annotated, Any
@@ -57,14 +56,8 @@ def serve(
     # anything starts, and workers never index a fresh bank at the same time.
     repository_for(settings)
     open_bank_search(settings)
-    if workers > 1:
-        os.environ["WEB_CONCURRENCY"] = str(workers)  # each worker says at start-up that its rate is its own
-        console(stderr=True).print(
-            f"With {workers} workers a user may have {workers} x INTERVIEWER_CODE_CHECKS_PER_MINUTE "
-            f"({workers * settings.code_checks_per_minute}) code checks a minute: each worker counts its own "
-            "(runs at once are counted across the workers).", style="yellow")
     uvicorn.run(
-        "app.main:create_app",
+        "app.asgi:create_app",  # a stop while a worker imports the app ends it then
         factory=True,
         host=host,
         port=port,

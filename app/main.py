@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
 from fastapi import Depends, FastAPI, HTTPException
 from fastapi.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api import admin, code, deps, drafts, grading, health, problems, progress, questions, sessions
-from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter, per_process_warning, shared_by
+from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter
 from app.api.slow_routes import SlowRouteLimit
+from app.api.startup import unless_stopped
 from app.config import Settings, get_settings
 
-log = logging.getLogger(__name__)
 COMPONENTS = ("repo", "store", "bank", "evaluator", "runner", "engine")
 
 
@@ -62,12 +60,11 @@ def build_components(settings: Settings) -> dict[str, Any]:
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    if (how := shared_by()) is not None:
-        log.warning(per_process_warning(how))
     # Components already on app.state (set by a test or an embedding program) are kept as given.
     built: dict[str, Any] = {}
     if not all(hasattr(app.state, name) for name in COMPONENTS):
-        built = await anyio.to_thread.run_sync(build_components, app.state.settings)
+        # Told to stop meanwhile: nothing is built, and uvicorn stops the server without serving.
+        built = await unless_stopped(lambda: build_components(app.state.settings)) or {}
         for name, value in built.items():
             if not hasattr(app.state, name):
                 setattr(app.state, name, value)

@@ -356,24 +356,3 @@ def test_empty_code_to_check_is_a_400(alice, bank):
     task = next(q for q in bank if q.code)
     reply = alice.post("/v1/code/check", json={"question_id": task.id, "code": "  \n"})
     assert assert_problem(reply, 400)["detail"] == "code is empty: send the code to check"
-
-
-@pytest.mark.parametrize("workers", [None, "1", "3"])
-def test_an_api_process_among_several_workers_says_its_rate_limit_is_its_own(tmp_path, monkeypatch, caplog, workers):
-    """The per-minute code-check limit is counted in process memory, so each worker says it counts its own."""
-    if workers is None:
-        monkeypatch.delenv("WEB_CONCURRENCY", raising=False)
-    else:
-        monkeypatch.setenv("WEB_CONCURRENCY", workers)
-    app = create_app(Settings(data_dir=tmp_path / "data"))
-    for name in ("repo", "store", "bank", "evaluator", "runner", "engine"):  # given: the lifespan builds nothing
-        setattr(app.state, name, None)
-    with caplog.at_level("WARNING", logger="app.main"), TestClient(app):
-        pass
-    said = [r.getMessage() for r in caplog.records if r.name == "app.main"]
-    if workers == "3":
-        assert said == ["this API process is one of 3 API worker processes: the per-user limit "
-                        "INTERVIEWER_CODE_CHECKS_PER_MINUTE is counted by each worker on its own, so a user may get "
-                        "up to that many times it; run one worker for an exact limit (README, Settings)"]
-    else:
-        assert said == []

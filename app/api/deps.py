@@ -153,10 +153,11 @@ def _busy(what: str, limit: InFlightLimit, advice: str) -> HTTPException:
                          headers={"Retry-After": "2"})
 
 
-def _start(limit: InFlightLimit, key: object) -> bool:
-    """limit.start, a slot folder that cannot be written said as the server's fault (503, logged with its path)."""
+@contextmanager
+def _counting() -> Iterator[None]:
+    """A limits folder that cannot be written said as the server's fault (503, logged with its path)."""
     try:
-        return limit.start(key)
+        yield
     except SlotsUnavailable as exc:
         log.error("per-user run limits cannot be kept: %s (make the data directory writable)", exc)
         raise HTTPException(503, "the server cannot count your running requests: its data directory cannot be "
@@ -165,7 +166,9 @@ def _start(limit: InFlightLimit, key: object) -> bool:
 
 def grading_slot(user: UserDep, limit: Annotated[InFlightLimit, Depends(get_grading_limit)]) -> Iterator[None]:
     """Holds one of the user's grading runs for the request (INTERVIEWER_GRADING_IN_FLIGHT); 429 past them."""
-    if not _start(limit, user.id):
+    with _counting():
+        started = limit.start(user.id)
+    if not started:
         raise _busy("grading request(s)", limit, "send this one when they finish (a POST /v1/grade/batch grades "
                     "up to 100 answers in one request)")
     try:
@@ -183,18 +186,18 @@ def code_check_slot(user: UserRecord, limiter: SlidingWindowLimiter) -> Iterator
 
     def take() -> None:
         nonlocal taken
-        if not _start(limiter, user.id):
-            raise _busy("code check(s)", limiter, "send this one when they finish")
-        wait = limiter.acquire(user.id)
+        with _counting():
+            if not limiter.start(user.id):
+                raise _busy("code check(s)", limiter, "send this one when they finish")
+            taken = True  # let go on leaving, whatever follows
+            wait = limiter.acquire(user.id)
         if wait is not None:
-            limiter.finish(user.id)
             raise HTTPException(
                 429,
                 f"too many code checks: the limit is {limiter.limit} per {limiter.window_s:g} s; "
                 f"retry in {math.ceil(wait)} s",
                 headers={"Retry-After": str(math.ceil(wait))},
             )
-        taken = True
 
     try:
         yield take

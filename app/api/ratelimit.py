@@ -1,48 +1,29 @@
 """Per-user limits on the expensive work: runs at once (code checks, grading) and code checks per minute.
 
-Runs at once are counted across every API process of the server (`--workers N`) with no write to the database: a
-run holds a slot, an exclusive lock (flock) on one of a few files per user under the data directory, which the
-kernel lets go when the run ends or its process dies. Leases in the database were rejected for the two write
-transactions they add to every grade and check (SQLite takes one writer at a time) and for their expiry, which
-either frees a live run's slot or keeps a crashed worker's for as long as the longest batch; a lock has neither.
-The files are shared by the processes of one machine (one data directory): servers on other machines, sharing a
-PostgreSQL database, each count their own. The per-minute count is kept in process memory (exact for one process,
-no round trip): with N workers a user gets up to N times it; `shared_by` says so at start-up.
+Both are counted across every API process of the server (`--workers N`) with no write to the database, in a few
+small files per user under the data directory. A run holds a slot, an exclusive lock (flock) on one of the user's
+slot files, which the kernel lets go when the run ends or its process dies. Leases in the database were rejected
+for the two write transactions they add to every grade and check (SQLite takes one writer at a time) and for their
+expiry, which either frees a live run's slot or keeps a crashed worker's for as long as the longest batch; a lock
+has neither. The per-minute count is the times of the user's latest checks, read and rewritten under a lock on
+their file (a few hundred bytes; each worker kept its own count in memory before, so N workers let a user have N
+times the limit). The files are shared by the processes of one machine (one data directory): servers on other
+machines, sharing a PostgreSQL database, each count their own.
 """
 
 from __future__ import annotations
 
 import fcntl
-import multiprocessing
 import os
+import struct
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
-LIMITS = "INTERVIEWER_CODE_CHECKS_PER_MINUTE"
-
-
-def shared_by() -> str | None:
-    """How this process shares the server with other API workers, as far as it can tell; None: it is alone.
-    WEB_CONCURRENCY is the worker count uvicorn and gunicorn read (`interviewer serve --workers N` sets it); a
-    process spawned by another is one of `uvicorn --workers N` (or the child of `--reload`)."""
-    declared = os.environ.get("WEB_CONCURRENCY", "").strip()
-    if declared.isdigit() and int(declared) > 1:
-        return f"one of {int(declared)} API worker processes"
-    if multiprocessing.parent_process() is not None:
-        return "started by another process (uvicorn --workers N, or --reload)"
-    return None
-
-
-def per_process_warning(how: str) -> str:
-    return (f"this API process is {how}: the per-user limit {LIMITS} is counted by each worker on its own, so a "
-            "user may get up to that many times it; run one worker for an exact limit (README, Settings)")
-
 
 class SlotsUnavailable(Exception):
-    """The slot files cannot be made or opened, so runs at once cannot be counted (the message names the folder)."""
+    """The limits' files cannot be made or opened, so runs cannot be counted (the message names the folder)."""
 
 
 class InFlightLimit:
@@ -61,7 +42,7 @@ class InFlightLimit:
         if self.in_flight is None:
             return True
         for slot in range(self.in_flight):
-            fd = self._open_slot(f"{self._name}-{key}-{slot}")
+            fd = self._open(f"{self._name}-{key}-{slot}")
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -72,7 +53,7 @@ class InFlightLimit:
             return True
         return False
 
-    def _open_slot(self, name: str) -> int:
+    def _open(self, name: str) -> int:
         # A descriptor of its own: flock holds per open file, so two threads of one process exclude each other
         # as two processes do. Not inherited by the sandbox's workers, which start by exec.
         try:
@@ -94,26 +75,39 @@ class InFlightLimit:
 
 
 class SlidingWindowLimiter(InFlightLimit):
-    """At most `limit` events per `window_s` per key, and at most `in_flight` of them running at once."""
+    """At most `limit` events per `window_s` per key, and at most `in_flight` of them running at once, both counted
+    by every process whose limiter of this `name` has the same `slots_dir`."""
 
     def __init__(
         self, limit: int, *, slots_dir: Path, name: str, window_s: float = 60.0,
-        clock: Callable[[], float] = time.monotonic, in_flight: int | None = None,
+        clock: Callable[[], float] = time.time, in_flight: int | None = None,
     ) -> None:
         super().__init__(in_flight, slots_dir=slots_dir, name=name)
         self.limit = limit
         self.window_s = window_s
-        self._clock = clock
-        self._events: dict[object, deque[float]] = {}
+        self._clock = clock  # wall-clock time: the same in every process, and after a restart
 
     def acquire(self, key: object) -> float | None:
         """Count one event for `key`; None when allowed, else the seconds until it would be."""
-        now = self._clock()
-        with self._lock:
-            events = self._events.setdefault(key, deque())
-            while events and events[0] <= now - self.window_s:
-                events.popleft()
-            if len(events) >= self.limit:
-                return max(events[0] + self.window_s - now, 0.001)
-            events.append(now)
+        fd = self._open(f"{self._name}-{key}-times")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # held for one read and one write of a few hundred bytes
+            now = self._clock()
+            # A time ahead of now (the clock set back) would hold the count up for as long: dropped.
+            times = [t for t in _read_times(fd) if now - self.window_s < t <= now]
+            if len(times) >= self.limit:
+                return max(times[0] + self.window_s - now, 0.001)
+            times.append(now)
+            data = struct.pack(f"<{len(times)}d", *times[-self.limit:])
+            os.pwrite(fd, data, 0)
+            os.ftruncate(fd, len(data))
             return None
+        finally:
+            os.close(fd)  # the lock goes with its only descriptor
+
+
+def _read_times(fd: int) -> list[float]:
+    """The times a count file holds, oldest first; a torn tail (a worker killed while writing) is left out."""
+    data = os.pread(fd, 1 << 16, 0)
+    whole = len(data) - len(data) % 8
+    return sorted(struct.unpack(f"<{whole // 8}d", data[:whole]))
