@@ -189,3 +189,10 @@ def test_names_that_differ_as_drawn_stay_welcome(admin):
         create(admin, taken)
     for welcome in ("Learner", "leaner", "learner-2", "learner-10", "learner-11", "l0gin", "many", "marry", "olga"):
         create(admin, welcome)
+
+
+def test_the_admin_key_is_checked_before_the_query(admin):
+    """An unknown parameter was named to a caller without the admin key, before the key was asked for."""
+    assert assert_problem(admin.client.get("/v1/admin/users/x/keys", params={"foo": 1}), 401)
+    named = admin.client.get("/v1/admin/users/x/keys", params={"foo": 1}, headers=bearer(ADMIN_KEY))
+    assert assert_problem(named, 422)["detail"].startswith("unknown query parameter 'foo'")

@@ -57,6 +57,29 @@ def test_an_unknown_query_parameter_is_named_as_an_unknown_field_is(alice, path,
     assert alice.get("/v1/sessions", params={"limit": 5}).status_code == 200
 
 
+@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer iv_not-a-key"}])
+@pytest.mark.parametrize(("method", "path"), [
+    ("GET", "/v1/sessions"), ("GET", "/v1/sessions/abc/report"), ("POST", "/v1/sessions/abc/hint"),
+    ("POST", "/v1/grade"),  # its grading slot is not taken either
+])
+def test_a_caller_without_a_good_key_is_told_about_the_key_before_the_query(api, method, path, headers):
+    """A request with no key and an unknown parameter got a 422 listing the route's parameters, as if only the
+    query were wrong (review s50): the key comes first, as the route's own parameters' checks already did."""
+    reply = api.client.request(method, path, params={"foo": "1"}, headers=headers)
+    assert "key" in assert_problem(reply, 401)["detail"]
+
+
+def test_with_a_good_key_an_unknown_parameter_is_still_named(api):
+    alice = api.as_user("alice")
+    for path in ("/v1/sessions", "/v1/me/progress"):
+        assert "unknown query parameter 'foo'" in assert_problem(api.client.get(path, params={"foo": 1}, headers=alice),
+                                                                 422)["detail"]
+    assert assert_problem(api.client.post("/v1/grade", params={"foo": 1}, json={}, headers=alice), 422)["detail"] \
+        .startswith("unknown query parameter 'foo'")  # before the body's own errors, as it was
+    admin = {"Authorization": "Bearer " + "a" * 32}
+    assert assert_problem(api.client.get("/v1/admin/users/x/keys", params={"foo": 1}, headers=admin), 404)  # off
+
+
 def test_a_probe_and_a_cache_buster_are_not_refused_for_their_query_parameters(alice):
     """A monitor adding a cache-buster to /healthz got a 422 and marked a healthy server down (review s50)."""
     assert alice.get("/healthz", params={"nocache": "1"}).status_code == 200

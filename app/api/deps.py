@@ -96,6 +96,7 @@ def current_user(
         cached = getattr(request.app.state, "local_user", None)
         if cached is None:
             cached = request.app.state.local_user = repo.get_or_create_user(LOCAL_USER)
+        refuse_unknown_query(request)
         return cached
     if credentials is None:
         scheme = request.headers.get("authorization", "").split(" ", 1)[0]
@@ -109,6 +110,7 @@ def current_user(
     user = repo.user_for_key(credentials.credentials)
     if user is None:
         raise _unauthorized("invalid or revoked API key; create a new one with `interviewer keys create`")
+    refuse_unknown_query(request)
     return user
 
 
@@ -129,7 +131,7 @@ def _require_loopback_peer(request: Request) -> None:
 UserDep = Annotated[UserRecord, Depends(current_user)]
 
 
-def require_admin(settings: SettingsDep, credentials: Credentials) -> None:
+def require_admin(request: Request, settings: SettingsDep, credentials: Credentials) -> None:
     """The admin routes answer only INTERVIEWER_ADMIN_KEY; without one set they are not there at all."""
     admin_key = settings.admin_key.get_secret_value()
     if not admin_key:
@@ -139,6 +141,7 @@ def require_admin(settings: SettingsDep, credentials: Credentials) -> None:
     # Compared in constant time, so the response time says nothing about how much of a guess matched.
     if not hmac.compare_digest(credentials.credentials.encode(), admin_key.encode()):
         raise _unauthorized("that is not the server's admin key (a candidate's API key is no admin key)")
+    refuse_unknown_query(request)
 
 
 def require_size(value: str | None, limit: int, what: str) -> None:
@@ -212,10 +215,19 @@ _CACHE_BUSTERS = frozenset({"_"})
 async def known_query_only(request: Request) -> None:
     """Refuse query parameters the route does not take, as unknown body fields are (422 naming them): an
     ignored `?limit=-1` or `?offset=20` gives the first page back as if it were what was asked for. Applied
-    to every route in one place (app/main.py). Async, so it runs on the event loop: a sync dependency takes
-    a worker thread, and /healthz must answer while every thread is busy."""
+    to every route in one place (app/main.py). A route that needs a key is checked by its key's check, once
+    the key is good: a caller without one is told that (401), not the route's parameters. Async, so it runs
+    on the event loop: a sync dependency takes a worker thread, and /healthz must answer while every thread
+    is busy."""
     route = request.scope.get("route")
-    if not isinstance(route, APIRoute) or route.path in _PROBES:
+    if isinstance(route, APIRoute) and route.path not in _PROBES and not _needs_key(route):
+        refuse_unknown_query(request)
+
+
+def refuse_unknown_query(request: Request) -> None:
+    """422 naming the query parameters the request's route does not take, and listing those it does."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute):
         return
     known = _query_names(route)
     if unknown := sorted(set(request.query_params) - known - _CACHE_BUSTERS):
@@ -225,11 +237,16 @@ async def known_query_only(request: Request) -> None:
                                  f"this endpoint takes: {taken} (see /docs)")
 
 
+def _needs_key(route: APIRoute) -> bool:
+    return any(dependant.call in (current_user, require_admin) for dependant in _dependants(route.dependant))
+
+
+def _dependants(dependant: Dependant) -> Iterator[Dependant]:
+    yield dependant
+    for sub in dependant.dependencies:
+        yield from _dependants(sub)
+
+
 def _query_names(route: APIRoute) -> frozenset[str]:
     """The query parameters a route takes, its dependencies' included (a walk of a few objects a request)."""
-    def taken(dependant: Dependant) -> Iterator[str]:
-        yield from (param.alias for param in dependant.query_params)
-        for sub in dependant.dependencies:
-            yield from taken(sub)
-
-    return frozenset(taken(route.dependant))
+    return frozenset(param.alias for dependant in _dependants(route.dependant) for param in dependant.query_params)
