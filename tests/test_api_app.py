@@ -163,6 +163,26 @@ def test_probes(api):
     assert ready["status"] == "ready" and set(ready["checks"]) == {"database", "chroma", "runner"}
 
 
+def test_probes_and_every_get_route_answer_head_as_get_without_a_body(api):
+    """Monitors and link checkers send HEAD: /healthz and /readyz answered it 405 (review s50)."""
+    for path in ("/healthz", "/readyz"):
+        got, head = api.client.get(path), api.client.head(path)
+        assert (head.status_code, head.content) == (got.status_code, b"")
+        assert head.headers["content-length"] == got.headers["content-length"] != "0"
+    alice = api.as_user("alice")
+    assert api.client.head("/v1/sessions", headers=alice).status_code == 200
+    assert api.client.head("/v1/sessions").status_code == 401  # as GET: the key first
+    assert api.client.head("/v1/grade", headers=alice).status_code == 405  # a POST route stays one
+    assert "HEAD" in api.client.post("/healthz").headers["allow"]
+
+
+def test_head_is_not_documented_as_a_second_operation_of_each_get(tmp_path, recwarn):
+    schema = create_app(Settings(data_dir=tmp_path)).openapi()
+    assert not [path for path, operations in schema["paths"].items() if "head" in operations]
+    assert "get" in schema["paths"]["/healthz"]
+    assert not [w for w in recwarn if "Operation ID" in str(w.message)]
+
+
 def test_readyz_names_what_is_not_ready(tmp_path, ingested_store, bank, scorer):
     api = build_api(tmp_path, store=ingested_store, bank=bank, scorer=scorer, with_runner=False)
 

@@ -57,6 +57,18 @@ def test_report_formats_by_query_and_accept(alice, bank):
         f'attachment; filename="{name}.pdf"']
 
 
+def test_a_report_answers_head_with_the_headers_of_its_download(alice, bank):
+    """A link checker's HEAD on a report's URL was a 405; it gets GET's headers, without the body."""
+    sid = finish(alice, bank, good=True, seed=4)
+    for fmt in ("markdown", "pdf"):
+        got = alice.get(f"/v1/sessions/{sid}/report", params={"format": fmt})
+        head = alice.head(f"/v1/sessions/{sid}/report", params={"format": fmt})
+        assert (head.status_code, head.content) == (200, b"")
+        for name in ("content-type", "content-disposition", "content-length"):
+            assert head.headers[name] == got.headers[name], name
+    assert alice.head("/v1/sessions/nope/report").status_code == 404
+
+
 def test_progress_scores_a_question_as_its_report_does_and_hides_an_interview_in_progress(alice, bank):
     reference = {q.id: q.reference_answer for q in bank}
     created = alice.post("/v1/sessions", json={"num_questions": 1, "topics": ["training-loop"], "seed": 1}).json()
