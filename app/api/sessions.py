@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, HTTPException, Query, Request, Response
-from pydantic import Field, StrictInt, field_validator
+from pydantic import BeforeValidator, Field, StrictInt, field_validator
 
 from app.api import session_pages
 from app.api.deps import (
@@ -243,6 +243,14 @@ REPORT_TYPES = {
     "html": "text/html",
     "pdf": "application/pdf",
 }
+# What integrators guess beside the names above: `md`, and any case (`PDF`); both were a 422. The schema lists `md`;
+# JSON Schema has no case-blind enum, so the description says it.
+FORMAT_ALIASES = {"md": "markdown"}
+ReportFormat = Annotated[
+    Literal["json", "markdown", "md", "html", "pdf"] | None,
+    BeforeValidator(lambda value: value.lower() if isinstance(value, str) else value),
+    Query(description="Overrides the Accept header; `md` is `markdown`, and case is ignored (`PDF`)"),
+]
 # The JSON form's schema is the Report model's (`model` in the route's responses); the others are text or bytes.
 REPORT_CONTENT: dict[str, Any] = {
     "text/markdown": {"schema": {"type": "string"}},
@@ -265,12 +273,10 @@ def report(
     user: UserDep,
     repo: RepoDep,
     bank: BankDep,
-    format: Annotated[
-        Literal["json", "markdown", "html", "pdf"] | None, Query(description="Overrides the Accept header")
-    ] = None,
+    format: ReportFormat = None,
 ) -> Response:
     """The session's report as JSON, Markdown, HTML or PDF (by `format`, else by Accept)."""
-    fmt = format or _negotiate(request.headers.get("accept", ""))
+    fmt = FORMAT_ALIASES.get(format, format) if format else _negotiate(request.headers.get("accept", ""))
     session = _owned(repo, session_id, user.id)
     if session.config.get("mode") == Mode.INTERVIEW.value and session.status != "completed":
         raise ConflictError("an interview-mode report is ready once the session is completed")
