@@ -391,6 +391,17 @@ def test_a_body_that_is_not_utf8_says_what_to_send_and_a_long_id_is_not_echoed_w
     assert len(detail) < 200
 
 
+@pytest.mark.parametrize(("body", "said"), [
+    ('{"answer": ' + "[" * 100_000 + "]" * 100_000 + "}", "nests arrays or objects too deeply"),
+    ('{"question_id": "zero-grad", "answer": "x", "turn": ' + "9" * 5000 + "}", "a number of more than 4300 digits"),
+])
+def test_a_utf8_body_json_cannot_read_is_not_told_to_send_utf8(alice, body, said):
+    """Both were "the request body could not be read: send JSON encoded as UTF-8", to a body that was UTF-8."""
+    detail = assert_problem(alice.post("/v1/grade", content=body, headers={"Content-Type": "application/json"}),
+                            400)["detail"]
+    assert said in detail and "UTF-8" not in detail
+
+
 def test_empty_code_to_check_is_a_400(alice, bank):
     task = next(q for q in bank if q.code)
     reply = alice.post("/v1/code/check", json={"question_id": task.id, "code": "  \n"})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 from http import HTTPStatus
 from typing import Any
 
@@ -68,11 +69,22 @@ async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
     if exc.status_code == 404 and detail == "Not Found":
         detail = "no such endpoint; see /docs for the API"
     elif exc.status_code == 400 and detail == "There was an error parsing the body":
-        # FastAPI's words for a body it could not decode (bytes that are not UTF-8), which say nothing to change.
-        detail = "the request body could not be read: send JSON encoded as UTF-8"
+        # FastAPI's words for a body it could not decode, which say nothing to change; the cause says what to.
+        detail = _unreadable_body(exc.__cause__)
     elif exc.status_code == 405 and detail == "Method Not Allowed":
         detail = "this endpoint does not accept that method; see /docs for the allowed ones"
     return problem(exc.status_code, detail, headers=dict(exc.headers or {}))
+
+
+def _unreadable_body(cause: BaseException | None) -> str:
+    """Why a JSON body could not be read, as what to change: "send UTF-8" was the answer to every cause, also to
+    a body in UTF-8 that nests too deeply for the parser or holds an integer of more digits than Python reads."""
+    if isinstance(cause, RecursionError):
+        return "the request body nests arrays or objects too deeply to read; send a flatter JSON document"
+    if isinstance(cause, ValueError) and not isinstance(cause, UnicodeError) and "digits" in str(cause):
+        return (f"the request body holds a number of more than {sys.get_int_max_str_digits()} digits, which is "
+                "read as no number; send a shorter one")
+    return "the request body could not be read: send JSON encoded as UTF-8"
 
 
 async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
