@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import contextlib
+from typing import Annotated
 
 import pytest
+from fastapi import APIRouter, Query
 from fastapi.testclient import TestClient
 
 from app.api import deps
@@ -55,6 +57,31 @@ def test_an_unknown_query_parameter_is_named_as_an_unknown_field_is(alice, path,
     assert detail.startswith(f"unknown query {named};") and "this endpoint takes:" in detail
     assert alice.get("/v1/questions", params={"page": 2, "per_page": 5}).json()["page"] == 2  # paging as before
     assert alice.get("/v1/sessions", params={"limit": 5}).status_code == 200
+
+
+@pytest.mark.parametrize(("path", "query"), [
+    ("/v1/sessions", "limit=1&limit=50"), ("/v1/questions", "page=1&page=2&per_page=5"),
+    ("/v1/sessions/abc/report", "format=pdf&format=json"),
+])
+def test_a_query_parameter_given_twice_is_refused_not_read_as_its_last_value(alice, path, query):
+    """`?limit=1&limit=50` answered 50 sessions without a word: the server read the last of the two."""
+    name = query.split("=")[0]
+    detail = assert_problem(alice.get(f"{path}?{query}"), 422)["detail"]
+    assert detail == f"query parameter {name!r} is given 2 times; it takes one value"
+
+
+def test_a_list_valued_query_parameter_may_be_repeated(tmp_path):
+    app = create_app(Settings(data_dir=tmp_path, auth_disabled=True))
+    extra = APIRouter()
+
+    @extra.get("/tags")
+    async def tags(tag: Annotated[list[str] | None, Query()] = None, size: int = 1) -> list[str]:
+        return tag or []
+
+    app.include_router(extra)
+    client = TestClient(app)
+    assert client.get("/tags?tag=a&tag=b").json() == ["a", "b"]
+    assert client.get("/tags?size=1&size=2").status_code == 422
 
 
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer iv_not-a-key"}])

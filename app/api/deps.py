@@ -12,7 +12,7 @@ import logging
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args, get_origin
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.dependencies.models import Dependant
@@ -225,16 +225,20 @@ async def known_query_only(request: Request) -> None:
 
 
 def refuse_unknown_query(request: Request) -> None:
-    """422 naming the query parameters the request's route does not take, and listing those it does."""
+    """422 naming the query parameters the request's route does not take, and listing those it does; and one
+    given twice where it takes one value (`?limit=1&limit=50` answered with the last, without a word)."""
     route = request.scope.get("route")
     if not isinstance(route, APIRoute):
         return
     known = _query_names(route)
-    if unknown := sorted(set(request.query_params) - known - _CACHE_BUSTERS):
+    if unknown := sorted(set(request.query_params) - set(known) - _CACHE_BUSTERS):
         taken = ", ".join(sorted(known)) or "none"
         names = ", ".join(echoed(name) for name in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
         raise HTTPException(422, f"unknown query parameter{'s' if len(unknown) > 1 else ''} {names}; "
                                  f"this endpoint takes: {taken} (see /docs)")
+    for name, takes_many in sorted(known.items()):
+        if not takes_many and len(values := request.query_params.getlist(name)) > 1:
+            raise HTTPException(422, f"query parameter {name!r} is given {len(values)} times; it takes one value")
 
 
 def _needs_key(route: APIRoute) -> bool:
@@ -247,6 +251,12 @@ def _dependants(dependant: Dependant) -> Iterator[Dependant]:
         yield from _dependants(sub)
 
 
-def _query_names(route: APIRoute) -> frozenset[str]:
-    """The query parameters a route takes, its dependencies' included (a walk of a few objects a request)."""
-    return frozenset(param.alias for dependant in _dependants(route.dependant) for param in dependant.query_params)
+def _query_names(route: APIRoute) -> dict[str, bool]:
+    """The query parameters a route takes, its dependencies' included, each with whether it takes a list of
+    values (a walk of a few objects a request)."""
+    return {param.alias: _is_list(param.field_info.annotation)
+            for dependant in _dependants(route.dependant) for param in dependant.query_params}
+
+
+def _is_list(annotation: Any) -> bool:
+    return any(get_origin(part) in (list, set, tuple, frozenset) for part in (annotation, *get_args(annotation)))
