@@ -16,6 +16,7 @@ from sqlalchemy.exc import DataError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.errors import ConflictError, NotFoundError, UserFacingError, domain_errors, one_line
+from app.store.accounts import ACCOUNT_NAME, ACCOUNT_NAME_RULE
 
 log = logging.getLogger(__name__)
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -93,7 +94,7 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     errors = [
         {
             "loc": [str(p) for p in e.get("loc", ())],
-            "msg": str(e.get("msg", "")).removeprefix("Value error, "),
+            "msg": _message(e),
             "type": str(e.get("type", "")),
         }
         for e in exc.errors()
@@ -105,6 +106,16 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     if first.get("type") == "extra_forbidden":
         return problem(422, f"unknown field '{where}'; see /docs for this endpoint's fields", errors=errors)
     return problem(422, f"invalid {where}: {first['msg']}", errors=errors)
+
+
+# A pattern's rule in words: "String should match pattern '^[\\w@+-][\\w.@+-]*$'" is no message for an integrator.
+_PATTERN_RULES = {ACCOUNT_NAME: ACCOUNT_NAME_RULE}
+
+def _message(error: Any) -> str:
+    """A validation error's message; a pattern's rule in words where it has them."""
+    pattern = (error.get("ctx") or {}).get("pattern")
+    rule = _PATTERN_RULES.get(pattern) if isinstance(pattern, str) else None
+    return rule or str(error.get("msg", "")).removeprefix("Value error, ")
 
 
 # A field that takes one of several types (a string, or a list of strings) fails once per type, each
