@@ -375,3 +375,15 @@ def test_a_follow_up_given_up_after_a_hint_says_the_hint_cost_points(alice, bank
                                              "points for the 1 hint(s) taken on this follow-up.")
     assert evaluation["penalties"] == ["1 hint(s) used on the follow-up: -0.5 points"]
     assert evaluation["question_penalties"] == ["1 hint(s) used on the follow-up: -0.5 points"]
+
+
+def test_a_turn_sent_where_the_route_does_not_read_it_is_told_where_it_goes(alice):
+    """`?turn=0` on /answers was "unknown query parameter 'turn'; this endpoint takes: none", and a turn in the
+    body of /hint "invalid query.turn: Field required": both leave the caller to guess where it goes."""
+    sid = alice.post("/v1/sessions", json={"topics": ["tensors"], "num_questions": 1}).json()["id"]
+    answered = alice.post(f"/v1/sessions/{sid}/answers", params={"turn": 0}, json={"text": "x"})
+    assert assert_problem(answered, 422)["detail"] == ("unknown query parameter 'turn'; this endpoint takes: none "
+                                                       "(see /docs); 'turn' goes in the JSON body here")
+    hinted = alice.post(f"/v1/sessions/{sid}/hint", json={"turn": 0})
+    assert assert_problem(hinted, 422)["detail"] == "missing query parameter 'turn': send it in the URL (?turn=...)"
+    assert alice.get(f"/v1/sessions/{sid}").json()["prompt"]["turn"] == 0  # nothing was recorded

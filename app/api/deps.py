@@ -234,8 +234,11 @@ def refuse_unknown_query(request: Request) -> None:
     if unknown := sorted(set(request.query_params) - set(known) - _CACHE_BUSTERS):
         taken = ", ".join(sorted(known)) or "none"
         names = ", ".join(echoed(name) for name in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+        # `?turn=3` on POST .../answers, as hint and skip take it: "takes: none" alone sent the caller looking.
+        in_body = [name for name in unknown if name in _body_fields(route)]
+        where = f"; {', '.join(map(repr, in_body))} goes in the JSON body here" if in_body else ""
         raise HTTPException(422, f"unknown query parameter{'s' if len(unknown) > 1 else ''} {names}; "
-                                 f"this endpoint takes: {taken} (see /docs)")
+                                 f"this endpoint takes: {taken} (see /docs){where}")
     for name, takes_many in sorted(known.items()):
         if not takes_many and len(values := request.query_params.getlist(name)) > 1:
             raise HTTPException(422, f"query parameter {name!r} is given {len(values)} times; it takes one value")
@@ -256,6 +259,12 @@ def _query_names(route: APIRoute) -> dict[str, bool]:
     values (a walk of a few objects a request)."""
     return {param.alias: _is_list(param.field_info.annotation)
             for dependant in _dependants(route.dependant) for param in dependant.query_params}
+
+
+def _body_fields(route: APIRoute) -> set[str]:
+    """The fields of the JSON body a route reads (its model's)."""
+    models = [param.field_info.annotation for param in route.dependant.body_params]
+    return {name for model in models for name in getattr(model, "model_fields", {})}
 
 
 def _is_list(annotation: Any) -> bool:

@@ -103,6 +103,9 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     if first.get("type") == "json_invalid":  # its location is a character offset, not a field
         return problem(422, f"the request body is not valid JSON (at character {first['loc'][-1]})", errors=errors)
     where = ".".join(p for p in first["loc"] if p != "body" and not _TYPE_BRANCH.match(p)) or "request"
+    if first["loc"][:1] == ["query"] and first.get("type") == "missing":  # hint, skip: a turn in a body is not read
+        name = first["loc"][-1]
+        return problem(422, f"missing query parameter {name!r}: send it in the URL (?{name}=...)", errors=errors)
     if first.get("type") == "extra_forbidden":
         return problem(422, f"unknown field '{where}'; see /docs for this endpoint's fields", errors=errors)
     return problem(422, f"invalid {where}: {first['msg']}", errors=errors)
