@@ -18,7 +18,9 @@ from tests.api_fixtures import HeldScorer, alice, api, assert_problem, build_api
 
 def test_unknown_routes_and_methods_are_problems(api):
     assert "/docs" in assert_problem(api.client.get("/v2/nothing"), 404)["detail"]
-    assert_problem(api.client.delete("/v1/sessions"), 405)
+    refused = assert_problem(api.client.delete("/v1/sessions"), 405)  # it said "that method; see /docs"
+    assert refused["detail"] == "this endpoint does not accept 'DELETE'; it takes: GET, HEAD, POST"
+    assert api.client.delete("/v1/sessions").headers["allow"] == "GET, HEAD, POST"  # was "POST": GET is another route
     assert_problem(api.client.put("/healthz"), 405)
 
 

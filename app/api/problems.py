@@ -14,8 +14,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy.exc import DataError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
-from app.errors import ConflictError, NotFoundError, UserFacingError, domain_errors, one_line
+from app.errors import ConflictError, NotFoundError, UserFacingError, domain_errors, echoed, one_line
 from app.store.accounts import ACCOUNT_NAME, ACCOUNT_NAME_RULE
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,7 @@ def status_for(exc: BaseException) -> int:
     return 400
 
 
-async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).description
     if exc.status_code == 404 and detail == "Not Found":
@@ -73,8 +74,22 @@ async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
         # FastAPI's words for a body it could not decode, which say nothing to change; the cause says what to.
         detail = _unreadable_body(exc.__cause__)
     elif exc.status_code == 405 and detail == "Method Not Allowed":
-        detail = "this endpoint does not accept that method; see /docs for the allowed ones"
+        # Starlette's Allow names the methods of the first route of the path only ("POST" for /v1/sessions, whose GET
+        # is another route): the header and the detail list them all.
+        allowed = ", ".join(_allowed_methods(request))
+        headers = {**dict(exc.headers or {}), "Allow": allowed}
+        return problem(405, f"this endpoint does not accept {echoed(request.method)}; it takes: {allowed}",
+                       headers=headers)
     return problem(exc.status_code, detail, headers=dict(exc.headers or {}))
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """The methods some route of the request's path takes (asked only of a 405)."""
+    def taken(method: str) -> bool:
+        return any(route.matches({**request.scope, "method": method})[0] == Match.FULL
+                   for route in request.app.router.routes)
+
+    return [method for method in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE") if taken(method)]
 
 
 def _unreadable_body(cause: BaseException | None) -> str:
