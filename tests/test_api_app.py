@@ -109,6 +109,22 @@ def test_with_a_good_key_an_unknown_parameter_is_still_named(api):
     assert assert_problem(api.client.get("/v1/admin/users/x/keys", params={"foo": 1}, headers=admin), 404)  # off
 
 
+def test_the_documented_code_answer_is_one_its_task_takes(bank):
+    """The schema's example answer to pairwise-distances called torch.cdist, which that task refuses."""
+    import torch
+
+    from app.api.sessions import AnswerIn
+    from evaluators.code.forbidden import find_forbidden
+
+    (example,) = AnswerIn.model_fields["code"].examples or []
+    task = next(q for q in bank if q.id == "pairwise-distances").code
+    assert find_forbidden(example, task.forbidden) is None
+    namespace: dict = {}
+    exec(example, namespace)  # our own text; it did not import torch either (a NameError)
+    x, y = torch.randn(5, 3, dtype=torch.float64), torch.randn(7, 3, dtype=torch.float64)
+    assert torch.allclose(namespace["pairwise_distances"](x, y), torch.cdist(x, y))
+
+
 def test_a_probe_and_a_cache_buster_are_not_refused_for_their_query_parameters(alice):
     """A monitor adding a cache-buster to /healthz got a 422 and marked a healthy server down (review s50)."""
     assert alice.get("/healthz", params={"nocache": "1"}).status_code == 200

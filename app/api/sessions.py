@@ -81,12 +81,18 @@ TurnQuery = Annotated[int, Query(ge=0, description=TURN_HELP)]
 OptionalTurnQuery = Annotated[int | None, Query(ge=0, description=TURN_HELP)]
 
 
+# The schema's example of a code answer, to the task it names (pairwise-distances): it computes the distances, as
+# the task asks (torch.cdist, its example before, is refused there).
+PAIRWISE_EXAMPLE = ("import torch\n\ndef pairwise_distances(x, y):\n"
+                    "    return (x[:, None, :] - y[None, :, :]).pow(2).sum(-1).clamp_min(0).sqrt()")
+
+
 class AnswerIn(RequestModel):
     """Text, code, or both; code is run against the task's hidden checks on code questions."""
 
     text: str | None = Field(default=None, examples=["zero_grad clears the .grad buffers, which accumulate."])
     code: str | None = Field(
-        default=None, examples=["def pairwise_distances(x, y):\n    return torch.cdist(x, y)"]
+        default=None, examples=[PAIRWISE_EXAMPLE]
     )
     turn: StrictInt = Field(ge=0, description=TURN_HELP)
 
