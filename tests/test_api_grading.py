@@ -202,6 +202,8 @@ def test_grade_client_mistakes(alice, body, status):
     (["a reference", 3], "invalid reference_answer.1: Input should be a valid string"),
     (7, "invalid reference_answer: Input should be a valid string"),
     (["a reference", " "], "reference_answer[1] is empty"),
+    ("...", "reference_answer has no words to grade against"),  # it was "is empty"
+    (["a reference", "-"], "reference_answer[1] has no words to grade against"),
 ])
 def test_a_bad_reference_list_is_named_for_what_was_sent(alice, references, said):
     """The field takes a string or a list; a list's failure is told as a list's, not as "not a string"."""
