@@ -248,6 +248,20 @@ def test_keys_are_required_and_checked(api):
     assert "uses the 'Token' scheme" in assert_problem(api.client.get("/v1/sessions", headers=token), 401)["detail"]
 
 
+def test_a_key_sent_the_wrong_way_is_told_how_to_send_it_and_never_echoed(api):
+    """The key alone in Authorization came back whole in the 401, as "uses the 'iv_...' scheme"; X-API-Key and
+    the README's `Bearer <key>` copied with its brackets were told only "missing" or "invalid or revoked"."""
+    key = api.keys["bob"]
+    said = {name: assert_problem(api.client.get("/v1/sessions", headers=headers), 401)["detail"] for name, headers in [
+        ("alone", {"Authorization": key}), ("x-api-key", {"X-API-Key": key}),
+        ("brackets", {"Authorization": f"Bearer <{key}>"}), ("quoted", {"Authorization": f'Bearer "{key}"'})]}
+    assert not [name for name, detail in said.items() if key in detail]
+    assert said["alone"].startswith("the Authorization header holds one word and no scheme (the key alone?)")
+    assert said["x-api-key"].startswith("this server does not read X-API-Key; send `Authorization: Bearer <key>`")
+    assert said["brackets"] == said["quoted"] == ("invalid API key: send the key itself, without quotes or angle "
+                                                  "brackets")
+
+
 def test_auth_disabled_acts_as_the_local_user(tmp_path, ingested_store, bank, scorer):
     api = build_api(tmp_path, store=ingested_store, bank=bank, scorer=scorer, auth_disabled=True)
     sid = start(api.client)["id"]

@@ -99,19 +99,28 @@ def current_user(
         refuse_unknown_query(request)
         return cached
     if credentials is None:
-        scheme = request.headers.get("authorization", "").split(" ", 1)[0]
-        if scheme and scheme.lower() != "bearer":  # "Token KEY", "Basic ...": the key may be right, not the scheme
-            raise _unauthorized(f"the Authorization header uses the {scheme!r} scheme; send `Authorization: "
-                                "Bearer <key>`")
-        raise _unauthorized(
-            "missing API key: send `Authorization: Bearer <key>` (create one with "
-            "`interviewer keys create --name NAME`)"
-        )
+        raise _unauthorized(_why_no_key(request))
     user = repo.user_for_key(credentials.credentials)
     if user is None:
+        if credentials.credentials[:1] in ('"', "'", "<"):  # the README's `Bearer <key>` copied with its brackets
+            raise _unauthorized("invalid API key: send the key itself, without quotes or angle brackets")
         raise _unauthorized("invalid or revoked API key; create a new one with `interviewer keys create`")
     refuse_unknown_query(request)
     return user
+
+
+def _why_no_key(request: Request) -> str:
+    """What a request without a Bearer key sent instead, and what to send."""
+    send = "send `Authorization: Bearer <key>`"
+    scheme, _, rest = request.headers.get("authorization", "").strip().partition(" ")
+    if scheme and not rest.strip() and scheme.lower() != "bearer":
+        # One word is a key without its scheme: never echoed back as a "scheme" (it was, whole, in the 401).
+        return f"the Authorization header holds one word and no scheme (the key alone?); {send}"
+    if scheme and scheme.lower() != "bearer":  # "Token KEY", "Basic ...": the key may be right, not the scheme
+        return f"the Authorization header uses the {echoed(scheme, 20)} scheme; {send}"
+    if "x-api-key" in request.headers:
+        return f"this server does not read X-API-Key; {send}"
+    return f"missing API key: {send} (create one with `interviewer keys create --name NAME`)"
 
 
 def _require_loopback_peer(request: Request) -> None:
