@@ -101,12 +101,8 @@ class BodySizeLimit:
         headers = dict(scope["headers"])
         declared = headers.get(b"content-length", b"")
         sends_body = declared not in (b"", b"0") or b"transfer-encoding" in headers
-        media = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
-        if sends_body and scope["method"] in ("POST", "PUT", "PATCH") and not _json_media(media):
-            # Every body this API reads is JSON: a form post (curl -d) or text/plain is told so, not given a 422
-            # about "a valid dictionary".
-            await problems.problem(415, f"send the body as JSON with Content-Type: application/json (it came as "
-                                        f"{media.decode('latin-1') or 'no content type'})")(scope, receive, send)
+        if sends_body and (unsupported := _unsupported_body(headers, scope["method"])):
+            await problems.problem(415, unsupported)(scope, receive, send)
             return
         if declared.isdigit() and int(declared) > cap:
             await problems.problem(413, self._detail(scope["path"], cap))(scope, receive, send)
@@ -126,6 +122,21 @@ class BodySizeLimit:
     def _detail(self, path: str, cap: int) -> str:
         advice = "send fewer items per request" if path in self.batches else "shorten the answer or code"
         return f"the request body is larger than {cap} bytes; {advice}"
+
+
+def _unsupported_body(headers: dict[bytes, bytes], method: str) -> str | None:
+    """Why a body is not one this API reads (a 415), or None."""
+    media = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
+    if method in ("POST", "PUT", "PATCH") and not _json_media(media):
+        # Every body this API reads is JSON: a form post (curl -d) or text/plain is told so, not given a 422
+        # about "a valid dictionary".
+        return (f"send the body as JSON with Content-Type: application/json (it came as "
+                f"{media.decode('latin-1') or 'no content type'})")
+    encoding = headers.get(b"content-encoding", b"identity").strip().lower()
+    if encoding != b"identity":  # a gzipped body was told "send JSON encoded as UTF-8", which it was
+        return (f"this server does not take compressed bodies (Content-Encoding: {encoding.decode('latin-1')[:20]}); "
+                "send the JSON uncompressed")
+    return None
 
 
 def _json_media(media: bytes) -> bool:

@@ -41,6 +41,17 @@ def test_a_body_sent_as_another_media_type_is_a_415_naming_json(alice, content_t
     assert fine.status_code == 200
 
 
+def test_a_compressed_body_is_a_415_saying_so(alice):
+    """A gzipped body was told "the request body could not be read: send JSON encoded as UTF-8"."""
+    import gzip
+
+    body = gzip.compress(b'{"question_id": "zero-grad", "answer": "x"}')
+    reply = alice.post("/v1/grade", content=body, headers={"Content-Type": "application/json",
+                                                            "Content-Encoding": "gzip"})
+    assert assert_problem(reply, 415)["detail"] == ("this server does not take compressed bodies (Content-Encoding: "
+                                                    "gzip); send the JSON uncompressed")
+
+
 def test_an_unknown_field_is_named(alice):
     reply = alice.post("/v1/sessions", json={"level": "senior"})
     assert assert_problem(reply, 422)["detail"].startswith("unknown field 'level'")
