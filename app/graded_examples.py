@@ -64,6 +64,9 @@ class GradedExamples:
         # The questions of the answers graded so far, key -> (question_id, question text): an example of
         # none of them set no standard, and the caller is told why (an id's typo, an id left off).
         self._graded: dict[str | None, tuple[str | None, str | None]] = {}
+        # The questions of answers that could not be graded, key -> where and why (the first such answer): an
+        # example of one of them is said to be unused for that, not as if no answer had asked its question.
+        self._not_graded: dict[str | None, str] = {}
 
     def learn(self, records: Iterable[Any], *, resolve: Callable[[dict[str, Any]], GradeLine],
               evaluator: Evaluator) -> int:
@@ -106,6 +109,11 @@ class GradedExamples:
         return {"score": apply_shift(evaluation.score, standard.shift), "score_without_examples": evaluation.score,
                 "examples_used": standard.examples}
 
+    def not_graded(self, line: GradeLine, where: str) -> None:
+        """Note an answer that could not be graded (`where` it is in the input, `line.error` why)."""
+        if line.question_key is not None:
+            self._not_graded.setdefault(line.question_key, f"{where}: {line.error}")
+
     def unused(self) -> dict[int, str]:
         """Per graded example that set the standard of no answer graded so far (by index from 0): why. The
         caller asks once every answer is graded; an example silently left out would leave them believing
@@ -116,7 +124,10 @@ class GradedExamples:
                 what = "the answer is empty" if example.gate == "empty" else "the answer is a non-answer"
                 unused[index] = f"{what}, which scores 0 at any standard, so it teaches none"
             elif example.question_key not in self._graded:
-                unused[index] = self._unpaired(example)
+                failed = self._not_graded.get(example.question_key)
+                unused[index] = self._unpaired(example) if failed is None else (
+                    f"no answer to its question could be graded ({failed}), so it set no standard; fix that answer "
+                    "and send it again")
         return unused
 
     def _unpaired(self, example: GradedExample) -> str:

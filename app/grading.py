@@ -65,6 +65,10 @@ class BulkGrader:
         """The score at the grader's standard for this line's question, where their examples set one."""
         return self._examples.standard_fields(line, evaluation)
 
+    def not_graded(self, line: GradeLine, where: str) -> None:
+        """Note a line that could not be graded, so an example of its question is said to be unused for that."""
+        self._examples.not_graded(line, where)
+
     def unused_examples(self) -> dict[int, str]:
         """Per graded example that set the standard of no answer graded so far (by index from 0): why."""
         return self._examples.unused()
@@ -151,7 +155,7 @@ class BulkGrader:
     ) -> Iterator[dict[str, Any]]:
         """Graded records in input order; bad lines carry `error` and the run goes on. `on_line` hears of
         each line, and whether it failed (a caller's own `error` field, even null, does not say so)."""
-        pending: list[GradeLine] = []
+        pending: list[tuple[int, GradeLine]] = []
         for number, raw in enumerate(lines, start=1):
             if not raw.strip():  # kept as a line of its own, so output line N is input line N
                 yield from self._flush(pending, on_line)
@@ -161,7 +165,7 @@ class BulkGrader:
             line = self._parse(raw)
             if not line.record:
                 line.record = {"line": number}  # unparseable: say which line it was
-            pending.append(line)
+            pending.append((number, line))
             if len(pending) >= BATCH:
                 yield from self._flush(pending, on_line)
                 pending = []
@@ -177,15 +181,17 @@ class BulkGrader:
         return self.resolve(record)
 
     def _flush(
-        self, pending: list[GradeLine], on_line: Callable[[bool], None] | None
+        self, pending: list[tuple[int, GradeLine]], on_line: Callable[[bool], None] | None
     ) -> Iterator[dict[str, Any]]:
-        for line, evaluation in zip(pending, best_evaluations(self._evaluator, pending), strict=True):
+        lines = [line for _, line in pending]
+        for (number, line), evaluation in zip(pending, best_evaluations(self._evaluator, lines), strict=True):
             if evaluation is not None:
                 ours = {**evaluation_fields(evaluation, line), **self.standard_fields(line, evaluation)}
                 if line.matched_id:
                     ours.update(matched_id=line.matched_id, match_confidence=line.match_confidence)
             else:
                 ours = {"error": line.error}
+                self.not_graded(line, f"line {number}")
             # A field of the caller's that ours would overwrite (their own `score`, say) is kept under `given`,
             # and so is their own `given` then.
             given = {k: v for k, v in line.record.items() if k in ours or k == "given"}

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import Depends, FastAPI, HTTPException
+from fastapi import APIRouter, Depends, FastAPI, HTTPException
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api import admin, code, deps, drafts, grading, health, problems, progress, questions, sessions
@@ -96,12 +98,8 @@ class BodySizeLimit:
         headers = dict(scope["headers"])
         declared = headers.get(b"content-length", b"")
         sends_body = declared not in (b"", b"0") or b"transfer-encoding" in headers
-        media = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
-        if sends_body and scope["method"] in ("POST", "PUT", "PATCH") and not _json_media(media):
-            # Every body this API reads is JSON: a form post (curl -d) or text/plain is told so, not given a 422
-            # about "a valid dictionary".
-            await problems.problem(415, f"send the body as JSON with Content-Type: application/json (it came as "
-                                        f"{media.decode('latin-1') or 'no content type'})")(scope, receive, send)
+        if sends_body and (unsupported := _unsupported_body(headers, scope["method"])):
+            await problems.problem(415, unsupported)(scope, receive, send)
             return
         if declared.isdigit() and int(declared) > cap:
             await problems.problem(413, self._detail(scope["path"], cap))(scope, receive, send)
@@ -121,6 +119,21 @@ class BodySizeLimit:
     def _detail(self, path: str, cap: int) -> str:
         advice = "send fewer items per request" if path in self.batches else "shorten the answer or code"
         return f"the request body is larger than {cap} bytes; {advice}"
+
+
+def _unsupported_body(headers: dict[bytes, bytes], method: str) -> str | None:
+    """Why a body is not one this API reads (a 415), or None."""
+    media = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
+    if method in ("POST", "PUT", "PATCH") and not _json_media(media):
+        # Every body this API reads is JSON: a form post (curl -d) or text/plain is told so, not given a 422
+        # about "a valid dictionary".
+        return (f"send the body as JSON with Content-Type: application/json (it came as "
+                f"{media.decode('latin-1') or 'no content type'})")
+    encoding = headers.get(b"content-encoding", b"identity").strip().lower()
+    if encoding != b"identity":  # a gzipped body was told "send JSON encoded as UTF-8", which it was
+        return (f"this server does not take compressed bodies (Content-Encoding: {encoding.decode('latin-1')[:20]}); "
+                "send the JSON uncompressed")
+    return None
 
 
 def _json_media(media: bytes) -> bool:
@@ -145,6 +158,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.grading_limit = InFlightLimit(settings.grading_in_flight, slots_dir=slots, name="grading")
     problems.install(app)
     for module in (sessions, drafts, questions, grading, code, progress, health, admin):
+        _answer_head(module.router)
         app.include_router(module.router)
     # JSON escapes can take up to 12 bytes per character (surrogate pairs), hence the factor. A grading
     # batch holds up to MAX_BATCH items and as many examples, each answer in the limit: at 4 bytes per
@@ -169,12 +183,28 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
+def _answer_head(router: APIRouter) -> None:
+    """HEAD on every GET route, as Starlette's own routes answer it (FastAPI's do not: fastapi/fastapi#1773):
+    monitors and link checkers send HEAD, and a 405 reads as a broken link. The route runs as for GET and the
+    server sends its headers only (Content-Length, Content-Disposition included)."""
+    for route in router.routes:
+        if isinstance(route, APIRoute) and route.methods and "GET" in route.methods:
+            route.methods.add("HEAD")
+
+
 def _document_problems(app: FastAPI) -> None:
     build = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = problems.use_problem_media_type(build())
+            # HEAD is implied by GET (RFC 9110 9.3.2): documented, it would be each GET again under the same
+            # operationId, which FastAPI warns about and client generators refuse.
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "Duplicate Operation ID", UserWarning)
+                schema = build()
+            for operations in schema["paths"].values():
+                operations.pop("head", None)
+            app.openapi_schema = problems.use_problem_media_type(schema)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -43,7 +43,9 @@ def derive_rubric(reference_answer: str) -> list[RubricPoint]:
 
 def adhoc_task(*, question: str, reference_answer: str, answer: str) -> GradingTask:
     if not re.search(r"\w", reference_answer or ""):
-        raise ValueError("reference_answer is empty: give the answer you expect")
+        # "..." or "-" was told it was empty: it is not, it has nothing to grade against.
+        what = "has no words to grade against" if (reference_answer or "").strip() else "is empty"
+        raise ValueError(f"reference_answer {what}: give the answer you expect")
     return GradingTask(
         question=question,
         reference_answer=reference_answer,

@@ -124,6 +124,17 @@ def test_a_user_name_that_cannot_travel_in_a_path_is_a_422(admin, name):
     assert "name" in assert_problem(made, 422)["detail"]
 
 
+@pytest.mark.parametrize(("path", "body"), [("/v1/admin/users", {"name": "two words"}),
+                                           ("/v1/admin/users", {"name": "learner-5", "key_name": ".hidden"}),
+                                           ("/v1/admin/users/learner-6/keys", {"name": "my/laptop"})])
+def test_a_name_off_the_path_rule_is_told_the_rule_in_words(admin, path, body):
+    """It was "String should match pattern '^[\\w@+-][\\w.@+-]*$'": a regular expression, not a rule to follow."""
+    create(admin, "learner-6")
+    detail = assert_problem(admin.client.post(path, json=body, headers=bearer(ADMIN_KEY)), 422)["detail"]
+    assert detail.endswith("name: may hold only letters, digits and _ . @ + - and not start with a dot (it travels "
+                           "in URLs)") and "pattern" not in detail
+
+
 def test_a_short_admin_key_is_refused_at_start_up(tmp_path):
     with pytest.raises(ValidationError, match="INTERVIEWER_ADMIN_KEY is shorter than 32"):
         Settings(data_dir=tmp_path, admin_key="letmein")
@@ -189,3 +200,10 @@ def test_names_that_differ_as_drawn_stay_welcome(admin):
         create(admin, taken)
     for welcome in ("Learner", "leaner", "learner-2", "learner-10", "learner-11", "l0gin", "many", "marry", "olga"):
         create(admin, welcome)
+
+
+def test_the_admin_key_is_checked_before_the_query(admin):
+    """An unknown parameter was named to a caller without the admin key, before the key was asked for."""
+    assert assert_problem(admin.client.get("/v1/admin/users/x/keys", params={"foo": 1}), 401)
+    named = admin.client.get("/v1/admin/users/x/keys", params={"foo": 1}, headers=bearer(ADMIN_KEY))
+    assert assert_problem(named, 422)["detail"].startswith("unknown query parameter 'foo'")

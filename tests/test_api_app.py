@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import contextlib
+from typing import Annotated
 
 import pytest
+from fastapi import APIRouter, Query
 from fastapi.testclient import TestClient
 
 from app.api import deps
@@ -16,7 +18,9 @@ from tests.api_fixtures import HeldScorer, alice, api, assert_problem, build_api
 
 def test_unknown_routes_and_methods_are_problems(api):
     assert "/docs" in assert_problem(api.client.get("/v2/nothing"), 404)["detail"]
-    assert_problem(api.client.delete("/v1/sessions"), 405)
+    refused = assert_problem(api.client.delete("/v1/sessions"), 405)  # it said "that method; see /docs"
+    assert refused["detail"] == "this endpoint does not accept 'DELETE'; it takes: GET, HEAD, POST"
+    assert api.client.delete("/v1/sessions").headers["allow"] == "GET, HEAD, POST"  # was "POST": GET is another route
     assert_problem(api.client.put("/healthz"), 405)
 
 
@@ -37,6 +41,17 @@ def test_a_body_sent_as_another_media_type_is_a_415_naming_json(alice, content_t
     assert fine.status_code == 200
 
 
+def test_a_compressed_body_is_a_415_saying_so(alice):
+    """A gzipped body was told "the request body could not be read: send JSON encoded as UTF-8"."""
+    import gzip
+
+    body = gzip.compress(b'{"question_id": "zero-grad", "answer": "x"}')
+    reply = alice.post("/v1/grade", content=body, headers={"Content-Type": "application/json",
+                                                            "Content-Encoding": "gzip"})
+    assert assert_problem(reply, 415)["detail"] == ("this server does not take compressed bodies (Content-Encoding: "
+                                                    "gzip); send the JSON uncompressed")
+
+
 def test_an_unknown_field_is_named(alice):
     reply = alice.post("/v1/sessions", json={"level": "senior"})
     assert assert_problem(reply, 422)["detail"].startswith("unknown field 'level'")
@@ -55,6 +70,70 @@ def test_an_unknown_query_parameter_is_named_as_an_unknown_field_is(alice, path,
     assert detail.startswith(f"unknown query {named};") and "this endpoint takes:" in detail
     assert alice.get("/v1/questions", params={"page": 2, "per_page": 5}).json()["page"] == 2  # paging as before
     assert alice.get("/v1/sessions", params={"limit": 5}).status_code == 200
+
+
+@pytest.mark.parametrize(("path", "query"), [
+    ("/v1/sessions", "limit=1&limit=50"), ("/v1/questions", "page=1&page=2&per_page=5"),
+    ("/v1/sessions/abc/report", "format=pdf&format=json"),
+])
+def test_a_query_parameter_given_twice_is_refused_not_read_as_its_last_value(alice, path, query):
+    """`?limit=1&limit=50` answered 50 sessions without a word: the server read the last of the two."""
+    name = query.split("=")[0]
+    detail = assert_problem(alice.get(f"{path}?{query}"), 422)["detail"]
+    assert detail == f"query parameter {name!r} is given 2 times; it takes one value"
+
+
+def test_a_list_valued_query_parameter_may_be_repeated(tmp_path):
+    app = create_app(Settings(data_dir=tmp_path, auth_disabled=True))
+    extra = APIRouter()
+
+    @extra.get("/tags")
+    async def tags(tag: Annotated[list[str] | None, Query()] = None, size: int = 1) -> list[str]:
+        return tag or []
+
+    app.include_router(extra)
+    client = TestClient(app)
+    assert client.get("/tags?tag=a&tag=b").json() == ["a", "b"]
+    assert client.get("/tags?size=1&size=2").status_code == 422
+
+
+@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer iv_not-a-key"}])
+@pytest.mark.parametrize(("method", "path"), [
+    ("GET", "/v1/sessions"), ("GET", "/v1/sessions/abc/report"), ("POST", "/v1/sessions/abc/hint"),
+    ("POST", "/v1/grade"),  # its grading slot is not taken either
+])
+def test_a_caller_without_a_good_key_is_told_about_the_key_before_the_query(api, method, path, headers):
+    """A request with no key and an unknown parameter got a 422 listing the route's parameters, as if only the
+    query were wrong (review s50): the key comes first, as the route's own parameters' checks already did."""
+    reply = api.client.request(method, path, params={"foo": "1"}, headers=headers)
+    assert "key" in assert_problem(reply, 401)["detail"]
+
+
+def test_with_a_good_key_an_unknown_parameter_is_still_named(api):
+    alice = api.as_user("alice")
+    for path in ("/v1/sessions", "/v1/me/progress"):
+        assert "unknown query parameter 'foo'" in assert_problem(api.client.get(path, params={"foo": 1}, headers=alice),
+                                                                 422)["detail"]
+    assert assert_problem(api.client.post("/v1/grade", params={"foo": 1}, json={}, headers=alice), 422)["detail"] \
+        .startswith("unknown query parameter 'foo'")  # before the body's own errors, as it was
+    admin = {"Authorization": "Bearer " + "a" * 32}
+    assert assert_problem(api.client.get("/v1/admin/users/x/keys", params={"foo": 1}, headers=admin), 404)  # off
+
+
+def test_the_documented_code_answer_is_one_its_task_takes(bank):
+    """The schema's example answer to pairwise-distances called torch.cdist, which that task refuses."""
+    import torch
+
+    from app.api.sessions import AnswerIn
+    from evaluators.code.forbidden import find_forbidden
+
+    (example,) = AnswerIn.model_fields["code"].examples or []
+    task = next(q for q in bank if q.id == "pairwise-distances").code
+    assert find_forbidden(example, task.forbidden) is None
+    namespace: dict = {}
+    exec(example, namespace)  # our own text; it did not import torch either (a NameError)
+    x, y = torch.randn(5, 3, dtype=torch.float64), torch.randn(7, 3, dtype=torch.float64)
+    assert torch.allclose(namespace["pairwise_distances"](x, y), torch.cdist(x, y))
 
 
 def test_a_probe_and_a_cache_buster_are_not_refused_for_their_query_parameters(alice):
@@ -138,6 +217,26 @@ def test_probes(api):
     assert api.client.get("/healthz").json() == {"status": "ok"}
     ready = api.client.get("/readyz").json()
     assert ready["status"] == "ready" and set(ready["checks"]) == {"database", "chroma", "runner"}
+
+
+def test_probes_and_every_get_route_answer_head_as_get_without_a_body(api):
+    """Monitors and link checkers send HEAD: /healthz and /readyz answered it 405 (review s50)."""
+    for path in ("/healthz", "/readyz"):
+        got, head = api.client.get(path), api.client.head(path)
+        assert (head.status_code, head.content) == (got.status_code, b"")
+        assert head.headers["content-length"] == got.headers["content-length"] != "0"
+    alice = api.as_user("alice")
+    assert api.client.head("/v1/sessions", headers=alice).status_code == 200
+    assert api.client.head("/v1/sessions").status_code == 401  # as GET: the key first
+    assert api.client.head("/v1/grade", headers=alice).status_code == 405  # a POST route stays one
+    assert "HEAD" in api.client.post("/healthz").headers["allow"]
+
+
+def test_head_is_not_documented_as_a_second_operation_of_each_get(tmp_path, recwarn):
+    schema = create_app(Settings(data_dir=tmp_path)).openapi()
+    assert not [path for path, operations in schema["paths"].items() if "head" in operations]
+    assert "get" in schema["paths"]["/healthz"]
+    assert not [w for w in recwarn if "Operation ID" in str(w.message)]
 
 
 def test_readyz_names_what_is_not_ready(tmp_path, ingested_store, bank, scorer):
@@ -340,16 +439,23 @@ def test_a_body_that_is_not_utf8_says_what_to_send_and_a_long_id_is_not_echoed_w
     created = alice.post("/v1/sessions", json={"topics": ["tensors"], "num_questions": 1}).json()
     reply = alice.post(f"/v1/sessions/{created['id']}/answers", content=b'{"text": "caf\xe9", "turn": 0}',
                        headers={"Content-Type": "application/json"})
-    unreadable = "the request body could not be read: send JSON encoded as UTF-8 and nested less than 500 levels deep"
-    assert assert_problem(reply, 400)["detail"] == unreadable
-    deep = "{\"a\": " * 5000 + "1" + "}" * 5000  # valid UTF-8 and valid JSON, too deep for the parser
-    reply = alice.post("/v1/grade", content=deep.encode(), headers={"Content-Type": "application/json"})
-    assert assert_problem(reply, 400)["detail"] == unreadable
+    assert assert_problem(reply, 400)["detail"] == "the request body could not be read: send JSON encoded as UTF-8"
     long_id = "x" * 5000
     detail = assert_problem(alice.get(f"/v1/sessions/{long_id}"), 404)["detail"]
     assert len(detail) < 200 and "(5000 characters)" in detail
     detail = assert_problem(alice.get(f"/v1/questions/{long_id}"), 404)["detail"]
     assert len(detail) < 200
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    ('{"answer": ' + "[" * 100_000 + "]" * 100_000 + "}", "nests arrays or objects too deeply"),
+    ('{"question_id": "zero-grad", "answer": "x", "turn": ' + "9" * 5000 + "}", "a number of more than 4300 digits"),
+])
+def test_a_utf8_body_json_cannot_read_is_not_told_to_send_utf8(alice, body, said):
+    """Both were "the request body could not be read: send JSON encoded as UTF-8", to a body that was UTF-8."""
+    detail = assert_problem(alice.post("/v1/grade", content=body, headers={"Content-Type": "application/json"}),
+                            400)["detail"]
+    assert said in detail and "UTF-8" not in detail
 
 
 def test_empty_code_to_check_is_a_400(alice, bank):

@@ -130,6 +130,24 @@ def test_examples_that_set_no_standard_are_said_so_by_index(alice):
     assert alice.post("/v1/grade/batch", json={"items": [item]}).json()["examples"] == []
 
 
+@pytest.mark.parametrize(("too_long", "why"), [
+    ({"answer": "x" * 20_001}, "answer is 20001 characters; the limit is 20000"),
+    ({"question": "Why? " * 4_001}, "question is 20005 characters; the limit is 20000"),
+])
+def test_an_example_of_an_item_that_failed_says_why_it_was_not_used(alice, too_long, why):
+    """The example of a question whose only item failed read "no graded answer has question_id 'model-eval' (did
+    you mean 'model-eval-2'?)": a typo hint for an id that was right (review s50)."""
+    own = {"question": "What does model.eval() change?", "reference_answer": "Dropout off, running batch-norm stats."}
+    items = [{**own, "question_id": "model-eval", "answer": "Dropout is off.", **too_long},
+             {"question": "Why zero_grad?", "reference_answer": "They add up.", "question_id": "model-eval-2",
+              "answer": "To reset them."}]
+    example = {**own, "question_id": "model-eval", "answer": "Dropout is off.", "grade": 4}
+    reply = alice.post("/v1/grade/batch", json={"items": items, "examples": [example]}).json()
+    assert reply["results"][0]["error"] == why and reply["results"][1]["result"]
+    assert reply["examples"] == [{"index": 0, "used": False, "note": f"no answer to its question could be graded "
+                                  f"(items[0]: {why}), so it set no standard; fix that answer and send it again"}]
+
+
 def test_a_bank_question_asked_by_its_text_pairs_with_examples_that_give_its_id(alice, bank):
     """The README pairs examples by question_id or by question text; a bank question matched from its text is the
     same question as its bank id, so either way round the example sets the item's standard (it was graded apart,
@@ -184,6 +202,8 @@ def test_grade_client_mistakes(alice, body, status):
     (["a reference", 3], "invalid reference_answer.1: Input should be a valid string"),
     (7, "invalid reference_answer: Input should be a valid string"),
     (["a reference", " "], "reference_answer[1] is empty"),
+    ("...", "reference_answer has no words to grade against"),  # it was "is empty"
+    (["a reference", "-"], "reference_answer[1] has no words to grade against"),
 ])
 def test_a_bad_reference_list_is_named_for_what_was_sent(alice, references, said):
     """The field takes a string or a list; a list's failure is told as a list's, not as "not a string"."""

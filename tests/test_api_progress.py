@@ -6,6 +6,8 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
+from app.config import Settings
+from app.main import create_app
 from tests.api_fixtures import PASSING_MARK, alice, api, assert_problem, scorer  # noqa: F401
 
 
@@ -55,6 +57,38 @@ def test_report_formats_by_query_and_accept(alice, bank):
     assert [r.headers["content-disposition"] for r in (as_json, markdown, html, pdf)] == [
         f'inline; filename="{name}.json"', f'attachment; filename="{name}.md"', f'inline; filename="{name}.html"',
         f'attachment; filename="{name}.pdf"']
+
+
+def test_a_report_format_may_be_md_and_in_any_case(alice, bank):
+    """`?format=md` and `?format=PDF` were a 422: integrators guess them, and the server knew what they meant."""
+    sid = finish(alice, bank, good=True, seed=4)
+    for fmt, media, saved in [("md", "text/markdown", ".md"), ("PDF", "application/pdf", ".pdf"),
+                              ("Markdown", "text/markdown", ".md"), ("JSON", "application/json", ".json")]:
+        reply = alice.get(f"/v1/sessions/{sid}/report", params={"format": fmt})
+        assert reply.status_code == 200, (fmt, reply.text)
+        assert reply.headers["content-type"].startswith(media) and reply.headers["content-disposition"].endswith(
+            f'{saved}"')
+    detail = assert_problem(alice.get(f"/v1/sessions/{sid}/report", params={"format": "docx"}), 422)["detail"]
+    assert "'md'" in detail and "'pdf'" in detail
+
+
+def test_the_documented_report_formats_are_those_taken(tmp_path):
+    report = create_app(Settings(data_dir=tmp_path)).openapi()["paths"]["/v1/sessions/{session_id}/report"]["get"]
+    (param,) = [p for p in report["parameters"] if p["name"] == "format"]
+    (choices, _none) = param["schema"]["anyOf"]
+    assert choices["enum"] == ["json", "markdown", "md", "html", "pdf"] and "case is ignored" in param["description"]
+
+
+def test_a_report_answers_head_with_the_headers_of_its_download(alice, bank):
+    """A link checker's HEAD on a report's URL was a 405; it gets GET's headers, without the body."""
+    sid = finish(alice, bank, good=True, seed=4)
+    for fmt in ("markdown", "pdf"):
+        got = alice.get(f"/v1/sessions/{sid}/report", params={"format": fmt})
+        head = alice.head(f"/v1/sessions/{sid}/report", params={"format": fmt})
+        assert (head.status_code, head.content) == (200, b"")
+        for name in ("content-type", "content-disposition", "content-length"):
+            assert head.headers[name] == got.headers[name], name
+    assert alice.head("/v1/sessions/nope/report").status_code == 404
 
 
 def test_progress_scores_a_question_as_its_report_does_and_hides_an_interview_in_progress(alice, bank):

@@ -248,6 +248,20 @@ def test_keys_are_required_and_checked(api):
     assert "uses the 'Token' scheme" in assert_problem(api.client.get("/v1/sessions", headers=token), 401)["detail"]
 
 
+def test_a_key_sent_the_wrong_way_is_told_how_to_send_it_and_never_echoed(api):
+    """The key alone in Authorization came back whole in the 401, as "uses the 'iv_...' scheme"; X-API-Key and
+    the README's `Bearer <key>` copied with its brackets were told only "missing" or "invalid or revoked"."""
+    key = api.keys["bob"]
+    said = {name: assert_problem(api.client.get("/v1/sessions", headers=headers), 401)["detail"] for name, headers in [
+        ("alone", {"Authorization": key}), ("x-api-key", {"X-API-Key": key}),
+        ("brackets", {"Authorization": f"Bearer <{key}>"}), ("quoted", {"Authorization": f'Bearer "{key}"'})]}
+    assert not [name for name, detail in said.items() if key in detail]
+    assert said["alone"].startswith("the Authorization header holds one word and no scheme (the key alone?)")
+    assert said["x-api-key"].startswith("this server does not read X-API-Key; send `Authorization: Bearer <key>`")
+    assert said["brackets"] == said["quoted"] == ("invalid API key: send the key itself, without quotes or angle "
+                                                  "brackets")
+
+
 def test_auth_disabled_acts_as_the_local_user(tmp_path, ingested_store, bank, scorer):
     api = build_api(tmp_path, store=ingested_store, bank=bank, scorer=scorer, auth_disabled=True)
     sid = start(api.client)["id"]
@@ -376,3 +390,15 @@ def test_a_follow_up_given_up_after_a_hint_says_the_hint_cost_points(alice, bank
                                              "points for the 1 hint(s) taken on this follow-up.")
     assert evaluation["penalties"] == ["1 hint(s) used on the follow-up: -0.5 points"]
     assert evaluation["question_penalties"] == ["1 hint(s) used on the follow-up: -0.5 points"]
+
+
+def test_a_turn_sent_where_the_route_does_not_read_it_is_told_where_it_goes(alice):
+    """`?turn=0` on /answers was "unknown query parameter 'turn'; this endpoint takes: none", and a turn in the
+    body of /hint "invalid query.turn: Field required": both leave the caller to guess where it goes."""
+    sid = alice.post("/v1/sessions", json={"topics": ["tensors"], "num_questions": 1}).json()["id"]
+    answered = alice.post(f"/v1/sessions/{sid}/answers", params={"turn": 0}, json={"text": "x"})
+    assert assert_problem(answered, 422)["detail"] == ("unknown query parameter 'turn'; this endpoint takes: none "
+                                                       "(see /docs); 'turn' goes in the JSON body here")
+    hinted = alice.post(f"/v1/sessions/{sid}/hint", json={"turn": 0})
+    assert assert_problem(hinted, 422)["detail"] == "missing query parameter 'turn': send it in the URL (?turn=...)"
+    assert alice.get(f"/v1/sessions/{sid}").json()["prompt"]["turn"] == 0  # nothing was recorded

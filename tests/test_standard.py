@@ -85,3 +85,17 @@ def test_a_bad_example_stops_learning_and_says_which(example, message):
     with pytest.raises(ExampleError, match=message.replace("(", r"\(").replace(")", r"\)")) as caught:
         grader.learn_standards([good, {**good, **example}])
     assert caught.value.index == 1
+
+
+def test_an_example_whose_question_only_failed_to_grade_says_so_not_did_you_mean():
+    """The only answer to an example's question failed (too long): the example's note read "no graded answer has
+    question_id 'model-eval' (did you mean 'model-eval-2'?)", a typo hint for an id that was right (review s50)."""
+    grader = BulkGrader(evaluator=ByLength(), bank={}, store=None, max_answer_chars=50)
+    own = {"question": "What does model.eval() change?", "reference_answer": "Dropout off, running batch-norm stats."}
+    grader.learn_standards([{**own, "question_id": "model-eval", "answer": "Dropout is off.", "grade": 4}])
+    out = graded(grader, [{**own, "question_id": "model-eval", "answer": "x" * 51},
+                          {**own, "question": "Why zero_grad?", "question_id": "model-eval-2", "answer": "To reset."}])
+    assert "error" in out[0] and "score" in out[1]
+    assert grader.unused_examples() == {0: "no answer to its question could be graded (line 1: answer is 51 "
+                                           "characters; the limit is 50), so it set no standard; fix that answer "
+                                           "and send it again"}

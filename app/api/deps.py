@@ -12,7 +12,7 @@ import logging
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args, get_origin
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.dependencies.models import Dependant
@@ -96,20 +96,31 @@ def current_user(
         cached = getattr(request.app.state, "local_user", None)
         if cached is None:
             cached = request.app.state.local_user = repo.get_or_create_user(LOCAL_USER)
+        refuse_unknown_query(request)
         return cached
     if credentials is None:
-        scheme = request.headers.get("authorization", "").split(" ", 1)[0]
-        if scheme and scheme.lower() != "bearer":  # "Token KEY", "Basic ...": the key may be right, not the scheme
-            raise _unauthorized(f"the Authorization header uses the {scheme!r} scheme; send `Authorization: "
-                                "Bearer <key>`")
-        raise _unauthorized(
-            "missing API key: send `Authorization: Bearer <key>` (create one with "
-            "`interviewer keys create --name NAME`)"
-        )
+        raise _unauthorized(_why_no_key(request))
     user = repo.user_for_key(credentials.credentials)
     if user is None:
+        if credentials.credentials[:1] in ('"', "'", "<"):  # the README's `Bearer <key>` copied with its brackets
+            raise _unauthorized("invalid API key: send the key itself, without quotes or angle brackets")
         raise _unauthorized("invalid or revoked API key; create a new one with `interviewer keys create`")
+    refuse_unknown_query(request)
     return user
+
+
+def _why_no_key(request: Request) -> str:
+    """What a request without a Bearer key sent instead, and what to send."""
+    send = "send `Authorization: Bearer <key>`"
+    scheme, _, rest = request.headers.get("authorization", "").strip().partition(" ")
+    if scheme and not rest.strip() and scheme.lower() != "bearer":
+        # One word is a key without its scheme: never echoed back as a "scheme" (it was, whole, in the 401).
+        return f"the Authorization header holds one word and no scheme (the key alone?); {send}"
+    if scheme and scheme.lower() != "bearer":  # "Token KEY", "Basic ...": the key may be right, not the scheme
+        return f"the Authorization header uses the {echoed(scheme, 20)} scheme; {send}"
+    if "x-api-key" in request.headers:
+        return f"this server does not read X-API-Key; {send}"
+    return f"missing API key: {send} (create one with `interviewer keys create --name NAME`)"
 
 
 def _require_loopback_peer(request: Request) -> None:
@@ -129,7 +140,7 @@ def _require_loopback_peer(request: Request) -> None:
 UserDep = Annotated[UserRecord, Depends(current_user)]
 
 
-def require_admin(settings: SettingsDep, credentials: Credentials) -> None:
+def require_admin(request: Request, settings: SettingsDep, credentials: Credentials) -> None:
     """The admin routes answer only INTERVIEWER_ADMIN_KEY; without one set they are not there at all."""
     admin_key = settings.admin_key.get_secret_value()
     if not admin_key:
@@ -139,6 +150,7 @@ def require_admin(settings: SettingsDep, credentials: Credentials) -> None:
     # Compared in constant time, so the response time says nothing about how much of a guess matched.
     if not hmac.compare_digest(credentials.credentials.encode(), admin_key.encode()):
         raise _unauthorized("that is not the server's admin key (a candidate's API key is no admin key)")
+    refuse_unknown_query(request)
 
 
 def require_size(value: str | None, limit: int, what: str) -> None:
@@ -215,24 +227,57 @@ _CACHE_BUSTERS = frozenset({"_"})
 async def known_query_only(request: Request) -> None:
     """Refuse query parameters the route does not take, as unknown body fields are (422 naming them): an
     ignored `?limit=-1` or `?offset=20` gives the first page back as if it were what was asked for. Applied
-    to every route in one place (app/main.py). Async, so it runs on the event loop: a sync dependency takes
-    a worker thread, and /healthz must answer while every thread is busy."""
+    to every route in one place (app/main.py). A route that needs a key is checked by its key's check, once
+    the key is good: a caller without one is told that (401), not the route's parameters. Async, so it runs
+    on the event loop: a sync dependency takes a worker thread, and /healthz must answer while every thread
+    is busy."""
     route = request.scope.get("route")
-    if not isinstance(route, APIRoute) or route.path in _PROBES:
+    if isinstance(route, APIRoute) and route.path not in _PROBES and not _needs_key(route):
+        refuse_unknown_query(request)
+
+
+def refuse_unknown_query(request: Request) -> None:
+    """422 naming the query parameters the request's route does not take, and listing those it does; and one
+    given twice where it takes one value (`?limit=1&limit=50` answered with the last, without a word)."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute):
         return
     known = _query_names(route)
-    if unknown := sorted(set(request.query_params) - known - _CACHE_BUSTERS):
+    if unknown := sorted(set(request.query_params) - set(known) - _CACHE_BUSTERS):
         taken = ", ".join(sorted(known)) or "none"
         names = ", ".join(echoed(name) for name in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+        # `?turn=3` on POST .../answers, as hint and skip take it: "takes: none" alone sent the caller looking.
+        in_body = [name for name in unknown if name in _body_fields(route)]
+        where = f"; {', '.join(map(repr, in_body))} goes in the JSON body here" if in_body else ""
         raise HTTPException(422, f"unknown query parameter{'s' if len(unknown) > 1 else ''} {names}; "
-                                 f"this endpoint takes: {taken} (see /docs)")
+                                 f"this endpoint takes: {taken} (see /docs){where}")
+    for name, takes_many in sorted(known.items()):
+        if not takes_many and len(values := request.query_params.getlist(name)) > 1:
+            raise HTTPException(422, f"query parameter {name!r} is given {len(values)} times; it takes one value")
 
 
-def _query_names(route: APIRoute) -> frozenset[str]:
-    """The query parameters a route takes, its dependencies' included (a walk of a few objects a request)."""
-    def taken(dependant: Dependant) -> Iterator[str]:
-        yield from (param.alias for param in dependant.query_params)
-        for sub in dependant.dependencies:
-            yield from taken(sub)
+def _needs_key(route: APIRoute) -> bool:
+    return any(dependant.call in (current_user, require_admin) for dependant in _dependants(route.dependant))
 
-    return frozenset(taken(route.dependant))
+
+def _dependants(dependant: Dependant) -> Iterator[Dependant]:
+    yield dependant
+    for sub in dependant.dependencies:
+        yield from _dependants(sub)
+
+
+def _query_names(route: APIRoute) -> dict[str, bool]:
+    """The query parameters a route takes, its dependencies' included, each with whether it takes a list of
+    values (a walk of a few objects a request)."""
+    return {param.alias: _is_list(param.field_info.annotation)
+            for dependant in _dependants(route.dependant) for param in dependant.query_params}
+
+
+def _body_fields(route: APIRoute) -> set[str]:
+    """The fields of the JSON body a route reads (its model's)."""
+    models = [param.field_info.annotation for param in route.dependant.body_params]
+    return {name for model in models for name in getattr(model, "model_fields", {})}
+
+
+def _is_list(annotation: Any) -> bool:
+    return any(get_origin(part) in (list, set, tuple, frozenset) for part in (annotation, *get_args(annotation)))

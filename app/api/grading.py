@@ -198,12 +198,14 @@ def grade_batch(
     lines = [_resolve(grader, item, settings.max_answer_chars) for item in body.items]
     held = repo.questions_in_interview(user.id)
     for line in lines:
-        if why := _held_by_interview(line, held):
+        if line.error is None and (why := _held_by_interview(line, held)):
             line.error, line.tasks = why, []
     results = []
     for index, (line, evaluation) in enumerate(zip(lines, best_evaluations(evaluator, lines), strict=True)):
         if evaluation is None:
-            results.append(GradeItemOut(index=index, error=line.error or "this answer cannot be graded"))
+            line.error = line.error or "this answer cannot be graded"
+            grader.not_graded(line, f"items[{index}]")
+            results.append(GradeItemOut(index=index, error=line.error))
             continue
         label = evaluation.question_id or body.items[index].question_id
         fields = {**evaluation_fields(evaluation, line), "question_id": label,
@@ -231,8 +233,8 @@ def _held_by_interview(line: GradeLine, held: set[str]) -> str | None:
 
 def _resolve(grader: BulkGrader, item: GradeIn, limit: int) -> GradeLine:
     """The grader checks the answer's length; the question texts an API client sends are held to the same limit."""
-    if too_long := _too_long(item, limit):
-        return GradeLine(record={}, error=too_long)
+    if too_long := _too_long(item, limit):  # the record kept: it says which question an example of it is of
+        return GradeLine(record=item.model_dump(exclude_none=True), error=too_long)
     return grader.resolve(item.model_dump(exclude_none=True))
 
 

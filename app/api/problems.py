@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 from http import HTTPStatus
 from typing import Any
 
@@ -13,8 +14,10 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy.exc import DataError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
-from app.errors import ConflictError, NotFoundError, UserFacingError, domain_errors, one_line
+from app.errors import ConflictError, NotFoundError, UserFacingError, domain_errors, echoed, one_line
+from app.store.accounts import ACCOUNT_NAME, ACCOUNT_NAME_RULE
 
 log = logging.getLogger(__name__)
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -62,18 +65,42 @@ def status_for(exc: BaseException) -> int:
     return 400
 
 
-async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).description
     if exc.status_code == 404 and detail == "Not Found":
         detail = "no such endpoint; see /docs for the API"
     elif exc.status_code == 400 and detail == "There was an error parsing the body":
-        # FastAPI's words for a body it could not decode, which say nothing to change: bytes that are not UTF-8, or
-        # JSON nested past the parser's depth (5,000 levels of {"a": ...} was told only about the encoding).
-        detail = "the request body could not be read: send JSON encoded as UTF-8 and nested less than 500 levels deep"
+        # FastAPI's words for a body it could not decode, which say nothing to change; the cause says what to.
+        detail = _unreadable_body(exc.__cause__)
     elif exc.status_code == 405 and detail == "Method Not Allowed":
-        detail = "this endpoint does not accept that method; see /docs for the allowed ones"
+        # Starlette's Allow names the methods of the first route of the path only ("POST" for /v1/sessions, whose GET
+        # is another route): the header and the detail list them all.
+        allowed = ", ".join(_allowed_methods(request))
+        headers = {**dict(exc.headers or {}), "Allow": allowed}
+        return problem(405, f"this endpoint does not accept {echoed(request.method)}; it takes: {allowed}",
+                       headers=headers)
     return problem(exc.status_code, detail, headers=dict(exc.headers or {}))
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """The methods some route of the request's path takes (asked only of a 405)."""
+    def taken(method: str) -> bool:
+        return any(route.matches({**request.scope, "method": method})[0] == Match.FULL
+                   for route in request.app.router.routes)
+
+    return [method for method in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE") if taken(method)]
+
+
+def _unreadable_body(cause: BaseException | None) -> str:
+    """Why a JSON body could not be read, as what to change: "send UTF-8" was the answer to every cause, also to
+    a body in UTF-8 that nests too deeply for the parser or holds an integer of more digits than Python reads."""
+    if isinstance(cause, RecursionError):
+        return "the request body nests arrays or objects too deeply to read; send a flatter JSON document"
+    if isinstance(cause, ValueError) and not isinstance(cause, UnicodeError) and "digits" in str(cause):
+        return (f"the request body holds a number of more than {sys.get_int_max_str_digits()} digits, which is "
+                "read as no number; send a shorter one")
+    return "the request body could not be read: send JSON encoded as UTF-8"
 
 
 async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -82,7 +109,7 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     errors = [
         {
             "loc": [str(p) for p in e.get("loc", ())],
-            "msg": str(e.get("msg", "")).removeprefix("Value error, "),
+            "msg": _message(e),
             "type": str(e.get("type", "")),
         }
         for e in exc.errors()
@@ -91,9 +118,22 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     if first.get("type") == "json_invalid":  # its location is a character offset, not a field
         return problem(422, f"the request body is not valid JSON (at character {first['loc'][-1]})", errors=errors)
     where = ".".join(p for p in first["loc"] if p != "body" and not _TYPE_BRANCH.match(p)) or "request"
+    if first["loc"][:1] == ["query"] and first.get("type") == "missing":  # hint, skip: a turn in a body is not read
+        name = first["loc"][-1]
+        return problem(422, f"missing query parameter {name!r}: send it in the URL (?{name}=...)", errors=errors)
     if first.get("type") == "extra_forbidden":
         return problem(422, f"unknown field '{where}'; see /docs for this endpoint's fields", errors=errors)
     return problem(422, f"invalid {where}: {first['msg']}", errors=errors)
+
+
+# A pattern's rule in words: "String should match pattern '^[\\w@+-][\\w.@+-]*$'" is no message for an integrator.
+_PATTERN_RULES = {ACCOUNT_NAME: ACCOUNT_NAME_RULE}
+
+def _message(error: Any) -> str:
+    """A validation error's message; a pattern's rule in words where it has them."""
+    pattern = (error.get("ctx") or {}).get("pattern")
+    rule = _PATTERN_RULES.get(pattern) if isinstance(pattern, str) else None
+    return rule or str(error.get("msg", "")).removeprefix("Value error, ")
 
 
 # A field that takes one of several types (a string, or a list of strings) fails once per type, each

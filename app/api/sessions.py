@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, HTTPException, Query, Request, Response
-from pydantic import Field, StrictInt, field_validator
+from pydantic import BeforeValidator, Field, StrictInt, field_validator
 
 from app.api import session_pages
 from app.api.deps import (
@@ -81,12 +81,18 @@ TurnQuery = Annotated[int, Query(ge=0, description=TURN_HELP)]
 OptionalTurnQuery = Annotated[int | None, Query(ge=0, description=TURN_HELP)]
 
 
+# The schema's example of a code answer, to the task it names (pairwise-distances): it computes the distances, as
+# the task asks (torch.cdist, its example before, is refused there).
+PAIRWISE_EXAMPLE = ("import torch\n\ndef pairwise_distances(x, y):\n"
+                    "    return (x[:, None, :] - y[None, :, :]).pow(2).sum(-1).clamp_min(0).sqrt()")
+
+
 class AnswerIn(RequestModel):
     """Text, code, or both; code is run against the task's hidden checks on code questions."""
 
     text: str | None = Field(default=None, examples=["zero_grad clears the .grad buffers, which accumulate."])
     code: str | None = Field(
-        default=None, examples=["def pairwise_distances(x, y):\n    return torch.cdist(x, y)"]
+        default=None, examples=[PAIRWISE_EXAMPLE]
     )
     turn: StrictInt = Field(ge=0, description=TURN_HELP)
 
@@ -243,6 +249,14 @@ REPORT_TYPES = {
     "html": "text/html",
     "pdf": "application/pdf",
 }
+# What integrators guess beside the names above: `md`, and any case (`PDF`); both were a 422. The schema lists `md`;
+# JSON Schema has no case-blind enum, so the description says it.
+FORMAT_ALIASES = {"md": "markdown"}
+ReportFormat = Annotated[
+    Literal["json", "markdown", "md", "html", "pdf"] | None,
+    BeforeValidator(lambda value: value.lower() if isinstance(value, str) else value),
+    Query(description="Overrides the Accept header; `md` is `markdown`, and case is ignored (`PDF`)"),
+]
 # The JSON form's schema is the Report model's (`model` in the route's responses); the others are text or bytes.
 REPORT_CONTENT: dict[str, Any] = {
     "text/markdown": {"schema": {"type": "string"}},
@@ -265,12 +279,10 @@ def report(
     user: UserDep,
     repo: RepoDep,
     bank: BankDep,
-    format: Annotated[
-        Literal["json", "markdown", "html", "pdf"] | None, Query(description="Overrides the Accept header")
-    ] = None,
+    format: ReportFormat = None,
 ) -> Response:
     """The session's report as JSON, Markdown, HTML or PDF (by `format`, else by Accept)."""
-    fmt = format or _negotiate(request.headers.get("accept", ""))
+    fmt = FORMAT_ALIASES.get(format, format) if format else _negotiate(request.headers.get("accept", ""))
     session = _owned(repo, session_id, user.id)
     if session.config.get("mode") == Mode.INTERVIEW.value and session.status != "completed":
         raise ConflictError("an interview-mode report is ready once the session is completed")

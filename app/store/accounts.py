@@ -25,6 +25,7 @@ KEY_DISPLAY_CHARS = 8
 # mistake, and no "." or ".." that a path resolves. New ones are held to it however they are made (the CLI made
 # "my laptop", which no admin route could name).
 ACCOUNT_NAME = r"^[\w@+-][\w.@+-]*$"
+ACCOUNT_NAME_RULE = "may hold only letters, digits and _ . @ + - and not start with a dot (it travels in URLs)"
 
 
 def composed(name: str) -> str:
@@ -166,8 +167,7 @@ class AccountRepository(RepositoryBase):
 
 def _path_safe(name: str, what: str) -> None:
     if not re.fullmatch(ACCOUNT_NAME, name):
-        raise UserFacingError(f"{what} may hold only letters, digits and _ . @ + - and not start with a dot (it "
-                              f"travels in URLs): {name!r} does not")
+        raise UserFacingError(f"{what} {ACCOUNT_NAME_RULE}: {name!r} does not")
     # A name that reads as another is a second account nobody can tell from the first (an integrator passing
     # people's input through): fullwidth "ＬＥＡＲＮＥＲ" or "lеarner-1" with a Cyrillic "е" beside "learner-1".
     if unicodedata.normalize("NFKC", name) != name:
