@@ -92,5 +92,5 @@ def test_a_search_of_a_pack_larger_than_two_hundred_counts_every_question(tmp_pa
     search = {"q": "zero_grad", "per_page": 100, "page": 4}
     found = large.client.get("/v1/questions", params=search, headers=large.as_user("alice")).json()
     in_bank = alice.get("/v1/questions", params={"q": "zero_grad"}).json()
-    assert found["total"] == len(many) == 360 and len(found["items"]) == 60
+    assert found["total"] == len(many) > 300 and len(found["items"]) == min(100, len(many) - 300)
     assert found["matched"] == 3 * in_bank["matched"] > 0
