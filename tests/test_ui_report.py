@@ -83,9 +83,17 @@ def test_practice_feedback_lists_a_partly_stated_point_under_its_own_heading() -
     """A partial point was listed under "Points covered", beside the covered ones."""
     page = AppTest.from_function(_feedback).run()
     said = [m.value for m in page.markdown]
-    assert said.index("**Points covered**") < said.index("**Partly stated**") < said.index("**Points missed**")
+    assert said.index("**Covered**") < said.index("**Partly stated**") < said.index("**Missed**")
     partly = said.index("**Partly stated**")
     assert "graph" in said[partly - 1] and "chain" in said[partly + 1]
+
+
+def test_practice_feedback_titles_the_points_as_the_report_page_and_the_files_do() -> None:
+    """Practice feedback said "Points covered" and "Points missed" where the report page and the files say "Covered"
+    and "Missed"."""
+    said = [m.value for m in AppTest.from_function(_feedback).run().markdown]
+    titles = [line for line in said if line.startswith("**")]
+    assert titles == [f"**{w.COVERED}**", f"**{w.PARTLY}**", f"**{w.MISSED}**"]
 
 
 def _code_quoted_feedback() -> None:
