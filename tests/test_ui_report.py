@@ -400,3 +400,15 @@ def test_the_page_lists_what_a_questions_score_was_charged_as_the_files_do() -> 
     page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
     assert not page.exception, page.exception
     assert "Penalty: code fixed on a follow-up: what the new run added is halved" in _shown(page)
+
+
+def test_the_two_charts_side_by_side_are_as_tall_with_one_topic() -> None:
+    """With one topic the per-topic bar chart was 20 px tall beside the per-question chart's 300 px: a blank."""
+    import json
+
+    turns = [turn(1, "autograd-basics", "autograd", evaluation=evaluation(3.0, [point("graph", "covered", "a graph")]))]
+    report = build_report(session=session({"autograd-basics": 3.0}), turns=turns, bank=bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    specs = [json.loads(chart.proto.spec) for chart in page.get("vega_lite_chart")]
+    assert len(specs) == 2 and specs[0].get("height") == specs[1].get("height") is not None, specs

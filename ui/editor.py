@@ -61,7 +61,8 @@ def code_editor(*, key: str, starter: str, plain: bool) -> str:
         st.session_state[f"{key}:shown"] = "ace"
         editor_key = _ace_key(key)
         code = str(st_ace(value=latest, language="python", theme="tomorrow", key=editor_key, auto_update=True,
-                          min_lines=14, font_size=FONT_SIZE_PX, tab_size=4, show_gutter=True))
+                          min_lines=14, font_size=FONT_SIZE_PX, tab_size=4, show_gutter=True,
+                          wrap=True))  # a phone's width (390 px) cut the lines: they scrolled sideways
     st.session_state[f"{key}:code"] = code
     return code
 

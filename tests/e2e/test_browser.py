@@ -667,3 +667,20 @@ def test_the_answer_box_keeps_its_text_across_a_quick_visit_to_another_page(
     expect(page.get_by_role("heading", name="History and progress")).to_be_visible()
     link.release()
     expect(page.get_by_label("Your answer")).to_have_value(typed)
+
+
+def test_the_editor_wraps_its_lines_on_a_phone(page: Any, servers: tuple[str, str]) -> None:
+    """At 390 px the editor cut the task's lines, which scrolled sideways under a horizontal scroll bar."""
+    api_url, ui_url = servers
+    page.set_viewport_size({"width": 390, "height": 900})
+    page.goto(f"{ui_url}/?session={_code_task_session(api_url)}")
+    page.frame_locator("iframe[title*='streamlit_ace']").locator(".ace_editor .ace_content").first.wait_for()
+    _wait_idle(page)
+    sideways = page.evaluate("""() => {
+        const frame = document.querySelector("iframe[title*='streamlit_ace']");
+        const editor = frame.contentDocument.querySelector('.ace_editor').env.editor;
+        editor.renderer.updateFull(true);
+        return {bar: editor.renderer.scrollBarH.isVisible, longest: editor.renderer.$getLongestLine(),
+                width: editor.renderer.scroller.clientWidth};
+    }""")
+    assert not sideways["bar"] and sideways["longest"] <= sideways["width"], sideways
