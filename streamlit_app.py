@@ -49,6 +49,7 @@ def main() -> None:
     api = sidebar()
     page = st.session_state.get("nav", "Start")
     address.keep(page)
+    state.show_page(page)
     try:
         if page != "Interview":
             interview_page.keep_what_was_typed(api)

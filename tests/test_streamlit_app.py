@@ -122,7 +122,7 @@ def test_practice_session_with_a_code_task_then_the_report(server, monkeypatch):
     at.text_area[1].set_value("forward saves x; backward multiplies grad_output by the mask x > 0; call MyReLU.apply")
     click(at, "Submit answer")
     assert any("/ 5" in m.value for m in at.metric)  # practice mode: the rubric feedback right away
-    assert "Points covered" in texts(at.markdown) and "ctx.save_for_backward(x)" in texts(at.markdown)
+    assert "**Covered**" in texts(at.markdown) and "ctx.save_for_backward(x)" in texts(at.markdown)
 
     click(at, "💡 Hint")
     assert "hints cost" in texts(at.info)

@@ -83,9 +83,17 @@ def test_practice_feedback_lists_a_partly_stated_point_under_its_own_heading() -
     """A partial point was listed under "Points covered", beside the covered ones."""
     page = AppTest.from_function(_feedback).run()
     said = [m.value for m in page.markdown]
-    assert said.index("**Points covered**") < said.index("**Partly stated**") < said.index("**Points missed**")
+    assert said.index("**Covered**") < said.index("**Partly stated**") < said.index("**Missed**")
     partly = said.index("**Partly stated**")
     assert "graph" in said[partly - 1] and "chain" in said[partly + 1]
+
+
+def test_practice_feedback_titles_the_points_as_the_report_page_and_the_files_do() -> None:
+    """Practice feedback said "Points covered" and "Points missed" where the report page and the files say "Covered"
+    and "Missed"."""
+    said = [m.value for m in AppTest.from_function(_feedback).run().markdown]
+    titles = [line for line in said if line.startswith("**")]
+    assert titles == [f"**{w.COVERED}**", f"**{w.PARTLY}**", f"**{w.MISSED}**"]
 
 
 def _code_quoted_feedback() -> None:
@@ -406,3 +414,15 @@ def test_the_page_says_what_the_files_say_of_a_study_item_whose_penalties_cost_i
     text, files = _shown(page), render(report, "markdown")[0].decode().replace("\\", "")
     said = [w.study_reason_text(report.question(1)), w.work_on_text(report.question(1))]
     assert all(said) and all(sentence in files and sentence in text for sentence in said), (said, text)
+
+
+def test_the_two_charts_side_by_side_are_as_tall_with_one_topic() -> None:
+    """With one topic the per-topic bar chart was 20 px tall beside the per-question chart's 300 px: a blank."""
+    import json
+
+    turns = [turn(1, "autograd-basics", "autograd", evaluation=evaluation(3.0, [point("graph", "covered", "a graph")]))]
+    report = build_report(session=session({"autograd-basics": 3.0}), turns=turns, bank=bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    specs = [json.loads(chart.proto.spec) for chart in page.get("vega_lite_chart")]
+    assert len(specs) == 2 and specs[0].get("height") == specs[1].get("height") is not None, specs

@@ -10,6 +10,8 @@ import time
 
 import streamlit as st
 
+from ui import state
+
 MONOSPACE_CSS = (
     "<style>[class*='st-key-code-'] textarea "
     "{font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.9rem;}</style>"
@@ -41,12 +43,13 @@ def code_editor(*, key: str, starter: str, plain: bool) -> str:
     latest = latest_code(key, starter)
     if plain or not ace_available():
         st.markdown(MONOSPACE_CSS, unsafe_allow_html=True)
-        if st.session_state.get(f"{key}:shown") != "plain" or key not in st.session_state:
-            # The code as the editor had it, not the box's own last state; or, when the box was not drawn in
-            # the last run (another page was shown, and Streamlit dropped its state), the code kept.
+        if st.session_state.get(f"{key}:shown") != "plain" or not state.shown_on_this_visit(key):
+            # The code as the editor had it, not the box's own last state; or, when the box is drawn anew after
+            # another page, the code kept (ui.state.kept says why the box needs it set).
             st.session_state[key] = latest
         st.session_state[f"{key}:shown"] = "plain"
         code = str(st.text_area("Your code", height=320, key=key))
+        state.mark_shown(key)
     else:
         from streamlit_ace import st_ace
 
@@ -58,7 +61,8 @@ def code_editor(*, key: str, starter: str, plain: bool) -> str:
         st.session_state[f"{key}:shown"] = "ace"
         editor_key = _ace_key(key)
         code = str(st_ace(value=latest, language="python", theme="tomorrow", key=editor_key, auto_update=True,
-                          min_lines=14, font_size=FONT_SIZE_PX, tab_size=4, show_gutter=True))
+                          min_lines=14, font_size=FONT_SIZE_PX, tab_size=4, show_gutter=True,
+                          wrap=True))  # a phone's width (390 px) cut the lines: they scrolled sideways
     st.session_state[f"{key}:code"] = code
     return code
 

@@ -85,9 +85,11 @@ def _answer_form(api: ApiClient, sid: str, prompt: dict[str, Any]) -> None:
     code = None
     if prompt.get("code_contract"):
         code = _code_panel(prompt, sid)
-    text = st.text_area("Your answer", key=state.kept(state.answer_key(sid, turn)), height=160,
+    key = state.answer_key(sid, turn)
+    text = st.text_area("Your answer", key=state.kept(key), height=160,
                         placeholder="Explain your answer as you would to an interviewer.")
-    state.keep(state.answer_key(sid, turn), text)
+    state.keep(key, text)
+    state.mark_shown(key)
     drafts.watch_typing()
     drafts.save(api, sid=sid, prompt=prompt, text=text, code=code)
     columns = st.columns([2, 1, 1, 1, 1.4])

@@ -14,6 +14,9 @@ from ui.report_points import show_questions, show_topics, study_reason, work_on
 from ui.widgets import literal, score_text
 
 SCORE_SCALE = alt.Scale(domain=[0, 5])
+# Side by side, the two charts are as tall: a bar chart is otherwise as tall as its bars (20 px a topic), and one or two
+# topics left a blank beside the per-question chart's 300 px.
+CHART_HEIGHT = 260
 DOWNLOADS = (
     ("markdown", "Markdown", "md", "text/markdown"),
     ("html", "HTML", "html", "text/html"),
@@ -82,7 +85,7 @@ def _charts(report: dict[str, Any]) -> None:
                 x=alt.X("score:Q", scale=SCORE_SCALE, title="mean score (0-5)"),
                 y=alt.Y("topic:N", sort="-x", title=None),
                 tooltip=["topic", "score"],
-            )
+            ).properties(height=CHART_HEIGHT)
             st.altair_chart(chart, width="stretch")
     questions = [q for q in report.get("questions", []) if q.get("score") is not None]
     with right:
@@ -96,7 +99,7 @@ def _charts(report: dict[str, Any]) -> None:
                 x=alt.X("question:O", title="question"),
                 y=alt.Y("score:Q", scale=SCORE_SCALE, title="score (0-5)"),
                 tooltip=["question", "topic", "score"],
-            )
+            ).properties(height=CHART_HEIGHT)
             st.altair_chart(chart, width="stretch")
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ui.widgets import literal, score_text
+from ui.widgets import POINT_LISTS, literal, score_text
 
 WEAK_BELOW = 3.5  # the files' bar (app/reports/build.py): a question under it is studied, whatever it covered
 # As the files say it (app/reports/wording.py, which the front end may not import).
@@ -20,9 +20,6 @@ FOLLOW_UP_NOT_ANSWERED = ("Last follow-up not answered: the session ended here, 
                           "the earlier answer stands.")
 ON_SCREEN = "Not answered yet: it is on screen in this session, which is still going."
 FOLLOW_UP_ON_SCREEN = "Last follow-up not answered yet: it is on screen in this session, which is still going."
-POINT_LISTS = (("covered", "Covered", "✅"), ("partial", "Partly stated", "🟡"), ("missed", "Missed", "❌"),
-               # a code task whose run alone earned full marks: points its words missed cost nothing
-               ("worth_saying", "Not needed for the score, worth saying in an interview", "💬"))
 
 
 def show_topics(report: dict[str, Any]) -> None:
@@ -66,7 +63,7 @@ def _question(q: dict[str, Any]) -> None:
         st.warning(f"Failed check {check['name']}: {literal(check.get('message') or '')}")
     for note in q.get("penalties", []):  # what the question's score was charged, as the files list it
         st.caption(f"Penalty: {literal(note)}")
-    for key, title, icon in POINT_LISTS:
+    for key, (title, icon) in POINT_LISTS.items():
         if points := q.get(key):
             st.markdown(f"**{title}**\n\n" + "\n".join(f"- {icon} {literal(p['description'])}{_shown(p)}"
                                                        for p in points))

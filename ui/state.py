@@ -24,16 +24,38 @@ def apply_pending_page() -> None:
         st.session_state["nav"] = st.session_state.pop("_goto")
 
 
+def show_page(page: str) -> None:
+    """Call once a run, with the page it draws: a page drawn after another is a new visit of it (see `kept`)."""
+    if st.session_state.get("_page_drawn") != page:
+        st.session_state["_page_drawn"] = page
+        st.session_state["_visit"] = st.session_state.get("_visit", 0) + 1
+
+
 def kept(key: str) -> str:
-    """A widget's key, its value put back from `keep`'s copy when the widget was not drawn in the last run
-    (Streamlit drops a widget's state when another page is shown: a draft would be lost to a page switch)."""
-    if key not in st.session_state and f"{key}:kept" in st.session_state:
-        st.session_state[key] = st.session_state[f"{key}:kept"]
+    """A box's key, its text put back in it when the box is not yet drawn on this visit of its page. Another page took
+    the box off the browser's page, and a box drawn anew shows only a value the app sets: the app's own copy of its
+    text, or `keep`'s copy when Streamlit dropped that (as it does once another page's run ends). A run of the other
+    page cut short by the click back leaves the app's copy in place, so nothing was set, and the box came back empty
+    (6 times in 9 with the click straight after typing)."""
+    if not shown_on_this_visit(key):
+        text = st.session_state.get(key, st.session_state.get(f"{key}:kept"))
+        if text is not None:
+            st.session_state[key] = text
     return key
 
 
 def keep(key: str, value: Any) -> None:
     st.session_state[f"{key}:kept"] = value
+
+
+def shown_on_this_visit(key: str) -> bool:
+    """Whether the box under `key` was drawn on this visit of its page (mark_shown), so the browser shows its text."""
+    return st.session_state.get(f"{key}:visit") == st.session_state.get("_visit")
+
+
+def mark_shown(key: str) -> None:
+    """Call once the box under `key` is drawn."""
+    st.session_state[f"{key}:visit"] = st.session_state.get("_visit")
 
 
 def answer_key(sid: str, turn: int) -> str:
@@ -103,6 +125,7 @@ def _restore_draft(detail: dict[str, Any]) -> None:
         return
     sid, turn = detail["id"], prompt["turn"]
     if draft.get("text"):
+        st.session_state.pop(answer_key(sid, turn), None)  # the box's text left from before is older (kept)
         keep(answer_key(sid, turn), draft["text"])
     if draft.get("code") and prompt.get("code_contract"):
         st.session_state[f"{code_key(sid, prompt['question_id'])}:code"] = draft["code"]

@@ -7,7 +7,11 @@ from typing import Any
 
 import streamlit as st
 
-VERDICT_ICONS = {"covered": "✅", "partial": "🟡", "missed": "❌"}
+# A question's points, one list each, titled as the report page and the downloaded files title them (app/reports/
+# wording.py, which the front end may not import): practice feedback said "Points covered" where they say "Covered".
+POINT_LISTS = {"covered": ("Covered", "✅"), "partial": ("Partly stated", "🟡"), "missed": ("Missed", "❌"),
+               # a code task whose run alone earned full marks: the points its words missed cost nothing
+               "worth_saying": ("Not needed for the score, worth saying in an interview", "💬")}
 STATUS_WORDS = {
     "passed": "all checks passed",
     "failed": "some checks failed",
@@ -108,24 +112,26 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
     points = evaluation.get("points", [])
     missed = [p for p in points if p["verdict"] == "missed" and not p.get("beyond_score")]
     # A partial point under its own heading, as the reports list it: it was among the points covered.
-    for verdict, title in (("covered", "Points covered"), ("partial", "Partly stated")):
+    for verdict in ("covered", "partial"):
         if stated := [p for p in points if p["verdict"] == verdict]:
+            title, icon = POINT_LISTS[verdict]
             st.markdown(f"**{title}**")
             for point in stated:
-                line = f"{VERDICT_ICONS[verdict]} {literal(point['description'])}"
+                line = f"{icon} {literal(point['description'])}"
                 if point.get("checks"):  # shown by the code's run, not quoted from the answer
                     line += f"  \n{literal(point['evidence'])}"
                 elif point.get("evidence"):  # a line of the code is not quoted as the candidate's words
                     line += f"  \n{'Your code has: ' if point.get('from_code') else '> '}“{literal(point['evidence'])}”"
                 st.markdown(line)
     if missed:
-        st.markdown("**Points missed**")
+        st.markdown(f"**{POINT_LISTS['missed'][0]}**")
         # One line each: a stored check message's line breaks (torch's report) ended the list midway.
-        st.markdown("\n".join(f"- ❌ {literal(p['description'])}" + (f" ({literal(' '.join(p['evidence'].split()))})"
-                                                                     if p.get("checks") else "") + _in_words(p)
-                               for p in missed))
+        st.markdown("\n".join(f"- {POINT_LISTS['missed'][1]} {literal(p['description'])}"
+                               + (f" ({literal(' '.join(p['evidence'].split()))})" if p.get("checks") else "")
+                               + _in_words(p) for p in missed))
     if unneeded := [p for p in points if p.get("beyond_score")]:  # the code's run alone earned full marks
-        st.markdown(f"**{BEYOND_SCORE}**\n\n" + "\n".join(f"- 💬 {literal(p['description'])}" for p in unneeded))
+        title, icon = POINT_LISTS["worth_saying"]
+        st.markdown(f"**{title}**\n\n" + "\n".join(f"- {icon} {literal(p['description'])}" for p in unneeded))
     for wrong in evaluation.get("misconceptions", []):
         lead = "Your code has" if wrong.get("from_code") else "You said"
         st.error(f"**Misconception:** {literal(wrong['claim'])}  \n{lead}: “{literal(wrong['quote'])}”  \n"
@@ -148,8 +154,6 @@ def _model_answer(evaluation: dict[str, Any]) -> None:
             st.markdown(bank_markdown(evaluation["model_answer"]))
 
 
-# A code answer's points its words missed when its run alone earned full marks (words never take from a code score).
-BEYOND_SCORE = "Not needed for the score, worth saying in an interview"
 FOLLOW_UP_GIVEN_UP = {
     "skip": "Follow-up skipped: the score of your earlier answer on this question stands",
     "dont_know": "Follow-up not known: the score of your earlier answer on this question stands",
