@@ -595,21 +595,9 @@ def test_underscores_show_in_the_editor(page: Any, servers: tuple[str, str]) -> 
     assert ink >= 20, f"the underscores left {ink} dark pixels"
 
 
-
-
-class _HeldRuns:
+class _HeldRuns(_SlowLink):
     """The app's messages to the page held back while `holding`, then let through a run at a time: the page lags a run
     behind the app, as it does when the app answers faster than the page draws."""
-
-    def __init__(self) -> None:
-        self.holding = False
-        self.held: list[Any] = []
-        self.socket: Any = None
-
-    def route(self, socket: Any) -> None:
-        self.socket = socket
-        server = socket.connect_to_server()
-        server.on_message(lambda message: self.held.append(message) if self.holding else socket.send(message))
 
     def end_of_run(self, drawing: str, after: int = 0) -> int | None:
         """Where the first run held (from `after` on) that draws `drawing` ends, or None before it has ended."""
