@@ -9,6 +9,7 @@ import streamlit as st
 
 from ui import state
 from ui.client import ApiClient, ApiError
+from ui.editor import ACE_SEND_DELAY_S
 
 # A text area sends its text to the app only when it loses the focus or on Ctrl+Enter, so a page reloaded while
 # the candidate was typing would lose all they typed since. This presses Ctrl+Enter for them (the text area's own
@@ -41,12 +42,25 @@ COMMIT_WHILE_TYPING = """<script>
     for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
     return (hash >>> 0).toString(36) + ":" + text.length;
   };
-  const remember = (box) => {  // a text the app has, or will have once the commit under way arrives
-    const key = keyOf(box);
+  const keep = (key, text) => {  // a text the app has, or will have once the commit under way arrives
     if (!key) return;
-    const kept = read(key) || {text: box.value, known: []};
-    kept.known = [...kept.known.filter((d) => d !== digest(box.value)), digest(box.value)].slice(-KNOWN);
-    write(key, {...kept, text: box.value});
+    const kept = read(key) || {text, known: []};
+    kept.known = [...kept.known.filter((d) => d !== digest(text)), digest(text)].slice(-KNOWN);
+    write(key, {...kept, text});
+  };
+  const remember = (box) => keep(keyOf(box), box.value);
+  const typed = (key, text) => {  // a text the app does not have yet
+    const kept = key && read(key);
+    if (kept) write(key, {...kept, text});
+  };
+  // Whether the tab's text goes back over the one shown: only over a text this tab had (a draft another tab saved
+  // since is newer, and stays). The tab's drafts of other prompts (answered since) go.
+  const toPutBack = (key, shown, prefix) => {
+    for (const old of Object.keys(sessionStorage)) {
+      if (old.startsWith(prefix) && old !== key) sessionStorage.removeItem(old);
+    }
+    const kept = read(key);
+    return kept && kept.text !== shown && kept.known.includes(digest(shown)) ? kept.text : null;
   };
   const commit = (box) => {
     remember(box);
@@ -61,8 +75,7 @@ COMMIT_WHILE_TYPING = """<script>
   document.addEventListener("input", (event) => {
     const box = event.target;
     if (!box.matches?.(BOX)) return;
-    const key = keyOf(box), kept = key && read(key);
-    if (kept) write(key, {...kept, text: box.value});
+    typed(keyOf(box), box.value);
     clearTimeout(timer);
     timer = setTimeout(() => { timer = undefined; commit(box); }, PAUSE_MS);
   }, true);
@@ -81,27 +94,49 @@ COMMIT_WHILE_TYPING = """<script>
       return;
     }
     box.dataset.draftRead = "1";
-    const key = keyOf(box);
-    if (!key) return;
-    for (const old of Object.keys(sessionStorage)) {  // the drafts of prompts since answered
-      if (old.startsWith(PREFIX) && old !== key) sessionStorage.removeItem(old);
-    }
-    const kept = read(key);
-    if (!kept || kept.text === box.value || !kept.known.includes(digest(box.value))) return;
-    Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value").set.call(box, kept.text);
+    const key = keyOf(box), text = key && toPutBack(key, box.value, PREFIX);
+    if (text === null || text === undefined) return;
+    Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value").set.call(box, text);
     box.dispatchEvent(new Event("input", {bubbles: true}));  // for the box's own state, as if typed
     commit(box);
   };
   document.querySelectorAll(BOX).forEach(restore);
   new MutationObserver(() => document.querySelectorAll(BOX).forEach(restore))
     .observe(document.body, {childList: true, subtree: true});
+
+  // The code editor sends an edit SEND_MS ms after the last keystroke, so a reload sooner lost it. Its frame is this
+  // page's, so its edits are kept in the tab too, and a reload puts them back in the editor, which sends them.
+  const FRAME = "iframe[title*='streamlit_ace']", CODE_PREFIX = "code-draft:";
+  const codeKeyOf = (frame) => {  // ui.state.code_key (the session and the question) from the editor's key
+    const holder = frame.closest("[class*='st-key-code-']");
+    const found = holder && [...holder.classList].find((name) => name.startsWith("st-key-code-"));
+    return found ? CODE_PREFIX + found.slice("st-key-".length).replace(/-ace-[0-9]+$/, "") : null;
+  };
+  const watchEditor = (frame) => {
+    let editor;
+    try { editor = frame.contentDocument.querySelector(".ace_editor").env.editor; } catch { return; }
+    const key = codeKeyOf(frame);
+    if (!editor || editor.draftWatched || !key) return;
+    editor.draftWatched = true;
+    let sent;
+    editor.on("change", () => {
+      typed(key, editor.getValue());
+      clearTimeout(sent);
+      sent = setTimeout(() => keep(key, editor.getValue()), SEND_MS);  // as the editor sends it
+    });
+    const text = toPutBack(key, editor.getValue(), CODE_PREFIX);
+    if (text === null) keep(key, editor.getValue());  // the code the app drew it with
+    else editor.setValue(text, 1);
+  };
+  setInterval(() => document.querySelectorAll(FRAME).forEach(watchEditor), 250);
 })();
-</script>""".replace("PAUSE_MS", str(PAUSE_MS)).replace("EMPTY_WAIT_MS", str(EMPTY_WAIT_MS))
+</script>""".replace("PAUSE_MS", str(PAUSE_MS)).replace("EMPTY_WAIT_MS", str(EMPTY_WAIT_MS)).replace(
+    "SEND_MS", str(round(ACE_SEND_DELAY_S * 1000)))
 
 
 def watch_typing() -> None:
     """Draw the script that has the answer box send its text when the candidate pauses typing, and keeps what was
-    typed since for a reload to send."""
+    typed since, in the box and in the code editor, for a reload to send."""
     st.html(COMMIT_WHILE_TYPING, unsafe_allow_javascript=True)
 
 
