@@ -372,7 +372,10 @@ def test_a_draft_survives_a_reload_and_goes_once_it_is_sent(page: Any, servers: 
     _wait_idle(page)
     page.get_by_role("button", name="Submit answer").click()
     _wait_for(lambda: _detail(api_url, sid)["transcript"][0]["action"] is not None)
-    assert _draft(api_url, sid) is None
+    # The draft sent is gone. A follow-up on the code task may have one of its own by now: its editor holds the code
+    # sent, which is a draft of the follow-up's (it is not the starter), with no words typed yet.
+    after = _draft(api_url, sid)
+    assert after is None or (after["turn"] > 0 and not after["text"]), after
     page.reload()
     expect(page.get_by_text("My unsent answer").first).to_be_visible()  # in the chat, as the answer sent
     # Whatever comes next (a follow-up's box, or the end), no answer box holds the draft sent.
