@@ -450,3 +450,18 @@ def test_a_probe_about_code_on_an_entry_without_a_code_task_is_refused(bank):
     entry["follow_ups"][0]["presumes_code"] = True
     with pytest.raises(ValidationError, match="presumes the candidate's code, but this entry is no code task"):
         Question.model_validate(entry)
+
+
+def test_the_starters_not_implemented_error_is_said_once_beside_the_points(bank):
+    """pairwise-distances sent as its starter said "NotImplementedError: (line 6: raise NotImplementedError)"
+    beside each of three missed points."""
+    from evaluators.run_points import run_verdicts
+
+    question = next(q for q in bank if q.id == "pairwise-distances")
+    stopped = "NotImplementedError: (line 6: raise NotImplementedError)"
+    checks = [{"name": c.name, "passed": False, "message": stopped, "failure": "raised"} for c in question.code.checks]
+    evidence = [v.evidence for v in run_verdicts(question, checks)]
+    said = [e for e in evidence if "NotImplementedError" in e]
+    assert said == ["failed hidden check output-shape: stopped at NotImplementedError (line 6): the starter's body "
+                    "is not written yet"]
+    assert len(evidence) > 1 and all(e.endswith(", with the same error") for e in evidence if e not in said)
