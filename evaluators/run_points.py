@@ -18,6 +18,9 @@ _COMPARISON = re.compile(r"(?:Tensor-likes|Scalars|Booleans) are not (?:close|eq
 _MISMATCHED = re.compile(r"Mismatched elements: (\d+) / (\d+)")
 _EXPECTED = re.compile(r"Expected .+? but got .+?(?=\.\s|\.$)")
 _ITEM = re.compile(r"The failure occurred for item (\S+)")
+# The starter's own `raise NotImplementedError`, as the harness reports it: "NotImplementedError: (line 6: raise ...)".
+_NOT_WRITTEN = "the starter's body is not written yet"
+_UNWRITTEN = re.compile(r"NotImplementedError: \(line (\d+): raise NotImplementedError\)")
 
 
 def failure_said(check: Mapping[str, Any]) -> str:
@@ -25,6 +28,9 @@ def failure_said(check: Mapping[str, Any]) -> str:
     comparison report becomes what of it helps (how many values differ, where, or the scalar expected); the run's
     own results keep the whole report."""
     message = str(check.get("message") or "")
+    unwritten = _UNWRITTEN.fullmatch(message.strip())
+    if unwritten:
+        return f"stopped at NotImplementedError (line {unwritten[1]}): {_NOT_WRITTEN}"
     found = _COMPARISON.search(message)
     if found is None:
         return " ".join(message.split())
@@ -44,6 +50,7 @@ def run_verdicts(question: Question, checks: Sequence[Mapping[str, Any]]) -> lis
         return []
     results = {str(c.get("name")): c for c in checks}
     verdicts = []
+    said: set[str] = set()  # the starter's NotImplementedError, which fails every check alike, is said once
     for point in question.rubric:
         names = [c.name for c in question.code.checks if point.id in c.points]
         if not names or any(n not in results for n in names):
@@ -51,7 +58,10 @@ def run_verdicts(question: Question, checks: Sequence[Mapping[str, Any]]) -> lis
         failed = [n for n in names if not results[n].get("passed")]
         if failed:
             why = failure_said(results[failed[0]])
-            evidence = f"failed hidden check {failed[0]}" + (f": {why}" if why else "")
+            evidence = f"failed hidden check {failed[0]}" + (
+                "" if not why else ", with the same error" if why in said else f": {why}")
+            if why.endswith(_NOT_WRITTEN):
+                said.add(why)
             verdicts.append(PointVerdict(point_id=point.id, description=point.description, weight=point.weight,
                                          verdict=Verdict.MISSED, credit=0.0, evidence=evidence, checks=failed))
         else:

@@ -91,11 +91,15 @@ class FollowUp(_Strict):
     `presumes_failed_check` names the hidden check whose failure the probe tells the candidate their code showed
     ("Your distances come out as NaN for duplicate points"): it is asked only after a run in which that check got
     a value from the code and judged it wrong while another check passed; otherwise the neutral probe about the
-    failed check is asked, since the probe would state a bug the code may not have."""
+    failed check is asked, since the probe would state a bug the code may not have.
+
+    `presumes_code` marks a probe about the candidate's own code ("the shape of every intermediate tensor in your
+    solution"): it is asked only once code was sent on the question, never of an answer in words alone."""
 
     point: Slug
     prompt: str = Field(min_length=10)
     presumes_failed_check: Slug | None = None
+    presumes_code: bool = False
 
 
 class SeedRef(_Strict):
@@ -191,7 +195,11 @@ def _check_points_named(checks: list[CodeCheck], point_ids: list[str]) -> None:
 
 
 def _presumed_check_named(code: CodeTask | None, follow_up: FollowUp) -> None:
-    """A probe that presumes a check failed names a check of its task that verifies the probe's point."""
+    """A probe about the candidate's code belongs to a code task; one that presumes a check failed names a check of
+    its task that verifies the probe's point."""
+    if follow_up.presumes_code and code is None:
+        raise ValueError(f"follow_up on {follow_up.point!r} presumes the candidate's code, but this entry is no code "
+                         "task")
     name = follow_up.presumes_failed_check
     if name is None:
         return

@@ -216,6 +216,23 @@ def test_bad_config_is_422_naming_the_field(alice, config):
     assert next(iter(config)) in body["detail"] and body["errors"]
 
 
+@pytest.mark.parametrize("seed", [2**63, -(2**63) - 1, "9" * 4000])
+def test_a_seed_beyond_64_bits_is_422_saying_the_bound_and_not_echoing_it(alice, seed):
+    """A 4000-digit seed was stored and echoed in every reply to the session (201)."""
+    refused = alice.post("/v1/sessions", content=f'{{"seed": {seed}}}', headers={"content-type": "application/json"})
+    body = assert_problem(refused, 422)
+    assert "seed" in body["detail"] and "922337203685477580" in body["detail"] and "9" * 30 not in refused.text
+    assert alice.post("/v1/sessions", json={"seed": 2**63 - 1}).json()["config"]["seed"] == 2**63 - 1
+
+
+def test_a_topic_named_twice_is_kept_once_in_the_order_given(alice):
+    """An integrator building the list from checkboxes or a merge may repeat a name; the filter is the same."""
+    created = alice.post("/v1/sessions", json={"topics": ["tensors", "autograd", "tensors"],
+                                               "frameworks": ["pytorch", "pytorch"]}).json()
+    assert created["config"]["topics"] == ["tensors", "autograd"]
+    assert created["config"]["frameworks"] == ["pytorch"]
+
+
 def test_empty_config_and_no_body_use_defaults(alice):
     assert alice.post("/v1/sessions").json()["config"]["num_questions"] == 5
     assert alice.post("/v1/sessions", json={}).json()["config"]["mode"] == "practice"

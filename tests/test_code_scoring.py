@@ -93,7 +93,8 @@ def test_the_follow_up_asks_about_the_point_a_failed_check_missed(scorer, tasks)
     fallback = choose_follow_up(unprobed, result.rubric, score=result.score, asked=0, probed=[])
     assert fallback is not None and fallback.point == "max-subtraction"
     assert "logits with magnitudes in the thousands" in fallback.prompt
-    again = choose_follow_up(question, result.rubric, score=result.score, asked=1, probed=["max-subtraction"])
+    run = ScriptedRunner("large-logits").check(question.code, NAIVE_LOG_SOFTMAX, question.id)
+    again = choose_follow_up(question, result.rubric, score=result.score, asked=1, probed=["max-subtraction"], run=run)
     assert again is not None and again.point == "overflow-problem"  # the run showed log-sum-exp-form
 
 
@@ -422,3 +423,45 @@ def test_the_starter_code_sent_back_earns_no_words_credit(scorer, tasks):
     own = task.code.starter.replace("        raise NotImplementedError", body)
     wrote = scored(scorer, task, ScriptedRunner(*every_check), code=own, text="Here is my attempt.")
     assert wrote.evaluation["rubric_score"] >= sent_back.evaluation["rubric_score"] + 1  # their own lines still read
+
+
+def test_a_probe_about_the_candidates_code_is_not_asked_of_words_alone(scorer, tasks):
+    """pairwise-distances answered in words only was asked "Walk me through the shape of every intermediate tensor
+    in your solution." with no solution sent. Once code ran, the probe may be asked."""
+    question = tasks["pairwise-distances"]
+    about_code = {f.prompt for f in question.follow_ups if f.presumes_code}
+    assert "Walk me through the shape of every intermediate tensor in your solution." in about_code
+    words = AnswerScorer(evaluator=scorer).score(
+        question, text="I would subtract every pair of rows and take the norm over the last dimension.",
+        code=None, earlier=[])
+    probed: list[str] = []
+    for asked in range(2):
+        probe = choose_follow_up(question, words.rubric, score=words.score, asked=asked, probed=probed)
+        assert probe is None or probe.prompt not in about_code
+        probed += [probe.point] if probe else []
+    run = ScriptedRunner().check(question.code, "", question.id)
+    shapes = choose_follow_up(question, words.rubric, score=words.score, asked=0,
+                              probed=[p.id for p in question.rubric if p.id != "broadcast-difference"], run=run)
+    assert shapes is not None and shapes.prompt in about_code
+
+
+def test_a_probe_about_code_on_an_entry_without_a_code_task_is_refused(bank):
+    entry = next(q for q in bank if q.code is None and q.follow_ups).model_dump()
+    entry["follow_ups"][0]["presumes_code"] = True
+    with pytest.raises(ValidationError, match="presumes the candidate's code, but this entry is no code task"):
+        Question.model_validate(entry)
+
+
+def test_the_starters_not_implemented_error_is_said_once_beside_the_points(bank):
+    """pairwise-distances sent as its starter said "NotImplementedError: (line 6: raise NotImplementedError)"
+    beside each of three missed points."""
+    from evaluators.run_points import run_verdicts
+
+    question = next(q for q in bank if q.id == "pairwise-distances")
+    stopped = "NotImplementedError: (line 6: raise NotImplementedError)"
+    checks = [{"name": c.name, "passed": False, "message": stopped, "failure": "raised"} for c in question.code.checks]
+    evidence = [v.evidence for v in run_verdicts(question, checks)]
+    said = [e for e in evidence if "NotImplementedError" in e]
+    assert said == ["failed hidden check output-shape: stopped at NotImplementedError (line 6): the starter's body "
+                    "is not written yet"]
+    assert len(evidence) > 1 and all(e.endswith(", with the same error") for e in evidence if e not in said)

@@ -1036,3 +1036,18 @@ def test_code_fixed_on_a_follow_up_names_what_its_first_run_failed(bank, fmt) ->
         ("gradient-values", "backward produced no gradient for x")]
     said = "Code checks: 2/2 passed (passed). First run failed: gradient-values (backward produced no gradient for x)."
     assert said in _document_texts(_fixed_on_a_follow_up(bank))[fmt]
+
+
+def test_the_starters_not_implemented_error_is_said_once_in_the_study_focus(bank) -> None:
+    """Starter code sent unchanged fails every check at its `raise NotImplementedError`; the study focus said
+    "NotImplementedError: (line 6: raise NotImplementedError) (failed check ...)" once per check."""
+    stopped = "NotImplementedError: (line 6: raise NotImplementedError)"
+    names = ["forward-values", "gradient-values", "gradient-mask"]
+    checks = [{"name": n, "passed": False, "message": stopped, "failure": "raised", "description": n} for n in names]
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_code=CODE, evaluation=evaluation(0.0, []),
+                  code_result={"status": "failed", "checks": checks})]
+    report = build_report(session=session({"relu-autograd-function": 0.0}), turns=turns, bank=bank)
+    focus = report.study_plan[0].focus
+    assert focus[0] == ("stopped at NotImplementedError (line 6): the starter's body is not written yet "
+                        "(failed checks forward-values, gradient-values, gradient-mask)")
+    assert not any("NotImplementedError" in item for item in focus[1:])

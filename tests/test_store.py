@@ -411,6 +411,25 @@ def test_turns_round_trip_with_payloads(repo: Repository) -> None:
     assert stored[0].answered_at is not None and stored[0].answered_at.tzinfo == UTC
 
 
+@pytest.mark.parametrize(("action", "taken", "again"), [
+    ("skip", "this skip was recorded", "skip again"),
+    ("dont_know", "this \u201cI don't know\u201d was recorded", "send \u201cI don't know\u201d again"),
+])
+def test_a_give_up_that_loses_to_a_hint_is_refused_in_its_own_words(repo: Repository, action, taken, again) -> None:
+    """A skip or "I don't know" refused for a hint given meanwhile was told "while this answer was scored ... send
+    the answer again", as if an answer had been lost."""
+    user_id, session_id, turn_id = _session_with_turn(repo)
+    repo.add_hint(turn_id, seen=0, text="Think about the graph.")
+    with pytest.raises(ConflictError) as refused:
+        repo.record_answer(turn_id, action=action, evaluation=EVALUATION, hints_seen=0)
+    assert str(refused.value) == (f"a hint was given on turn 0 while {taken}, so its score is out of date; nothing "
+                                  f"was recorded: {again}")
+    repo.save_state(session_id, state={"current_turn_id": None}, status="completed")
+    with pytest.raises(ConflictError, match=f"^the session was ended while {taken}; nothing was recorded$"):
+        repo.record_answer(turn_id, action=action, evaluation=EVALUATION)
+    assert not repo.turns(session_id)[0].answered
+
+
 def test_a_session_ended_takes_no_answer_and_no_hint_on_the_prompt_it_left_open(repo: Repository) -> None:
     """Another process ends the session while this one scores an answer or chooses a hint: both were stored on the
     ended session (the answer's state putting back the prompt the end had closed; a hint on an unscored turn)."""

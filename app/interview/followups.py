@@ -22,7 +22,9 @@ def choose_follow_up(
     found missing in the code (the run is the surest evidence of a gap), asked with its own probe or, lacking
     one, about the failed check. `score` is the answer's own (for a code task, its code and words together),
     not the rubric's alone. A probe already given as a hint on this question (`hinted`: the hints' texts, which
-    quote their probe) is not asked again, nor one that states a failure the last run (`run`) did not show."""
+    quote their probe) is not asked again, nor one that states a failure the last run (`run`) did not show, nor one
+    about the candidate's code when none was sent on the question (an answer in words has no solution to walk
+    through; a hint may still quote it, as the code is yet to be written)."""
     if asked >= MAX_FOLLOW_UPS or evaluation.gate or score >= GOOD_ENOUGH:
         return None
     missing = sorted(
@@ -32,7 +34,7 @@ def choose_follow_up(
     for point in missing:
         for follow_up in question.follow_ups:
             if follow_up.point == point.point_id and not any(follow_up.prompt in h for h in hinted) \
-                    and _true_of_run(follow_up, run):
+                    and (run is not None or not follow_up.presumes_code) and _true_of_run(follow_up, run):
                 return follow_up
         if point.checks and question.code is not None:
             return FollowUp(point=point.point_id, prompt=_about_failed_check(question, point.checks[0]))

@@ -27,12 +27,14 @@ class SessionConfig(BaseModel):
     num_questions: int = Field(default=5, ge=1, le=30)
     mode: Mode = Mode.PRACTICE
     time_limit_s: int | None = Field(default=None, ge=30, le=3600)
-    seed: int | None = None
+    # A 64-bit signed whole number: what a client's integer type holds, and a bound on what every reply echoes.
+    seed: int | None = Field(default=None, ge=-(2**63), le=2**63 - 1)
 
     @field_validator("frameworks", "topics")
     @classmethod
     def _non_empty(cls, value: list[Any] | None) -> list[Any] | None:
-        return value or None
+        """Each once, in the order given: a filter names a framework or topic, and naming it twice changes nothing."""
+        return list(dict.fromkeys(value)) or None if value else None
 
 
 class SessionState(BaseModel):

@@ -7,6 +7,7 @@ from statistics import fmean
 
 from app.reports.model import (
     CoveredPoint,
+    FailedCheck,
     GapPoint,
     MissedPoint,
     QuestionEntry,
@@ -137,13 +138,22 @@ def _study_plan(answered: list[QuestionEntry], bank: Mapping[str, Question], *, 
             score=entry.score or 0.0, next=links, reason=reason,
             # What the hidden checks found first: for a code task they are what the score stands on.
             focus=[*[UNRUN_FOCUS] * entry.checks_not_run,
-                   *(f"{c.message or c.name} (failed check {c.name})" for c in entry.failed_checks),
-                   *(f"{c.message or c.name} (failed check {c.name} on the first run)" for c in entry.first_run_fixed),
+                   *_checks_focus(entry.failed_checks, ""),
+                   *_checks_focus(entry.first_run_fixed, " on the first run"),
                    *(f"{m.correction} (wrong claim: {m.claim})" for m in entry.misconceptions),
                    *(p.description for p in entry.missed), *(p.description for p in entry.partial),
                    *(entry.penalties if reason == "penalties" else [])],
         ))
     return plan
+
+
+def _checks_focus(failed: list[FailedCheck], when: str) -> list[str]:
+    """One item per failure, naming every check that failed with it: the starter's NotImplementedError, which
+    stops every check alike, is said once, not once per check."""
+    named: dict[str, list[str]] = {}
+    for check in failed:
+        named.setdefault(check.message or check.name, []).append(check.name)
+    return [f"{why} (failed check{'s' * (len(names) > 1)} {', '.join(names)}{when})" for why, names in named.items()]
 
 
 def _links(entry: QuestionEntry, bank: Mapping[str, Question], *, exclude: set[str]) -> list[StudyLink]:

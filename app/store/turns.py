@@ -25,6 +25,14 @@ from app.store.models import (
 from app.store.records import TurnRecord, turn_record
 from app.store.sessions import apply_state, locked_session
 
+# How a refusal names the action it refused and says how to retry: a skip told to "send the answer again" reads
+# as if an answer had been lost.
+_ACTION_WORDS = {
+    "answer": ("this answer was scored", "send the answer again"),
+    "skip": ("this skip was recorded", "skip again"),
+    "dont_know": ("this \u201cI don't know\u201d was recorded", "send \u201cI don't know\u201d again"),
+}
+
 
 class NewTurn(TypedDict):
     """A turn to add: `_insert_turn` says what the optional fields ask of the store."""
@@ -95,11 +103,12 @@ class TurnRepository(RepositoryBase):
                 raise ConflictError(f"turn {turn.position} was already answered; nothing was recorded")
             # Locked after the turn, as add_hint does. A session ended (by another process) while this answer was
             # scored stays ended: the answer, stored anyway, put back the prompt the end had closed and asked on.
+            taken, again = _ACTION_WORDS[action]
             if locked_session(session, turn.session_id).status == "completed":
-                raise ConflictError("the session was ended while this answer was scored; nothing was recorded")
+                raise ConflictError(f"the session was ended while {taken}; nothing was recorded")
             if hints_seen is not None and turn.hints_used != hints_seen:
-                raise ConflictError(f"a hint was given on turn {turn.position} while this answer was scored, so its "
-                                    "score is out of date; nothing was recorded: send the answer again")
+                raise ConflictError(f"a hint was given on turn {turn.position} while {taken}, so its score is out of "
+                                    f"date; nothing was recorded: {again}")
             turn.action, turn.answer_text, turn.answer_code = action, answer_text, answer_code
             turn.answered_at = utcnow()
             turn.evaluation = _evaluation_row(evaluation)
