@@ -431,17 +431,22 @@ class _CutLink:
         self.cut_off.add(id(self.current))
 
 
+def _in_the_editor(page: Any, url: str, link: Any) -> Any:
+    """The page opened at `url` over `link`, with the caret at the end of the code editor."""
+    page.route_web_socket(re.compile(r"/_stcore/stream"), link.route)
+    page.goto(url)
+    page.frame_locator("iframe[title*='streamlit_ace']").locator(".ace_editor .ace_content").first.click()
+    page.keyboard.press("Control+End")
+    return link
+
+
 def test_a_reload_right_after_an_edit_in_the_editor_keeps_the_edit(page: Any, servers: tuple[str, str]) -> None:
     """The editor sends an edit 200 ms after the last keystroke, and nothing sent while the page unloads arrives: a
     reload sooner lost the edit (4 times in 4). The tab keeps its own copy for the reload to put back in the editor and
     send, as for the answer box; a draft another tab saved since is newer, and stays."""
     api_url, ui_url = servers
     sid = _code_task_session(api_url)
-    link = _CutLink()
-    page.route_web_socket(re.compile(r"/_stcore/stream"), link.route)
-    page.goto(f"{ui_url}/?session={sid}")
-    page.frame_locator("iframe[title*='streamlit_ace']").locator(".ace_editor .ace_content").first.click()
-    page.keyboard.press("Control+End")
+    link = _in_the_editor(page, f"{ui_url}/?session={sid}", _CutLink())
     _wait_idle(page)
     link.cut()
     page.keyboard.insert_text("\n# typed just before the reload")
@@ -539,11 +544,7 @@ def test_the_editor_still_shows_the_code_on_a_follow_up(page: Any, servers: tupl
     step (most of the time here; always over a slow link, simulated to make the test certain)."""
     api_url, ui_url = servers
     sid = _code_task_session(api_url)
-    link = _SlowLink()
-    page.route_web_socket(re.compile(r"/_stcore/stream"), link.route)
-    page.goto(f"{ui_url}/?session={sid}")
-    page.frame_locator("iframe[title*='streamlit_ace']").locator(".ace_editor .ace_content").first.click()
-    page.keyboard.press("Control+End")
+    link = _in_the_editor(page, f"{ui_url}/?session={sid}", _SlowLink())
     page.keyboard.insert_text("\n# my attempt so far")
     # Code other than the starter is run with the answer; the starter's NotImplementedError fails its checks, and a
     # missing point with checks always draws a follow-up.
@@ -572,15 +573,20 @@ def test_the_editor_still_shows_the_code_on_a_follow_up(page: Any, servers: tupl
     assert "# and a fix" in (_detail(api_url, sid)["transcript"][1]["answer_code"] or "")
 
 
+def _code_task_page(page: Any, api_url: str, ui_url: str) -> None:
+    """A new code task's page, drawn, with its editor on it."""
+    page.goto(f"{ui_url}/?session={_code_task_session(api_url)}")
+    page.frame_locator("iframe[title*='streamlit_ace']").locator(".ace_editor .ace_content").first.wait_for()
+    _wait_idle(page)
+
+
 def test_underscores_show_in_the_editor(page: Any, servers: tuple[str, str]) -> None:
     """At a device scale of 1 the editor's lines were too short for DejaVu Sans Mono's underscore (the fallback
     monospace here): `train_loss` read "train loss". A line of underscores alone must leave ink on the screen."""
     from PIL import Image
 
     api_url, ui_url = servers
-    page.goto(f"{ui_url}/?session={_code_task_session(api_url)}")
-    page.frame_locator("iframe[title*='streamlit_ace']").locator(".ace_editor .ace_content").first.wait_for()
-    _wait_idle(page)
+    _code_task_page(page, api_url, ui_url)
     line = page.evaluate("""() => {
         const frame = document.querySelector("iframe[title*='streamlit_ace']");
         const editor = frame.contentDocument.querySelector('.ace_editor').env.editor;
@@ -664,9 +670,7 @@ def test_the_editor_wraps_its_lines_on_a_phone(page: Any, servers: tuple[str, st
     """At 390 px the editor cut the task's lines, which scrolled sideways under a horizontal scroll bar."""
     api_url, ui_url = servers
     page.set_viewport_size({"width": 390, "height": 900})
-    page.goto(f"{ui_url}/?session={_code_task_session(api_url)}")
-    page.frame_locator("iframe[title*='streamlit_ace']").locator(".ace_editor .ace_content").first.wait_for()
-    _wait_idle(page)
+    _code_task_page(page, api_url, ui_url)
     sideways = page.evaluate("""() => {
         const frame = document.querySelector("iframe[title*='streamlit_ace']");
         const editor = frame.contentDocument.querySelector('.ace_editor').env.editor;
