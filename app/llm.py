@@ -180,7 +180,7 @@ class LangChainChatModel(ChatModel):
         else:
             shape = schema.model_json_schema()
             response_format = {"type": "json_object", "schema": shape}
-            user = _json_mode_prompt(user, shape)
+            system = f"{system}\nReply with one JSON object that follows this JSON schema:\n{json.dumps(shape)}"
         message = self._invoke(self._llm.bind(response_format=response_format), system, user)
         self._check_reply(message)
         try:
@@ -221,26 +221,6 @@ class LangChainChatModel(ChatModel):
         if not text:
             raise LLMError("malformed output: empty reply")
         return redact(text, self._secrets)  # a wording is shown and stored: it carries no credential either
-
-
-def _json_mode_prompt(user: str, shape: dict[str, Any]) -> str:
-    """The user's message asking for JSON that follows `shape`. The schema comes last, so the start of the prompt
-    (the judge's system prompt and task description, ~290 tokens) is the same on every call: llama-cpp-python
-    reuses the part of its last prompt a new one starts with, and read the judge's ~1,700-token prompt at
-    45-52 ms a token on a loaded 2-core machine, past any timeout. Written without titles and descriptions (the
-    prompt says what each field holds), it is ~185 tokens shorter; the server still decodes to the full schema."""
-    return f"{user}\n\nReply with one JSON object that follows this JSON schema:\n{_schema_text(shape)}"
-
-
-def _schema_text(shape: dict[str, Any]) -> str:
-    def bare(value: Any, *, names: bool = False) -> Any:
-        """`value` without titles and descriptions; `names`: a mapping of names (properties, $defs) kept whole."""
-        if isinstance(value, dict):
-            return {k: bare(v, names=k in ("properties", "$defs") and not names) for k, v in value.items()
-                    if names or k not in ("title", "description")}
-        return [bare(v) for v in value] if isinstance(value, list) else value
-
-    return json.dumps(bare(shape), separators=(",", ":"))
 
 
 def _json_schema_format(schema: type[BaseModel]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ connection closes (a timeout, Ctrl-C), and not otherwise. llama-cpp-python (0.3.
 connection after each streamed chunk, but works an unstreamed reply out whole while the next request
 waits: a wording given up at 3 s held the server 19 to 32 s more, 1.1 to 1.3 s streamed; the judge's call
 given up at 5 s, 70 to 134 s, 35 to 85 s streamed (SmolLM2-135M, 1 thread, a loaded 2-core machine). What
-streaming cannot save is the reading of the prompt (~1,300 tokens for the judge), which no server breaks
+streaming cannot save is the reading of the prompt (1,443 tokens for the judge), which no server breaks
 off. The reply is still gathered whole before it is parsed, so the cap on tokens, JSON mode and the
 checks on the full reply work as before.
 """

@@ -293,31 +293,6 @@ def test_function_calling_method_works_too(fake_openai, offline, relu):
     assert fake_openai.requests[0].body["tools"][0]["function"]["name"] == "JudgeReply"
 
 
-def test_json_mode_prompts_of_different_questions_start_alike_and_carry_a_bare_schema(fake_openai, offline, relu, bank):
-    zero_grad = next(q for q in bank if q.id == "zero-grad")
-    """llama-cpp-python (JSON mode) reuses the part of its last prompt a new one starts with, and reads the rest at
-    45-90 ms a token on a loaded 2-core machine. The schema in the system message made two judge prompts part at
-    token 87; with it last, they share the judge's task description (301 tokens), and without titles and
-    descriptions it is ~185 tokens shorter. The server still gets the whole schema to decode to."""
-    import json
-
-    from evaluators.judge_prompt import SYSTEM_PROMPT, TASK_DESCRIPTION
-
-    fake_openai.script([content(reply()), content(reply())])
-    model = LangChainChatModel(base_url=fake_openai.base_url, model=MODEL, timeout_s=5, max_retries=0,
-                               method="json_mode")
-    for question in (relu, zero_grad):
-        LLMJudge(model, offline).evaluate(GradingTask.from_question(question, ANSWER))
-    first, second = ("\n".join(m["content"] for m in r.messages) for r in fake_openai.requests)
-    shared = next((i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b), 0)
-    assert shared >= len(SYSTEM_PROMPT) + len(TASK_DESCRIPTION)
-    body = fake_openai.requests[0].body
-    written = json.loads(body["messages"][-1]["content"].rsplit("\n", 1)[1])
-    assert "title" not in json.dumps(written) and "description" not in json.dumps(written)
-    assert written["$defs"]["JudgedPoint"]["properties"]["point_id"]["enum"] == [p.id for p in relu.rubric]
-    assert body["response_format"]["schema"]["$defs"]["JudgedPoint"]["properties"]["point_id"]["title"] == "Point Id"
-
-
 def test_a_batch_keeps_several_calls_in_flight_and_falls_back_per_answer(fake_openai, offline, relu):
     fake_openai.script([content(reply(), delay_s=0.3)] * 3 + [broken_json()])
     tasks = [GradingTask.from_question(relu, ANSWER) for _ in range(4)]

@@ -47,7 +47,7 @@ def test_a_server_without_json_schema_gets_json_mode_found_once_and_kept(llama_c
     assert model.method == "json_mode"
     sent = llama_cpp_like.requests[1].body
     assert sent["response_format"]["schema"] == Probe.model_json_schema()  # constrained decoding there
-    assert '"topic"' in sent["messages"][-1]["content"] and sent["max_tokens"] == 300  # after the prompt
+    assert '"topic"' in sent["messages"][0]["content"] and sent["max_tokens"] == 300
 
 
 def test_a_server_that_takes_json_schema_keeps_it():
