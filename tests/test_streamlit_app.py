@@ -416,8 +416,10 @@ def test_code_typed_in_the_plain_box_survives_switching_to_the_editor_and_back(s
 
 def test_a_refused_hint_is_an_error_and_the_hints_given_stay(server, monkeypatch):
     url, keys = server
-    at, created, auth = new_session_page(monkeypatch, server, "hinter", topics=["training-loop"], num_questions=2,
-                                         seed=1)
+    # A topic without code tasks: a code task answered in words alone may draw no follow-up (its probes ask about
+    # the candidate's code), and the follow-up is what this test skips.
+    at, created, auth = new_session_page(monkeypatch, server, "hinter", topics=["performance-memory"],
+                                         num_questions=2, seed=1)
     for _ in range(3):  # two hints per question, then "no more hints"
         click(at, "💡 Hint")
     assert "no more hints for this question" in texts(at.error)
