@@ -6,6 +6,8 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
+from tests.html_tables import topic_tables
+
 PROGRESS = {
     "sessions": 2, "completed_sessions": 2, "answers": 4, "weak_topics": ["autograd"],
     "topics": [{"topic": "autograd", "answers": 4, "mean_score": 1.55, "latest_score": 2.3, "history": [
@@ -31,6 +33,6 @@ def test_the_history_table_rounds_a_mean_as_the_report_shows_it() -> None:
     """Review s50: the table showed a mean of 1.55 where the report of the same answers showed 1.6 / 5."""
     page = AppTest.from_function(_page, args=(json.dumps(PROGRESS),), default_timeout=30).run()
     assert not page.exception, page.exception
-    (table,) = page.dataframe
-    row = table.value.to_dict("records")[0]
+    (table,) = topic_tables(page)
+    row = table[0]
     assert (row["mean score"], row["latest score"]) == ("1.6 / 5", "2.3 / 5")

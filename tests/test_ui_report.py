@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from app.reports import build_report, render
 from app.reports import wording as w
 from knowledge.loader import bank_index
+from tests.html_tables import topic_tables
 from tests.test_reports import CODE, CODE_TEXT, MAIN_ANSWER, evaluation, point, session, session_turns, turn
 
 
@@ -31,9 +32,10 @@ def _page(report_json: str) -> None:
 
 def _shown(page: AppTest) -> str:
     """Every text on the page, as a reader sees it (Markdown's backslash escapes read), one element a line."""
-    elements = [*page.markdown, *page.caption, *page.info, *page.warning, *page.error, *page.expander, *page.subheader]
+    elements = [*(m for m in page.markdown if 'class="topic-table"' not in m.value), *page.caption, *page.info,
+                *page.warning, *page.error, *page.expander, *page.subheader]
     said = "\n".join(str(getattr(e, "label", None) or e.value) for e in elements)
-    tables = "\n".join(frame.value.to_csv(index=False) for frame in page.dataframe)
+    tables = "\n".join(" | ".join(row.values()) for table in topic_tables(page) for row in table)
     return re.sub(r"\\([\\`*_\[\]<>#|!$~=+.)-])", r"\1", f"{said}\n{tables}")
 
 
@@ -59,8 +61,8 @@ def test_the_report_page_lists_each_point_once_under_its_question_as_the_files_d
     assert text.count("Autograd records every operation on tensors that require grad") == 1  # its quote
     said = "\u2014 you said \u201cwith static methods\u201d"
     assert f"\U0001f7e1 {apply_usage} {said}" in text  # under Partly stated, with its sentence
-    assert "autograd,2,3.1 / 5,\"5 missed, 1 partly stated (Q1, Q2)\"" in text
-    assert "deployment,1,0.0 / 5,5 missed (Q3)" in text
+    assert "autograd | 2 | 3.1 / 5 | 5 missed, 1 partly stated (Q1, Q2)" in text
+    assert "deployment | 1 | 0.0 / 5 | 5 missed (Q3)" in text
     assert "3 of 6 points covered." in text
     assert "Code checks: 1/2 passed (failed)." in text
     assert "- Q2 (autograd): The gradient of ReLU is one everywhere." in text  # named in its section

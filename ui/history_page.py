@@ -11,6 +11,7 @@ import streamlit as st
 from ui import state
 from ui.client import ApiClient, ApiError
 from ui.start_page import start
+from ui.tables import topic_table
 from ui.widgets import literal, score_text, shown_score
 
 
@@ -60,14 +61,9 @@ def _progress_chart(topics: list[dict[str, Any]]) -> None:
         tooltip=["session", "topic", "mean score"],
     )
     st.altair_chart(chart, width="stretch")
-    st.dataframe(
-        pd.DataFrame(
-            # Shown as the report shows a score (1.55 read 1.6 / 5 there and 1.55 here).
-            [{"topic": t["topic"], "answers": t["answers"], "mean score": score_text(t["mean_score"]),
-              "latest score": score_text(t["latest_score"])} for t in topics]
-        ),
-        hide_index=True,
-    )
+    # Shown as the report shows a score (1.55 read 1.6 / 5 there and 1.55 here).
+    topic_table([{"topic": t["topic"], "answers": t["answers"], "mean score": score_text(t["mean_score"]),
+                  "latest score": score_text(t["latest_score"])} for t in topics])
 
 
 def _sessions(api: ApiClient, sessions: list[dict[str, Any]]) -> None:

@@ -165,7 +165,7 @@ def _code_panel(prompt: dict[str, Any], sid: str) -> str:
     # follow-up).
     with st.container(border=True, key=f"task-panel-{prompt['question_id']}"):
         st.markdown("**Code task: the contract**")
-        st.markdown(widgets.bank_markdown(prompt["code_contract"]))
+        widgets.show_contract(prompt["code_contract"])
         code = code_editor(
             key=state.code_key(sid, prompt["question_id"]),
             starter=prompt.get("starter_code") or "",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
+from ui.tables import topic_table
 from ui.widgets import POINT_LISTS, literal, score_text
 
 WEAK_BELOW = 3.5  # the files' bar (app/reports/build.py): a question under it is studied, whatever it covered
@@ -27,10 +27,8 @@ def show_topics(report: dict[str, Any]) -> None:
     if not report.get("topics"):
         st.markdown("_Nothing scored yet._")
         return
-    st.dataframe(pd.DataFrame(
-        [{"topic": t["topic"], "questions": t["questions"], "mean score": score_text(t["score"]),
-          "not yet covered": _not_yet_covered(t)} for t in report["topics"]]
-    ), hide_index=True)
+    topic_table([{"topic": t["topic"], "questions": t["questions"], "mean score": score_text(t["score"]),
+                  "not yet covered": _not_yet_covered(t)} for t in report["topics"]])
 
 
 def _not_yet_covered(topic: dict[str, Any]) -> str:

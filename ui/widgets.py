@@ -57,6 +57,22 @@ def bank_markdown(text: str) -> str:
                    for part in _CODE.split(text))
 
 
+# A contract whose task forbids built-ins ends with what else the sandbox refuses (evaluators/code/forbidden.py,
+# contract_with_refusals, which this front end may not import): 41 module names and 7 built-ins as code spans, 14 lines
+# (350 px) at 390 px between the contract and the editor. It is folded away below the contract; a contract worded
+# otherwise shows whole.
+REFUSALS = "\n\nSo that the forbidden calls cannot be reached without naming them"
+
+
+def show_contract(contract: str) -> None:
+    """A code task's contract, what the sandbox also refuses folded away under it."""
+    stated, found, refusals = contract.partition(REFUSALS)
+    st.markdown(bank_markdown(stated))
+    if found:
+        with st.expander("Modules and built-ins this task also refuses"):
+            st.markdown(bank_markdown(found.strip() + refusals))
+
+
 def shown_score(score: float) -> float:
     """A 0-5 score to one decimal, as every page (and app/reports) shows it: one rounding for all."""
     return round(score, 1)
