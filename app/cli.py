@@ -143,12 +143,11 @@ def bank_stats(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.
 def bank_validate() -> None:
     """Schema, related ids, and every code task's reference passing its own checks."""
     from evaluators.code.bank_check import code_task_problems
-    from knowledge.loader import load_bank
+    from knowledge.loader import bank_problems
 
     settings = get_settings()
-    questions = load_bank(settings.bank_dir)
+    questions, problems = bank_problems(settings.bank_dir)  # every mistake in one run, then the valid tasks run
     code_tasks = [q for q in questions if q.code is not None]
-    problems: list[str] = []
     with progress() as bar:
         task = bar.add_task("Checking reference solutions", total=len(code_tasks))
         for question in code_tasks:

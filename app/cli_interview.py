@@ -242,9 +242,12 @@ def _topic_list(given: list[str] | None) -> list[str] | None:
     from knowledge.schema import Topic
 
     topics = [t.strip() for value in given or [] for t in value.split(",") if t.strip()]
-    unknown = [t for t in topics if t not in {topic.value for topic in Topic}]
-    if unknown:
-        raise typer.BadParameter(f"{unknown[0]!r} is not a topic; the topics are {', '.join(t.value for t in Topic)}")
+    for name in topics:
+        try:
+            Topic(name)  # as the session reads it: "Optimization" is optimisation
+        except ValueError:
+            raise typer.BadParameter(f"{name!r} is not a topic; the topics are {', '.join(t.value for t in Topic)}") \
+                from None
     return topics or None
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
@@ -18,61 +17,76 @@ BANK_DIR = Path(__file__).parent / "bank"
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _describe(error: ValidationError) -> str:
-    first = error.errors()[0]
-    field = ".".join(str(part) for part in first["loc"]) or "(entry)"
-    return f"field {field}: {first['msg']}"
+def _describe(error: ValidationError) -> list[str]:
+    """One line per field the entry gets wrong, not only the first: a pack with a bad topic and a bad
+    difficulty in one entry took a run of `bank validate` per mistake."""
+    return [f"field {'.'.join(str(part) for part in e['loc']) or '(entry)'}: {e['msg']}" for e in error.errors()]
 
 
-def load_file(path: Path) -> list[Question]:
-    """Parse one bank file into validated questions."""
+def read_file(path: Path) -> tuple[list[Question], list[str]]:
+    """The valid questions of one bank file, and one line per problem (file, entry id and field)."""
     try:
         raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     except (OSError, UnicodeDecodeError) as exc:
-        raise BankError(f"{path}: cannot read file: {exc}") from exc
+        return [], [f"{path}: cannot read file: {exc}"]
     except yaml.YAMLError as exc:
-        raise BankError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from exc
+        return [], [f"{path}: invalid YAML: {str(exc).splitlines()[0]}"]
     if not isinstance(raw, list):
-        raise BankError(f"{path}: expected a list of questions at the top level")
-    questions = []
+        return [], [f"{path}: expected a list of questions at the top level"]
+    questions, problems = [], []
     for index, item in enumerate(raw):
         entry_id = item.get("id", f"#{index}") if isinstance(item, dict) else f"#{index}"
         try:
             questions.append(Question.model_validate(item))
         except ValidationError as exc:
-            raise BankError(f"{path.name}: entry {entry_id}: {_describe(exc)}") from exc
+            problems += [f"{path.name}: entry {entry_id}: {line}" for line in _describe(exc)]
+    return questions, problems
+
+
+def load_file(path: Path) -> list[Question]:
+    """Parse one bank file into validated questions."""
+    questions, problems = read_file(path)
+    _raise_first(problems)
     return questions
+
+
+def bank_problems(directory: Path = BANK_DIR) -> tuple[list[Question], list[str]]:
+    """Every valid question in the bank, and every problem found in it, one line each: entries that do not
+    validate, duplicate ids and `related` links to no entry."""
+    # Both spellings of the extension: a pack's `extra.yml` beside `main.yaml` was skipped without a word.
+    files = sorted([*directory.glob("*.yaml"), *directory.glob("*.yml")])
+    if not files:
+        return [], [f"{directory}: no bank files (*.yaml or *.yml) found"]
+    questions: list[Question] = []
+    problems: list[str] = []
+    origin: dict[str, str] = {}
+    for path in files:
+        read, found = read_file(path)
+        problems += found
+        for question in read:
+            if question.id in origin:
+                problems.append(f"{path.name}: entry {question.id}: field id: duplicate of an entry in "
+                                f"{origin[question.id]}")
+                continue
+            origin[question.id] = path.name
+            questions.append(question)
+    problems += [f"{origin[q.id]}: entry {q.id}: field related: unknown id {other!r}"
+                 for q in questions for other in q.related if other not in origin]
+    return questions, problems
 
 
 def load_bank(directory: Path = BANK_DIR) -> list[Question]:
     """Every question in the bank, checked for unique ids and resolvable `related` links."""
-    # Both spellings of the extension: a pack's `extra.yml` beside `main.yaml` was skipped without a word.
-    files = sorted([*directory.glob("*.yaml"), *directory.glob("*.yml")])
-    if not files:
-        raise BankError(f"{directory}: no bank files (*.yaml or *.yml) found")
-    questions: list[Question] = []
-    origin: dict[str, str] = {}
-    for path in files:
-        for question in load_file(path):
-            if question.id in origin:
-                raise BankError(
-                    f"{path.name}: entry {question.id}: field id: duplicate of an entry in "
-                    f"{origin[question.id]}"
-                )
-            origin[question.id] = path.name
-            questions.append(question)
-    _check_related(questions, origin)
+    questions, problems = bank_problems(directory)
+    _raise_first(problems)
     return questions
 
 
-def _check_related(questions: Iterable[Question], origin: dict[str, str]) -> None:
-    for question in questions:
-        for other in question.related:
-            if other not in origin:
-                raise BankError(
-                    f"{origin[question.id]}: entry {question.id}: field related: "
-                    f"unknown id {other!r}"
-                )
+def _raise_first(problems: list[str]) -> None:
+    """One line for the CLI's and the API's errors: the first problem, and how many more there are."""
+    if problems:
+        more = f" (and {len(problems) - 1} more: `interviewer bank validate` lists them)" if len(problems) > 1 else ""
+        raise BankError(problems[0] + more)
 
 
 @lru_cache(maxsize=4)

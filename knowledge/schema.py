@@ -58,6 +58,15 @@ class Topic(StrEnum):
     DEBUGGING = "debugging"
     TENSORFLOW_CORE = "tensorflow-core"
 
+    @classmethod
+    def _missing_(cls, value: object) -> Topic | None:
+        """A topic in American spelling or another case ("Optimization", "regularization") is the same topic:
+        an integrator's first session and a pack author's entries were refused for the spelling alone."""
+        if not isinstance(value, str):
+            return None
+        key = value.strip().lower().replace("_", "-").replace("ization", "isation")
+        return next((topic for topic in cls if topic.value == key), None)
+
 
 class Kind(StrEnum):
     CONCEPT = "concept"

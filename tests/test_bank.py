@@ -367,3 +367,41 @@ def test_a_model_answer_that_shows_a_solution_passes_the_checks(bank):
         if verdicts:
             failed[task_id] = dict(verdicts)
     assert failed == {}
+
+
+def test_a_pack_with_several_mistakes_has_them_all_listed_at_once(tmp_path: Path, bank):
+    """A pack with a bad topic and a bad difficulty in one entry, and a link to no entry in another, took a run
+    of `bank validate` per mistake: each load stopped at the first."""
+    import yaml
+
+    from knowledge.loader import bank_problems
+
+    good, linked = (dict(bank[0].model_dump(mode="json"), related=[]) for _ in range(2))
+    broken = dict(good, id="broken-entry", topic="nlp", difficulty=5)
+    linked.update(id="linked-entry", related=["no-such-entry"])
+    (tmp_path / "pack.yaml").write_text(yaml.safe_dump([good, broken, linked]), encoding="utf-8")
+    (tmp_path / "more.yml").write_text(yaml.safe_dump([good]), encoding="utf-8")
+    questions, problems = bank_problems(tmp_path)
+    assert [q.id for q in questions] == [good["id"], "linked-entry"]
+    assert len(problems) == 4, problems
+    assert any("broken-entry: field topic" in p for p in problems)
+    assert any("broken-entry: field difficulty" in p for p in problems)
+    assert any(f"pack.yaml: entry {good['id']}: field id: duplicate of an entry in more.yml" in p for p in problems)
+    assert any("linked-entry: field related: unknown id 'no-such-entry'" in p for p in problems)
+    with pytest.raises(BankError, match=r"\(and 3 more: `interviewer bank validate` lists them\)$") as info:
+        load_bank(tmp_path)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("spelled", ["optimization", "Optimisation", " Regularization ", "TRAINING_LOOP"])
+def test_a_topic_in_american_spelling_or_another_case_is_the_same_topic(spelled, bank):
+    """`POST /v1/sessions {"topics": ["optimization"]}` was a 422, and a pack entry with `topic: optimization`
+    was refused: an integrator's first request failed on the spelling alone."""
+    from app.interview.models import SessionConfig
+    from knowledge.schema import Question, Topic
+
+    expected = Topic(spelled.strip().lower().replace("_", "-").replace("ization", "isation"))
+    assert SessionConfig.model_validate({"topics": [spelled]}).topics == [expected]
+    assert Question.model_validate(dict(bank[0].model_dump(mode="json"), topic=spelled)).topic is expected
+    with pytest.raises(ValueError):
+        Topic("optimizations")
