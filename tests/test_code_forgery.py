@@ -466,11 +466,9 @@ SEED_FREE_CHECKS = {
     ("shape-mismatch-debugging", "batch-output-shape"), ("shape-mismatch-debugging", "single-image-shape"),
 }
 # Checks that judge one output against the submission's own other outputs (its batch losses, its gradients before
-# clipping, its values against the in-place overwrite), whose values other checks judge against the seed's inputs:
-# any run's outputs agree with themselves.
+# clipping), whose values other checks judge against the seed's inputs: any run's outputs agree with themselves.
 SELF_CONSISTENT_CHECKS = {
-    ("forward-hooks", "kept-before-in-place"), ("gradient-clipping", "generator-and-missing-grads"),
-    ("training-loop-from-scratch", "weighted-epoch-means"),
+    ("gradient-clipping", "generator-and-missing-grads"), ("training-loop-from-scratch", "weighted-epoch-means"),
 }
 
 
@@ -478,7 +476,7 @@ SELF_CONSISTENT_CHECKS = {
 def test_one_seeds_right_outputs_replayed_fail_every_check_but_layouts_and_flags() -> None:
     """An answer that returns what the reference gave on one seed (a constant a candidate can learn from a failed
     run's messages) is verified against two other seeds' inputs: only the seed-free and self-consistent checks pass
-    it on both. Before, fourteen more did, among them early-stopping's patience and min-delta traces,
+    it on both. Before, fifteen more did, among them early-stopping's patience and min-delta traces,
     custom-dataset's lengths [15, 9, 0, 0], the sinusoidal tables and a custom-layer initialised in ±1/8 whatever
     its in_features. (A count such as an optimizer's steps can match on one seed by chance, so both must pass.)"""
     from evaluators.code.harness import reference_outputs, verify
@@ -528,3 +526,31 @@ class EarlyStopping:
     assert traced <= passed  # the forgery is a real one: it passes the seed it was learned from
     failed = {c.name for c in runner.check(code, source, "early-stopping").checks if not c.passed}
     assert traced <= failed
+
+
+def test_activations_captured_without_hooks_do_not_show_the_detached_copy() -> None:
+    """kept-before-in-place passed any capture that was not the ReLU-overwritten output, so a capture_activations that
+    registered no hook and returned zeros passed it and detached-no-grad, and its run said detach-clone was shown.
+    A capture must now be a tensor the forward pass computed (another layer's is activation-values' to judge)."""
+    from evaluators.code.harness import _probe, reference_outputs, verify
+    from evaluators.code.probes import dumps, exec_submission, loads
+
+    code = task("forward-hooks")
+    constant = """import torch
+def capture_activations(model, x, layer_names):
+    found = dict(model.named_modules())
+    for name in layer_names:
+        if name not in found:
+            raise KeyError(name)
+    return {name: torch.zeros(1) for name in layer_names}
+"""
+    expected = reference_outputs(code, 1)
+    namespace = exec_submission(constant)
+    failed = []
+    for check in code.checks:
+        inputs, want = expected[check.name]
+        outcome = _probe(code, check, namespace, inputs)
+        if outcome.error or verify(code, check, inputs, loads(dumps(outcome.value)), want):
+            failed.append(check.name)
+    assert "kept-before-in-place" in failed
+    assert {p for c in code.checks if c.name in failed for p in c.points} >= {"detach-clone"}
