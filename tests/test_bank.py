@@ -294,7 +294,62 @@ STALE_CLAIMS = {
     # learns one vector, not a network.
     r"no learned projections beyond an optional scale|scoring with a small learned network":
         "Keras Attention's or AdditiveAttention's learned weights misstated",
+    # backward frees a batch's saved activations: a loss tensor kept after it holds only autograd nodes
+    # (test_a_kept_loss_holds_activations_only_where_no_backward_runs).
+    r"keeps every batch's graph alive and grows memory": "a loss kept after backward said to hold its whole graph",
+    # With a dedicated pad id no real token takes, tokens != pad_id is the length mask
+    # (test_a_pad_comparison_is_wrong_only_where_real_tokens_take_the_pad_value).
+    r"pad id may occur as a real token; the mask should": "tokens != pad_id said to be wrong for a dedicated pad id",
 }
+
+def test_a_kept_loss_holds_activations_only_where_no_backward_runs():
+    """The fact behind a STALE_CLAIMS entry: `total = total + loss` after loss.backward() keeps the loss's autograd
+    nodes but none of the activations they saved (backward freed them); without backward it keeps them all."""
+    import weakref
+
+    import torch
+
+    def alive_after(backward: bool) -> tuple[int, int]:
+        model = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+        params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+        x = torch.randn(16, 8, generator=torch.Generator().manual_seed(0))
+        saved = []
+
+        def pack(t: torch.Tensor) -> torch.Tensor:
+            if t.untyped_storage().data_ptr() not in params and t is not x:
+                saved.append(weakref.ref(t))
+            return t
+
+        total = torch.zeros(())
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            for _ in range(5):
+                loss = model(x).pow(2).mean()
+                if backward:
+                    loss.backward()
+                total = total + loss
+                del loss
+        return sum(ref() is not None for ref in saved), len(saved)
+
+    kept, saved = alive_after(backward=True)
+    assert saved > 0 and kept == 0
+    assert alive_after(backward=False) == (saved, saved)
+
+
+def test_a_pad_comparison_is_wrong_only_where_real_tokens_take_the_pad_value(bank):
+    """The fact behind a STALE_CLAIMS entry: `tokens != pad_id` equals the length mask for a dedicated pad id and
+    marks real tokens as padding when they can equal it; custom-collate-fn's checks hold such tokens."""
+    import torch
+    from torch.nn.utils.rnn import pad_sequence
+
+    seqs = [torch.tensor([3, 0, 2]), torch.tensor([0]), torch.tensor([1, 2])]
+    lengths = torch.tensor([len(s) for s in seqs])
+    by_length = torch.arange(3)[None, :] < lengths[:, None]
+    dedicated = 4  # one past the vocabulary {0, ..., 3}: no real token takes it
+    assert torch.equal(pad_sequence(seqs, batch_first=True, padding_value=dedicated) != dedicated, by_length)
+    assert not torch.equal(pad_sequence(seqs, batch_first=True, padding_value=0) != 0, by_length)
+    entry = next(q for q in bank if q.id == "custom-collate-fn")
+    assert "dedicated pad id" in next(m.correction for m in entry.misconceptions if "pad_value" in m.claim)
+
 
 def test_an_entry_naming_both_allocator_variables_says_the_cuda_one_wins(bank):
     """cuda-out-of-memory told the candidate to set either PYTORCH_ALLOC_CONF or PYTORCH_CUDA_ALLOC_CONF without

@@ -445,3 +445,112 @@ def make_warmup_cosine(optimizer, warmup_steps, total_steps, min_lr_ratio=0.0):
 """
     result = check(runner, "warmup-cosine-schedule", source)
     assert result.status is not Status.PASSED and result.passed_checks == 0, result.to_json()
+
+
+# --- a check's right answer is drawn from the seed, unless it is a layout or a flag -------------------------------
+
+# Checks whose right answer is the same for every seed by its nature: a layout of names and shapes, a flag, the
+# constant values a fresh module starts from. Every other check draws its input from the seed, so the output
+# of one run, read back from its failure messages, is no answer to the next.
+SEED_FREE_CHECKS = {
+    ("cnn-image-classifier", "parameter-layout"), ("cnn-image-classifier", "output-shapes"),
+    ("resnet-block", "state-dict-layout"), ("gru-cell-from-scratch", "parameter-layout"),
+    ("scaled-dot-product-attention", "shapes-batched-heads"), ("transformer-encoder-layer", "parameter-layout"),
+    ("relu-autograd-function", "is-autograd-function"), ("custom-dataset", "sample-shapes"),
+    ("shape-mismatch-debugging", "parameter-shapes"), ("custom-layer", "registered-parameters"),
+    ("custom-layer", "no-bias"), ("forward-hooks", "detached-no-grad"), ("forward-hooks", "hooks-removed-on-error"),
+    ("layer-norm-from-scratch", "parameters-init"), ("pairwise-distances", "output-shape"),
+    ("training-loop-from-scratch", "optimizer-created-once"), ("training-loop-from-scratch", "train-and-eval-modes"),
+    ("training-loop-from-scratch", "eval-under-no-grad"), ("freeze-layers", "requires-grad-flags"),
+    ("freeze-layers", "returned-parameters"), ("custom-collate-fn", "batch-dtypes"),
+    ("shape-mismatch-debugging", "batch-output-shape"), ("shape-mismatch-debugging", "single-image-shape"),
+}
+# Checks that judge one output against the submission's own other outputs (its batch losses, its gradients before
+# clipping), whose values other checks judge against the seed's inputs: any run's outputs agree with themselves.
+SELF_CONSISTENT_CHECKS = {
+    ("gradient-clipping", "generator-and-missing-grads"), ("training-loop-from-scratch", "weighted-epoch-means"),
+}
+
+
+@pytest.mark.slow
+def test_one_seeds_right_outputs_replayed_fail_every_check_but_layouts_and_flags() -> None:
+    """An answer that returns what the reference gave on one seed (a constant a candidate can learn from a failed
+    run's messages) is verified against two other seeds' inputs: only the seed-free and self-consistent checks pass
+    it on both. Before, fifteen more did, among them early-stopping's patience and min-delta traces,
+    custom-dataset's lengths [15, 9, 0, 0], the sinusoidal tables and a custom-layer initialised in ±1/8 whatever
+    its in_features. (A count such as an optimizer's steps can match on one seed by chance, so both must pass.)"""
+    from evaluators.code.harness import reference_outputs, verify
+
+    replayed_passes = set()
+    for question in load_bank():
+        if question.code is None:
+            continue
+        learned, *others = [reference_outputs(question.code, seed) for seed in (1, 2, 3)]
+        for check in question.code.checks:
+            if all(verify(question.code, check, run[check.name][0], learned[check.name][1], run[check.name][1]) is None
+                   for run in others):
+                replayed_passes.add((question.id, check.name))
+    assert sorted(replayed_passes) == sorted(SEED_FREE_CHECKS | SELF_CONSISTENT_CHECKS)
+
+
+def test_early_stopping_traces_looked_up_in_a_table_fail(runner: CodeRunner) -> None:
+    """early-stopping's checks ran fixed loss sequences, so a stopper that replays, by call count, the (stop, counter,
+    best_loss) rows the failure messages give passed patience-sequence and min-delta-threshold without a patience rule.
+    The runs are drawn per seed now: the rows of one seed's runs pass that seed and fail another."""
+    from evaluators.code.harness import reference_outputs
+
+    code = task("early-stopping")
+    learned = reference_outputs(code, 1)
+    table = {(inputs["patience"], inputs.get("min_delta", 0.0)): [[row["stop"], row["counter"], row["best_loss"]]
+                                                                    for row in rows]
+             for name, (inputs, rows) in learned.items() if name != "best-state-is-a-copy"}
+    source = f"""import torch
+
+TABLE = {table!r}
+
+
+class EarlyStopping:
+    def __init__(self, patience, min_delta=0.0):
+        self.rows, self.calls, self.best_state = TABLE.get((patience, min_delta), [[False, 0, 0.0]]), 0, None
+
+    def step(self, val_loss, model):
+        stop, self.counter, self.best_loss = self.rows[min(self.calls, len(self.rows) - 1)]
+        self.calls += 1
+        if self.counter == 0:
+            self.best_state = {{k: v.detach().clone() for k, v in model.state_dict().items()}}
+        return stop
+"""
+    traced = {"patience-sequence", "min-delta-threshold"}
+    with CodeRunner(workers=1, timeout_s=10.0, seed=1) as same_seed:
+        passed = {c.name for c in same_seed.check(code, source, "early-stopping").checks if c.passed}
+    assert traced <= passed  # the forgery is a real one: it passes the seed it was learned from
+    failed = {c.name for c in runner.check(code, source, "early-stopping").checks if not c.passed}
+    assert traced <= failed
+
+
+def test_activations_captured_without_hooks_do_not_show_the_detached_copy() -> None:
+    """kept-before-in-place passed any capture that was not the ReLU-overwritten output, so a capture_activations that
+    registered no hook and returned zeros passed it and detached-no-grad, and its run said detach-clone was shown.
+    A capture must now be a tensor the forward pass computed (another layer's is activation-values' to judge)."""
+    from evaluators.code.harness import _probe, reference_outputs, verify
+    from evaluators.code.probes import dumps, exec_submission, loads
+
+    code = task("forward-hooks")
+    constant = """import torch
+def capture_activations(model, x, layer_names):
+    found = dict(model.named_modules())
+    for name in layer_names:
+        if name not in found:
+            raise KeyError(name)
+    return {name: torch.zeros(1) for name in layer_names}
+"""
+    expected = reference_outputs(code, 1)
+    namespace = exec_submission(constant)
+    failed = []
+    for check in code.checks:
+        inputs, want = expected[check.name]
+        outcome = _probe(code, check, namespace, inputs)
+        if outcome.error or verify(code, check, inputs, loads(dumps(outcome.value)), want):
+            failed.append(check.name)
+    assert "kept-before-in-place" in failed
+    assert {p for c in code.checks if c.name in failed for p in c.points} >= {"detach-clone"}
