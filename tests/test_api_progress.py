@@ -6,6 +6,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
+from app.api import deps
 from app.config import Settings
 from app.main import create_app
 from tests.api_fixtures import PASSING_MARK, alice, api, assert_problem, scorer  # noqa: F401
@@ -79,15 +80,31 @@ def test_the_documented_report_formats_are_those_taken(tmp_path):
     assert choices["enum"] == ["json", "markdown", "md", "html", "pdf"] and "case is ignored" in param["description"]
 
 
-def test_a_report_answers_head_with_the_headers_of_its_download(alice, bank):
-    """A link checker's HEAD on a report's URL was a 405; it gets GET's headers, without the body."""
+def test_a_report_answers_head_with_the_headers_of_its_download_without_making_it(api, alice, bank):
+    """A link checker's HEAD on a report's URL was a 405, then made the whole report (a PDF: 0.15-1 s) to send none
+    of it. It gets GET's status and headers, without the body and so without Content-Length (RFC 9110 9.3.2)."""
     sid = finish(alice, bank, good=True, seed=4)
+    turns_read = []
+    repo = api.app.dependency_overrides[deps.get_repo]()
+
+    class Watched:  # the report is built from the session's turns: a HEAD must not read them
+        def turns(self, session_id):
+            turns_read.append(session_id)
+            return repo.turns(session_id)
+
+        def __getattr__(self, name):
+            return getattr(repo, name)
+
+    api.app.dependency_overrides[deps.get_repo] = Watched
     for fmt in ("markdown", "pdf"):
-        got = alice.get(f"/v1/sessions/{sid}/report", params={"format": fmt})
         head = alice.head(f"/v1/sessions/{sid}/report", params={"format": fmt})
-        assert (head.status_code, head.content) == (200, b"")
-        for name in ("content-type", "content-disposition", "content-length"):
+        assert (head.status_code, head.content, turns_read) == (200, b"", [])
+        got = alice.get(f"/v1/sessions/{sid}/report", params={"format": fmt})
+        assert turns_read.pop() == sid  # the watch sees what GET reads
+        for name in ("content-type", "content-disposition", "vary"):
             assert head.headers[name] == got.headers[name], name
+        assert "content-length" not in head.headers and int(got.headers["content-length"]) > 0
+    assert alice.head(f"/v1/sessions/{sid}/report", headers={"Accept": "image/png"}).status_code == 406
     assert alice.head("/v1/sessions/nope/report").status_code == 404
 
 

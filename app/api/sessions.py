@@ -19,6 +19,7 @@ from app.api.deps import (
     code_check_slot,
     require_size,
 )
+from app.api.head import headers_only
 from app.api.problems import problem_responses
 from app.api.schemas import (
     RequestModel,
@@ -35,7 +36,7 @@ from app.api.schemas import (
 from app.errors import ConflictError, no_session
 from app.interview import feedback
 from app.interview.models import Mode, SessionConfig, SessionState, TurnOutcome
-from app.reports import Report, build_report, content_disposition, render
+from app.reports import Report, build_report, content_disposition, media_type, render
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=problem_responses(401, 422))
 SESSION_ERRORS = problem_responses(404, 409)
@@ -286,10 +287,14 @@ def report(
     session = _owned(repo, session_id, user.id)
     if session.config.get("mode") == Mode.INTERVIEW.value and session.status != "completed":
         raise ConflictError("an interview-mode report is ready once the session is completed")
-    body, media_type = render(build_report(session=session, turns=repo.turns(session_id), bank=bank), fmt)
     # Chosen by the Accept header: a cache keeps one copy per Accept, not the PDF for a JSON client.
     headers = {"Vary": "Accept", "Content-Disposition": content_disposition(session.id, fmt)}
-    return Response(content=body, media_type=media_type, headers=headers)
+    if headers_only(request):  # a HEAD: the report is not built (a PDF takes 0.15-1 s), so no Content-Length
+        reply = Response(media_type=media_type(fmt), headers=headers)
+        del reply.headers["content-length"]  # "0" would say the report is empty
+        return reply
+    body, media = render(build_report(session=session, turns=repo.turns(session_id), bank=bank), fmt)
+    return Response(content=body, media_type=media, headers=headers)
 
 
 def _negotiate(accept: str) -> str:
