@@ -10,7 +10,19 @@ from fastapi import Depends, FastAPI, HTTPException
 from fastapi.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api import admin, code, deps, drafts, grading, health, problems, progress, questions, sessions
+from app.api import (
+    admin,
+    code,
+    deps,
+    drafts,
+    grading,
+    health,
+    problems,
+    progress,
+    questions,
+    session_reports,
+    sessions,
+)
 from app.api.head import HeadAsGet
 from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter
 from app.api.slow_routes import SlowRouteLimit
@@ -156,7 +168,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                                   name="code-check", in_flight=settings.code_checks_in_flight)
     app.state.grading_limit = InFlightLimit(settings.grading_in_flight, slots_dir=slots, name="grading")
     problems.install(app)
-    for module in (sessions, drafts, questions, grading, code, progress, health, admin):
+    for module in (sessions, session_reports, drafts, questions, grading, code, progress, health, admin):
         app.include_router(module.router)
     # JSON escapes can take up to 12 bytes per character (surrogate pairs), hence the factor. A grading
     # batch holds up to MAX_BATCH items and as many examples, each answer in the limit: at 4 bytes per

@@ -73,6 +73,29 @@ def test_a_report_format_may_be_md_and_in_any_case(alice, bank):
     assert "'md'" in detail and "'pdf'" in detail
 
 
+def test_accept_weights_are_read_as_rfc_9110_writes_them(alice, bank):
+    """A weight that is not one (q=abc, q=2) dropped its entry or ranked it above q=1, a `Q=` was not read as a
+    weight, an empty list entry was taken as "anything", and a wildcard outranked a range that refused a format."""
+    sid = finish(alice, bank, good=True, seed=4)
+
+    def chosen(accept: str) -> str:
+        reply = alice.get(f"/v1/sessions/{sid}/report", headers={"Accept": accept})
+        assert reply.status_code == 200, reply.text
+        return reply.headers["content-type"].split(";")[0]
+
+    for weight in ("abc", "2", "0.5555", ".5", "-1", "nan"):
+        detail = assert_problem(alice.get(f"/v1/sessions/{sid}/report",
+                                          headers={"Accept": f"application/pdf;q={weight}, */*"}), 400)["detail"]
+        assert f"'application/pdf;q={weight}'" in detail and "q=0 to q=1" in detail, detail
+    assert chosen("application/pdf;q=1.000, text/html;q=0.999") == "application/pdf"
+    assert chosen("text/html;Q=0.1, application/pdf;q=0.8") == "application/pdf"
+    assert chosen("*/*;q=0.1, application/json;q=0") == "text/markdown"  # JSON refused; the rest taken
+    assert_problem(alice.get(f"/v1/sessions/{sid}/report", headers={"Accept": "image/png,"}), 406)
+    assert chosen(" , ") == "application/json"  # no entry at all: as no header
+    # ?format= is the client's own choice: a malformed Accept beside it is not read.
+    assert alice.get(f"/v1/sessions/{sid}/report", params={"format": "md"}, headers={"Accept": "*/*;q=x"}).is_success
+
+
 def test_the_documented_report_formats_are_those_taken(tmp_path):
     report = create_app(Settings(data_dir=tmp_path)).openapi()["paths"]["/v1/sessions/{session_id}/report"]["get"]
     (param,) = [p for p in report["parameters"] if p["name"] == "format"]
