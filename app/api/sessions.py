@@ -133,7 +133,7 @@ def list_sessions(
     cursor: session_pages.Cursor = None,
 ) -> list[SessionSummary]:
     """The caller's sessions, newest first, a page at a time: the `Link` header holds the next page's URL."""
-    after = None if cursor is None else session_pages.decode(cursor)
+    after = None if cursor is None else session_pages.start_after(cursor, repo=repo, user_id=user.id)
     rows = repo.list_sessions(user.id, limit=limit + 1, after=after)
     if len(rows) > limit:  # one more than asked for: there is a next page
         last = rows[limit - 1]
