@@ -2,32 +2,37 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
+from app.api.startup import stop_ends_the_import, unless_stopped
 
-from fastapi import Depends, FastAPI, HTTPException
-from fastapi.middleware.cors import CORSMiddleware
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+# Uvicorn imports this module before it starts the app, and takes a SIGTERM or SIGINT meanwhile as a request to stop
+# once the app has started: a worker told to stop went on importing these (seconds of CPU) and building its
+# components first. Within this block the stop ends the process at once, however uvicorn was started.
+with stop_ends_the_import():
+    from collections.abc import AsyncIterator
+    from contextlib import asynccontextmanager
+    from typing import Any
 
-from app.api import (
-    admin,
-    code,
-    deps,
-    drafts,
-    grading,
-    health,
-    problems,
-    progress,
-    questions,
-    session_reports,
-    sessions,
-)
-from app.api.head import HeadAsGet
-from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter
-from app.api.slow_routes import SlowRouteLimit
-from app.api.startup import unless_stopped
-from app.config import Settings, get_settings
+    from fastapi import Depends, FastAPI, HTTPException
+    from fastapi.middleware.cors import CORSMiddleware
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+    from app.api import (
+        admin,
+        code,
+        deps,
+        drafts,
+        grading,
+        health,
+        problems,
+        progress,
+        questions,
+        session_reports,
+        sessions,
+    )
+    from app.api.head import HeadAsGet
+    from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter
+    from app.api.slow_routes import SlowRouteLimit
+    from app.config import Settings, get_settings
 
 COMPONENTS = ("repo", "store", "bank", "evaluator", "runner", "engine")
 
