@@ -57,7 +57,7 @@ def serve(
     repository_for(settings)
     open_bank_search(settings)
     uvicorn.run(
-        "app.asgi:create_app",  # a stop while a worker imports the app ends it then
+        "app.main:create_app",
         factory=True,
         host=host,
         port=port,

@@ -2,21 +2,37 @@
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
+from app.api.startup import stop_ends_the_import, unless_stopped
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException
-from fastapi.middleware.cors import CORSMiddleware
-from fastapi.routing import APIRoute
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+# Uvicorn imports this module before it starts the app, and takes a SIGTERM or SIGINT meanwhile as a request to stop
+# once the app has started: a worker told to stop went on importing these (seconds of CPU) and building its
+# components first. Within this block the stop ends the process at once, however uvicorn was started.
+with stop_ends_the_import():
+    from collections.abc import AsyncIterator
+    from contextlib import asynccontextmanager
+    from typing import Any
 
-from app.api import admin, code, deps, drafts, grading, health, problems, progress, questions, sessions
-from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter
-from app.api.slow_routes import SlowRouteLimit
-from app.api.startup import unless_stopped
-from app.config import Settings, get_settings
+    from fastapi import Depends, FastAPI, HTTPException
+    from fastapi.middleware.cors import CORSMiddleware
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+    from app.api import (
+        admin,
+        code,
+        deps,
+        drafts,
+        grading,
+        health,
+        problems,
+        progress,
+        questions,
+        session_reports,
+        sessions,
+    )
+    from app.api.head import HeadAsGet
+    from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter
+    from app.api.slow_routes import SlowRouteLimit
+    from app.config import Settings, get_settings
 
 COMPONENTS = ("repo", "store", "bank", "evaluator", "runner", "engine")
 
@@ -157,8 +173,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                                   name="code-check", in_flight=settings.code_checks_in_flight)
     app.state.grading_limit = InFlightLimit(settings.grading_in_flight, slots_dir=slots, name="grading")
     problems.install(app)
-    for module in (sessions, drafts, questions, grading, code, progress, health, admin):
-        _answer_head(module.router)
+    for module in (sessions, session_reports, drafts, questions, grading, code, progress, health, admin):
         app.include_router(module.router)
     # JSON escapes can take up to 12 bytes per character (surrogate pairs), hence the factor. A grading
     # batch holds up to MAX_BATCH items and as many examples, each answer in the limit: at 4 bytes per
@@ -168,6 +183,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         BodySizeLimit, max_bytes=max(1 << 20, 12 * (settings.max_answer_chars + settings.max_code_chars)),
         batches={"/v1/grade/batch": 2 * grading.MAX_BATCH * 4 * settings.max_answer_chars + (1 << 20)},
     )
+    app.add_middleware(HeadAsGet)  # outside the routing it stands in for: see app/api/head.py
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -183,28 +199,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
-def _answer_head(router: APIRouter) -> None:
-    """HEAD on every GET route, as Starlette's own routes answer it (FastAPI's do not: fastapi/fastapi#1773):
-    monitors and link checkers send HEAD, and a 405 reads as a broken link. The route runs as for GET and the
-    server sends its headers only (Content-Length, Content-Disposition included)."""
-    for route in router.routes:
-        if isinstance(route, APIRoute) and route.methods and "GET" in route.methods:
-            route.methods.add("HEAD")
-
-
 def _document_problems(app: FastAPI) -> None:
     build = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            # HEAD is implied by GET (RFC 9110 9.3.2): documented, it would be each GET again under the same
-            # operationId, which FastAPI warns about and client generators refuse.
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", "Duplicate Operation ID", UserWarning)
-                schema = build()
-            for operations in schema["paths"].values():
-                operations.pop("head", None)
-            app.openapi_schema = problems.use_problem_media_type(schema)
+            app.openapi_schema = problems.use_problem_media_type(build())
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -4,11 +4,16 @@
 from __future__ import annotations
 
 import hashlib
+import json
+from typing import get_args
 
 import pytest
 from pydantic import ValidationError
 from sqlalchemy import select
 
+from app.api.admin import NewKey
+from app.api.schemas import RequestModel
+from app.api.sessions import SessionConfigIn
 from app.config import Settings
 from app.errors import ConflictError
 from app.store.models import ApiKey, User
@@ -82,6 +87,34 @@ def test_keys_are_rotated_added_listed_and_revoked(admin):
     # Said to the integrator about their candidate, not as the CLI's "you already have a key".
     assert assert_problem(taken, 409)["detail"] == ("user 'learner-3' already has a key named 'third' (a revoked key "
                                                     "keeps its name); choose another name")
+
+
+@pytest.mark.parametrize("revoke_others", ["no", "false", 0, "off"])
+def test_revoke_others_is_a_json_boolean(admin, revoke_others):
+    """A string or a number was guessed to be a boolean ("no", "off", 0: false) and the key issued: a 422 now, and
+    nothing issued or revoked."""
+    first = create(admin, "learner-10")["api_key"]
+    sent = admin.client.post("/v1/admin/users/learner-10/keys", json={"revoke_others": revoke_others},
+                             headers=bearer(ADMIN_KEY))
+    assert assert_problem(sent, 422)["detail"].startswith("invalid revoke_others: ")
+    assert works(admin, first) and len(admin.client.get("/v1/admin/users/learner-10/keys",
+                                                        headers=bearer(ADMIN_KEY)).json()) == 1
+
+
+def test_every_boolean_in_a_request_body_is_a_json_boolean():
+    """Pydantic reads "no", "off", 0 and 1 as booleans unless told not to: every request body's boolean is strict."""
+    models = [SessionConfigIn, *_subclasses(RequestModel)]
+    booleans = [(model, name) for model in models for name, field in model.model_fields.items()
+                if bool in (field.annotation, *get_args(field.annotation))]
+    assert (NewKey, "revoke_others") in booleans
+    for model, name in booleans:
+        with pytest.raises(ValidationError) as refused:
+            model.model_validate_json(json.dumps({name: "no"}))
+        assert [e["loc"] for e in refused.value.errors() if e["loc"][0] == name] == [(name,)], (model, name)
+
+
+def _subclasses(cls: type) -> list[type]:
+    return [sub for child in cls.__subclasses__() for sub in (child, *_subclasses(child))]
 
 
 def test_the_readmes_bare_rotation_works_again_and_again(admin):

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import pytest
 from fastapi import APIRouter, Query
+from fastapi.responses import StreamingResponse
 from fastapi.testclient import TestClient
 
 from app.api import deps
@@ -230,6 +231,24 @@ def test_probes_and_every_get_route_answer_head_as_get_without_a_body(api):
     assert api.client.head("/v1/sessions").status_code == 401  # as GET: the key first
     assert api.client.head("/v1/grade", headers=alice).status_code == 405  # a POST route stays one
     assert "HEAD" in api.client.post("/healthz").headers["allow"]
+
+
+def test_a_get_route_added_to_the_app_later_answers_head_too(api):
+    """HEAD was added to the routes of the app's own routers when it was made, by changing FastAPI's copies of
+    them: a GET route added afterwards (an embedding program's) answered HEAD 405."""
+    @api.app.get("/extra/{name}")
+    def extra(name: str) -> dict[str, str]:
+        return {"name": name}
+
+    @api.app.get("/extra-stream")
+    def extra_stream() -> StreamingResponse:
+        return StreamingResponse(iter([b"one,", b"two"]), media_type="text/csv", headers={"X-Rows": "2"})
+
+    got, head = api.client.get("/extra/x"), api.client.head("/extra/x")
+    assert (head.status_code, head.content, head.headers["content-length"]) == (200, b"", got.headers["content-length"])
+    head = api.client.head("/extra-stream")
+    assert (head.status_code, head.content, head.headers["x-rows"]) == (200, b"", "2")
+    assert api.client.delete("/extra/x").headers["allow"] == "GET, HEAD"
 
 
 def test_head_is_not_documented_as_a_second_operation_of_each_get(tmp_path, recwarn):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
+from app.api import deps
 from app.config import Settings
 from app.main import create_app
 from tests.api_fixtures import PASSING_MARK, alice, api, assert_problem, scorer  # noqa: F401
@@ -72,6 +73,29 @@ def test_a_report_format_may_be_md_and_in_any_case(alice, bank):
     assert "'md'" in detail and "'pdf'" in detail
 
 
+def test_accept_weights_are_read_as_rfc_9110_writes_them(alice, bank):
+    """A weight that is not one (q=abc, q=2) dropped its entry or ranked it above q=1, a `Q=` was not read as a
+    weight, an empty list entry was taken as "anything", and a wildcard outranked a range that refused a format."""
+    sid = finish(alice, bank, good=True, seed=4)
+
+    def chosen(accept: str) -> str:
+        reply = alice.get(f"/v1/sessions/{sid}/report", headers={"Accept": accept})
+        assert reply.status_code == 200, reply.text
+        return reply.headers["content-type"].split(";")[0]
+
+    for weight in ("abc", "2", "0.5555", ".5", "-1", "nan"):
+        detail = assert_problem(alice.get(f"/v1/sessions/{sid}/report",
+                                          headers={"Accept": f"application/pdf;q={weight}, */*"}), 400)["detail"]
+        assert f"'application/pdf;q={weight}'" in detail and "q=0 to q=1" in detail, detail
+    assert chosen("application/pdf;q=1.000, text/html;q=0.999") == "application/pdf"
+    assert chosen("text/html;Q=0.1, application/pdf;q=0.8") == "application/pdf"
+    assert chosen("*/*;q=0.1, application/json;q=0") == "text/markdown"  # JSON refused; the rest taken
+    assert_problem(alice.get(f"/v1/sessions/{sid}/report", headers={"Accept": "image/png,"}), 406)
+    assert chosen(" , ") == "application/json"  # no entry at all: as no header
+    # ?format= is the client's own choice: a malformed Accept beside it is not read.
+    assert alice.get(f"/v1/sessions/{sid}/report", params={"format": "md"}, headers={"Accept": "*/*;q=x"}).is_success
+
+
 def test_the_documented_report_formats_are_those_taken(tmp_path):
     report = create_app(Settings(data_dir=tmp_path)).openapi()["paths"]["/v1/sessions/{session_id}/report"]["get"]
     (param,) = [p for p in report["parameters"] if p["name"] == "format"]
@@ -79,15 +103,31 @@ def test_the_documented_report_formats_are_those_taken(tmp_path):
     assert choices["enum"] == ["json", "markdown", "md", "html", "pdf"] and "case is ignored" in param["description"]
 
 
-def test_a_report_answers_head_with_the_headers_of_its_download(alice, bank):
-    """A link checker's HEAD on a report's URL was a 405; it gets GET's headers, without the body."""
+def test_a_report_answers_head_with_the_headers_of_its_download_without_making_it(api, alice, bank):
+    """A link checker's HEAD on a report's URL was a 405, then made the whole report (a PDF: 0.15-1 s) to send none
+    of it. It gets GET's status and headers, without the body and so without Content-Length (RFC 9110 9.3.2)."""
     sid = finish(alice, bank, good=True, seed=4)
+    turns_read = []
+    repo = api.app.dependency_overrides[deps.get_repo]()
+
+    class Watched:  # the report is built from the session's turns: a HEAD must not read them
+        def turns(self, session_id):
+            turns_read.append(session_id)
+            return repo.turns(session_id)
+
+        def __getattr__(self, name):
+            return getattr(repo, name)
+
+    api.app.dependency_overrides[deps.get_repo] = Watched
     for fmt in ("markdown", "pdf"):
-        got = alice.get(f"/v1/sessions/{sid}/report", params={"format": fmt})
         head = alice.head(f"/v1/sessions/{sid}/report", params={"format": fmt})
-        assert (head.status_code, head.content) == (200, b"")
-        for name in ("content-type", "content-disposition", "content-length"):
+        assert (head.status_code, head.content, turns_read) == (200, b"", [])
+        got = alice.get(f"/v1/sessions/{sid}/report", params={"format": fmt})
+        assert turns_read.pop() == sid  # the watch sees what GET reads
+        for name in ("content-type", "content-disposition", "vary"):
             assert head.headers[name] == got.headers[name], name
+        assert "content-length" not in head.headers and int(got.headers["content-length"]) > 0
+    assert alice.head(f"/v1/sessions/{sid}/report", headers={"Accept": "image/png"}).status_code == 406
     assert alice.head("/v1/sessions/nope/report").status_code == 404
 
 

@@ -3,6 +3,7 @@
 # ruff: noqa: F811 - pytest fixtures imported from tests.api_fixtures are redefined as arguments
 from __future__ import annotations
 
+import base64
 from datetime import UTC, datetime
 
 import pytest
@@ -344,6 +345,35 @@ def test_sessions_come_a_page_at_a_time_with_the_next_page_in_link(api, alice):
 def test_a_bad_page_request_is_a_4xx_saying_why(alice, params, status):
     body = assert_problem(alice.get("/v1/sessions", params=params), status)
     assert ("limit" in body["detail"]) if "limit" in params else ("cursor" in body["detail"])
+
+
+def test_a_cursor_the_server_did_not_give_is_a_400_not_a_page(api, alice):
+    """A well-formed cursor made up by a client was taken at its word: naming a session of no one, or another user's,
+    or a time of its choosing, it answered 200 with a page the server never gave (here the first one again)."""
+    alice_id, bob_id = (api.repo.get_or_create_user(name).id for name in ("alice", "bob"))
+    made = {user: [api.repo.open_session(user, session_id=new_session_id(), config={"num_questions": 1},
+                                         question_id="zero-grad", topic="training-loop", difficulty=1,
+                                         kind="question", prompt="Why zero_grad?").session_id for _ in range(3)]
+            for user in (alice_id, bob_id)}
+    with api.repo._writing() as db:  # apart in time, so a page after any of them is not the first page
+        for ids in made.values():
+            for day, session_id in enumerate(ids, start=1):
+                db.execute(update(InterviewSession).where(InterviewSession.id == session_id)
+                           .values(created_at=datetime(2026, 1, day, tzinfo=UTC)))
+    given = alice.get("/v1/sessions", params={"limit": 1}).links["next"]["url"]
+    assert [s["id"] for s in alice.get(given).json()] == [made[alice_id][1]]  # the server's own cursor works
+
+    def cursor(stamp: str, session_id: str) -> str:
+        return base64.urlsafe_b64encode(f"{stamp}|{session_id}".encode()).decode().rstrip("=")
+
+    for made_up in (cursor("2030-01-01T00:00:00+00:00", "no-such-session"),
+                    cursor("2026-01-03T00:00:00+00:00", made[bob_id][2]),  # bob's, at its own time
+                    cursor("2026-01-03T00:00:00.000001+00:00", made[alice_id][2])):  # alice's, a time it was not
+        detail = assert_problem(alice.get("/v1/sessions", params={"cursor": made_up}), 400)["detail"]
+        assert "is not one this server gave out" in detail
+    # The same session's time written another way is the same cursor.
+    same = alice.get("/v1/sessions", params={"cursor": cursor("2026-01-03T01:00:00+01:00", made[alice_id][2])})
+    assert [s["id"] for s in same.json()] == made[alice_id][1::-1]
 
 
 def test_the_session_notes_come_with_the_question_they_arise_on_and_with_the_session(alice, bank):

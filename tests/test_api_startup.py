@@ -30,16 +30,19 @@ uvicorn.run("app.main:create_app", factory=True, host="127.0.0.1", port=int(sys.
 """
 
 
-# What `serve` runs in a worker, its app module taking 120 s to import (said when it begins).
+# A worker of `serve --workers N` or `uvicorn --workers N --factory app.main:create_app`: it imports the app once
+# uvicorn takes the signals (a single server imports it before, when a stop still ends the process), and the app's
+# modules take 120 s to import (said when it begins).
 SLOW_IMPORT = """
 import importlib.abc, sys, time, uvicorn
 class Slow(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
-        if name == "app.main":
+        if name == "app.api.sessions":
             print("importing", file=sys.stderr, flush=True)
             time.sleep(120)
 sys.meta_path.insert(0, Slow())
-uvicorn.run("app.asgi:create_app", factory=True, host="127.0.0.1", port=int(sys.argv[1]))
+config = uvicorn.Config("app.main:create_app", factory=True, host="127.0.0.1", port=int(sys.argv[1]))
+uvicorn.Server(config).run()
 """
 
 
@@ -48,7 +51,8 @@ uvicorn.run("app.asgi:create_app", factory=True, host="127.0.0.1", port=int(sys.
 def test_a_worker_told_to_stop_while_it_starts_stops_at_once(tmp_path: Path, sig: signal.Signals, when: str) -> None:
     """SIGTERM to `serve --workers 2` while its workers started: they went on building their components before they
     stopped, and the server with them (44.6 s on a busy machine, 5.0 s now). A signal that came while the app was made
-    reached uvicorn only, which built the components all the same."""
+    reached uvicorn only, which built the components all the same; one that came while the app's modules were
+    imported was guarded against for `serve` only, not for `uvicorn --workers N --factory app.main:create_app`."""
     script = SLOW_IMPORT if when == "importing" else SLOW_START
     server = subprocess.Popen([sys.executable, "-c", script, str(free_port())], cwd=REPO,
                               env=server_env(tmp_path / "data"), stderr=subprocess.PIPE, text=True)

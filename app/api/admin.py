@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, Path, Response
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, BeforeValidator, Field, StrictBool
 
 from app.api.deps import RepoDep, require_admin
 from app.api.problems import problem_responses
@@ -43,8 +43,9 @@ class NewKey(RequestModel):
     # user's first key, "default", which keeps its name once revoked.
     name: Annotated[str | None, Composed] = Field(default=None, min_length=1, max_length=100, pattern=ACCOUNT_NAME,
                              description="A label for the key, unique among the user's keys; omitted: key-2, key-3")
-    revoke_others: bool = Field(default=True, description="Revoke the user's other active keys in the same step "
-                                "(a rotation); false adds a key beside them")
+    # Strict: "no", "off" or 0 were guessed to mean false (and "yes" true); a key's rotation is not done on a guess.
+    revoke_others: StrictBool = Field(default=True, description="Revoke the user's other active keys in the same "
+                                      "step (a rotation); false adds a key beside them. A JSON boolean")
 
 
 class UserOut(BaseModel):

@@ -21,7 +21,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter, SlotsUnavailable
 from app.config import Settings
-from app.errors import echoed
+from app.errors import echoed, no_session
 from app.store.records import UserRecord
 from knowledge.schema import Question
 from knowledge.vectorstore import QuestionStore
@@ -81,6 +81,14 @@ EvaluatorDep = Annotated[Any, Depends(get_evaluator)]
 RunnerDep = Annotated[Any | None, Depends(get_runner)]
 LimiterDep = Annotated[SlidingWindowLimiter, Depends(get_code_limiter)]
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+
+
+def owned_session(repo: Any, session_id: str, user_id: int) -> Any:
+    """The user's session of that id; 404 for another user's, as for none."""
+    session = repo.get_session(session_id, user_id)
+    if session is None:
+        raise no_session(session_id)
+    return session
 
 
 def _unauthorized(detail: str) -> HTTPException:

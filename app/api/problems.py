@@ -89,7 +89,9 @@ def _allowed_methods(request: Request) -> list[str]:
         return any(route.matches({**request.scope, "method": method})[0] == Match.FULL
                    for route in request.app.router.routes)
 
-    return [method for method in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE") if taken(method)]
+    # HEAD wherever GET is taken: app/api/head.py answers it, outside the routes.
+    return [method for method in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+            if taken("GET" if method == "HEAD" else method)]
 
 
 def _unreadable_body(cause: BaseException | None) -> str:

@@ -36,8 +36,19 @@ def encode(created_at: datetime, session_id: str) -> str:
     return base64.urlsafe_b64encode(f"{created_at.isoformat()}|{session_id}".encode()).decode().rstrip("=")
 
 
-def decode(cursor: str) -> tuple[datetime, str]:
-    """(created_at, id) of the session a page starts after; 400 for a cursor this server did not give."""
+def start_after(cursor: str, *, repo: Any, user_id: int) -> tuple[datetime, str]:
+    """(created_at, id) of the session a page starts after: the caller's own session the cursor names, at the time
+    it was started; 400 for any other cursor. Checked against the store, not only read: a cursor made up by a client
+    (a session of no one, another user's, a time of its choosing) answered 200 with a page the server never gave,
+    often the first again, looking like the next one."""
+    created_at, session_id = _decode(cursor)
+    session = repo.get_session(session_id, user_id)
+    if session is None or session.created_at != created_at:
+        raise _not_given(cursor)
+    return session.created_at, session.id
+
+
+def _decode(cursor: str) -> tuple[datetime, str]:
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         stamp, session_id = text.split("|")
@@ -48,6 +59,10 @@ def decode(cursor: str) -> tuple[datetime, str]:
         # time (OverflowError), which the store would raise as a 500.
         created_at = created_at.astimezone(UTC)
     except (binascii.Error, UnicodeDecodeError, ValueError, OverflowError):
-        raise HTTPException(400, f"cursor {cursor[:40]!r} is not one this server gave out: follow the `Link` "
-                                 "header of the previous page, or leave cursor out to start from the newest") from None
+        raise _not_given(cursor) from None
     return created_at, session_id
+
+
+def _not_given(cursor: str) -> HTTPException:
+    return HTTPException(400, f"cursor {cursor[:40]!r} is not one this server gave out: follow the `Link` header "
+                              "of the previous page, or leave cursor out to start from the newest")

@@ -1,15 +1,14 @@
-"""Interview sessions: start one, answer, ask for hints, skip, and fetch the transcript or report."""
+"""Interview sessions: start one, answer, ask for hints, skip, and fetch the transcript (reports: session_reports)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, HTTPException, Query, Request, Response
-from pydantic import BeforeValidator, Field, StrictInt, field_validator
+from fastapi import APIRouter, Body, Query, Request, Response
+from pydantic import Field, StrictInt, field_validator
 
 from app.api import session_pages
 from app.api.deps import (
-    BankDep,
     EngineDep,
     LimiterDep,
     RepoDep,
@@ -17,6 +16,7 @@ from app.api.deps import (
     SettingsDep,
     UserDep,
     code_check_slot,
+    owned_session,
     require_size,
 )
 from app.api.problems import problem_responses
@@ -32,10 +32,8 @@ from app.api.schemas import (
     evaluation_out,
     session_summary,
 )
-from app.errors import ConflictError, no_session
 from app.interview import feedback
 from app.interview.models import Mode, SessionConfig, SessionState, TurnOutcome
-from app.reports import Report, build_report, content_disposition, render
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=problem_responses(401, 422))
 SESSION_ERRORS = problem_responses(404, 409)
@@ -135,7 +133,7 @@ def list_sessions(
     cursor: session_pages.Cursor = None,
 ) -> list[SessionSummary]:
     """The caller's sessions, newest first, a page at a time: the `Link` header holds the next page's URL."""
-    after = None if cursor is None else session_pages.decode(cursor)
+    after = None if cursor is None else session_pages.start_after(cursor, repo=repo, user_id=user.id)
     rows = repo.list_sessions(user.id, limit=limit + 1, after=after)
     if len(rows) > limit:  # one more than asked for: there is a next page
         last = rows[limit - 1]
@@ -148,7 +146,7 @@ def list_sessions(
 def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep) -> SessionDetail:
     """State, the current prompt and the transcript so far (scores hidden in an active interview)."""
     prompt = engine.current_prompt(session_id=session_id, user_id=user.id)
-    session = _owned(repo, session_id, user.id)
+    session = owned_session(repo, session_id, user.id)
     hide = session.config.get("mode") == Mode.INTERVIEW.value and session.status != "completed"
     draft = None if prompt is None else repo.draft(session_id, turn=prompt.turn)
     told = SessionState.model_validate(session.state).turn_notes
@@ -241,85 +239,6 @@ def finish(session_id: str, user: UserDep, engine: EngineDep, turn: OptionalTurn
     """End the session now (an interview-mode one too): its report covers what was answered. The prompt on
     screen stays unanswered and unscored, and no further question is drawn."""
     return _turn_out(engine.finish(session_id=session_id, user_id=user.id, turn=turn))
-
-
-REPORT_TYPES = {
-    "json": "application/json",
-    "markdown": "text/markdown",
-    "html": "text/html",
-    "pdf": "application/pdf",
-}
-# What integrators guess beside the names above: `md`, and any case (`PDF`); both were a 422. The schema lists `md`;
-# JSON Schema has no case-blind enum, so the description says it.
-FORMAT_ALIASES = {"md": "markdown"}
-ReportFormat = Annotated[
-    Literal["json", "markdown", "md", "html", "pdf"] | None,
-    BeforeValidator(lambda value: value.lower() if isinstance(value, str) else value),
-    Query(description="Overrides the Accept header; `md` is `markdown`, and case is ignored (`PDF`)"),
-]
-# The JSON form's schema is the Report model's (`model` in the route's responses); the others are text or bytes.
-REPORT_CONTENT: dict[str, Any] = {
-    "text/markdown": {"schema": {"type": "string"}},
-    "text/html": {"schema": {"type": "string"}},
-    "application/pdf": {"schema": {"type": "string", "format": "binary"}},
-}
-
-
-@router.get(
-    "/{session_id}/report",
-    response_class=Response,
-    responses={
-        200: {"description": "The report", "model": Report, "content": REPORT_CONTENT},
-        **problem_responses(404, 406, 409),
-    },
-)
-def report(
-    session_id: str,
-    request: Request,
-    user: UserDep,
-    repo: RepoDep,
-    bank: BankDep,
-    format: ReportFormat = None,
-) -> Response:
-    """The session's report as JSON, Markdown, HTML or PDF (by `format`, else by Accept)."""
-    fmt = FORMAT_ALIASES.get(format, format) if format else _negotiate(request.headers.get("accept", ""))
-    session = _owned(repo, session_id, user.id)
-    if session.config.get("mode") == Mode.INTERVIEW.value and session.status != "completed":
-        raise ConflictError("an interview-mode report is ready once the session is completed")
-    body, media_type = render(build_report(session=session, turns=repo.turns(session_id), bank=bank), fmt)
-    # Chosen by the Accept header: a cache keeps one copy per Accept, not the PDF for a JSON client.
-    headers = {"Vary": "Accept", "Content-Disposition": content_disposition(session.id, fmt)}
-    return Response(content=body, media_type=media_type, headers=headers)
-
-
-def _negotiate(accept: str) -> str:
-    """The first acceptable report format by quality; JSON when the client takes anything."""
-    ranked = []
-    for position, item in enumerate(accept.split(",")):
-        media, *params = (part.strip() for part in item.split(";"))
-        quality = next((p[2:] for p in params if p.startswith("q=")), "1")
-        try:
-            ranked.append((-float(quality), position, media.lower()))
-        except ValueError:
-            continue
-    by_media = {media: fmt for fmt, media in REPORT_TYPES.items()}
-    for negative_q, _, media in sorted(ranked):
-        if negative_q < 0 and media in by_media:
-            return by_media[media]
-        if negative_q < 0 and media in ("*/*", "application/*", ""):
-            return "json"
-        if negative_q < 0 and media == "text/*":
-            return "markdown"
-    if not accept.strip():
-        return "json"
-    raise HTTPException(406, f"cannot produce {accept!r}; accepted: {', '.join(REPORT_TYPES.values())}")
-
-
-def _owned(repo: Any, session_id: str, user_id: int) -> Any:
-    session = repo.get_session(session_id, user_id)
-    if session is None:
-        raise no_session(session_id)
-    return session
 
 
 def _turn_out(outcome: TurnOutcome) -> TurnOut:

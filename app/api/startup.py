@@ -4,7 +4,7 @@ Uvicorn takes SIGTERM and SIGINT during start-up as a request to stop once start
 while it built its components (opening the bank, the scorer, the sandbox's pool: 45 s on a busy two-core machine)
 went on building them, and `serve --workers 2` took that long to stop after SIGTERM (as when its workers, killed,
 were restarted just before it), as if it ignored the signal. A stop while the app's modules are imported (4.5 s
-of CPU, most of a minute on a busy machine) ends the worker at once (`stop_ends_the_import`, in app/asgi.py).
+of CPU, most of a minute on a busy machine) ends the worker at once (`stop_ends_the_import`, in app/main.py).
 """
 
 from __future__ import annotations

@@ -2,6 +2,6 @@
 
 from app.reports.build import build_report
 from app.reports.model import Report
-from app.reports.render import FORMATS, content_disposition, render
+from app.reports.render import FORMATS, content_disposition, media_type, render
 
-__all__ = ["FORMATS", "Report", "build_report", "content_disposition", "render"]
+__all__ = ["FORMATS", "Report", "build_report", "content_disposition", "media_type", "render"]

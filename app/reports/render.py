@@ -35,11 +35,20 @@ SAVED_AS = {"json": ("json", "inline"), "markdown": ("md", "attachment"), "html"
 
 def render(report: Report, fmt: str) -> tuple[bytes, str]:
     """The report in `fmt` (json, markdown, html or pdf) and the media type to serve it with."""
+    renderer, media = _renderer(fmt)
+    return renderer(report), media
+
+
+def media_type(fmt: str) -> str:
+    """The media type a report in `fmt` is served with."""
+    return _renderer(fmt)[1]
+
+
+def _renderer(fmt: str) -> tuple[Callable[[Report], bytes], str]:
     try:
-        renderer, media_type = RENDERERS[fmt.lower()]
+        return RENDERERS[fmt.lower()]
     except KeyError:
         raise ValueError(f"unknown report format {fmt!r}; choose one of: {', '.join(FORMATS)}") from None
-    return renderer(report), media_type
 
 
 def content_disposition(session_id: str, fmt: str) -> str:
