@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from app.interview.models import AskedQuestion
 from app.interview.penalties import question_penalties
+from app.interview.scoring import handed_lines
 from app.reports.model import (
     CoveredPoint,
     Exchange,
@@ -125,7 +126,7 @@ def _stated_points(answered: list[TurnRecord], texts: list[str], *, given: str |
     runs = [i for i, turn in enumerate(answered) if turn.code_result]
     latest_run = runs[-1] if runs else 0
     best: dict[str, CoveredPoint] = {}
-    handed = {line.strip() for line in (given or "").splitlines() if line.strip()}
+    handed = handed_lines(given)  # the rubric no longer reads them (scoring.without_handed); stored sessions did
     for i, turn in enumerate(answered):
         for point in (turn.evaluation or {}).get("points") or []:
             verdict, quote = point.get("verdict"), point.get("evidence")
