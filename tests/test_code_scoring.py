@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from app.interview.followups import choose_follow_up
+from app.interview.followups import SHOW_IN_CODE, choose_follow_up, hint_for
 from app.interview.penalties import charge_answer
 from app.interview.scoring import AnswerScorer, with_code
 from evaluators.base import DetectedMisconception, Evaluation, Evaluator, GradingTask, PointVerdict, Verdict
@@ -443,6 +443,39 @@ def test_a_probe_about_the_candidates_code_is_not_asked_of_words_alone(scorer, t
     shapes = choose_follow_up(question, words.rubric, score=words.score, asked=0,
                               probed=[p.id for p in question.rubric if p.id != "broadcast-difference"], run=run)
     assert shapes is not None and shapes.prompt in about_code
+
+
+@pytest.mark.parametrize("task_id", ["pairwise-distances", "layer-norm-from-scratch"])
+def test_a_code_task_answered_in_words_is_asked_for_its_code_once(scorer, tasks, task_id):
+    """Answered in words only, pairwise-distances (both probes left presume code) moved on at once and
+    layer-norm-from-scratch after one probe in words: the code was never asked for."""
+    question = tasks[task_id]
+    about_code = {f.prompt for f in question.follow_ups if f.presumes_code}
+    words = AnswerScorer(evaluator=scorer).score(question, text="I would write it with plain tensor operations.",
+                                                 code=None, earlier=[])
+    asked: list[str] = []
+    probed: list[str] = []
+    for count in range(3):
+        probe = choose_follow_up(question, words.rubric, score=words.score, asked=count, probed=probed)
+        if probe is None:
+            break
+        asked.append(probe.prompt)
+        probed.append(probe.point)
+    assert asked[-1] == SHOW_IN_CODE and asked.count(SHOW_IN_CODE) == 1
+    assert not about_code & set(asked)
+
+
+@pytest.mark.parametrize("task_id", ["pairwise-distances", "layer-norm-from-scratch"])
+def test_no_hint_quotes_a_probe_about_code_before_code_ran(scorer, tasks, task_id):
+    """pairwise-distances' first hint to an answer in words was "Think about this: Walk me through the shape of
+    every intermediate tensor in your solution." with no solution sent."""
+    question = tasks[task_id]
+    about_code = {f.prompt for f in question.follow_ups if f.presumes_code}
+    words = AnswerScorer(evaluator=scorer).score(question, text="I would write it with plain tensor operations.",
+                                                 code=None, earlier=[])
+    hints = [hint_for(question, evaluation=words.rubric, hints_used=used) for used in range(2)]
+    hints.append(hint_for(question, evaluation=None, hints_used=0))  # asked before any answer
+    assert not [h for h in hints if h and any(prompt in h for prompt in about_code)]
 
 
 def test_a_probe_about_code_on_an_entry_without_a_code_task_is_refused(bank):

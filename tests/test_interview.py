@@ -749,6 +749,34 @@ def test_fenced_code_beside_code_sent_as_code_is_said_to_be_read_as_words(engine
     assert both.message.startswith("The code sent as code was run; the fenced code in your words was read as words")
 
 
+def test_a_code_task_answered_in_words_asks_for_the_code(engine, user, bank):
+    """pairwise-distances answered in words only moved on: its probes left both presume code ("your solution")."""
+    from app.interview.followups import SHOW_IN_CODE
+
+    session = start_at(engine, user, by_id(bank)["pairwise-distances"], difficulty=2)
+    words = engine.answer(session_id=session.id, user_id=user, code=None,
+                          text="I would write it with plain tensor operations.")
+    assert words.prompt is not None and words.prompt.kind is PromptKind.FOLLOW_UP
+    assert words.prompt.text == SHOW_IN_CODE
+
+
+def test_code_first_sent_on_a_follow_up_is_not_halved_as_a_fix(engine, user, bank):
+    """layer-norm-from-scratch answered in words, then its code sent on the follow-up: what the first run added was
+    halved as "code fixed on a follow-up", though no run had failed before it."""
+    from tests.code_fixtures import ScriptedRunner
+
+    engine._scorer = AnswerScorer(evaluator=engine._scorer._evaluator, code_runner=ScriptedRunner())
+    task = by_id(bank)["layer-norm-from-scratch"]
+    session = start_at(engine, user, task, difficulty=task.difficulty)
+    words = engine.answer(session_id=session.id, user_id=user, code=None,
+                          text="I would write it with plain tensor operations.")
+    assert words.prompt is not None and words.prompt.kind is PromptKind.FOLLOW_UP
+    code = engine.answer(session_id=session.id, user_id=user, text="", code=task.code.solution)
+    assert code.code_result["status"] == "passed"
+    assert not [n for n in code.evaluation.get("penalties", []) if "code fixed" in n]
+    assert code.evaluation["score"] == 5.0
+
+
 def test_words_beside_passing_code_add_to_its_score_and_never_take_from_it(scorer, bank):
     from app.interview.followups import choose_follow_up
 
