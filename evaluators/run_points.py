@@ -98,6 +98,15 @@ def _overruled(run: PointVerdict, words: PointVerdict, *, said_after_run: Sequen
     return run.model_copy(update={"words": words.evidence}) if run.verdict is Verdict.MISSED and stated else run
 
 
+def _read_from_code(point: PointVerdict, failing_lines: set[str]) -> PointVerdict:
+    """A point no check verifies, as a line of the code can show it (see `with_run`)."""
+    if point.from_code and point.verdict is Verdict.PARTIAL:
+        return point.model_copy(update={"verdict": Verdict.MISSED, "credit": 0.0, "evidence": None, "from_code": False})
+    if point.verdict is Verdict.COVERED and (point.evidence or "").strip() in failing_lines:
+        return point.model_copy(update={"verdict": Verdict.PARTIAL})
+    return point
+
+
 def _flat(text: str) -> str:
     return " ".join(text.split())
 
@@ -105,17 +114,18 @@ def _flat(text: str) -> str:
 def with_run(evaluation: Evaluation, verdicts: Sequence[PointVerdict], *, failing_code: str = "",
              said_after_run: Sequence[str] = ()) -> Evaluation:
     """The words' evaluation with each checked point's verdict taken from the run, and its feedback rewritten.
-    `failing_code` is the code of a run that failed a check: a point no check verifies, credited only because one
-    of its lines reads like the point ("def apply(x):" for "used through MyReLU.apply"), is read as partly there,
-    not praised (a line that looks right in code that fails is no evidence). `said_after_run` are the words written
-    after the run's code (follow-ups answered in words): only a sentence of theirs is said beside a failed check."""
+    `said_after_run` are the words written after the run's code (follow-ups answered in words): only a sentence of
+    theirs is said beside a failed check. A point no check verifies is judged from a line of the code (`from_code`)
+    only when the line reads as the point in full, and the run says how far: covered when the code passed, partly
+    there when it failed (`failing_code`: "def apply(x):" for "used through MyReLU.apply" is no praise in code that
+    fails). A line that reads only partly like a point states nothing, in code that passed as in code that failed:
+    passing code was credited "partly there" for `val_loss = float(val_loss)` ("monitors a validation metric") and
+    `optimizer.step()` ("caveats"), 5 of the bank's 26 reference solutions."""
     lines = {line.strip() for line in failing_code.splitlines() if line.strip()}
     by_run = {v.point_id: v for v in verdicts}
     wrong = [m.quote for m in evaluation.misconceptions]
     points = [_overruled(by_run[p.point_id], p, said_after_run=said_after_run, wrong=wrong) if p.point_id in by_run
-              else (p.model_copy(update={"verdict": Verdict.PARTIAL})
-                    if p.verdict is Verdict.COVERED and (p.evidence or "").strip() in lines else p)
-              for p in evaluation.points]
+              else _read_from_code(p, lines) for p in evaluation.points]
     if points == evaluation.points:
         return evaluation
     return evaluation.model_copy(update={

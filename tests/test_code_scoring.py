@@ -407,6 +407,18 @@ def test_a_wrong_claim_quoted_from_the_code_is_said_to_be_the_codes(scorer, task
     assert f'Wrong: your code has: "{line}"' in result.evaluation["feedback"]
 
 
+@pytest.mark.parametrize("task_id", ["early-stopping", "gradient-accumulation", "custom-loss"])
+def test_a_line_of_passing_code_that_reads_partly_like_a_point_is_not_credited(scorer, tasks, task_id):
+    """The reference solution, passing every check, was told "Partly there: monitors a validation metric (your code
+    has: "val_loss = float(val_loss)")" (early-stopping), and "optimizer.step()" partly stated gradient-accumulation's
+    caveats: a line of code either shows a point or says nothing of it, and the run judges the code."""
+    task = tasks[task_id]
+    result = scored(scorer, task, ScriptedRunner(), code=task.code.solution, text="Here is my solution.")
+    assert result.code_result["status"] == "passed"
+    assert not [(p["point_id"], p["evidence"]) for p in result.evaluation["points"]
+                if p.get("from_code") and p["verdict"] == "partial"]
+
+
 def test_the_starter_code_sent_back_earns_no_words_credit(scorer, tasks):
     """The task's starter sent back unchanged with a few words: the rubric read the handed lines as the candidate's
     and scored them 3.0 (early-stopping), 0.75 added to a run that failed every check, with the signature quoted as
