@@ -89,10 +89,15 @@ def _overruled(run: PointVerdict, words: PointVerdict, *, said_after_run: Sequen
 
     A sentence sent with the failing code describes that code, and the reader cannot tell it from its contradiction
     ("I use the unbiased variance", which a failed check of the biased one proves wrong, read as covering it): said
-    beside the check as "said in words" it vouched for a wrong statement. Nor is a partly stated point carried (its
-    credit can be near 0), or a sentence the same evaluation quotes as a wrong claim."""
+    beside the check as "said in words" it vouched for a wrong statement. Nor is a point carried that the sentence
+    does not state in full (full credit: "covered" starts below it), or a sentence the same evaluation quotes as a
+    wrong claim. Covered at 0.75-0.98, four of custom-collate-fn's wrong claims ("mask is where the id isn't pad":
+    the code sent before states the correction, so the claim is not charged) and "The optimizer steps and the
+    gradients are cleared only every accum_steps micro-batches." (for "a final partial group still gets a step")
+    were carried."""
     sentence = _flat(words.evidence or "")
-    stated = (words.verdict is Verdict.COVERED and sentence and not words.from_code and not words.checks
+    stated = (words.verdict is Verdict.COVERED and words.credit >= 1 and sentence and not words.from_code
+              and not words.checks
               and any(sentence in _flat(text) for text in said_after_run)
               and not any(sentence in quote or quote in sentence for quote in map(_flat, wrong) if quote))
     return run.model_copy(update={"words": words.evidence}) if run.verdict is Verdict.MISSED and stated else run

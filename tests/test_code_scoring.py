@@ -323,6 +323,30 @@ def test_a_follow_up_answered_right_in_words_says_so_beside_the_failed_check_tha
         in result.evaluation["feedback"]
 
 
+@pytest.mark.parametrize(("task_id", "failing", "said", "carried"), [
+    # A wrong claim, not charged because the code sent before states its correction; read at 0.87 of a full statement.
+    ("custom-collate-fn", "lengths-and-mask", "mask is where the id isn't pad", False),
+    # States that steps come every accum_steps micro-batches, not the point on the final partial group (0.98).
+    ("gradient-accumulation", "partial-final-group",
+     "The optimizer steps and the gradients are cleared only every accum_steps micro-batches.", False),
+    ("gradient-accumulation", "scaled-by-accum-steps", "Divide each micro-batch loss by accum_steps.", True),
+])
+def test_only_a_follow_up_sentence_that_states_the_point_in_full_is_said_in_words(
+        scorer, tasks, task_id, failing, said, carried):
+    """A follow-up in words after a failed check was carried as "said in words, not yet shown by your code" for the
+    point the check verifies whenever the reader called it covered, which starts below a full statement: 4 of
+    custom-collate-fn's wrong claims, and a sentence about another point."""
+    question = tasks[task_id]
+    runner = ScriptedRunner(failing)
+    code = question.code.solution
+    result = AnswerScorer(evaluator=scorer, code_runner=runner).score(
+        question, text=said, code=None, earlier=[with_code("", code)],
+        earlier_code=runner.check(question.code, code, question.id))
+    checked = next(c for c in question.code.checks if c.name == failing).points
+    words = {p["point_id"]: p["words"] for p in result.evaluation["points"] if p["point_id"] in checked}
+    assert (said in words.values()) is carried, words
+
+
 def test_words_sent_with_the_failing_code_are_not_said_beside_the_check_that_proves_them_wrong(scorer, tasks):
     """Review s51: x.var(-1) with "I use the unbiased variance and put eps inside the square root." showed, beside the
     failed biased-variance-and-eps check, 'said in words, not yet shown by your code: "I use the unbiased variance
