@@ -761,6 +761,19 @@ def test_a_code_task_answered_in_words_asks_for_the_code(engine, user, bank):
     assert words.prompt.text == SHOW_IN_CODE
 
 
+def test_code_sent_to_a_server_without_a_sandbox_is_not_asked_for_again(engine, user, bank):
+    """With no sandbox (this engine has no runner) code sent is read as text and no run is stored: the follow-up
+    must not ask for the code the candidate just sent, and may ask about it."""
+    from app.interview.followups import SHOW_IN_CODE
+
+    task = by_id(bank)["pairwise-distances"]
+    session = start_at(engine, user, task, difficulty=2)
+    sent = engine.answer(session_id=session.id, user_id=user, text="", code=task.code.starter)
+    assert sent.message == "code checks are unavailable on this server; your code was read as text only"
+    assert sent.prompt is not None and sent.prompt.kind is PromptKind.FOLLOW_UP
+    assert sent.prompt.text != SHOW_IN_CODE
+
+
 def test_code_first_sent_on_a_follow_up_is_not_halved_as_a_fix(engine, user, bank):
     """layer-norm-from-scratch answered in words, then its code sent on the follow-up: what the first run added was
     halved as "code fixed on a follow-up", though no run had failed before it."""

@@ -51,7 +51,8 @@ def choose_follow_up(
 
 def _fits(follow_up: FollowUp, run: Mapping[str, Any] | None) -> bool:
     """Whether the probe may be said now (asked, or quoted in a hint): one about the candidate's code only once code
-    ran on the question, and one about a failed check only after a run that showed it."""
+    was sent on the question (`run`: its last run, {} for code no sandbox ran), and one about a failed check only
+    after a run that showed it."""
     return (run is not None or not follow_up.presumes_code) and _true_of_run(follow_up, run)
 
 
