@@ -89,13 +89,27 @@ def _overruled(run: PointVerdict, words: PointVerdict, *, said_after_run: Sequen
 
     A sentence sent with the failing code describes that code, and the reader cannot tell it from its contradiction
     ("I use the unbiased variance", which a failed check of the biased one proves wrong, read as covering it): said
-    beside the check as "said in words" it vouched for a wrong statement. Nor is a partly stated point carried (its
-    credit can be near 0), or a sentence the same evaluation quotes as a wrong claim."""
+    beside the check as "said in words" it vouched for a wrong statement. Nor is a point carried that the sentence
+    does not state in full (full credit: "covered" starts below it), or a sentence the same evaluation quotes as a
+    wrong claim. Covered at 0.75-0.98, four of custom-collate-fn's wrong claims ("mask is where the id isn't pad":
+    the code sent before states the correction, so the claim is not charged) and "The optimizer steps and the
+    gradients are cleared only every accum_steps micro-batches." (for "a final partial group still gets a step")
+    were carried."""
     sentence = _flat(words.evidence or "")
-    stated = (words.verdict is Verdict.COVERED and sentence and not words.from_code and not words.checks
+    stated = (words.verdict is Verdict.COVERED and words.credit >= 1 and sentence and not words.from_code
+              and not words.checks
               and any(sentence in _flat(text) for text in said_after_run)
               and not any(sentence in quote or quote in sentence for quote in map(_flat, wrong) if quote))
     return run.model_copy(update={"words": words.evidence}) if run.verdict is Verdict.MISSED and stated else run
+
+
+def _read_from_code(point: PointVerdict, failing_lines: set[str]) -> PointVerdict:
+    """A point no check verifies, as a line of the code can show it (see `with_run`)."""
+    if point.from_code and point.verdict is Verdict.PARTIAL:
+        return point.model_copy(update={"verdict": Verdict.MISSED, "credit": 0.0, "evidence": None, "from_code": False})
+    if point.verdict is Verdict.COVERED and (point.evidence or "").strip() in failing_lines:
+        return point.model_copy(update={"verdict": Verdict.PARTIAL})
+    return point
 
 
 def _flat(text: str) -> str:
@@ -105,17 +119,18 @@ def _flat(text: str) -> str:
 def with_run(evaluation: Evaluation, verdicts: Sequence[PointVerdict], *, failing_code: str = "",
              said_after_run: Sequence[str] = ()) -> Evaluation:
     """The words' evaluation with each checked point's verdict taken from the run, and its feedback rewritten.
-    `failing_code` is the code of a run that failed a check: a point no check verifies, credited only because one
-    of its lines reads like the point ("def apply(x):" for "used through MyReLU.apply"), is read as partly there,
-    not praised (a line that looks right in code that fails is no evidence). `said_after_run` are the words written
-    after the run's code (follow-ups answered in words): only a sentence of theirs is said beside a failed check."""
+    `said_after_run` are the words written after the run's code (follow-ups answered in words): only a sentence of
+    theirs is said beside a failed check. A point no check verifies is judged from a line of the code (`from_code`)
+    only when the line reads as the point in full, and the run says how far: covered when the code passed, partly
+    there when it failed (`failing_code`: "def apply(x):" for "used through MyReLU.apply" is no praise in code that
+    fails). A line that reads only partly like a point states nothing, in code that passed as in code that failed:
+    passing code was credited "partly there" for `val_loss = float(val_loss)` ("monitors a validation metric") and
+    `optimizer.step()` ("caveats"), 5 of the bank's 26 reference solutions."""
     lines = {line.strip() for line in failing_code.splitlines() if line.strip()}
     by_run = {v.point_id: v for v in verdicts}
     wrong = [m.quote for m in evaluation.misconceptions]
     points = [_overruled(by_run[p.point_id], p, said_after_run=said_after_run, wrong=wrong) if p.point_id in by_run
-              else (p.model_copy(update={"verdict": Verdict.PARTIAL})
-                    if p.verdict is Verdict.COVERED and (p.evidence or "").strip() in lines else p)
-              for p in evaluation.points]
+              else _read_from_code(p, lines) for p in evaluation.points]
     if points == evaluation.points:
         return evaluation
     return evaluation.model_copy(update={

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from app.interview.followups import choose_follow_up
+from app.interview.followups import SHOW_IN_CODE, choose_follow_up, hint_for
 from app.interview.penalties import charge_answer
 from app.interview.scoring import AnswerScorer, with_code
 from evaluators.base import DetectedMisconception, Evaluation, Evaluator, GradingTask, PointVerdict, Verdict
@@ -323,6 +323,30 @@ def test_a_follow_up_answered_right_in_words_says_so_beside_the_failed_check_tha
         in result.evaluation["feedback"]
 
 
+@pytest.mark.parametrize(("task_id", "failing", "said", "carried"), [
+    # A wrong claim, not charged because the code sent before states its correction; read at 0.87 of a full statement.
+    ("custom-collate-fn", "lengths-and-mask", "mask is where the id isn't pad", False),
+    # States that steps come every accum_steps micro-batches, not the point on the final partial group (0.98).
+    ("gradient-accumulation", "partial-final-group",
+     "The optimizer steps and the gradients are cleared only every accum_steps micro-batches.", False),
+    ("gradient-accumulation", "scaled-by-accum-steps", "Divide each micro-batch loss by accum_steps.", True),
+])
+def test_only_a_follow_up_sentence_that_states_the_point_in_full_is_said_in_words(
+        scorer, tasks, task_id, failing, said, carried):
+    """A follow-up in words after a failed check was carried as "said in words, not yet shown by your code" for the
+    point the check verifies whenever the reader called it covered, which starts below a full statement: 4 of
+    custom-collate-fn's wrong claims, and a sentence about another point."""
+    question = tasks[task_id]
+    runner = ScriptedRunner(failing)
+    code = question.code.solution
+    result = AnswerScorer(evaluator=scorer, code_runner=runner).score(
+        question, text=said, code=None, earlier=[with_code("", code)],
+        earlier_code=runner.check(question.code, code, question.id))
+    checked = next(c for c in question.code.checks if c.name == failing).points
+    words = {p["point_id"]: p["words"] for p in result.evaluation["points"] if p["point_id"] in checked}
+    assert (said in words.values()) is carried, words
+
+
 def test_words_sent_with_the_failing_code_are_not_said_beside_the_check_that_proves_them_wrong(scorer, tasks):
     """Review s51: x.var(-1) with "I use the unbiased variance and put eps inside the square root." showed, beside the
     failed biased-variance-and-eps check, 'said in words, not yet shown by your code: "I use the unbiased variance
@@ -407,6 +431,18 @@ def test_a_wrong_claim_quoted_from_the_code_is_said_to_be_the_codes(scorer, task
     assert f'Wrong: your code has: "{line}"' in result.evaluation["feedback"]
 
 
+@pytest.mark.parametrize("task_id", ["early-stopping", "gradient-accumulation", "custom-loss"])
+def test_a_line_of_passing_code_that_reads_partly_like_a_point_is_not_credited(scorer, tasks, task_id):
+    """The reference solution, passing every check, was told "Partly there: monitors a validation metric (your code
+    has: "val_loss = float(val_loss)")" (early-stopping), and "optimizer.step()" partly stated gradient-accumulation's
+    caveats: a line of code either shows a point or says nothing of it, and the run judges the code."""
+    task = tasks[task_id]
+    result = scored(scorer, task, ScriptedRunner(), code=task.code.solution, text="Here is my solution.")
+    assert result.code_result["status"] == "passed"
+    assert not [(p["point_id"], p["evidence"]) for p in result.evaluation["points"]
+                if p.get("from_code") and p["verdict"] == "partial"]
+
+
 def test_the_starter_code_sent_back_earns_no_words_credit(scorer, tasks):
     """The task's starter sent back unchanged with a few words: the rubric read the handed lines as the candidate's
     and scored them 3.0 (early-stopping), 0.75 added to a run that failed every check, with the signature quoted as
@@ -443,6 +479,39 @@ def test_a_probe_about_the_candidates_code_is_not_asked_of_words_alone(scorer, t
     shapes = choose_follow_up(question, words.rubric, score=words.score, asked=0,
                               probed=[p.id for p in question.rubric if p.id != "broadcast-difference"], run=run)
     assert shapes is not None and shapes.prompt in about_code
+
+
+@pytest.mark.parametrize("task_id", ["pairwise-distances", "layer-norm-from-scratch"])
+def test_a_code_task_answered_in_words_is_asked_for_its_code_once(scorer, tasks, task_id):
+    """Answered in words only, pairwise-distances (both probes left presume code) moved on at once and
+    layer-norm-from-scratch after one probe in words: the code was never asked for."""
+    question = tasks[task_id]
+    about_code = {f.prompt for f in question.follow_ups if f.presumes_code}
+    words = AnswerScorer(evaluator=scorer).score(question, text="I would write it with plain tensor operations.",
+                                                 code=None, earlier=[])
+    asked: list[str] = []
+    probed: list[str] = []
+    for count in range(3):
+        probe = choose_follow_up(question, words.rubric, score=words.score, asked=count, probed=probed)
+        if probe is None:
+            break
+        asked.append(probe.prompt)
+        probed.append(probe.point)
+    assert asked[-1] == SHOW_IN_CODE and asked.count(SHOW_IN_CODE) == 1
+    assert not about_code & set(asked)
+
+
+@pytest.mark.parametrize("task_id", ["pairwise-distances", "layer-norm-from-scratch"])
+def test_no_hint_quotes_a_probe_about_code_before_code_ran(scorer, tasks, task_id):
+    """pairwise-distances' first hint to an answer in words was "Think about this: Walk me through the shape of
+    every intermediate tensor in your solution." with no solution sent."""
+    question = tasks[task_id]
+    about_code = {f.prompt for f in question.follow_ups if f.presumes_code}
+    words = AnswerScorer(evaluator=scorer).score(question, text="I would write it with plain tensor operations.",
+                                                 code=None, earlier=[])
+    hints = [hint_for(question, evaluation=words.rubric, hints_used=used) for used in range(2)]
+    hints.append(hint_for(question, evaluation=None, hints_used=0))  # asked before any answer
+    assert not [h for h in hints if h and any(prompt in h for prompt in about_code)]
 
 
 def test_a_probe_about_code_on_an_entry_without_a_code_task_is_refused(bank):

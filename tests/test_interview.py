@@ -196,7 +196,7 @@ def test_hint_costs_credit_and_is_recorded(engine, user, bank):
     config = SessionConfig(num_questions=1, topics=["tensors"], seed=11)
     session, prompt = engine.start(user_id=user, config=config)
     hint = engine.hint(session_id=session.id, user_id=user)
-    assert hint.message and "Think about" in hint.message
+    assert hint.message and hint.message.startswith(("Think about", "A complete answer also has a point"))
     answer = bank_map[prompt.question_id].reference_answer
     outcome = engine.answer(session_id=session.id, user_id=user, text=answer, code=None)
     assert outcome.evaluation["penalties"] == ["1 hint(s) used: -0.5 points"]
@@ -226,7 +226,8 @@ def test_a_probe_given_as_a_hint_is_not_asked_again_as_the_follow_up(engine, use
     def heaviest_probe(question):  # the probe both the first hint and the first follow-up would reach for
         first, second = sorted((p.weight for p in question.rubric), reverse=True)[:2]
         heavy = max(question.rubric, key=lambda p: p.weight).id
-        return next((f.prompt for f in question.follow_ups if f.point == heavy), None) if first > second else None
+        return next((f.prompt for f in question.follow_ups if f.point == heavy and not f.presumes_code), None) \
+            if first > second else None  # a probe about the candidate's code is no hint before code ran
 
     probe = {q.id: heaviest_probe(q) for q in bank}
     for topic in ("modules", "autograd", "tensors", "training-loop", "optimisation", "regularisation"):
@@ -631,8 +632,8 @@ def test_hints_each_point_toward_another_point_and_never_repeat_the_follow_up(en
     assert first != second
     heaviest = sorted(question.rubric, key=lambda p: -p.weight)[:2]
     for hint, point in zip((first, second), heaviest, strict=True):  # the two heaviest points, one each
-        probe = next((f.prompt for f in question.follow_ups if f.point == point.id), None)
-        assert (probe or point.id.replace("-", " ")) in hint
+        probe = next((f.prompt for f in question.follow_ups if f.point == point.id and not f.presumes_code), None)
+        assert (probe or " ".join(point.description.split()[:4])) in hint
 
 
 def test_a_hint_on_a_follow_up_names_its_point_once(engine, user):
@@ -747,6 +748,47 @@ def test_fenced_code_beside_code_sent_as_code_is_said_to_be_read_as_words(engine
                          text=f"Subtract the max:\n```python\n{task.code.solution}\n```")
     assert runs == [NAIVE_LOG_SOFTMAX, edited]
     assert both.message.startswith("The code sent as code was run; the fenced code in your words was read as words")
+
+
+def test_a_code_task_answered_in_words_asks_for_the_code(engine, user, bank):
+    """pairwise-distances answered in words only moved on: its probes left both presume code ("your solution")."""
+    from app.interview.followups import SHOW_IN_CODE
+
+    session = start_at(engine, user, by_id(bank)["pairwise-distances"], difficulty=2)
+    words = engine.answer(session_id=session.id, user_id=user, code=None,
+                          text="I would write it with plain tensor operations.")
+    assert words.prompt is not None and words.prompt.kind is PromptKind.FOLLOW_UP
+    assert words.prompt.text == SHOW_IN_CODE
+
+
+def test_code_sent_to_a_server_without_a_sandbox_is_not_asked_for_again(engine, user, bank):
+    """With no sandbox (this engine has no runner) code sent is read as text and no run is stored: the follow-up
+    must not ask for the code the candidate just sent, and may ask about it."""
+    from app.interview.followups import SHOW_IN_CODE
+
+    task = by_id(bank)["pairwise-distances"]
+    session = start_at(engine, user, task, difficulty=2)
+    sent = engine.answer(session_id=session.id, user_id=user, text="", code=task.code.starter)
+    assert sent.message == "code checks are unavailable on this server; your code was read as text only"
+    assert sent.prompt is not None and sent.prompt.kind is PromptKind.FOLLOW_UP
+    assert sent.prompt.text != SHOW_IN_CODE
+
+
+def test_code_first_sent_on_a_follow_up_is_not_halved_as_a_fix(engine, user, bank):
+    """layer-norm-from-scratch answered in words, then its code sent on the follow-up: what the first run added was
+    halved as "code fixed on a follow-up", though no run had failed before it."""
+    from tests.code_fixtures import ScriptedRunner
+
+    engine._scorer = AnswerScorer(evaluator=engine._scorer._evaluator, code_runner=ScriptedRunner())
+    task = by_id(bank)["layer-norm-from-scratch"]
+    session = start_at(engine, user, task, difficulty=task.difficulty)
+    words = engine.answer(session_id=session.id, user_id=user, code=None,
+                          text="I would write it with plain tensor operations.")
+    assert words.prompt is not None and words.prompt.kind is PromptKind.FOLLOW_UP
+    code = engine.answer(session_id=session.id, user_id=user, text="", code=task.code.solution)
+    assert code.code_result["status"] == "passed"
+    assert not [n for n in code.evaluation.get("penalties", []) if "code fixed" in n]
+    assert code.evaluation["score"] == 5.0
 
 
 def test_words_beside_passing_code_add_to_its_score_and_never_take_from_it(scorer, bank):

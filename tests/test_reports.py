@@ -199,6 +199,29 @@ def test_a_wrong_claim_is_quoted_and_corrected_once_under_its_question_and_named
         assert quoted not in section and correction not in section, fmt
 
 
+@pytest.mark.parametrize("corrected", [True, False])
+def test_a_wrong_claim_corrected_on_a_follow_up_is_not_charged_in_the_report(bank, corrected) -> None:
+    """dropout answered "I use a high p in nn.Dropout so that most of the activations survive each pass.", then on
+    the follow-up "p is the probability of zeroing an element, so p=0.2 drops about 20% of activations.": the
+    follow-up's evaluation, which read both answers, no longer charged the claim, and the report still listed it
+    (under the question, under Misconceptions to unlearn and in the study plan). A claim the latest evaluation
+    still charges stays."""
+    said = "I use a high p in nn.Dropout so that most of the activations survive each pass."
+    wrong = [{"claim": "The p argument of nn.Dropout is the probability of keeping a unit.", "quote": said,
+              "correction": "In PyTorch p is the probability of zeroing an element."}]
+    first = evaluation(0.3, [point("random-zeroing", "missed", None)], misconceptions=wrong)
+    later = evaluation(2.0, [point("random-zeroing", "missed", None)], misconceptions=[] if corrected else wrong)
+    turns = [turn(1, "dropout", "regularisation", answer_text=said, evaluation=first),
+             turn(2, "dropout", "regularisation", kind="follow_up", evaluation=later,
+                  answer_text="Sorry, p is the probability of zeroing an element, so p=0.2 drops about 20%.")]
+    built = build_report(session=session({"dropout": 2.0}), turns=turns, bank=bank)
+    note = f"You said \u201c{said}\u201d, then corrected it on a follow-up, so it is not counted as a wrong claim."
+    assert (built.misconceptions == [], built.question(1).misconceptions == []) == (corrected, corrected)
+    assert (note in built.question(1).scoring_notes) is corrected
+    study = " ".join(map(str, built.study_plan))
+    assert ("keeping a unit" in study) is not corrected
+
+
 def test_each_rubric_point_is_in_one_list_of_its_question_in_the_json(bank) -> None:
     """A partial point was in both `covered` and `missed` of the JSON: a client counting either list counted it."""
     rubric = [p.id for p in bank["autograd-basics"].rubric]

@@ -172,7 +172,7 @@ class InterviewEngine:
         last = self._repo.last_evaluation(session_id, question.id)
         target = turn.target_point if turn.kind == PromptKind.FOLLOW_UP else None
         text = hint_for(question, evaluation=last, hints_used=used, target=target, hints_on_turn=turn.hints_used,
-                        run=self._repo.last_code_result(session_id, question.id))
+                        run=self._repo.code_shown(session_id, question.id))
         if text is None:
             raise ConflictError("no more hints for this question")
         self._repo.add_hint(turn.id, seen=turn.hints_used, text=text)
@@ -244,7 +244,7 @@ class InterviewEngine:
             follow_up = choose_follow_up(question, scored.rubric, score=scored.score, asked=state.follow_ups_asked,
                                          probed=state.probed_points,
                                          hinted=self._repo.hints_given(session_id, question.id),
-                                         run=self._repo.last_code_result(session_id, question.id))
+                                         run=self._repo.code_shown(session_id, question.id))
         if follow_up is not None:
             related = [r["question"] for r in scored.evaluation.get("related", [])]
             prompt = self._asking.follow_up(session_id, config, state, question, follow_up, related)

@@ -27,7 +27,9 @@ def charged(
         scored.score, follow_up=follow_up, kept=state.question_scores.get(turn.question_id, 0.0),
         raw_before=state.raw_so_far, earlier_notes=question_penalties(earlier or {}),
         hints_on_question=turns.hints_on_question(turn.session_id, turn.question_id),
-        hints_on_turn=turn.hints_used, late_after_s=limit if late else None, code_rerun=bool(scored.code_result),
+        hints_on_turn=turn.hints_used, late_after_s=limit if late else None,
+        # Code first sent on a follow-up (asked for after an answer in words) fixes no run the candidate saw fail.
+        code_rerun=bool(scored.code_result) and turns.last_code_result(turn.session_id, turn.question_id) is not None,
     )
     state.raw_so_far = scored.score
     return scored.penalised(charge.score, charge.notes, charge.question_notes)

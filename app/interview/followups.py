@@ -12,6 +12,9 @@ from knowledge.schema import FollowUp, Question, RubricPoint
 MAX_FOLLOW_UPS = 2
 MAX_HINTS = 2
 GOOD_ENOUGH = 4.5  # above this a follow-up would only waste the candidate's time
+# Asked of a code task answered in words alone once no probe about words is left: the task is the code.
+SHOW_IN_CODE = ("You have explained it in words; now show it in code. Write your implementation and send it, "
+                "and I will run it through my checks.")
 
 
 def choose_follow_up(
@@ -24,7 +27,8 @@ def choose_follow_up(
     not the rubric's alone. A probe already given as a hint on this question (`hinted`: the hints' texts, which
     quote their probe) is not asked again, nor one that states a failure the last run (`run`) did not show, nor one
     about the candidate's code when none was sent on the question (an answer in words has no solution to walk
-    through; a hint may still quote it, as the code is yet to be written)."""
+    through). A code task answered in words alone with no other probe left is asked for its code, once: moving on
+    left it unwritten (18 of 36 words-only answers to the tasks with such probes)."""
     if asked >= MAX_FOLLOW_UPS or evaluation.gate or score >= GOOD_ENOUGH:
         return None
     missing = sorted(
@@ -34,11 +38,27 @@ def choose_follow_up(
     for point in missing:
         for follow_up in question.follow_ups:
             if follow_up.point == point.point_id and not any(follow_up.prompt in h for h in hinted) \
-                    and (run is not None or not follow_up.presumes_code) and _true_of_run(follow_up, run):
+                    and _fits(follow_up, run):
                 return follow_up
         if point.checks and question.code is not None:
             return FollowUp(point=point.point_id, prompt=_about_failed_check(question, point.checks[0]))
+    if question.code is not None and run is None and missing and not any(_code_asked(question, p) for p in probed):
+        # Aimed at a point no probe in words can ask, so a later turn knows the code was asked for.
+        aim = next((p for p in missing if _code_asked(question, p.point_id)), missing[0])
+        return FollowUp(point=aim.point_id, prompt=SHOW_IN_CODE)
     return None
+
+
+def _fits(follow_up: FollowUp, run: Mapping[str, Any] | None) -> bool:
+    """Whether the probe may be said now (asked, or quoted in a hint): one about the candidate's code only once code
+    was sent on the question (`run`: its last run, {} for code no sandbox ran), and one about a failed check only
+    after a run that showed it."""
+    return (run is not None or not follow_up.presumes_code) and _true_of_run(follow_up, run)
+
+
+def _code_asked(question: Question, point_id: str) -> bool:
+    """Whether a point probed before any code ran was probed by asking for the code: no probe in words asks it."""
+    return not any(f.point == point_id and _fits(f, None) for f in question.follow_ups)
 
 
 def _about_failed_check(question: Question, check_name: str) -> str:
@@ -79,7 +99,7 @@ def hint_for(
     if hints_used >= len(open_points):
         return None
     point = open_points[hints_used]
-    probe = next((f.prompt for f in question.follow_ups if f.point == point.id and _true_of_run(f, run)), None)
+    probe = next((f.prompt for f in question.follow_ups if f.point == point.id and _fits(f, run)), None)
     return f"Think about this: {probe}" if probe else _about(point)
 
 

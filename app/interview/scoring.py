@@ -21,6 +21,11 @@ def with_code(text: str, code: str | None) -> str:
     return text if not code else f"{text}\n```python\n{code}\n```"
 
 
+def handed_lines(starter: str | None) -> set[str]:
+    """The lines of a task's starter code, stripped: what the candidate was handed, not wrote."""
+    return {line.strip() for line in (starter or "").splitlines() if line.strip()}
+
+
 def without_handed(answer: str, handed: str | None) -> str:
     """An answer as the rubric reads it: without the lines of the task's starter code (`handed`).
 
@@ -28,7 +33,7 @@ def without_handed(answer: str, handed: str | None) -> str:
     back unchanged beside a few words earned a rubric score of 1.2 to 3.1 on the bank's 26 code tasks (0.25 of it
     added to a failed run), and its signature was quoted as partly stating a point ("def step(self, val_loss: float,
     model) -> bool:" for "monitors a validation metric")."""
-    lines = {line.strip() for line in (handed or "").splitlines() if line.strip()}
+    lines = handed_lines(handed)
     if not lines:
         return answer
     return "\n".join(line for line in answer.splitlines() if line.strip() not in lines)

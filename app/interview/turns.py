@@ -66,6 +66,13 @@ class SessionTurns:
         results = [t.code_result for t in turns if t.question_id == question_id and t.code_result]
         return results[-1] if results else None
 
+    def code_shown(self, session_id: str, question_id: str) -> dict[str, Any] | None:
+        """What the question's code showed, for its follow-ups and hints: the last run; no run ({}) when code was sent
+        that no sandbox ran (a server without one); None when no code was sent on it."""
+        turns = [t for t in self.turns(session_id) if t.question_id == question_id]
+        runs = [t.code_result for t in turns if t.code_result]
+        return runs[-1] if runs else {} if any((t.answer_code or "").strip() for t in turns) else None
+
     def hints_on_question(self, session_id: str, question_id: str) -> int:
         return sum(t.hints_used for t in self.turns(session_id) if t.question_id == question_id)
 

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from app.interview.models import AskedQuestion
 from app.interview.penalties import question_penalties
+from app.interview.scoring import handed_lines
 from app.reports.model import (
     CoveredPoint,
     Exchange,
@@ -54,7 +55,7 @@ def question_entry(
     texts = answer_texts(answered)
     stated = _stated_points(answered, texts, given=_code_part(turns[0], in_bank, "starter"))
     score = evaluation.get("score", stored_score) if final else None
-    wrong = _misconceptions(number, question_id, turns[0].topic, answered, texts)
+    wrong, corrected = _misconceptions(number, question_id, turns[0].topic, answered, texts)
     not_stated = _missed_points(question, answered, stated, wrong=[m.quote for m in wrong]) if answered else []
     # Points the final evaluation says the code's full run made unneeded for the score (words never take from it).
     unneeded = {p["point_id"] for p in evaluation.get("points") or [] if p.get("beyond_score")}
@@ -83,7 +84,8 @@ def question_entry(
         worth_saying=[p for p in not_stated if p.point_id in unneeded],
         misconceptions=wrong,
         penalties=question_penalties(evaluation),
-        scoring_notes=list(dict.fromkeys(str(n) for t in answered for n in (t.evaluation or {}).get("notes") or [])),
+        scoring_notes=list(dict.fromkeys([*(str(n) for t in answered for n in (t.evaluation or {}).get("notes") or []),
+                                          *map(_corrected_note, corrected)])),
         feedback=evaluation.get("feedback"),
         transcript=[Exchange(kind="follow_up" if t.kind == "follow_up" else "question", prompt=t.prompt,
                              action=t.action, answer=t.answer_text, code=t.answer_code) for t in turns],
@@ -125,7 +127,7 @@ def _stated_points(answered: list[TurnRecord], texts: list[str], *, given: str |
     runs = [i for i, turn in enumerate(answered) if turn.code_result]
     latest_run = runs[-1] if runs else 0
     best: dict[str, CoveredPoint] = {}
-    handed = {line.strip() for line in (given or "").splitlines() if line.strip()}
+    handed = handed_lines(given)  # the rubric no longer reads them (scoring.without_handed); stored sessions did
     for i, turn in enumerate(answered):
         for point in (turn.evaluation or {}).get("points") or []:
             verdict, quote = point.get("verdict"), point.get("evidence")
@@ -170,8 +172,13 @@ def _missed_points(
 
 def _misconceptions(
     number: int, question_id: str, topic: str, answered: list[TurnRecord], texts: list[str]
-) -> list[MisconceptionNote]:
+) -> tuple[list[MisconceptionNote], list[MisconceptionNote]]:
+    """The wrong claims quoted from the answers: those that stand, and those a later answer corrected. The latest
+    evaluation read every answer to the question, and a claim it no longer charges was corrected (the scorer reads
+    the correction stated on a follow-up): the report kept accusing the candidate of it, from the earlier turn's."""
     notes: dict[tuple[str, str], MisconceptionNote] = {}
+    standing = {normalise(m["claim"]) for m in (answered[-1].evaluation or {}).get("misconceptions") or []} \
+        if answered else set()
     for turn in answered:
         for item in (turn.evaluation or {}).get("misconceptions") or []:
             quote = item.get("quote")
@@ -182,7 +189,13 @@ def _misconceptions(
                 number=number, question_id=question_id, topic=topic, claim=item["claim"],
                 correction=item["correction"], quote=quote, from_code=bool(item.get("from_code")),
             ))
-    return list(notes.values())
+    return ([n for key, n in notes.items() if key[0] in standing],
+            [n for key, n in notes.items() if key[0] not in standing])
+
+
+def _corrected_note(note: MisconceptionNote) -> str:
+    said = "Your code had" if note.from_code else "You said"
+    return f"{said} \u201c{note.quote}\u201d, then corrected it on a follow-up, so it is not counted as a wrong claim."
 
 
 def _code_fields(answered: list[TurnRecord]) -> dict[str, Any]:
