@@ -233,6 +233,24 @@ def _presumed_for_one_point(follow_ups: list[FollowUp]) -> None:
                              "failed: give each point a check of its own")
 
 
+# A line of a code task's reference_answer that stands for its reference solution, shown there in a python fence:
+# the model answer a candidate sees is then complete code that passes the task's checks (`bank validate` runs the
+# solution), with no second copy of it to drift (24 of 26 hand-copied ones lacked imports or were fragments).
+SOLUTION_MARK = "{{solution}}"
+
+
+def _with_solution(data: object) -> object:
+    """The raw entry with its reference_answer's SOLUTION_MARK replaced by its code task's solution."""
+    if not isinstance(data, dict) or SOLUTION_MARK not in str(data.get("reference_answer") or ""):
+        return data
+    code = data.get("code")
+    solution = code.get("solution") if isinstance(code, dict) else getattr(code, "solution", None)
+    if not isinstance(solution, str) or not solution.strip():
+        return data  # left marked: _consistent says why
+    fenced = f"```python\n{solution.strip()}\n```"
+    return {**data, "reference_answer": data["reference_answer"].replace(SOLUTION_MARK, fenced)}
+
+
 class Question(_Strict):
     id: Slug
     question: str = Field(min_length=10)
@@ -248,8 +266,16 @@ class Question(_Strict):
     sources: list[SeedRef] = Field(default_factory=list)
     code: CodeTask | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _show_solution(cls, data: object) -> object:
+        return _with_solution(data)
+
     @model_validator(mode="after")
     def _consistent(self) -> Question:
+        if SOLUTION_MARK in self.reference_answer:
+            raise ValueError(f"reference_answer holds {SOLUTION_MARK}, which stands for a code task's reference "
+                             "solution, but this entry has no code task")
         point_ids = [p.id for p in self.rubric]
         if len(point_ids) != len(set(point_ids)):
             raise ValueError("rubric point ids must be unique")

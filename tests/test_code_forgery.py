@@ -77,6 +77,8 @@ def test_no_job_carries_the_answer_key(question_id: str) -> None:
     shipped = {node.name for check in meta["checks"] for node in ast.parse(check["probe"]).body
                if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
     assert not shipped & REFERENCE_FORMULAS, shipped & REFERENCE_FORMULAS
+    # The starter's import lines run before the submission: import statements and nothing else of the starter.
+    assert all(isinstance(node, (ast.Import, ast.ImportFrom)) for node in ast.parse(meta["imports"]).body)
 
 
 ISSUE_EXPLOIT = """import sys
@@ -158,7 +160,8 @@ def attention(q, k, v, mask=None):
     # attention is a restricted task: inspect is refused there before anything runs
     assert_refused(check(runner, "scaled-dot-product-attention", source), "line 1 imports inspect")
     result = runner.check(relu_task(), source, QUESTION_ID)
-    assert "['blobs', 'checks', 'forbidden', 'limits', 'source']" in result.stdout, result.stdout
+    # `imports`: the starter's import lines, public (the editor shows the starter)
+    assert "['blobs', 'checks', 'forbidden', 'imports', 'limits', 'source']" in result.stdout, result.stdout
     assert "def verify" not in result.stdout and "solution" not in result.stdout
     assert result.status is not Status.PASSED
 

@@ -327,3 +327,18 @@ def test_a_class_the_contract_names_but_the_code_lacks_is_named_not_a_key_error(
     own = runner.check(task, "import torch\nclass CustomLinear(torch.nn.Module):\n    def __init__(self, *a, **k):\n"
                              "        raise KeyError('weights')\n", "custom-layer")
     assert any(m.startswith("KeyError: 'weights'") and "line 4" in m for m in (c.message or "" for c in own.checks))
+
+
+def test_a_submission_without_the_starters_import_lines_runs_with_them(runner: CodeRunner, bank) -> None:
+    """A correct CustomLinear sent without `import torch` / `import torch.nn as nn` failed before any check
+    (NameError: nn) and scored 0.7. The starter's import lines run first, as coding platforms run theirs; an
+    error still names the candidate's own line."""
+    task = next(q for q in bank if q.id == "custom-layer").code
+    body = "".join(line for line in task.solution.splitlines(keepends=True)
+                   if not line.startswith(("import ", "from ")))
+    assert "nn.Parameter" in body and "math.sqrt" in body
+    assert runner.check(task, body, "custom-layer").status is Status.PASSED
+    broken = runner.check(task, "\n\nclass CustomLinear(nn.Module):\n    def __init__(self, *a, **k):\n"
+                                "        super().__init__()\n        self.weight = nn.Parameter(torhc.ones(2))\n",
+                          "custom-layer")
+    assert all("NameError: name 'torhc' is not defined (line 6:" in (c.message or "") for c in broken.checks)

@@ -116,14 +116,30 @@ def test_a_probe_that_states_a_failure_is_asked_only_when_its_own_check_showed_i
     assert asked(ScriptedRunner("scaled-by-accum-steps")) == diverges.prompt
     every = [c.name for c in question.code.checks]
     for runner in (ScriptedRunner("returned-losses"), ScriptedRunner("scaled-by-accum-steps", failure="raised"),
-                   ScriptedRunner("scaled-by-accum-steps", failure="not_run"), ScriptedRunner(*every),
-                   ScriptedRunner("scaled-by-accum-steps", failure=None)):  # a run stored before `failure` was
-        failed = next(c for c in runner.failing if c in {"scaled-by-accum-steps", "returned-losses"})
-        description = next(c.description for c in question.code.checks if c.name == failed)
+                   ScriptedRunner(*every), ScriptedRunner("scaled-by-accum-steps", failure=None)):  # None: a run
+        failed = next(c for c in runner.failing if c in {"scaled-by-accum-steps", "returned-losses"})  # stored before
+        description = next(c.description for c in question.code.checks if c.name == failed)  # `failure` was
         assert asked(runner).startswith(f"Your code failed one of my checks: {description.rstrip('.')}.")
+    # A check that never ran the code failed nothing: the probe says the code did not run, and why.
+    assert asked(ScriptedRunner("scaled-by-accum-steps", failure="not_run")) == (
+        "My checks could not run your code: wrong. What causes that, and how would you fix it?")
     # Words alone, no run: the point is missed from the words, and no probe about a failure of code is asked.
     words = AnswerScorer(evaluator=scorer).score(question, text="It adds up gradients.", code=None, earlier=[])
     assert choose_follow_up(question, words.rubric, score=words.score, asked=0, probed=others) is None
+
+
+def test_code_that_never_reached_a_check_is_asked_about_once(scorer, tasks):
+    """Every point whose check never ran would put the same "My checks could not run your code" again: it is the
+    first follow-up only, and a second goes to a point of the words, if any probe fits."""
+    question = tasks["custom-layer"]
+    every = [c.name for c in question.code.checks]
+    runner = ScriptedRunner(*every, failure="not_run")
+    result = scored(scorer, question, runner)
+    run = runner.check(question.code, "", question.id)
+    first = choose_follow_up(question, result.rubric, score=result.score, asked=0, probed=[], run=run)
+    assert first is not None and first.prompt.startswith("My checks could not run your code")
+    second = choose_follow_up(question, result.rubric, score=result.score, asked=1, probed=[first.point], run=run)
+    assert second is None or not second.prompt.startswith("My checks could not run your code")
 
 
 def test_a_probe_presuming_a_check_that_does_not_verify_its_point_is_refused(tasks):

@@ -1368,6 +1368,27 @@ def test_a_follow_up_says_the_code_failed_in_a_way_only_when_the_run_showed_it(r
     assert asked["no-clamp"] == nan_probe  # its run did return NaN there, and passed the other checks
 
 
+def test_a_follow_up_after_code_that_never_ran_says_so_and_why(repo, ingested_store, bank, scorer):
+    """A custom-layer answer whose code failed to load (the review's: no import lines, NameError before any check)
+    was asked "Your code failed one of my checks: ...parameters()..." though no check ran. The follow-up says the
+    code did not run, quoting the error."""
+    from evaluators.code.runner import CodeRunner
+
+    task = by_id(bank)["custom-layer"]
+    broken = task.code.solution.replace("(nn.Module)", "(nn.Modle)")  # fails on load, whatever the starter imports
+    with CodeRunner(workers=1, timeout_s=20.0) as runner:
+        engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                                 scorer=AnswerScorer(evaluator=scorer, code_runner=runner))
+        user = repo.get_or_create_user("typo").id
+        session = start_at(engine, user, task)
+        outcome = engine.answer(session_id=session.id, user_id=user, code=broken,
+                                text="Weights wrapped in nn.Parameter so they register.")
+    assert outcome.prompt.kind == PromptKind.FOLLOW_UP
+    assert outcome.prompt.text.startswith("My checks could not run your code: AttributeError: module 'torch.nn' has "
+                                          "no attribute 'Modle'")
+    assert "failed one of my checks" not in outcome.prompt.text
+
+
 def test_a_hint_before_any_run_states_no_failure_of_the_code(engine, user, bank):
     """The first hint on custom-layer, before any code was sent, was the probe "Your layer runs, but its weights never
     change during training...": a failure of code the candidate had not written. It names the point instead."""

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evaluators.base import Evaluation, Verdict
-from evaluators.code.results import Failure
+from evaluators.code.results import Failure, not_run_reason
 from knowledge.schema import FollowUp, Question, RubricPoint
 
 MAX_FOLLOW_UPS = 2
@@ -40,8 +40,9 @@ def choose_follow_up(
             if follow_up.point == point.point_id and not any(follow_up.prompt in h for h in hinted) \
                     and _fits(follow_up, run):
                 return follow_up
-        if point.checks and question.code is not None:
-            return FollowUp(point=point.point_id, prompt=_about_failed_check(question, point.checks[0]))
+        about = _about_failed_check(question, point.checks[0], run, asked=asked) if point.checks else None
+        if about is not None:
+            return FollowUp(point=point.point_id, prompt=about)
     if question.code is not None and run is None and missing and not any(_code_asked(question, p) for p in probed):
         # Aimed at a point no probe in words can ask, so a later turn knows the code was asked for.
         aim = next((p for p in missing if _code_asked(question, p.point_id)), missing[0])
@@ -61,13 +62,24 @@ def _code_asked(question: Question, point_id: str) -> bool:
     return not any(f.point == point_id and _fits(f, None) for f in question.follow_ups)
 
 
-def _about_failed_check(question: Question, check_name: str) -> str:
+def _about_failed_check(
+    question: Question, check_name: str, run: Mapping[str, Any] | None, *, asked: int
+) -> str | None:
     """A probe about a failed hidden check, as an interviewer who ran the code would put it: what failed, not
-    why (the candidate finds the cause)."""
-    assert question.code is not None
+    why (the candidate finds the cause). A check that never ran the code (it did not load, was refused, or the run
+    stopped first) failed nothing of its own: the probe says the code did not run and why, as the run put it, and
+    only as the first follow-up (every point the run left unchecked would ask the same)."""
+    if question.code is None:
+        return None
     check = next(c for c in question.code.checks if c.name == check_name)
-    return (f"Your code failed one of my checks: {check.description.rstrip('.')}. "
-            "What in your code causes that, and how would you fix it?")
+    shown = next((c for c in (run or {}).get("checks") or [] if c.get("name") == check_name), None)
+    if shown is None or shown.get("failure") != Failure.NOT_RUN:
+        return (f"Your code failed one of my checks: {check.description.rstrip('.')}. "
+                "What in your code causes that, and how would you fix it?")
+    if asked:
+        return None
+    why = not_run_reason(str(shown.get("message") or "")).rstrip(".") or "the run stopped before it"
+    return f"My checks could not run your code: {why}. What causes that, and how would you fix it?"
 
 
 def _true_of_run(follow_up: FollowUp, run: Mapping[str, Any] | None) -> bool:

@@ -4,7 +4,7 @@ THE RULE: everything in the job is readable by the candidate. The submission run
 jail, the same process image and the same memory as everything the worker holds, so any field
 added here is a field a submission can find, print, copy or return. A job therefore carries
 only what a candidate could be shown without harm:
-- the submission's own source,
+- the submission's own source, and the import lines of the task's starter (public: shown in the editor),
 - each check's probe, with only the setup definitions that probe uses,
 - the inputs (built on the trusted side from a seed the jail never sees),
 - the forbidden names and why, and the resource limits.
@@ -57,11 +57,27 @@ def build_job(task: CodeTask, source: str, inputs: list[bytes], limits: dict[str
     forbidden = task.forbidden
     meta = {
         "source": source,
+        "imports": starter_imports(task.starter),
         "checks": [{"name": check.name, "probe": probe} for check, probe in zip(task.checks, probes, strict=True)],
         "forbidden": {"names": list(forbidden.names), "because": forbidden.because} if forbidden else None,
         "limits": limits,
     }
     return meta, list(inputs)
+
+
+@functools.lru_cache(maxsize=256)
+def starter_imports(starter: str) -> str:
+    """The starter's top-level import statements, run before a submission (which may leave them out)."""
+    try:
+        statements = ast.parse(starter).body
+    except SyntaxError:
+        return ""
+    kept = [s for s in statements if isinstance(s, (ast.Import, ast.ImportFrom)) and not _from_future(s)]
+    return "\n".join(ast.get_source_segment(starter, s) or "" for s in kept)
+
+
+def _from_future(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
 
 
 def _names_defined(statement: ast.stmt) -> set[str]:

@@ -100,11 +100,15 @@ def _check_sizes(value: Any) -> None:
             stack.extend(item)
 
 
-def exec_submission(source: str) -> dict[str, Any]:
-    """Run the submission as a module; its lines stay readable for tracebacks."""
+def exec_submission(source: str, imports: str = "") -> dict[str, Any]:
+    """Run the submission as a module, after `imports` (its task's starter's import lines, as coding platforms
+    run theirs: a candidate who sends only a class still has the `nn` the starter gave). Each is compiled on its
+    own, so the submission's lines keep their numbers and stay readable for tracebacks."""
     linecache.cache[SUBMISSION_FILENAME] = (len(source), None, source.splitlines(keepends=True),
                                             SUBMISSION_FILENAME)
     namespace: dict[str, Any] = {"__name__": "submission"}
+    if imports:
+        exec(compile(imports, "<starter imports>", "exec"), namespace)  # noqa: S102 - the bank's public starter
     exec(compile(source, SUBMISSION_FILENAME, "exec"), namespace)  # noqa: S102 - sandboxed
     return namespace
 

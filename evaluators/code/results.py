@@ -24,6 +24,20 @@ class Failure(StrEnum):
     NOT_RUN = "not_run"  # the check never ran the code: it did not load, was refused, or the run stopped before
 
 
+# How a check that never ran the code says why (runner.py), so an interviewer can quote just the reason.
+NOT_LOADED = "your code failed before any check could run: "
+NOT_REACHED = "not run: "
+
+
+def not_run_reason(message: str) -> str:
+    """Why a check never ran the code, without the check's own framing: "NameError: name 'nn' is not defined
+    (line 1: ...)" of "your code failed before any check could run: NameError: ..."."""
+    for framing in (NOT_LOADED, NOT_REACHED):
+        if message.startswith(framing):
+            return message[len(framing):]
+    return message
+
+
 @dataclass(frozen=True)
 class CheckResult:
     name: str

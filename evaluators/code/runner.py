@@ -28,7 +28,7 @@ from evaluators.code.jail import Limits
 from evaluators.code.job import build_job, probe_source
 from evaluators.code.pool import RawOutcome, WorkerPool
 from evaluators.code.probes import dumps, loads
-from evaluators.code.results import CheckResult, CodeResult, Failure, Status
+from evaluators.code.results import NOT_LOADED, NOT_REACHED, CheckResult, CodeResult, Failure, Status
 from evaluators.code.sandbox import SandboxConfig
 from knowledge.schema import CodeTask, Question
 
@@ -156,13 +156,13 @@ class CodeRunner:
         for check in task.checks:
             if load_error is not None:
                 result = CheckResult(check.name, check.description, check.weight, False,
-                                     f"your code failed before any check could run: {load_error}", Failure.NOT_RUN)
+                                     f"{NOT_LOADED}{load_error}", Failure.NOT_RUN)
             elif check.name in got:
                 inputs, want = expected[check.name]
                 result = _verify(task, check, inputs, want, got[check.name])
             else:
                 result = CheckResult(check.name, check.description, check.weight, False,
-                                     f"not run: {reason}", Failure.NOT_RUN)
+                                     f"{NOT_REACHED}{reason}", Failure.NOT_RUN)
             checks.append(result)
         if status is Status.PASSED and not all(c.passed for c in checks):
             status = Status.FAILED

@@ -213,7 +213,7 @@ def _run_job(meta: dict, blobs: list[bytes], results: Results) -> None:
     guard = ForbiddenCalls(forbidden["names"], forbidden["because"], keep=True) if forbidden else None
     try:
         with guard or contextlib.nullcontext():
-            namespace = exec_submission(meta["source"])
+            namespace = exec_submission(meta["source"], meta.get("imports") or "")
     except BaseException as exc:  # SyntaxError, SystemExit, a forbidden call, anything at import time
         description = describe_exception(exc)
         message = guard.violations[0] if guard and guard.violations else description
