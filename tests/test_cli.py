@@ -13,13 +13,13 @@ import pytest
 import yaml
 
 from tests.conftest import SEEDS
+from tests.processes import run_bounded
 
 CLI = Path(sys.executable).with_name("interviewer")
 
 
-def run(*args: str, env: dict[str, str], stdin: str | None = None, timeout: int = 180):
-    return subprocess.run([str(CLI), *args], capture_output=True, text=True, env=env, input=stdin,
-                          timeout=timeout)
+def run(*args: str, env: dict[str, str], stdin: str | None = None):
+    return run_bounded([str(CLI), *args], text=True, env=env, input=stdin)
 
 
 @pytest.fixture(scope="module")
@@ -420,8 +420,8 @@ def test_terminal_interview_shows_the_model_answer_keeps_an_interview_report_and
                    stdin=":idk\n")
     assert practice.returncode == 0, practice.stderr
     assert "Model answer" in practice.stdout  # what ":idk" is for
-    proc = subprocess.run([str(CLI), "interview", "--mode", "interview", "--questions", "2"], env=cli_env,
-                          input=b"backward \xff\xfe chains.\n.\n:quit\n", capture_output=True, timeout=180)
+    proc = run_bounded([str(CLI), "interview", "--mode", "interview", "--questions", "2"], env=cli_env,
+                       input=b"backward \xff\xfe chains.\n.\n:quit\n")
     said = proc.stdout.decode()
     assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
     assert "report is ready once the session is completed" in said and "Score" not in said  # no scores yet
@@ -785,7 +785,7 @@ def test_bank_validate_stops_a_task_whose_check_never_returns_and_checks_the_nex
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
            "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_BANK_DIR": str(pack),
            "INTERVIEWER_RUNNER_TIMEOUT_S": "4"}  # 12 s a task: ample for the one that ends, even on a busy machine
-    done = run("bank", "validate", env=env, timeout=120)
+    done = run("bank", "validate", env=env)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "loops-for-ever: its checks did not finish in 12 s and were stopped" in done.stderr
     assert "starter-passes: the starter code passes every check" in done.stderr  # the next task was checked
@@ -816,7 +816,7 @@ def test_bank_validate_stops_what_a_tasks_code_started_too(tmp_path):
            "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_BANK_DIR": str(pack),
            "INTERVIEWER_RUNNER_TIMEOUT_S": "2"}
     try:
-        done = run("bank", "validate", env=env, timeout=90)  # captures its output: returns once the pipes close
+        done = run("bank", "validate", env=env)  # captures its output: returns once the pipes close
         assert done.returncode == 1 and "starts-a-sleeper: its checks did not finish" in done.stderr
     finally:
         alive = []
