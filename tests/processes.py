@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import time
@@ -22,35 +23,71 @@ TICKS_S = os.sysconf("SC_CLK_TCK")
 POLL_S = 0.5
 
 
+class Watch:
+    """Says when a process (with everything it started) looks hung: it has used `cpu_s` seconds of CPU, or none
+    for `idle_s` seconds (blocked, or exited with a pipe still held open by something it started), or run for
+    `wall_s` seconds."""
+
+    def __init__(self, pid: int, *, cpu_s: float = 180.0, idle_s: float = 120.0, wall_s: float = 1800.0) -> None:
+        self.pid, self.cpu_s, self.idle_s, self.wall_s = pid, cpu_s, idle_s, wall_s
+        self.started = self.last_change = time.monotonic()
+        self.used = self.previous = 0.0
+        self.tree = [pid]
+
+    def stuck(self) -> str | None:
+        """Why it looks hung, or None; call it every second or so."""
+        now, self.tree = time.monotonic(), _tree(self.pid)
+        if (cpu := sum(_cpu_s(pid) for pid in self.tree)) != self.previous:  # less: a child gone, not yet counted
+            self.previous, self.used, self.last_change = cpu, max(self.used, cpu), now
+        if self.used > self.cpu_s:
+            return f"used {self.used:.0f} s of CPU (limit {self.cpu_s:g} s)"
+        if now - self.last_change > self.idle_s:
+            return f"used no CPU for {self.idle_s:g} s"
+        return f"ran for {self.wall_s:g} s" if now - self.started > self.wall_s else None
+
+    def kill(self) -> None:
+        for pid in self.tree:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
 def run_bounded(args: list[str], *, cpu_s: float = 180.0, idle_s: float = 120.0, wall_s: float = 1800.0,
                 input: str | bytes | None = None, **popen: Any) -> subprocess.CompletedProcess:
-    """`subprocess.run(args, capture_output=True, input=input, **popen)`, failing the test once the command and
-    its processes have used `cpu_s` seconds of CPU, or none for `idle_s` seconds (blocked, or exited with a pipe
-    still held open by something it started), or run for `wall_s` seconds."""
+    """`subprocess.run(args, capture_output=True, input=input, **popen)`, failing the test once the command
+    looks hung (see Watch)."""
     proc = subprocess.Popen(args, stdin=subprocess.PIPE if input is not None else None, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, **popen)
-    started = last_change = time.monotonic()
-    used = previous = 0.0
-    pending: str | bytes | None = input
+    watch, pending = Watch(proc.pid, cpu_s=cpu_s, idle_s=idle_s, wall_s=wall_s), input
     while True:
         try:
             stdout, stderr = proc.communicate(pending, timeout=POLL_S)
             return subprocess.CompletedProcess(args, proc.returncode, stdout, stderr)
         except subprocess.TimeoutExpired as waited:
             pending, said = None, waited.stderr or b""  # input goes once; a retry must not send it again
-        now, tree = time.monotonic(), _tree(proc.pid)
-        if (cpu := sum(_cpu_s(pid) for pid in tree)) != previous:  # less: a child gone, its time not yet counted
-            previous, used, last_change = cpu, max(used, cpu), now
-        why = (f"used {used:.0f} s of CPU (limit {cpu_s:g} s)" if used > cpu_s
-               else f"used no CPU for {idle_s:g} s" if now - last_change > idle_s
-               else f"ran for {wall_s:g} s" if now - started > wall_s else None)
-        if why is not None:
-            for pid in tree:
-                _kill(pid)
+        if (why := watch.stuck()) is not None:
+            watch.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):  # a pipe still held by a process it left behind
                 said = proc.communicate(timeout=5)[1] or said
             tail = said[-2000:] if isinstance(said, str) else said[-2000:].decode(errors="replace")
             pytest.fail(f"{' '.join(map(str, args))} {why}, stopped; its stderr ended:\n{tail}")
+
+
+def read_until(proc: subprocess.Popen, marker: str, watch: Watch) -> str:
+    """What the process wrote on stdout up to and including `marker`, failing the test if it looks hung first. Reads
+    the pipe unbuffered, so what comes after the marker is left for `communicate`."""
+    assert proc.stdout is not None
+    fd, seen = proc.stdout.fileno(), b""
+    while marker.encode() not in seen:
+        if select.select([fd], [], [], POLL_S)[0]:
+            chunk = os.read(fd, 1)  # a byte at a time: nothing past the marker is taken
+            if not chunk:
+                pytest.fail(f"the process ended before it wrote {marker!r}: {seen.decode(errors='replace')[-2000:]}")
+            seen += chunk
+        elif (why := watch.stuck()) is not None:
+            pytest.fail(f"no {marker!r} yet and the process {why}: {seen.decode(errors='replace')[-2000:]}")
+    return seen.decode(errors="replace")
 
 
 def _tree(root: int) -> list[int]:
@@ -77,10 +114,3 @@ def _cpu_s(pid: int) -> float:
     except OSError:
         return 0.0
     return sum(int(tick) for tick in fields[11:15]) / TICKS_S  # utime, stime, cutime, cstime
-
-
-def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from tests.conftest import SEEDS
-from tests.processes import run_bounded
+from tests.processes import Watch, read_until, run_bounded
 
 CLI = Path(sys.executable).with_name("interviewer")
 
@@ -619,16 +619,12 @@ def test_drafts_are_not_written_over_a_folder_or_the_document_read(cli_env, tmp_
 
 def test_ctrl_c_says_aborted_and_exits_130(cli_env):
     import signal
-    import time
 
     # Ctrl-C as a terminal sends it, even where this run ignores it (a background job inherits SIG_IGN).
     proc = subprocess.Popen([str(CLI), "interview", "--questions", "1"], env=cli_env, text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    assert proc.stdout is not None
-    deadline = time.monotonic() + 120
-    while "Question 1 of 1" not in proc.stdout.readline():  # waiting for the answer now
-        assert time.monotonic() < deadline
+    read_until(proc, "Question 1 of 1", Watch(proc.pid))  # waiting for the answer now
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "aborted" in stderr and "Traceback" not in stderr
@@ -849,14 +845,13 @@ def test_ctrl_c_while_an_llm_scores_the_answer_keeps_it_as_the_prompts_draft(cli
         proc = subprocess.Popen([str(CLI), "interview", "--questions", "1"], env=env, text=True,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-        assert proc.stdout is not None and proc.stdin is not None
-        deadline = time.monotonic() + 120
-        while "Question 1 of 1" not in proc.stdout.readline():
-            assert time.monotonic() < deadline
+        assert proc.stdin is not None
+        watch = Watch(proc.pid)
+        read_until(proc, "Question 1 of 1", watch)
         proc.stdin.write(f"{answer}\n.\n")
         proc.stdin.flush()
         while not any("Answer to evaluate" in r.prompt_text for r in fake.requests):  # the judge is waiting
-            assert time.monotonic() < deadline and proc.poll() is None
+            assert watch.stuck() is None and proc.poll() is None
             time.sleep(0.1)
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=60)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import pytest
 
-from tests.processes import run_bounded
+from tests.processes import Watch, read_until, run_bounded
 
 
 def test_a_command_that_spins_is_stopped_at_its_cpu_budget() -> None:
@@ -29,3 +30,17 @@ def test_a_command_that_exits_leaving_its_output_held_open_is_stopped() -> None:
 def test_a_command_that_ends_returns_its_output_and_reads_its_input() -> None:
     done = run_bounded([sys.executable, "-c", "import sys; print(sys.stdin.read().upper())"], input="ok", text=True)
     assert (done.returncode, done.stdout) == (0, "OK\n")
+
+
+def test_reading_up_to_a_line_leaves_the_rest_and_stops_at_a_process_that_hangs_first() -> None:
+    says = "import sys, time\nprint('ready', flush=True)\nprint(sys.stdin.readline().upper(), flush=True)\n"
+    proc = subprocess.Popen([sys.executable, "-c", says], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert read_until(proc, "ready", Watch(proc.pid)) == "ready"
+    assert proc.communicate("later\n", timeout=60)[0] == "\nLATER\n\n"
+    silent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"], stdout=subprocess.PIPE)
+    try:
+        with pytest.raises(pytest.fail.Exception, match="no 'ready' yet and the process used no CPU for 3 s"):
+            read_until(silent, "ready", Watch(silent.pid, idle_s=3))
+    finally:
+        silent.kill()
+        silent.wait()
