@@ -30,6 +30,12 @@ class MyReLU(torch.autograd.Function):
         return grad_output * (x < 0).to(grad_output.dtype)
 '''
 
+FORK_BOMB = "import os\nwhile True:\n    os.fork()\n"
+# A time limit for runs a limit other than time must end. The copies a fork bomb made spin on until the jail is
+# killed, so at a load of 19 a bomb whose fork was refused (line 3: os.fork()) still ended after a 2 s limit:
+# timed_out. This one seldom ends a run, so one the process limit did not stop still times out.
+PATIENT_S = 60.0
+
 
 NAIVE_LOG_SOFTMAX = """import torch
 

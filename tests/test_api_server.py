@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from tests.conftest import REPO
+from tests.processes import Watch, run_bounded
 
 pytestmark = pytest.mark.e2e
 CLI = [sys.executable, "-c", "from app.cli import main; main()"]
@@ -38,12 +39,13 @@ def server_env(data_dir: Path, **extra: str) -> dict[str, str]:
 
 
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
+    return run_bounded([*CLI, *args], env=env, cwd=REPO, text=True)
 
 
-def wait_ready(base: str, proc: subprocess.Popen, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def wait_ready(base: str, proc: subprocess.Popen) -> None:
+    """Until /readyz says ready; a server that looks hung (see Watch) fails, however long a loaded machine takes."""
+    watch = Watch(proc.pid)
+    while True:
         if proc.poll() is not None:
             raise AssertionError(
                 f"server exited with {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}"
@@ -53,8 +55,9 @@ def wait_ready(base: str, proc: subprocess.Popen, timeout: float = 90.0) -> None
                 return
         except httpx.TransportError:
             pass
+        if (why := watch.stuck()) is not None:
+            raise AssertionError(f"server not ready: it {why}")
         time.sleep(0.3)
-    raise AssertionError("server not ready in time")
 
 
 @contextmanager

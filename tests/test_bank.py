@@ -357,14 +357,15 @@ def test_an_entry_naming_both_allocator_variables_says_the_cuda_one_wins(bank):
     saying which counts: with both set, torch reads the CUDA one (asked of the installed torch here)."""
     import os
     import re
-    import subprocess
     import sys
+
+    from tests.processes import run_bounded
 
     env = {**os.environ, "PYTORCH_ALLOC_CONF": "expandable_segments:False",
            "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
-    read = subprocess.run([sys.executable, "-c", "import torch; print(torch._C._accelerator_getAllocatorSettings())"],
-                          env=env, capture_output=True, text=True, check=True, timeout=120).stdout.strip()
-    assert read == "expandable_segments:True", read
+    read = run_bounded([sys.executable, "-c", "import torch; print(torch._C._accelerator_getAllocatorSettings())"],
+                       env=env, text=True)
+    assert read.stdout.strip() == "expandable_segments:True", read
     naming_both = [q for q in bank if "PYTORCH_CUDA_ALLOC_CONF" in q.reference_answer
                    and "PYTORCH_ALLOC_CONF" in q.reference_answer.replace("PYTORCH_CUDA_ALLOC_CONF", "")]
     assert [q.id for q in naming_both] == ["cuda-out-of-memory"]

@@ -13,13 +13,13 @@ import pytest
 import yaml
 
 from tests.conftest import SEEDS
+from tests.processes import Watch, read_until, run_bounded
 
 CLI = Path(sys.executable).with_name("interviewer")
 
 
-def run(*args: str, env: dict[str, str], stdin: str | None = None, timeout: int = 180):
-    return subprocess.run([str(CLI), *args], capture_output=True, text=True, env=env, input=stdin,
-                          timeout=timeout)
+def run(*args: str, env: dict[str, str], stdin: str | None = None):
+    return run_bounded([str(CLI), *args], text=True, env=env, input=stdin)
 
 
 @pytest.fixture(scope="module")
@@ -420,8 +420,8 @@ def test_terminal_interview_shows_the_model_answer_keeps_an_interview_report_and
                    stdin=":idk\n")
     assert practice.returncode == 0, practice.stderr
     assert "Model answer" in practice.stdout  # what ":idk" is for
-    proc = subprocess.run([str(CLI), "interview", "--mode", "interview", "--questions", "2"], env=cli_env,
-                          input=b"backward \xff\xfe chains.\n.\n:quit\n", capture_output=True, timeout=180)
+    proc = run_bounded([str(CLI), "interview", "--mode", "interview", "--questions", "2"], env=cli_env,
+                       input=b"backward \xff\xfe chains.\n.\n:quit\n")
     said = proc.stdout.decode()
     assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
     assert "report is ready once the session is completed" in said and "Score" not in said  # no scores yet
@@ -619,16 +619,12 @@ def test_drafts_are_not_written_over_a_folder_or_the_document_read(cli_env, tmp_
 
 def test_ctrl_c_says_aborted_and_exits_130(cli_env):
     import signal
-    import time
 
     # Ctrl-C as a terminal sends it, even where this run ignores it (a background job inherits SIG_IGN).
     proc = subprocess.Popen([str(CLI), "interview", "--questions", "1"], env=cli_env, text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    assert proc.stdout is not None
-    deadline = time.monotonic() + 120
-    while "Question 1 of 1" not in proc.stdout.readline():  # waiting for the answer now
-        assert time.monotonic() < deadline
+    read_until(proc, "Question 1 of 1", Watch(proc.pid))  # waiting for the answer now
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "aborted" in stderr and "Traceback" not in stderr
@@ -785,7 +781,7 @@ def test_bank_validate_stops_a_task_whose_check_never_returns_and_checks_the_nex
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
            "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_BANK_DIR": str(pack),
            "INTERVIEWER_RUNNER_TIMEOUT_S": "4"}  # 12 s a task: ample for the one that ends, even on a busy machine
-    done = run("bank", "validate", env=env, timeout=120)
+    done = run("bank", "validate", env=env)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "loops-for-ever: its checks did not finish in 12 s and were stopped" in done.stderr
     assert "starter-passes: the starter code passes every check" in done.stderr  # the next task was checked
@@ -816,7 +812,7 @@ def test_bank_validate_stops_what_a_tasks_code_started_too(tmp_path):
            "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_BANK_DIR": str(pack),
            "INTERVIEWER_RUNNER_TIMEOUT_S": "2"}
     try:
-        done = run("bank", "validate", env=env, timeout=90)  # captures its output: returns once the pipes close
+        done = run("bank", "validate", env=env)  # captures its output: returns once the pipes close
         assert done.returncode == 1 and "starts-a-sleeper: its checks did not finish" in done.stderr
     finally:
         alive = []
@@ -849,14 +845,13 @@ def test_ctrl_c_while_an_llm_scores_the_answer_keeps_it_as_the_prompts_draft(cli
         proc = subprocess.Popen([str(CLI), "interview", "--questions", "1"], env=env, text=True,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-        assert proc.stdout is not None and proc.stdin is not None
-        deadline = time.monotonic() + 120
-        while "Question 1 of 1" not in proc.stdout.readline():
-            assert time.monotonic() < deadline
+        assert proc.stdin is not None
+        watch = Watch(proc.pid)
+        read_until(proc, "Question 1 of 1", watch)
         proc.stdin.write(f"{answer}\n.\n")
         proc.stdin.flush()
         while not any("Answer to evaluate" in r.prompt_text for r in fake.requests):  # the judge is waiting
-            assert time.monotonic() < deadline and proc.poll() is None
+            assert watch.stuck() is None and proc.poll() is None
             time.sleep(0.1)
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=60)

@@ -229,16 +229,17 @@ def test_a_run_on_the_side_reports_the_score_a_session_would_give_it(tmp_path):
     """`interviewer check` (and POST /v1/code/check) said 0.73 of 1 for the naive log-softmax, by check weights."""
     import json
     import os
-    import subprocess
     import sys
     from pathlib import Path
+
+    from tests.processes import run_bounded
 
     source = tmp_path / "naive.py"
     source.write_text(NAIVE_LOG_SOFTMAX)
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
            "INTERVIEWER_DATA_DIR": str(tmp_path / "data")}
-    done = subprocess.run([str(Path(sys.executable).with_name("interviewer")), "check", "stable-log-softmax",
-                           str(source)], capture_output=True, text=True, env=env, timeout=180)
+    done = run_bounded([str(Path(sys.executable).with_name("interviewer")), "check", "stable-log-softmax", str(source)],
+                       text=True, env=env)
     assert done.returncode == 0, done.stderr
     (result,) = json.loads(done.stdout)
     assert result["status"] == "failed" and result["score"] == 0.625  # 5 of the checked points' weight 8

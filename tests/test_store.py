@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from app.store.models import (
 )
 from app.store.records import TurnRecord
 from tests.postgres import postgres_server  # noqa: F401  (fixture)
+from tests.processes import Watch, run_bounded
 
 REPO = Path(__file__).resolve().parents[1]
 EVALUATION = {"score": 0.75, "evaluator": "rubric", "points": [{"id": "p1", "hit": True}]}
@@ -223,19 +225,17 @@ def test_the_upgrade_names_the_users_drawn_alike_on_stderr(blank_url: str) -> No
                          {"name": name, "now": datetime.now(UTC)})
     engine.dispose()
     code = "import sys; from app.store import migrate; migrate(sys.argv[1])"
-    done = subprocess.run([sys.executable, "-c", code, blank_url], cwd=REPO, capture_output=True, text=True,
-                          timeout=60)
+    done = run_bounded([sys.executable, "-c", code, blank_url], cwd=REPO, text=True)
     assert done.returncode == 0, done.stderr
     assert "user 'Iearner' is drawn as the older user 'learner'" in done.stderr
 
 
 def test_processes_starting_together_migrate_once(blank_url: str) -> None:
     code = "import sys; from app.store import migrate; migrate(sys.argv[1])"
-    procs = [
-        subprocess.Popen([sys.executable, "-c", code, blank_url], cwd=REPO, stderr=subprocess.PIPE, text=True)
-        for _ in range(3)
-    ]
-    failures = [p.communicate(timeout=60)[1] for p in procs if p.wait(timeout=60) != 0]
+    with ThreadPoolExecutor(max_workers=3) as together:
+        done = list(together.map(lambda _: run_bounded([sys.executable, "-c", code, blank_url], cwd=REPO, text=True),
+                                 range(3)))
+    failures = [d.stderr for d in done if d.returncode != 0]
     assert failures == []
     engine = make_engine(blank_url)
     assert current_revision(engine) == "0006"
@@ -709,8 +709,9 @@ def test_answer_survives_kill_9(db_url: str) -> None:
         [sys.executable, "-c", CRASHING_WRITER, db_url], cwd=REPO, stdout=subprocess.PIPE, text=True
     )
     try:
-        ready, _, _ = select.select([proc.stdout], [], [], 30)
-        assert ready, "the writer never reported its commit"
+        watch = Watch(proc.pid)  # however long a loaded machine takes to start it
+        while not select.select([proc.stdout], [], [], 0.5)[0]:
+            assert (why := watch.stuck()) is None, f"the writer never reported its commit: it {why}"
         word, session_id = proc.stdout.readline().split()  # type: ignore[union-attr]
         assert word == "committed"
         proc.send_signal(signal.SIGKILL)
