@@ -15,7 +15,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.api import admin, code, deps, drafts, grading, health, problems, progress, questions, sessions
 from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter
 from app.api.slow_routes import SlowRouteLimit
-from app.api.startup import unless_stopped
+from app.api.startup import stops_heard, unless_stopped
 from app.config import Settings, get_settings
 
 COMPONENTS = ("repo", "store", "bank", "evaluator", "runner", "engine")
@@ -70,8 +70,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         for name, value in built.items():
             if not hasattr(app.state, name):
                 setattr(app.state, name, value)
+    # A stop gives up the judging under way (a batch answers 503): uvicorn waits for every request before it stops.
+    give_up = getattr(getattr(app.state, "evaluator", None), "stop", None) or (lambda: None)
     try:
-        yield
+        with stops_heard(give_up):
+            yield
     finally:
         runner = built.get("runner")
         if runner is not None:
