@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from app.llm_breaker import Breaker, breaker_for
-from app.llm_failures import NoReply, Unanswered, UnsupportedFormat, call_failure, clip, describe_failure
+from app.llm_failures import (
+    NoReply,
+    Unanswered,
+    UnsupportedFormat,
+    call_failure,
+    clip,
+    describe_failure,
+    finish_failure,
+)
 from app.llm_redaction import redact, redact_strings, secrets_sent, without_password
 from app.llm_server import ServerProbe
 from app.llm_wire import client_with_deadline, streamed_chat_openai
@@ -198,8 +206,8 @@ class LangChainChatModel(ChatModel):
         refused = message.additional_kwargs.get("refusal")
         if refused:
             raise LLMError(f"refusal: {clip(str(refused))}")
-        if message.response_metadata.get("finish_reason") == "length":
-            raise LLMError(f"malformed output: reply cut off at the length limit ({limit or self.max_tokens} tokens)")
+        if why := finish_failure(message.response_metadata.get("finish_reason"), limit=limit or self.max_tokens):
+            raise LLMError(why)
 
     def _check_model(self) -> None:
         facts = self._server.facts()

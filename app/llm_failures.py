@@ -43,13 +43,38 @@ def _refuses_format(exc: BaseException) -> bool:
     return any(word in text for word in ("response_format", "json_schema", "tool_choice", "tools"))
 
 
+CUT_OFF = "malformed output: reply cut off at the length limit"
+# The server's content filter stopped the reply: whatever came before it (half a JSON object, say) was the model's
+# and unfinished, and read as a reply it was called malformed. It is the server declining, as a refusal is.
+FILTERED = "refusal: content filter"
+
+
+def finish_failure(finish_reason: object, *, limit: int | None) -> str | None:
+    """Why a reply that stopped for `finish_reason` cannot be used, or None when it ended as replies do."""
+    if finish_reason == "length":
+        return CUT_OFF + (f" ({limit} tokens)" if limit else "")
+    if finish_reason == "content_filter":
+        return FILTERED
+    return None
+
+
 def call_failure(exc: BaseException, *, timeout_s: float | None) -> LLMError:
     """The LLMError for an exception the SDK raised on a call, of the kind that says what to do next."""
     if _refuses_format(exc):
         return UnsupportedFormat(describe_failure(exc))
     if _unanswered(exc):
         return Unanswered(describe_failure(exc, timeout_s=timeout_s))
+    if _stopped_reply(exc):  # a reply came, in the format asked for: what it holds is the failure
+        return LLMError(describe_failure(exc))
     return NoReply(describe_failure(exc, timeout_s=timeout_s))
+
+
+def _stopped_reply(exc: BaseException) -> bool:
+    """The SDK's error for a reply cut off or filtered, which it raises for a request with a response_format (taken
+    for no reply, it left the format the server had just taken unknown, as if untried)."""
+    import openai
+
+    return isinstance(exc, openai.LengthFinishReasonError | openai.ContentFilterFinishReasonError)
 
 
 def describe_failure(exc: BaseException, *, timeout_s: float | None = None) -> str:
@@ -65,9 +90,9 @@ def describe_failure(exc: BaseException, *, timeout_s: float | None = None) -> s
     if isinstance(exc, openai.APIConnectionError):
         return "connection failed"
     if isinstance(exc, openai.LengthFinishReasonError):
-        return "malformed output: reply cut off at the length limit"
+        return CUT_OFF
     if isinstance(exc, openai.ContentFilterFinishReasonError):
-        return "refusal: content filter"
+        return FILTERED
     if type(exc).__name__ == "OpenAIRefusalError":
         return f"refusal: {clip(str(exc))}"
     if isinstance(exc, ValidationError):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.api.startup import stop_ends_the_import, unless_stopped
+from app.api.startup import stop_ends_the_import, stops_heard, unless_stopped
 
 # Uvicorn imports this module before it starts the app, and takes a SIGTERM or SIGINT meanwhile as a request to stop
 # once the app has started: a worker told to stop went on importing these (seconds of CPU) and building its
@@ -86,8 +86,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         for name, value in built.items():
             if not hasattr(app.state, name):
                 setattr(app.state, name, value)
+    # A stop gives up the judging under way (a batch answers 503): uvicorn waits for every request before it stops.
+    give_up = getattr(getattr(app.state, "evaluator", None), "stop", None) or (lambda: None)
     try:
-        yield
+        with stops_heard(give_up):
+            yield
     finally:
         runner = built.get("runner")
         if runner is not None:

@@ -94,6 +94,10 @@ class GradingTask(BaseModel):
         )
 
 
+class EvaluatorStopped(Exception):
+    """The evaluator was told to stop (its process is stopping) before the answers asked of it were all scored."""
+
+
 class Evaluator(ABC):
     name: str = "evaluator"
 
@@ -105,6 +109,11 @@ class Evaluator(ABC):
     def evaluate_many(self, tasks: list[GradingTask]) -> list[Evaluation]:
         """Score several answers; an evaluator that batches its work (one embedding pass, several
         model calls in flight) does it here."""
+
+    def stop(self) -> None:
+        """Give up what is under way and queued, for good: the process is stopping. A batch waiting on it raises
+        EvaluatorStopped. An evaluator whose work ends in moments (the offline scorer) has nothing to give up."""
+        return None
 
     def corrected_claims(self, task: GradingTask) -> set[str]:
         """The listed wrong claims whose correction the answer states, so it names them only to reject

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
 from dataclasses import dataclass
 
@@ -20,6 +19,7 @@ from pydantic import ValidationError
 from evaluators.base import DetectedMisconception, Evaluation, Evaluator, GradingTask, PointVerdict
 from evaluators.chat import LLMError, StructuredChatModel
 from evaluators.feedback import compose_feedback
+from evaluators.judge_batch import Stop, in_flight
 from evaluators.judge_offline import MISCONCEPTION_PENALTY, combined_score, corrected, read_offline, stated
 from evaluators.judge_prompt import SYSTEM_PROMPT, fitted_prompt
 from evaluators.judge_reply import JudgedPoint, JudgeReply, reply_schema
@@ -49,6 +49,7 @@ class LLMJudge(Evaluator):
             MISCONCEPTION_PENALTY if misconception_penalty is None else misconception_penalty
         )
         self.name = f"llm-judge:{model.name}"
+        self._stop = Stop()
 
     def evaluate(self, task: GradingTask) -> Evaluation:
         # Empty or an explicit non-answer ("I don't know"): nothing to grade, and no call needed. A model
@@ -72,20 +73,15 @@ class LLMJudge(Evaluator):
         round trip in turn (each bounded by the timeout, and falling back on its own)."""
         if len(tasks) < 2:
             return [self.evaluate(task) for task in tasks]
-        workers = min(JUDGE_CALLS_IN_FLIGHT, len(tasks))
         # Each answer is judged in the caller's context (a thread starts with an empty one): the chat model may
         # keep state there, such as the scope that stops a step's calls once one got no reply.
-        contexts = [copy_context() for _ in tasks]  # one each: a context is entered by one thread at a time
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge")
-        try:
-            evaluations = list(pool.map(lambda context, task: context.run(self.evaluate, task), contexts, tasks))
-        except BaseException:
-            # Ctrl-C reaches the caller now, not once the calls under way end (each up to the timeout: 180 s with
-            # `make run-llm`, and the `with` block waited for them), and no answer still queued is sent.
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
-        return evaluations
+        judged = [(copy_context(), task) for task in tasks]  # a context each: one thread at a time enters it
+        return in_flight(lambda pair: pair[0].run(self.evaluate, pair[1]), judged, at_once=JUDGE_CALLS_IN_FLIGHT,
+                         stop=self._stop)
+
+    def stop(self) -> None:
+        """A batch under way raises EvaluatorStopped at once, without its answers still queued being sent."""
+        self._stop.set()
 
     def _fall_back(self, task: GradingTask, reason: str, notes: list[str] | None = None) -> Evaluation:
         offline = self._fallback.evaluate(task)

@@ -98,6 +98,11 @@ def cut_off(text: str = '{"points": [{"point_id": "subclass-static-methods", "ve
     return Reply(content=text, finish_reason="length")
 
 
+def filtered(text: str = '{"points": [{"point_id": "subclass-static-methods", "verdict": "cov') -> Reply:
+    """A reply the server's content filter stopped partway."""
+    return Reply(content=text, finish_reason="content_filter")
+
+
 @dataclass(frozen=True)
 class RecordedRequest:
     path: str

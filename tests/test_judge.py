@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import re
+import signal
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from app.config import Settings
 from app.llm import LangChainChatModel, LLMError, chat_model_from_settings
 from app.llm_scripted import ScriptedChatModel
-from evaluators.base import GradingTask, Verdict
+from evaluators.base import EvaluatorStopped, GradingTask, Verdict
 from evaluators.judge import JUDGE_CALLS_IN_FLIGHT, LLMJudge
 from evaluators.judge_offline import MISCONCEPTION_PENALTY
 from evaluators.judge_reply import JudgeReply
@@ -303,41 +305,82 @@ def test_a_batch_keeps_several_calls_in_flight_and_falls_back_per_answer(fake_op
     assert len(judged) == 3 and len(fell_back) == 1  # the broken reply falls back on its own
 
 
+class Hanging:
+    """A model whose calls hang until the test lets them go; `when_all_in_flight` runs once every worker waits."""
+
+    name, prompt_budget = "hanging", None
+
+    def __init__(self, when_all_in_flight: Callable[[], object]) -> None:
+        self.started, self.ended, self.let_go, self.lock = 0, 0, threading.Event(), threading.Lock()
+        self.daemons: list[bool] = []  # per call, whether its thread was a daemon
+        self._when_all_in_flight = when_all_in_flight
+
+    def complete_structured(self, **_: object) -> JudgeReply:
+        with self.lock:
+            self.started += 1
+            self.daemons.append(threading.current_thread().daemon)
+            if self.started == JUDGE_CALLS_IN_FLIGHT:
+                self._when_all_in_flight()
+        self.let_go.wait(timeout=30)
+        with self.lock:
+            self.ended += 1
+        raise LLMError("timeout after 30 s")
+
+    def release(self) -> None:
+        """Let the calls under way end, and wait for their threads, which start no other call."""
+        self.let_go.set()
+        for worker in [t for t in threading.enumerate() if t.name.startswith("judge")]:
+            worker.join(timeout=10)
+
+
+def batch_of(relu, size: int = 3 * JUDGE_CALLS_IN_FLIGHT) -> list[GradingTask]:
+    return [GradingTask.from_question(relu, f"{ANSWER} Take {i}.") for i in range(size)]
+
+
 def test_ctrl_c_during_a_batch_reaches_the_caller_while_its_calls_are_still_under_way(offline, relu):
     """The batch waited for its calls in flight (each up to the timeout) before Ctrl-C reached the caller, and
     then the queued answers were not sent; the calls here hang until the test lets them go."""
-    import signal
-    import threading
-
-    class Hanging:
-        name, prompt_budget = "hanging", None
-
-        def __init__(self) -> None:
-            self.started, self.ended, self.let_go, self.lock = 0, 0, threading.Event(), threading.Lock()
-
-        def complete_structured(self, **_: object) -> JudgeReply:
-            with self.lock:
-                self.started += 1
-                if self.started == JUDGE_CALLS_IN_FLIGHT:  # every worker is waiting on a reply: Ctrl-C now
-                    signal.pthread_kill(main, signal.SIGINT)
-            self.let_go.wait(timeout=30)
-            with self.lock:
-                self.ended += 1
-            raise LLMError("timeout after 30 s")
-
     main = threading.main_thread().ident
     assert main is not None
-    model = Hanging()
-    tasks = [GradingTask.from_question(relu, f"{ANSWER} Take {i}.") for i in range(3 * JUDGE_CALLS_IN_FLIGHT)]
+    model = Hanging(lambda: signal.pthread_kill(main, signal.SIGINT))  # every worker is waiting on a reply: Ctrl-C
     try:
         with pytest.raises(KeyboardInterrupt):
-            LLMJudge(model, offline).evaluate_many(tasks)
+            LLMJudge(model, offline).evaluate_many(batch_of(relu))
         assert model.ended == 0  # the caller heard of it before any call under way ended
     finally:
-        model.let_go.set()
-    for worker in [t for t in threading.enumerate() if t.name.startswith("judge")]:
-        worker.join(timeout=10)  # they end the calls under way; none starts another
+        model.release()
     assert model.started == model.ended == JUDGE_CALLS_IN_FLIGHT
+
+
+def test_a_stop_during_a_batch_gives_it_up_at_once_and_sends_no_queued_answer(offline, relu):
+    """The server, told to stop, stops the judge: the batch's request then ends (a 503), where it waited for every
+    answer's call (133.8 s at a 90 s timeout); the calls under way are left to end on their own."""
+    judge = LLMJudge(Hanging(lambda: judge.stop()), offline)
+    model = judge._model
+    assert isinstance(model, Hanging)
+    try:
+        with pytest.raises(EvaluatorStopped, match="12 of 12 answers not judged"):
+            judge.evaluate_many(batch_of(relu))
+        assert model.ended == 0
+        with pytest.raises(EvaluatorStopped):  # and so is a batch sent after the stop, without a call
+            judge.evaluate_many(batch_of(relu, 2))
+    finally:
+        model.release()
+    assert model.started == model.ended == JUDGE_CALLS_IN_FLIGHT
+
+
+def test_a_batchs_calls_run_on_daemon_threads_so_a_call_under_way_keeps_no_process_alive(offline, relu):
+    """A pool's threads (not daemons) are joined at the interpreter's exit: a process that Ctrl-C had ended waited
+    there for the calls under way, each up to the timeout."""
+    main = threading.main_thread().ident
+    assert main is not None
+    model = Hanging(lambda: signal.pthread_kill(main, signal.SIGINT))
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            LLMJudge(model, offline).evaluate_many(batch_of(relu))
+    finally:
+        model.release()
+    assert model.daemons == [True] * JUDGE_CALLS_IN_FLIGHT
 
 
 @pytest.mark.parametrize("answer", ["   ", "I don't know", "idk, sorry", "I do not know why.", "```python\n```"])

@@ -20,6 +20,7 @@ from tests.fake_openai import (
     broken_json,
     content,
     dripping,
+    filtered,
     generating,
     http_error,
     refusal,
@@ -75,7 +76,7 @@ def test_structured_reply_in_either_method(fake_openai, method):
     assert ("tools" in body) == (method == "function_calling")
 
 
-@pytest.mark.parametrize("method", ["json_schema", "function_calling"])
+@pytest.mark.parametrize("method", ["json_schema", "json_mode", "function_calling"])
 @pytest.mark.parametrize(
     ("scripted", "reason"),
     [
@@ -84,8 +85,9 @@ def test_structured_reply_in_either_method(fake_openai, method):
         (http_error(500), "HTTP 500"),
         (http_error(429, "rate limited"), "HTTP 429"),
         (refusal("No."), "refusal: No."),
+        (filtered('{"topic": "autog'), "refusal: content filter"),
     ],
-    ids=["broken-json", "missing-field", "http-500", "http-429", "refusal"],
+    ids=["broken-json", "missing-field", "http-500", "http-429", "refusal", "content-filter"],
 )
 def test_structured_failures_become_one_error_with_a_short_reason(fake_openai, method, scripted, reason):
     fake_openai.script([scripted])
@@ -132,6 +134,7 @@ def test_text_reply_and_its_failures(fake_openai):
         [
             "  Tell me how backward finds the saved input.  ",
             refusal("Not today."),
+            filtered("Tell me how backward"),  # the filter's cut is no wording to show
             content(""),
             http_error(503),
         ]
@@ -139,7 +142,7 @@ def test_text_reply_and_its_failures(fake_openai):
     assert model.complete_text(system="You interview.", user="Phrase a follow-up.") == (
         "Tell me how backward finds the saved input."
     )
-    for reason in ("refusal: Not today.", "malformed output: empty reply", "HTTP 503"):
+    for reason in ("refusal: Not today.", "refusal: content filter", "malformed output: empty reply", "HTTP 503"):
         with pytest.raises(LLMError) as caught:
             model.complete_text(system="s", user="u")
         assert caught.value.reason == reason

@@ -16,7 +16,7 @@ from evaluators.chat import estimate_tokens
 from evaluators.judge import LLMJudge
 from evaluators.judge_prompt import SYSTEM_PROMPT, build_prompt
 from evaluators.judge_reply import JudgeReply, reply_schema
-from tests.fake_openai import FakeOpenAI, content, cut_off, http_error
+from tests.fake_openai import FakeOpenAI, content, cut_off, filtered, http_error
 
 ANSWER = "I subclass torch.autograd.Function and write forward and backward as static methods."
 
@@ -50,6 +50,17 @@ def test_a_server_without_json_schema_gets_json_mode_found_once_and_kept(llama_c
     assert '"topic"' in sent["messages"][0]["content"] and sent["max_tokens"] == 300
 
 
+@pytest.mark.parametrize(("reply", "reason"), [(filtered(), "refusal: content filter"), (cut_off(), "cut off")],
+                         ids=["content-filter", "cut-off"])
+def test_a_filtered_or_cut_off_json_mode_reply_is_a_reply_in_the_format_the_server_takes(llama_cpp_like, reply, reason):
+    """The SDK raises for these: they were taken for no reply at all, and JSON mode, just taken, stayed unknown."""
+    llama_cpp_like.script([reply])
+    model = model_for(llama_cpp_like)
+    with pytest.raises(LLMError, match=reason):
+        model.complete_structured(system="s", user="u", schema=Probe)
+    assert model.method == "json_mode"
+
+
 def test_a_server_that_takes_json_schema_keeps_it():
     with FakeOpenAI() as server:
         server.script([content({"topic": "autograd"})])
@@ -81,10 +92,13 @@ def test_the_window_a_server_reports_sets_the_prompt_budget():
     [
         (cut_off(), "reply cut off at the length limit"),
         (content("The candidate did well overall; I would give a 4."), "malformed output"),  # prose
+        (filtered(), "LLM judge failed: refusal: content filter; offline score used"),  # not "malformed output"
     ],
-    ids=["cut-off", "prose"],
+    ids=["cut-off", "prose", "content-filter"],
 )
-def test_a_cut_off_or_prose_judge_reply_scores_offline_with_the_reason(llama_cpp_like, offline, relu, reply, reason):
+def test_a_cut_off_prose_or_filtered_judge_reply_scores_offline_with_the_reason(
+    llama_cpp_like, offline, relu, reply, reason
+):
     llama_cpp_like.script([reply])
     task = GradingTask.from_question(relu, ANSWER)
     result = LLMJudge(model_for(llama_cpp_like, max_tokens=64), offline).evaluate(task)

@@ -18,6 +18,7 @@ from starlette.routing import Match
 
 from app.errors import ConflictError, NotFoundError, UserFacingError, domain_errors, echoed, one_line
 from app.store.accounts import ACCOUNT_NAME, ACCOUNT_NAME_RULE
+from evaluators.base import EvaluatorStopped
 
 log = logging.getLogger(__name__)
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -163,6 +164,12 @@ async def _database_unavailable(_request: Request, exc: Exception) -> JSONRespon
     return problem(503, "the database is not reachable right now; try again shortly", headers={"Retry-After": "5"})
 
 
+async def _stopping(_request: Request, _exc: Exception) -> JSONResponse:
+    # The server was told to stop while it graded: nothing of the request is kept, and it can be sent again as is.
+    return problem(503, "the server is stopping, so this request was given up unfinished and nothing of it was kept; "
+                        "send it again once the server is back")
+
+
 async def _unstorable(_request: Request, exc: Exception) -> JSONResponse:
     # A value of the request the database refuses (PostgreSQL: a NUL in a path, a text past its column).
     log.warning("database refused a value: %s", " ".join(str(getattr(exc, "orig", exc)).split())[:200])
@@ -183,6 +190,7 @@ def install(app: FastAPI) -> None:
         if issubclass(error_type, Exception):
             app.add_exception_handler(error_type, _domain_error)
     app.add_exception_handler(UserFacingError, _domain_error)
+    app.add_exception_handler(EvaluatorStopped, _stopping)
     app.add_exception_handler(OperationalError, _database_unavailable)
     app.add_exception_handler(DataError, _unstorable)
     app.add_exception_handler(Exception, _unexpected)

@@ -1,4 +1,4 @@
-"""The server's start-up, given up when the server is told to stop before it ends.
+"""The server's start-up, given up when the server is told to stop before it ends; and what a stop gives up after.
 
 Uvicorn takes SIGTERM and SIGINT during start-up as a request to stop once start-up is over: a worker told to stop
 while it built its components (opening the bank, the scorer, the sandbox's pool: 45 s on a busy two-core machine)
@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 
@@ -36,17 +36,6 @@ async def unless_stopped(work: Callable[[], T]) -> T | None:
     built: asyncio.Future[T] = loop.create_future()
     stop = asyncio.Event()
 
-    def stopping(sig: int, frame: FrameType | None) -> None:
-        handler = before[signal.Signals(sig)]
-        if handler == signal.SIG_IGN:
-            return
-        loop.call_soon_threadsafe(stop.set)  # from a signal handler: the loop's own queue is not safe to touch
-        if callable(handler):
-            handler(sig, frame)
-        else:  # SIG_DFL: what it does without us
-            signal.signal(sig, handler)
-            signal.raise_signal(sig)
-
     def build() -> None:
         try:
             outcome: tuple[T | None, BaseException | None] = (work(), None)
@@ -58,7 +47,7 @@ async def unless_stopped(work: Callable[[], T]) -> T | None:
             pass
 
     for sig in STOPS:
-        signal.signal(sig, stopping)
+        signal.signal(sig, _heard_first(before, loop, stop.set))
     threading.Thread(target=build, name="start-up", daemon=True).start()
     stopped = asyncio.ensure_future(stop.wait())
     try:
@@ -68,6 +57,45 @@ async def unless_stopped(work: Callable[[], T]) -> T | None:
             signal.signal(sig, handler)
         stopped.cancel()
     return built.result() if built.done() else None
+
+
+@contextmanager
+def stops_heard(on_stop: Callable[[], None]) -> Iterator[None]:
+    """Within it SIGTERM or SIGINT first calls `on_stop` (on the event loop), then the handler it had (uvicorn's,
+    which stops the server): uvicorn waits for every request under way before it stops, and so waited for a
+    batch's model calls (133.8 s at a 90 s timeout; a second Ctrl-C quits without waiting, dropping every request)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {sig: signal.getsignal(sig) for sig in STOPS}
+    if any(_stop_taken(handler) for handler in before.values()):
+        on_stop()
+    for sig in STOPS:
+        signal.signal(sig, _heard_first(before, asyncio.get_running_loop(), on_stop))
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def _heard_first(
+    before: dict[signal.Signals, Any], loop: asyncio.AbstractEventLoop, first: Callable[[], None]
+) -> Callable[[int, FrameType | None], None]:
+    """A stop's handler: `first`, called on the loop, then the handler the signal had before."""
+
+    def stopping(sig: int, frame: FrameType | None) -> None:
+        handler = before[signal.Signals(sig)]
+        if handler == signal.SIG_IGN:
+            return
+        loop.call_soon_threadsafe(first)  # from a signal handler: the loop's own queue is not safe to touch
+        if callable(handler):
+            handler(sig, frame)
+        else:  # SIG_DFL: what it does without us
+            signal.signal(sig, handler)
+            signal.raise_signal(sig)
+
+    return stopping
 
 
 @contextmanager
