@@ -83,7 +83,7 @@ def test_accept_weights_are_read_as_rfc_9110_writes_them(alice, bank):
         assert reply.status_code == 200, reply.text
         return reply.headers["content-type"].split(";")[0]
 
-    for weight in ("abc", "2", "0.5555", ".5", "-1", "nan"):
+    for weight in ("abc", "2", "0.5555", ".5555", "-1", "nan"):
         detail = assert_problem(alice.get(f"/v1/sessions/{sid}/report",
                                           headers={"Accept": f"application/pdf;q={weight}, */*"}), 400)["detail"]
         assert f"'application/pdf;q={weight}'" in detail and "q=0 to q=1" in detail, detail
@@ -92,6 +92,9 @@ def test_accept_weights_are_read_as_rfc_9110_writes_them(alice, bank):
     assert chosen("*/*;q=0.1, application/json;q=0") == "text/markdown"  # JSON refused; the rest taken
     assert_problem(alice.get(f"/v1/sessions/{sid}/report", headers={"Accept": "image/png,"}), 406)
     assert chosen(" , ") == "application/json"  # no entry at all: as no header
+    # The JDK's default header, a bare "*" and weights without their leading 0: it was a 400 for every Java client.
+    assert chosen("text/html, image/gif, image/jpeg, *; q=.2, */*; q=.2") == "text/html"
+    assert chosen("*; q=.2, application/pdf;q=.1") == "application/json"
     # ?format= is the client's own choice: a malformed Accept beside it is not read.
     assert alice.get(f"/v1/sessions/{sid}/report", params={"format": "md"}, headers={"Accept": "*/*;q=x"}).is_success
 

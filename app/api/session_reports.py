@@ -37,8 +37,9 @@ REPORT_CONTENT: dict[str, Any] = {
     "text/html": {"schema": {"type": "string"}},
     "application/pdf": {"schema": {"type": "string", "format": "binary"}},
 }
-# A weight, RFC 9110 12.4.2: 0 to 1 with at most three decimals.
-QVALUE = re.compile(r"0(\.[0-9]{0,3})?|1(\.0{0,3})?")
+# A weight, RFC 9110 12.4.2: 0 to 1 with at most three decimals; also ".2" for 0.2, as the JDK's HttpURLConnection
+# sends by default ("text/html, image/gif, image/jpeg, *; q=.2, */*; q=.2"): refused, every Java client got a 400.
+QVALUE = re.compile(r"0?\.[0-9]{1,3}|0|1(\.0{0,3})?|0\.")
 
 
 @router.get(
@@ -111,5 +112,6 @@ def _media_ranges(accept: str) -> list[tuple[str, float, int]]:
             raise HTTPException(400, f"the Accept header's entry {echoed(item.strip())} has the weight "
                                      f"{echoed(weight)}: a weight is q=0 to q=1 with at most three decimals "
                                      "(RFC 9110 12.4.2); or choose the report's form with ?format=")
-        ranges.append((media.lower(), float(weight), position))
+        # A bare "*" (the JDK's default again) is read as the "*/*" it means.
+        ranges.append(("*/*" if media == "*" else media.lower(), float(weight), position))
     return ranges
