@@ -458,20 +458,6 @@ def test_the_hints_given_are_quoted_in_every_format_and_older_turns_keep_their_c
         assert f"Hint given: {hint}" in texts[fmt] and texts[fmt].count("1 hint(s) used") == 2, fmt
 
 
-def test_words_read_as_i_dont_know_are_shown_under_a_label_that_says_so(bank) -> None:
-    """Typed words that only say one is unsure are taken as "I don't know"; the transcript put them under
-    'Answered "I don't know"', which a reader took for the report having dropped what the candidate wrote."""
-    words = "I am not sure, I think it is something about layers."
-    turns = [turn(1, "autograd-basics", "autograd", prompt="How does autograd work?", action="dont_know",
-                  answer_text=words, evaluation=evaluation(0.0, [])),
-             turn(2, "requires-grad", "autograd", prompt="What does requires_grad do?", action="dont_know",
-                  answer_text=None, evaluation=evaluation(0.0, []))]
-    markdown = render(build_report(session=session({"autograd-basics": 0.0, "requires-grad": 0.0}), turns=turns,
-                                   bank=bank), "markdown")[0].decode()
-    assert f'*Read as "I don\'t know"*\n\n```text\n{words}\n```' in markdown
-    assert '*Answered "I don\'t know"*' in markdown  # the button: no words to show
-
-
 def test_the_transcript_keeps_every_prompt_and_reply_and_the_model_answer_comes_when_the_session_is_over(bank) -> None:
     fence = "Here is a tricky one:\n````\n# not a heading\n````\nand <b>bold</b>"
     turns = [turn(1, "autograd-basics", "autograd", prompt="Question 1 of 1. How does autograd work?",
@@ -488,7 +474,7 @@ def test_the_transcript_keeps_every_prompt_and_reply_and_the_model_answer_comes_
     assert "`````text\n" + fence + "\n`````" in markdown  # a longer fence: the answer's own cannot close it
     html = render(done, "html")[0].decode()
     assert "&lt;b&gt;bold&lt;/b&gt;" in html and "<b>bold</b>" not in html
-    assert "Read as &quot;I don&#x27;t know&quot;" in html  # typed, so its words follow
+    assert "Answered &quot;I don&#x27;t know&quot;" in html
     active = build_report(session=session({"autograd-basics": 2.0}, status="active"), turns=turns, bank=bank)
     assert active.questions[0].model_answer is None  # an interview in progress shows no answer
     for fmt in ("markdown", "html"):

@@ -263,9 +263,7 @@ def reply_label(exchange: Exchange, *, on_screen: bool = False) -> str:
     if exchange.action == "skip":
         return "Skipped"
     if exchange.action == "dont_know":
-        # Words typed that only say one does not know are taken as the button is; they follow as written, and
-        # "Answered" above "I think it is something about layers" read as if the report had replaced them.
-        return "Read as \"I don't know\"" if (exchange.answer or "").strip() else "Answered \"I don't know\""
+        return "Answered \"I don't know\""
     if exchange.action is None:
         return "No reply yet: the session is still going" if on_screen else "No reply: the session ended here"
     return "Your answer"
