@@ -498,10 +498,12 @@ def test_a_probe_about_the_candidates_code_is_not_asked_of_words_alone(scorer, t
     assert shapes is not None and shapes.prompt in about_code
 
 
-@pytest.mark.parametrize("task_id", ["pairwise-distances", "layer-norm-from-scratch"])
+@pytest.mark.parametrize("task_id", ["pairwise-distances", "layer-norm-from-scratch", "custom-layer",
+                                     "binary-classifier"])
 def test_a_code_task_answered_in_words_is_asked_for_its_code_once(scorer, tasks, task_id):
     """Answered in words only, pairwise-distances (both probes left presume code) moved on at once and
-    layer-norm-from-scratch after one probe in words: the code was never asked for."""
+    layer-norm-from-scratch after one probe in words: the code was never asked for. custom-layer and
+    binary-classifier then asked two probes in words and moved on: the last follow-up is the code's."""
     question = tasks[task_id]
     about_code = {f.prompt for f in question.follow_ups if f.presumes_code}
     words = AnswerScorer(evaluator=scorer).score(question, text="I would write it with plain tensor operations.",

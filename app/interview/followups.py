@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaluators.base import Evaluation, Verdict
+from evaluators.base import Evaluation, PointVerdict, Verdict
 from evaluators.code.results import Failure, not_run_reason
 from knowledge.schema import FollowUp, Question, RubricPoint
 
@@ -28,13 +28,18 @@ def choose_follow_up(
     quote their probe) is not asked again, nor one that states a failure the last run (`run`) did not show, nor one
     about the candidate's code when none was sent on the question (an answer in words has no solution to walk
     through). A code task answered in words alone with no other probe left is asked for its code, once: moving on
-    left it unwritten (18 of 36 words-only answers to the tasks with such probes)."""
+    left it unwritten (18 of 36 words-only answers to the tasks with such probes); with probes in words left, the last
+    follow-up is kept for it (custom-layer's two probes in words used both, and the code was never asked for)."""
     if asked >= MAX_FOLLOW_UPS or evaluation.gate or score >= GOOD_ENOUGH:
         return None
     missing = sorted(
         (p for p in evaluation.points if p.verdict is not Verdict.COVERED and p.point_id not in probed),
         key=lambda p: (not p.checks, -p.weight, p.point_id),
     )
+    asks_code = question.code is not None and run is None and bool(missing) \
+        and not any(_code_asked(question, p) for p in probed)
+    if asks_code and asked == MAX_FOLLOW_UPS - 1:  # the last follow-up is the code's: probes in words used them up
+        return _show_in_code(question, missing)
     for point in missing:
         for follow_up in question.follow_ups:
             if follow_up.point == point.point_id and not any(follow_up.prompt in h for h in hinted) \
@@ -43,11 +48,13 @@ def choose_follow_up(
         about = _about_failed_check(question, point.checks[0], run, asked=asked) if point.checks else None
         if about is not None:
             return FollowUp(point=point.point_id, prompt=about)
-    if question.code is not None and run is None and missing and not any(_code_asked(question, p) for p in probed):
-        # Aimed at a point no probe in words can ask, so a later turn knows the code was asked for.
-        aim = next((p for p in missing if _code_asked(question, p.point_id)), missing[0])
-        return FollowUp(point=aim.point_id, prompt=SHOW_IN_CODE)
-    return None
+    return _show_in_code(question, missing) if asks_code else None
+
+
+def _show_in_code(question: Question, missing: list[PointVerdict]) -> FollowUp:
+    # Aimed at a point no probe in words can ask, so a later turn knows the code was asked for.
+    aim = next((p for p in missing if _code_asked(question, p.point_id)), missing[0])
+    return FollowUp(point=aim.point_id, prompt=SHOW_IN_CODE)
 
 
 def _fits(follow_up: FollowUp, run: Mapping[str, Any] | None) -> bool:
