@@ -63,7 +63,8 @@ def test_a_new_tab_offers_the_interview_in_progress_and_continues_it() -> None:
     assert not page.exception, page.exception
     said = _said(page)
     assert "No interview in progress" not in said
-    assert "You have an interview in progress (started 2026-11-29 01:00 · practice mode · 1 of 3 questions done)" in said
+    assert ("You have an interview in progress (started 2026-11-29 01:00 · practice mode · 1 of 3 questions done)"
+            in said)
     assert "/v1/sessions?status=active&limit=1" in page.session_state["sent"]
     next(b for b in page.button if b.label == "▶ Continue my interview").click().run()
     assert not page.exception, page.exception
