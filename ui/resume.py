@@ -24,8 +24,6 @@ def latest_active(api: ApiClient) -> dict[str, Any] | None:
 
 def continue_session(api: ApiClient, sid: str) -> None:
     """Open the session on the Interview page as the API has it (its transcript, its prompt, its draft)."""
-    if sid == st.session_state.get("sid") and st.session_state.get("status") == "active":
-        state.goto("Interview")  # this tab's own: its chat and boxes are here already
     try:
         detail = api.get(f"/v1/sessions/{sid}")
     except ApiError as exc:
