@@ -1,4 +1,4 @@
-"""`interviewer interview`: a mock interview in the terminal, answers read from stdin."""
+"""`interviewer interview`: a mock interview in the terminal, new or resumed, answers read from stdin."""
 
 from __future__ import annotations
 

@@ -889,8 +889,14 @@ def test_a_paused_terminal_interview_is_resumed_listed_and_reported_from_the_ter
 
     given = run("interview", "--resume", "--questions", "3", env=env)
     assert given.returncode == 1 and "leave out --questions" in given.stderr
+    from app.store import open_repository
+
+    repo = open_repository(f"sqlite:///{data / 'interviewer.db'}")  # a draft of the open prompt, as the app keeps
+    repo.save_draft(sid, user_id=repo.user_named("local").id, turn=repo.turns(sid)[-1].position,
+                    text="Typed in the app, never sent.", code=None)
     resumed = run("interview", "--resume", env=env, stdin=":end\n")  # the latest: this one
     assert resumed.returncode == 0, resumed.stderr
+    assert "kept from before but not sent" in resumed.stdout and "Typed in the app, never sent." in resumed.stdout
     assert f"Resuming session {sid} at question " in resumed.stdout and "The interview has ended" in resumed.stdout
     assert [s["status"] for s in json.loads(run("sessions", "--json", env=env).stdout)] == ["completed"]  # no new one
     done = run("interview", "--resume", sid, env=env)
