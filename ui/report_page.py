@@ -27,7 +27,8 @@ DOWNLOADS = (
 def render(api: ApiClient) -> None:
     st.header("Report")
     # A tab with no session of its own (a new tab, a bookmark) shows the user's session in progress, if any.
-    sid = st.session_state.get("report_sid") or st.session_state.get("sid") or _latest_active_id(api)
+    chosen = st.session_state.get("report_sid") or st.session_state.get("sid")
+    sid = chosen or _latest_active_id(api)
     if not sid:
         st.info("No report yet: finish an interview, or open a past one from History.")
         if st.button("Go to History"):
@@ -42,15 +43,13 @@ def render(api: ApiClient) -> None:
         # should, so this is news, not a failure.
         st.info("This interview-mode session is still in progress: its report, with every score and the feedback, "
                 "is ready once the session is completed.")
-        if st.button("Back to the interview"):
-            resume.continue_session(api, sid)
+        _back_to_the_interview(api, sid, found=not chosen)
         return
     _summary(report)
     if report.get("status") == "active":
         st.info("This session is still going: the report covers what you have answered so far, and grows as you "
                 "go on.")
-        if st.button("Continue the interview", key="report-continue"):
-            resume.continue_session(api, sid)
+        _back_to_the_interview(api, sid, found=not chosen)
     if not any(q.get("score") is not None for q in report.get("questions", [])):
         # As the files say it: a question shown and not answered has no points to list, and an empty plan is
         # no reason for "well done".
@@ -64,6 +63,15 @@ def render(api: ApiClient) -> None:
     _misconceptions(report)
     _study_plan(report)
     _downloads(api, sid, version=str(report.get("updated_at")))
+
+
+def _back_to_the_interview(api: ApiClient, sid: str, *, found: bool) -> None:
+    """A button to the session's interview: this tab's own, or the one in progress `found` for a tab without one (a
+    past session opened from History has its Continue there)."""
+    if sid == st.session_state.get("sid") and st.button("Back to the interview"):
+        state.goto("Interview")
+    if found and st.button("Continue the interview"):
+        resume.continue_session(api, sid)
 
 
 def _latest_active_id(api: ApiClient) -> str | None:
