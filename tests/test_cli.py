@@ -866,15 +866,22 @@ def test_ctrl_c_while_an_llm_scores_the_answer_keeps_it_as_the_prompts_draft(cli
         assert db.execute("SELECT text FROM answer_drafts").fetchall() == [(answer,)]
 
 
+def _without_sessions(cli_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """The module's data directory (its bank indexed) with a database of its own: no session of other tests."""
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(cli_env["INTERVIEWER_DATA_DIR"], data, ignore=shutil.ignore_patterns("interviewer.db*"))
+    return {**cli_env, "INTERVIEWER_DATA_DIR": str(data)}
+
+
 def test_a_paused_terminal_interview_is_resumed_listed_and_reported_from_the_terminal(cli_env, tmp_path):
     """`:quit` said "it can be resumed through the API", as the user `local` no key was given for: the terminal had
     no way back to the session, each `:quit` left one more behind, and its report was printed only at the end."""
     import re
-    import shutil
 
-    data = tmp_path / "data"  # a user of its own: no session of other tests to resume
-    shutil.copytree(cli_env["INTERVIEWER_DATA_DIR"], data)
-    env = {**cli_env, "INTERVIEWER_DATA_DIR": str(data)}
+    env = _without_sessions(cli_env, tmp_path)
+    data = Path(env["INTERVIEWER_DATA_DIR"])
     assert run("sessions", "--json", env=env).stdout.strip() == "[]"
     nothing = run("interview", "--resume", env=env)
     assert nothing.returncode == 1 and nothing.stderr.startswith("error: no paused session to resume")
@@ -916,11 +923,7 @@ def test_a_paused_terminal_interview_is_resumed_listed_and_reported_from_the_ter
 
 
 def test_a_new_terminal_interview_names_the_paused_ones_and_an_interview_reports_once_completed(cli_env, tmp_path):
-    import shutil
-
-    data = tmp_path / "data"
-    shutil.copytree(cli_env["INTERVIEWER_DATA_DIR"], data)
-    env = {**cli_env, "INTERVIEWER_DATA_DIR": str(data)}
+    env = _without_sessions(cli_env, tmp_path)
     first = run("interview", "--mode", "interview", "--questions", "1", env=env, stdin=":quit\n")
     sid = json.loads(run("sessions", "--json", "--active", env=env).stdout)[0]["id"]
     assert first.returncode == 0 and f"--resume {sid}" in first.stdout
