@@ -191,9 +191,10 @@ def register(app: typer.Typer) -> None:
     """Attach the commands of this module to the root app."""
     app.command()(grade)
     app.command()(check)
-    from app import cli_interview
+    from app import cli_interview, cli_sessions
 
     cli_interview.register(app)
+    cli_sessions.register(app)
     from app import cli_server
 
     cli_server.register(app)

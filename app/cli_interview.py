@@ -1,13 +1,11 @@
-"""`interviewer interview`: a mock interview in the terminal, answers read from stdin."""
+"""`interviewer interview`: a mock interview in the terminal, new or resumed, answers read from stdin."""
 
 from __future__ import annotations
 
 import re
-import shlex
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Annotated, Any, TextIO
 
 import typer
@@ -16,8 +14,10 @@ from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.text import Text
 
+from app.cli_answers import over_limit, read_answer
+from app.cli_server import DEFAULT_USER
+from app.cli_sessions import print_report, resume_command, session_to_resume, unfinished_note
 from app.errors import UserFacingError
-from app.text_input import as_text
 from evaluators.run_points import failure_said
 
 HELP = (
@@ -26,73 +26,6 @@ HELP = (
     ":quit (pause). "
     "Code: a ```python fenced block in the answer, or ':code PATH' to send a file."
 )
-# A command is one word on the first line (":hint", or a mistyped ":hnt"); ":) it computes..." is an answer.
-_COMMAND = re.compile(r":[A-Za-z]\S*")
-_CODE_LINE = re.compile(r":code(\s.*)?")
-
-
-def read_answer(stream: TextIO, warn: Callable[[str], None]) -> tuple[str, str | None, str | None] | None:
-    """(command, text, code) from the next answer block; None at end of input. A `:code PATH` line's file is
-    the code answer, read when the line is: one that cannot be read is said to `warn` there and then, and only
-    that line is left out, so the words typed around it are kept and a command after it is still a command.
-    Fenced blocks stay in the words, as the app's words box has them: the engine decides when they run
-    (`app.interview.fenced`)."""
-    lines: list[str] = []
-    code_parts: list[str] = []
-    for raw in stream:
-        # Windows line ends too; bytes that are not UTF-8 (read as lone surrogates) are kept as U+FFFD.
-        line = as_text(raw.rstrip("\r\n"))
-        if _CODE_LINE.fullmatch(line.strip()):
-            try:
-                code_parts.append(read_code_file(line.strip()[5:].strip()))
-            except UserFacingError as exc:
-                warn(str(exc))
-            continue
-        if not lines and not code_parts and _COMMAND.fullmatch(line.strip()):
-            return line.strip()[1:].lower(), None, None
-        if line.strip() == ".":
-            break
-        lines.append(line)
-    else:
-        if not lines and not code_parts:
-            return None
-    return "answer", "\n".join(lines).strip() or None, "\n\n".join(code_parts).strip() or None
-
-
-def _over_limit(value: str | None, limit: int, what: str) -> str | None:
-    return f"The {what} is {len(value)} characters; the limit is {limit}." if value and len(value) > limit else None
-
-
-def read_code_file(given: str) -> str:
-    """The code in the file a `:code PATH` line names; a UserFacingError saying why it cannot be read."""
-    kept = "; that line was left out, the rest of the answer is kept"
-    if not given:
-        raise UserFacingError(f":code needs a file: `:code PATH`{kept}")
-    path = _pasted_path(given)
-    if path.is_dir():
-        raise UserFacingError(f"{path} is a folder, not a code file{kept}")
-    if not path.is_file():
-        raise UserFacingError(f"code file {path} " + ("is not a regular file" if path.exists() else "was not found")
-                              + kept)
-    try:
-        return path.read_text(encoding="utf-8-sig")  # Notepad's byte-order mark dropped
-    except (OSError, UnicodeDecodeError) as exc:
-        cause = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror
-        raise UserFacingError(f"code file {path} cannot be read ({cause}){kept}") from None
-
-
-def _pasted_path(given: str) -> Path:
-    """The path as typed, or, when no such file is there, as a shell reads it: a file dragged into a terminal is
-    pasted quoted ('/home/me/my code.py') or with its spaces escaped (my\\ code.py), and was "not found"."""
-    path = Path(given).expanduser()
-    if path.exists():
-        return path
-    try:
-        words = shlex.split(given)
-    except ValueError:  # an unmatched quote: keep it as typed
-        return path
-    return Path(words[0]).expanduser() if len(words) == 1 else path
-
 
 _FENCE = re.compile(r" {0,3}(```|~~~)")
 # Inline code is kept as written; elsewhere a character Markdown reads as emphasis (or an escape) is escaped.
@@ -161,12 +94,11 @@ def show_outcome(console: Console, outcome: Any) -> None:
 
 
 def run_interview(
-    engine: Any, user_id: int, config: Any, stream: TextIO, console: Console, *, max_chars: int = 20_000,
-    max_code_chars: int = 50_000, drafts: Any = None,
-) -> str:
-    """The session's questions in the terminal; its id. `drafts` (the repository) keeps an answer interrupted
-    while it is scored."""
-    session, prompt = engine.start(user_id=user_id, config=config)
+    engine: Any, user_id: int, session_id: str, prompt: Any, stream: TextIO, console: Console, *,
+    max_chars: int = 20_000, max_code_chars: int = 50_000, drafts: Any = None,
+) -> None:
+    """The session's questions in the terminal from `prompt` on, until it ends or is paused. `drafts` (the
+    repository) keeps an answer interrupted while it is scored."""
     console.print(HELP, style="dim")
     actions = {"hint": engine.hint, "skip": engine.skip, "repeat": engine.repeat, "idk": engine.dont_know,
                "end": engine.finish}
@@ -174,12 +106,13 @@ def run_interview(
         show_prompt(console, prompt)
         block = read_answer(stream, warn=lambda why: console.print(Text(why, style="red")))
         if block is None or block[0] == "quit":
-            console.print("Session paused; it can be resumed through the API.")
-            return str(session.id)
+            # Unwrapped, so the command copies whole from a narrow terminal.
+            console.print(f"Session paused. Resume it with:\n  {resume_command(session_id)}", soft_wrap=True)
+            return
         command, text, code = block
         # The API's limits (INTERVIEWER_MAX_ANSWER_CHARS, _MAX_CODE_CHARS), here too: a `:code` of a large file
         # was stored whole and printed line by line in the report.
-        if over := _over_limit(text, max_chars, "answer") or _over_limit(code, max_code_chars, "code"):
+        if over := over_limit(text, max_chars, "answer") or over_limit(code, max_code_chars, "code"):
             console.print(f"{over} Nothing was sent: answer again, shorter.", style="red")
             continue
         if command == "answer" and not (text or "").strip() and not (code or "").strip():
@@ -187,11 +120,11 @@ def run_interview(
             continue
         try:
             if command == "answer":
-                with _kept_if_interrupted(console, drafts, session_id=str(session.id), user_id=user_id,
+                with _kept_if_interrupted(console, drafts, session_id=session_id, user_id=user_id,
                                           turn=prompt.turn, text=text, code=code):
-                    outcome = engine.answer(session_id=session.id, user_id=user_id, text=text, code=code)
+                    outcome = engine.answer(session_id=session_id, user_id=user_id, text=text, code=code)
             elif command in actions:
-                outcome = actions[command](session_id=session.id, user_id=user_id)
+                outcome = actions[command](session_id=session_id, user_id=user_id)
             else:
                 console.print(Text.assemble((f"unknown command :{command}", "red"), f". {HELP}"))
                 continue
@@ -202,7 +135,6 @@ def run_interview(
         if outcome.status == "completed":
             break
         prompt = outcome.prompt
-    return str(session.id)
 
 
 @contextmanager
@@ -221,7 +153,7 @@ def _kept_if_interrupted(
             kept = False
         if kept:
             console.print(f"Interrupted while scoring: the answer was not scored; it is kept as the draft of this "
-                          f"prompt, and session {session_id} is paused (it can be resumed through the API).")
+                          f"prompt, and session {session_id} is paused. Resume it with: {resume_command(session_id)}")
         raise
 
 
@@ -251,7 +183,16 @@ def _topic_list(given: list[str] | None) -> list[str] | None:
     return topics or None
 
 
+SETUP = ("topics", "questions", "difficulty", "mode", "seed")  # what a resumed session keeps from its start
+
+
 def interview(
+    ctx: typer.Context,
+    session: Annotated[str | None, typer.Argument(
+        metavar="SESSION_ID", help="With --resume: the session to continue (`interviewer sessions` lists them).",
+        show_default=False)] = None,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Continue a paused session: the one named, else your latest still going.")] = False,
     topics: Annotated[list[str] | None, typer.Option(
         "--topics", help="Topics to draw from (repeatable, or comma-separated).", callback=_topic_list)] = None,
     questions: Annotated[int, typer.Option("--questions", min=1, max=30, help="Number of questions.")] = 5,
@@ -261,66 +202,65 @@ def interview(
         help="practice or interview.", callback=_one_of("practice", "interview"))] = "practice",
     seed: Annotated[int | None, typer.Option(help="Random seed for a reproducible session.")] = None,
 ) -> None:
-    """Run a mock interview in the terminal and print the report at the end."""
+    """Run a mock interview in the terminal (or resume one) and print the report at the end."""
     from app.cli_output import console as make_console
     from app.cli_output import open_bank_search
     from app.config import get_settings
-    from app.interview.models import SessionConfig
     from app.services import code_runner_for, engine_for, repository_for
 
+    if session and not resume:
+        raise UserFacingError(f"a session id is for resuming one: `{resume_command(session)}`")
+    # By the source's name: typer's own copy of click has its own ParameterSource.
+    given = [f"--{name}" for name in SETUP if getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE"]
+    if resume and given:
+        raise UserFacingError(f"--resume continues a session as it was set up: leave out {', '.join(given)}")
     settings = get_settings()
-    level: str | int = int(difficulty) if difficulty in ("1", "2", "3") else difficulty
-    config = SessionConfig.model_validate(
-        {"topics": topics,
-         "num_questions": questions, "mode": mode, "seed": seed, "difficulty": level}
-    )
     repo = repository_for(settings)
     runner = code_runner_for(settings)
     out = make_console()
     try:
         engine = engine_for(settings, repo=repo, store=open_bank_search(settings), runner=runner)
-        user_id = repo.get_or_create_user("local").id
+        user_id = repo.get_or_create_user(DEFAULT_USER).id
+        if resume:
+            session_id, prompt = _resumed(engine, repo, user_id, session, out)
+        else:
+            if note := unfinished_note(repo, user_id):
+                out.print(note, style="cyan", soft_wrap=True)
+            started, prompt = engine.start(user_id=user_id, config=_config(topics, questions, difficulty, mode, seed))
+            session_id = str(started.id)
         # Bytes that are not UTF-8 arrive as lone surrogates whatever the locale (read_answer shows them as
         # U+FFFD), rather than stopping the interview with a UnicodeDecodeError.
         sys.stdin.reconfigure(errors="surrogateescape")  # type: ignore[union-attr]  # a TextIOWrapper
-        session_id = run_interview(engine, user_id, config, sys.stdin, out, max_chars=settings.max_answer_chars,
-                                   max_code_chars=settings.max_code_chars, drafts=repo)
+        run_interview(engine, user_id, session_id, prompt, sys.stdin, out, max_chars=settings.max_answer_chars,
+                      max_code_chars=settings.max_code_chars, drafts=repo)
         print_report(out, repo, session_id, user_id, settings)
     finally:
         if runner is not None:
             runner.close()
 
 
-def print_report(console: Console, repo: Any, session_id: str, user_id: int, settings: Any) -> None:
-    session = repo.get_session(session_id, user_id)
-    if session.config.get("mode") == "interview" and session.status != "completed":
-        console.print("An interview-mode report is ready once the session is completed.")
-        return
-    try:
-        from app.reports import build_report
-        from knowledge.loader import bank_index
-    except ImportError:
-        console.print(f"Scores: {session.state.get('question_scores')}")
-        return
-    report = build_report(session=session, turns=repo.turns(session_id), bank=bank_index(settings.bank_dir))
-    console.print(terminal_report(report))
+def _config(topics: list[str] | None, questions: int, difficulty: str, mode: str, seed: int | None) -> Any:
+    from app.interview.models import SessionConfig
+
+    level: str | int = int(difficulty) if difficulty in ("1", "2", "3") else difficulty
+    return SessionConfig.model_validate(
+        {"topics": topics, "num_questions": questions, "mode": mode, "seed": seed, "difficulty": level})
 
 
-def terminal_report(report: Any) -> Markdown:
-    """The Markdown report, its model answers and contracts reflowed as the in-session panel shows them: the bank
-    breaks its prose near 95 characters, and a terminal wrapping those lines again at its own width left a
-    line of a word or two after each (the Markdown file keeps them: its code blocks are not wrapped)."""
-    from app.reports import render
-    from app.reports.wording import reflowed
-
-    def each_paragraph_a_line(text: str | None) -> str | None:
-        return reflowed(text) if text else text
-
-    questions = [entry.model_copy(update={"model_answer": each_paragraph_a_line(entry.model_answer),
-                                          "contract": each_paragraph_a_line(entry.contract)})
-                 for entry in report.questions]
-    body, _ = render(report.model_copy(update={"questions": questions}), "markdown")
-    return Markdown(body.decode("utf-8"))
+def _resumed(engine: Any, repo: Any, user_id: int, given: str | None, out: Console) -> tuple[str, Any]:
+    """The session to resume and its prompt on screen, with the answer kept unsent for that prompt (a Ctrl-C while
+    it was scored, or the app's draft), to type again."""
+    session_id = str(session_to_resume(repo, user_id, given).id)
+    prompt = engine.current_prompt(session_id=session_id, user_id=user_id)
+    if prompt is None:  # an answer to it is being scored elsewhere (the app, another terminal)
+        raise UserFacingError(f"session {session_id} has no question open right now (an answer to it is still being "
+                              "handled); try again in a moment")
+    out.print(f"Resuming session {session_id} at question {prompt.number} of {prompt.total}.", style="cyan")
+    draft = repo.draft(session_id, turn=prompt.turn)
+    if draft is not None and (draft.text or draft.code):
+        out.print("Your answer to this prompt, kept from before but not sent:", style="cyan")
+        out.print(Panel(Text("\n\n".join(filter(None, (draft.text, draft.code))))))
+    return session_id, prompt
 
 
 def register(app: typer.Typer) -> None:

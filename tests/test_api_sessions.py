@@ -335,6 +335,27 @@ def test_sessions_come_a_page_at_a_time_with_the_next_page_in_link(api, alice):
     assert "link" not in alice.get("/v1/sessions", params={"limit": 52}).headers  # the last page says so
 
 
+def test_the_session_to_continue_is_the_newest_active_one_past_any_page_of_completed_ones(api, alice):
+    """A client finding the session to resume read pages of every session: `status=active` lists only those
+    still going, and its next page keeps the filter."""
+    user = api.repo.get_or_create_user("alice")
+
+    def opened() -> str:
+        return str(api.repo.open_session(user.id, session_id=new_session_id(), config={"num_questions": 1},
+                                         question_id="zero-grad", topic="training-loop", difficulty=1,
+                                         kind="question", prompt="Why zero_grad?").session_id)
+
+    older, latest = opened(), opened()
+    for _ in range(3):  # completed since: the newest sessions are not the ones to continue
+        api.repo.save_state(opened(), state={}, status="completed")
+    first = alice.get("/v1/sessions", params={"status": "active", "limit": 1})
+    assert first.status_code == 200 and [s["id"] for s in first.json()] == [latest]
+    following = alice.get(first.links["next"]["url"]).json()
+    assert [s["id"] for s in following] == [older]
+    assert len(alice.get("/v1/sessions", params={"status": "completed"}).json()) == 3
+    assert_problem(alice.get("/v1/sessions", params={"status": "paused"}), 422)
+
+
 @pytest.mark.parametrize(("params", "status"), [
     ({"limit": 0}, 422), ({"limit": 201}, 422), ({"limit": "all"}, 422),
     ({"cursor": "not-a-cursor"}, 400), ({"cursor": "MjAyNi0wMS0wMQ"}, 400),  # "2026-01-01": no session id

@@ -480,7 +480,7 @@ def test_a_missing_option_is_a_usage_line_not_a_traceback(cli_env):
 def test_code_files_in_terminal_answers(tmp_path):
     import io
 
-    from app.cli_interview import read_answer
+    from app.cli_answers import read_answer
 
     good, binary = tmp_path / "relu.py", tmp_path / "blob.bin"
     good.write_text("def relu(x):\n    return x.clamp(min=0)\n", encoding="utf-8")
@@ -500,7 +500,7 @@ def test_a_code_file_dragged_into_the_terminal_is_found_quoted_or_escaped(tmp_pa
     """A terminal pastes a dropped file's path quoted, or with its spaces escaped: both were "not found"."""
     import io
 
-    from app.cli_interview import read_answer
+    from app.cli_answers import read_answer
 
     spaced = tmp_path / "my relu.py"
     spaced.write_text("def relu(x):\n    return x.clamp(min=0)\n", encoding="utf-8")
@@ -527,7 +527,7 @@ def test_a_code_file_past_the_code_limit_is_not_sent(tmp_path):
 def test_a_code_file_that_cannot_be_read_is_said_at_its_line_and_loses_nothing_typed_with_it():
     """`:code /nonexistent.py` then `:repeat` and an answer: the whole block was thrown away when it ended, with
     `:repeat` read as words of the answer; the error is said when the line is read, and only it is left out."""
-    from app.cli_interview import read_answer
+    from app.cli_answers import read_answer
 
     heard: list[str] = []
 
@@ -551,7 +551,7 @@ def test_the_terminal_report_wraps_a_model_answer_once():
 
     from rich.console import Console
 
-    from app.cli_interview import print_report
+    from app.cli_sessions import print_report
     from app.config import Settings
     from tests.test_reports import session, session_turns
 
@@ -569,7 +569,7 @@ def test_the_terminal_report_wraps_a_model_answer_once():
 def test_terminal_answers_from_windows_files_and_odd_first_lines():
     import io
 
-    from app.cli_interview import read_answer
+    from app.cli_answers import read_answer
     from app.interview.fenced import split_fenced
 
     crlf = "Here is my ReLU.\r\n```python\r\ndef relu(x):\r\n    return x.clamp(min=0)\r\n```\r\n.\r\n"
@@ -859,3 +859,72 @@ def test_ctrl_c_while_an_llm_scores_the_answer_keeps_it_as_the_prompts_draft(cli
     assert "the answer was not scored; it is kept as the draft of this prompt" in " ".join(stdout.split())
     with sqlite3.connect(data / "interviewer.db") as db:
         assert db.execute("SELECT text FROM answer_drafts").fetchall() == [(answer,)]
+
+
+def _without_sessions(cli_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """The module's data directory (its bank indexed) with a database of its own: no session of other tests."""
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(cli_env["INTERVIEWER_DATA_DIR"], data, ignore=shutil.ignore_patterns("interviewer.db*"))
+    return {**cli_env, "INTERVIEWER_DATA_DIR": str(data)}
+
+
+def test_a_paused_terminal_interview_is_resumed_listed_and_reported_from_the_terminal(cli_env, tmp_path):
+    """`:quit` said "it can be resumed through the API", as the user `local` no key was given for: the terminal had
+    no way back to the session, each `:quit` left one more behind, and its report was printed only at the end."""
+    import re
+
+    env = _without_sessions(cli_env, tmp_path)
+    data = Path(env["INTERVIEWER_DATA_DIR"])
+    assert run("sessions", "--json", env=env).stdout.strip() == "[]"
+    nothing = run("interview", "--resume", env=env)
+    assert nothing.returncode == 1 and nothing.stderr.startswith("error: no paused session to resume")
+
+    paused = run("interview", "--topics", "tensors", "--questions", "2", "--seed", "1", env=env,
+                 stdin="A tensor has a shape and a dtype.\n.\n:quit\n")
+    assert paused.returncode == 0, paused.stderr
+    sid = re.search(r"Session paused\. Resume it with:\n  interviewer interview --resume (\w+)\n", paused.stdout)[1]
+    listed = json.loads(run("sessions", "--json", env=env).stdout)
+    assert [(s["id"], s["status"], s["answered"]) for s in listed] == [(sid, "active", 1)]
+    assert sid in run("sessions", env=env).stdout
+
+    given = run("interview", "--resume", "--questions", "3", env=env)
+    assert given.returncode == 1 and "leave out --questions" in given.stderr
+    from app.store import open_repository
+
+    repo = open_repository(f"sqlite:///{data / 'interviewer.db'}")  # a draft of the open prompt, as the app keeps
+    repo.save_draft(sid, user_id=repo.user_named("local").id, turn=repo.turns(sid)[-1].position,
+                    text="Typed in the app, never sent.", code=None)
+    resumed = run("interview", "--resume", env=env, stdin=":end\n")  # the latest: this one
+    assert resumed.returncode == 0, resumed.stderr
+    assert "kept from before but not sent" in resumed.stdout and "Typed in the app, never sent." in resumed.stdout
+    assert f"Resuming session {sid} at question " in resumed.stdout and "The interview has ended" in resumed.stdout
+    assert [s["status"] for s in json.loads(run("sessions", "--json", env=env).stdout)] == ["completed"]  # no new one
+    done = run("interview", "--resume", sid, env=env)
+    assert done.returncode == 1 and f"session {sid} is completed" in done.stderr and "Traceback" not in done.stderr
+    unknown = run("interview", "--resume", "no-such-session", env=env)
+    assert unknown.returncode == 1 and "no session 'no-such-session'" in unknown.stderr
+
+    as_json = run("report", sid, "--format", "json", env=env)
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)["session_id"] == sid
+    written = run("report", sid, "--output", str(tmp_path / "report.html"), env=env)
+    assert written.returncode == 0 and "<html" in (tmp_path / "report.html").read_text()
+    assert "Interview report" in run("report", sid, env=env).stdout
+    for args, said in ((["--output", str(tmp_path / "r.txt")], "names no format"),
+                       (["--format", "docx"], "is not one of md, html, pdf, json")):
+        refused = run("report", sid, *args, env=env)
+        assert refused.returncode == 1 and said in refused.stderr and len(refused.stderr.splitlines()) == 1
+
+
+def test_a_new_terminal_interview_names_the_paused_ones_and_an_interview_reports_once_completed(cli_env, tmp_path):
+    env = _without_sessions(cli_env, tmp_path)
+    first = run("interview", "--mode", "interview", "--questions", "1", env=env, stdin=":quit\n")
+    sid = json.loads(run("sessions", "--json", "--active", env=env).stdout)[0]["id"]
+    assert first.returncode == 0 and f"--resume {sid}" in first.stdout
+    second = run("interview", "--questions", "1", env=env, stdin=":quit\n")
+    said = " ".join(second.stdout.split())
+    assert f"You have 1 unfinished session(s): `interviewer interview --resume` continues the latest ({sid})" in said
+    early = run("report", sid, env=env)
+    assert early.returncode == 1 and f"ready once the session is completed: continue it with `interviewer interview " \
+        f"--resume {sid}`" in " ".join(early.stderr.split())

@@ -8,11 +8,11 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from ui import state
-from ui.client import ApiClient, ApiError
+from ui import resume, state
+from ui.client import ApiClient
 from ui.start_page import start
 from ui.tables import topic_table
-from ui.widgets import literal, score_text, shown_score
+from ui.widgets import score_text, shown_score
 
 
 def render(api: ApiClient) -> None:
@@ -84,14 +84,5 @@ def _sessions(api: ApiClient, sessions: list[dict[str, Any]]) -> None:
                 st.session_state["report_sid"] = session["id"]
                 state.goto("Report")
             if session["status"] == "active" and right.button("Continue", key=f"continue-{session['id']}"):
-                _continue(api, session["id"])
+                resume.continue_session(api, session["id"])
 
-
-def _continue(api: ApiClient, sid: str) -> None:
-    try:
-        detail = api.get(f"/v1/sessions/{sid}")
-    except ApiError as exc:
-        st.error(literal(str(exc)))
-        return
-    state.resume_session(detail)
-    state.goto("Interview")

@@ -8,7 +8,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import drafts, state, widgets
+from ui import drafts, resume, state, widgets
 from ui.client import ApiClient, ApiError
 from ui.editor import await_last_edit, code_editor, latest_code
 
@@ -19,8 +19,11 @@ def render(api: ApiClient) -> None:
     st.header("Interview")
     sid = st.session_state.get("sid")
     if not sid:
-        st.info("No interview in progress: start one on the Start page.")
-        if st.button("Go to Start"):
+        latest = resume.latest_active(api)
+        if latest is None:
+            st.info("No interview in progress: start one on the Start page.")
+        resume.offer_to_continue(api, latest, where="interview")
+        if st.button("Start a new interview" if latest else "Go to Start"):
             state.goto("Start")
         return
     mode = st.session_state.get("mode", "practice")

@@ -8,7 +8,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from ui import state
+from ui import resume, state
 from ui.client import ApiClient, ApiError
 from ui.report_points import show_questions, show_topics, study_reason, work_on
 from ui.widgets import literal, score_text
@@ -26,7 +26,9 @@ DOWNLOADS = (
 
 def render(api: ApiClient) -> None:
     st.header("Report")
-    sid = st.session_state.get("report_sid") or st.session_state.get("sid")
+    # A tab with no session of its own (a new tab, a bookmark) shows the user's session in progress, if any.
+    chosen = st.session_state.get("report_sid") or st.session_state.get("sid")
+    sid = chosen or _latest_active_id(api)
     if not sid:
         st.info("No report yet: finish an interview, or open a past one from History.")
         if st.button("Go to History"):
@@ -41,10 +43,13 @@ def render(api: ApiClient) -> None:
         # should, so this is news, not a failure.
         st.info("This interview-mode session is still in progress: its report, with every score and the feedback, "
                 "is ready once the session is completed.")
-        if sid == st.session_state.get("sid") and st.button("Back to the interview"):
-            state.goto("Interview")
+        _back_to_the_interview(api, sid, found=not chosen)
         return
     _summary(report)
+    if report.get("status") == "active":
+        st.info("This session is still going: the report covers what you have answered so far, and grows as you "
+                "go on.")
+        _back_to_the_interview(api, sid, found=not chosen)
     if not any(q.get("score") is not None for q in report.get("questions", [])):
         # As the files say it: a question shown and not answered has no points to list, and an empty plan is
         # no reason for "well done".
@@ -58,6 +63,20 @@ def render(api: ApiClient) -> None:
     _misconceptions(report)
     _study_plan(report)
     _downloads(api, sid, version=str(report.get("updated_at")))
+
+
+def _back_to_the_interview(api: ApiClient, sid: str, *, found: bool) -> None:
+    """A button to the session's interview: this tab's own, or the one in progress `found` for a tab without one (a
+    past session opened from History has its Continue there)."""
+    if sid == st.session_state.get("sid") and st.button("Back to the interview"):
+        state.goto("Interview")
+    if found and st.button("Continue the interview"):
+        resume.continue_session(api, sid)
+
+
+def _latest_active_id(api: ApiClient) -> str | None:
+    latest = resume.latest_active(api)
+    return None if latest is None else str(latest["id"])
 
 
 def _summary(report: dict[str, Any]) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import state
+from ui import resume, state
 from ui.client import ApiClient, ApiError
 from ui.widgets import literal
 
@@ -39,6 +39,7 @@ def interviewer_status(api: ApiClient) -> None:
 def render(api: ApiClient) -> None:
     st.header("Start a mock interview")
     interviewer_status(api)
+    resume.offer_to_continue(api, resume.latest_active(api), where="start")
     options = choices(api.base_url, api)
     with st.form("start"):
         left, right = st.columns(2)

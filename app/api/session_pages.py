@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import HTTPException, Query, Request
 
@@ -15,6 +15,7 @@ SESSIONS_PER_PAGE, MAX_SESSIONS_PER_PAGE = 50, 200
 Limit = Annotated[int, Query(ge=1, le=MAX_SESSIONS_PER_PAGE, description="Sessions per page")]
 Cursor = Annotated[str | None, Query(max_length=200, description="Where the page starts: copy it from the previous "
                                      "page's `Link` header; leave it out for the newest")]
+Status = Annotated[Literal["active", "completed"] | None, Query(description="Only the sessions of this status")]
 PAGE_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "A page of sessions",

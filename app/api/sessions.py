@@ -131,10 +131,12 @@ def list_sessions(
     repo: RepoDep,
     limit: session_pages.Limit = session_pages.SESSIONS_PER_PAGE,
     cursor: session_pages.Cursor = None,
+    status: session_pages.Status = None,
 ) -> list[SessionSummary]:
-    """The caller's sessions, newest first, a page at a time: the `Link` header holds the next page's URL."""
+    """The caller's sessions, newest first, a page at a time: the `Link` header holds the next page's URL.
+    `status=active&limit=1` is the session to continue."""
     after = None if cursor is None else session_pages.start_after(cursor, repo=repo, user_id=user.id)
-    rows = repo.list_sessions(user.id, limit=limit + 1, after=after)
+    rows = repo.list_sessions(user.id, limit=limit + 1, after=after, status=status)
     if len(rows) > limit:  # one more than asked for: there is a next page
         last = rows[limit - 1]
         response.headers["Link"] = session_pages.link_to_next(request, limit=limit, created_at=last.created_at,

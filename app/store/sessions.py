@@ -27,17 +27,20 @@ class SessionRepository(RepositoryBase):
             return session_record(row) if row is not None else None
 
     def list_sessions(
-        self, user_id: int, *, limit: int | None = None, after: tuple[datetime, str] | None = None
+        self, user_id: int, *, limit: int | None = None, after: tuple[datetime, str] | None = None,
+        status: str | None = None,
     ) -> list[SessionRecord]:
-        """The user's sessions, newest first: all of them, or `limit` of them from just past the session
-        `after` names by its (created_at, id). Keyed on the order itself, not an offset, so a session started
-        while a client pages through neither repeats an item nor hides one."""
+        """The user's sessions (of `status`, when given), newest first: all of them, or `limit` of them from just
+        past the session `after` names by its (created_at, id). Keyed on the order itself, not an offset, so a
+        session started while a client pages through neither repeats an item nor hides one."""
         query = (
             select(InterviewSession)
             .where(InterviewSession.user_id == user_id)
             .order_by(InterviewSession.created_at.desc(), InterviewSession.id)
             .limit(limit)
         )
+        if status is not None:  # the latest session to resume, however many completed ones came after it
+            query = query.where(InterviewSession.status == status)
         if after is not None:
             created_at, session_id = after
             query = query.where(or_(

@@ -1,0 +1,183 @@
+"""`interviewer sessions` and `interviewer report`: the terminal's own sessions, which one to resume, and reports."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.table import Table
+
+from app.cli_output import console, emit_json, err
+from app.cli_server import DEFAULT_USER
+from app.errors import ConflictError, UserFacingError, no_session
+
+# Report formats by name, and as a file's extension names them (`--output report.pdf`).
+FORMAT_NAMES = {"md": "markdown", "markdown": "markdown", "html": "html", "htm": "html", "pdf": "pdf", "json": "json"}
+
+
+def resume_command(session_id: str) -> str:
+    return f"interviewer interview --resume {session_id}"
+
+
+def session_to_resume(repo: Any, user_id: int, given: str | None) -> Any:
+    """The session `given` names, or the user's latest one still going; a UserFacingError saying why there is none
+    to resume."""
+    if not given:
+        latest = repo.list_sessions(user_id, status="active", limit=1)
+        if not latest:
+            raise UserFacingError("no paused session to resume: start one with `interviewer interview`, or list yours "
+                                  "with `interviewer sessions`")
+        return latest[0]
+    session = repo.get_session(given, user_id)
+    if session is None:
+        raise UserFacingError(f"{no_session(given)}; list yours with `interviewer sessions`")
+    if session.status == "completed":
+        raise UserFacingError(f"session {given} is completed; see its report with `interviewer report {given}`")
+    return session
+
+
+def unfinished_note(repo: Any, user_id: int) -> str | None:
+    """Said when a new session starts while others wait: each `:quit` left one more, with no word of them."""
+    waiting = repo.list_sessions(user_id, status="active")
+    if not waiting:
+        return None
+    return (f"You have {len(waiting)} unfinished session(s): `interviewer interview --resume` continues the latest "
+            f"({waiting[0].id}), `interviewer sessions` lists them.")
+
+
+def stored_report(repo: Any, session_id: str, user_id: int, settings: Any) -> Any:
+    """The session's report as the API builds it; a ConflictError for an interview-mode one still going (its scores
+    are kept until it ends, as in the API)."""
+    from app.reports import build_report
+    from knowledge.loader import bank_index
+
+    session = repo.get_session(session_id, user_id)
+    if session is None:
+        raise no_session(session_id)
+    if session.config.get("mode") == "interview" and session.status != "completed":
+        raise ConflictError(f"an interview-mode report is ready once the session is completed: continue it with "
+                            f"`{resume_command(session_id)}`")
+    return build_report(session=session, turns=repo.turns(session_id), bank=bank_index(settings.bank_dir))
+
+
+def print_report(out: Console, repo: Any, session_id: str, user_id: int, settings: Any) -> None:
+    """The report at the end of a terminal session, or why there is none yet."""
+    try:
+        report = stored_report(repo, session_id, user_id, settings)
+    except ConflictError:
+        out.print("An interview-mode report is ready once the session is completed.")
+        return
+    out.print(terminal_report(report))
+
+
+def terminal_report(report: Any) -> Markdown:
+    """The Markdown report, its model answers and contracts reflowed as the in-session panel shows them: the bank
+    breaks its prose near 95 characters, and a terminal wrapping those lines again at its own width left a
+    line of a word or two after each (the Markdown file keeps them: its code blocks are not wrapped)."""
+    from app.reports import render
+    from app.reports.wording import reflowed
+
+    def each_paragraph_a_line(text: str | None) -> str | None:
+        return reflowed(text) if text else text
+
+    questions = [entry.model_copy(update={"model_answer": each_paragraph_a_line(entry.model_answer),
+                                          "contract": each_paragraph_a_line(entry.contract)})
+                 for entry in report.questions]
+    body, _ = render(report.model_copy(update={"questions": questions}), "markdown")
+    return Markdown(body.decode("utf-8"))
+
+
+def _terminal_user(repo: Any) -> int | None:
+    """The terminal user's id (the user an auth-disabled server acts as too, so the app's History lists the
+    terminal's sessions and the terminal resumes the app's); None before its first session (reading creates none)."""
+    user = repo.user_named(DEFAULT_USER)
+    return None if user is None else int(user.id)
+
+
+def sessions(
+    active: Annotated[bool, typer.Option("--active", help="Only the sessions still going (to resume).")] = False,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=200, help="How many, newest first.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (as GET /v1/sessions).")] = False,
+) -> None:
+    """Your terminal sessions, newest first: which to resume (`interview --resume ID`) or report on."""
+    from app.api.schemas import session_summary
+    from app.config import get_settings
+    from app.services import repository_for
+
+    repo = repository_for(get_settings())
+    user_id = _terminal_user(repo)
+    rows = [] if user_id is None else repo.list_sessions(user_id, status="active" if active else None, limit=limit)
+    summaries = [session_summary(s) for s in rows]
+    if as_json:
+        emit_json([s.model_dump(mode="json") for s in summaries])
+        return
+    if not summaries:
+        err.print("No sessions" + (" still going" if active else "") + ": start one with `interviewer interview`.")
+        return
+    table = Table("session", "started (UTC)", "mode", "done", "status", box=None)
+    for s in summaries:
+        table.add_row(s.id, s.created_at.strftime("%Y-%m-%d %H:%M"), s.mode, f"{s.answered} of {s.num_questions}",
+                      s.status)
+    out = console()
+    out.print(table)
+    if any(s.status == "active" for s in summaries):
+        out.print("Resume one with `interviewer interview --resume SESSION`; report on one with "
+                  "`interviewer report SESSION`.", style="dim")
+
+
+def report(
+    session_id: Annotated[str, typer.Argument(help="The session's id (`interviewer sessions` lists them).")],
+    fmt: Annotated[str | None, typer.Option(
+        "--format", help="md, html, pdf or json; by default, as --output's extension says, else shown here.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="The file to write it to.")] = None,
+) -> None:
+    """A session's report, shown here or written in a format (as GET /v1/sessions/{id}/report renders it)."""
+    from app.config import get_settings
+    from app.reports import render
+    from app.services import repository_for
+
+    chosen = _format(fmt, output)
+    settings = get_settings()
+    repo = repository_for(settings)
+    user_id = _terminal_user(repo)
+    if user_id is None:
+        raise no_session(session_id)
+    built = stored_report(repo, session_id, user_id, settings)
+    if chosen is None:
+        console().print(terminal_report(built))
+        return
+    if output is None and chosen == "pdf" and sys.stdout.isatty():
+        raise UserFacingError("a PDF is binary: write it to a file with --output FILE")
+    body, _ = render(built, chosen)
+    if output is None:
+        sys.stdout.buffer.write(body)
+        return
+    try:
+        output.write_bytes(body)
+    except OSError as exc:
+        raise UserFacingError(f"--output {output} cannot be written ({exc.strerror})") from None
+    err.print(f"Report written to {output}.")
+
+
+def _format(given: str | None, output: Path | None) -> str | None:
+    """The format asked for, else the one --output's extension names; None to show the report here."""
+    if given is not None:
+        if given.lower() not in FORMAT_NAMES:
+            raise UserFacingError(f"--format {given!r} is not one of md, html, pdf, json")
+        return FORMAT_NAMES[given.lower()]
+    if output is None:
+        return None
+    by_extension = FORMAT_NAMES.get(output.suffix.lower().lstrip("."))
+    if by_extension is None:
+        raise UserFacingError(f"--output {output.name} names no format by its extension: add --format md, html, pdf "
+                              "or json")
+    return by_extension
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(sessions)
+    app.command()(report)
