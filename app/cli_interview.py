@@ -275,10 +275,17 @@ def interview(
          "num_questions": questions, "mode": mode, "seed": seed, "difficulty": level}
     )
     repo = repository_for(settings)
-    runner = code_runner_for(settings)
+    started: list[Any] = []  # the sandboxed runner, once a code answer needed it
+
+    def start_runner() -> Any | None:
+        # Not at start: its warm pool took 7 of a one-question run's 21 s (and its module imports torch),
+        # and most terminal sessions send no code.
+        started.append(code_runner_for(settings))
+        return started[-1]
+
     out = make_console()
     try:
-        engine = engine_for(settings, repo=repo, store=open_bank_search(settings), runner=runner)
+        engine = engine_for(settings, repo=repo, store=open_bank_search(settings), runner=start_runner)
         user_id = repo.get_or_create_user("local").id
         # Bytes that are not UTF-8 arrive as lone surrogates whatever the locale (read_answer shows them as
         # U+FFFD), rather than stopping the interview with a UnicodeDecodeError.
@@ -287,8 +294,9 @@ def interview(
                                    max_code_chars=settings.max_code_chars, drafts=repo)
         print_report(out, repo, session_id, user_id, settings)
     finally:
-        if runner is not None:
-            runner.close()
+        for runner in started:
+            if runner is not None:
+                runner.close()
 
 
 def print_report(console: Console, repo: Any, session_id: str, user_id: int, settings: Any) -> None:
