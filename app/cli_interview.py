@@ -216,10 +216,17 @@ def interview(
         raise UserFacingError(f"--resume continues a session as it was set up: leave out {', '.join(given)}")
     settings = get_settings()
     repo = repository_for(settings)
-    runner = code_runner_for(settings)
+    runners: list[Any] = []  # the sandboxed runner, once a code answer needed it
+
+    def start_runner() -> Any | None:
+        # Not at start: its warm pool took 7 of a one-question run's 21 s (and its module imports torch),
+        # and most terminal sessions send no code.
+        runners.append(code_runner_for(settings))
+        return runners[-1]
+
     out = make_console()
     try:
-        engine = engine_for(settings, repo=repo, store=open_bank_search(settings), runner=runner)
+        engine = engine_for(settings, repo=repo, store=open_bank_search(settings), runner=start_runner)
         user_id = repo.get_or_create_user(DEFAULT_USER).id
         if resume:
             session_id, prompt = _resumed(engine, repo, user_id, session, out)
@@ -235,8 +242,9 @@ def interview(
                       max_code_chars=settings.max_code_chars, drafts=repo)
         print_report(out, repo, session_id, user_id, settings)
     finally:
-        if runner is not None:
-            runner.close()
+        for runner in runners:
+            if runner is not None:
+                runner.close()
 
 
 def _config(topics: list[str] | None, questions: int, difficulty: str, mode: str, seed: int | None) -> Any:

@@ -415,6 +415,20 @@ def test_a_terminal_interview_whose_start_finds_the_database_locked_says_so_in_a
         assert db.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
 
 
+def test_a_terminal_interview_without_code_never_loads_the_code_runner(cli_env):
+    """The sandbox pool started with every `interviewer interview`: 7 s of waiting (plus torch's import) in a
+    21 s one-question run on an indexed data dir, for sessions that mostly send no code. It starts at the
+    first code answer now (tests/test_interview.py checks that it does)."""
+    report = ("import atexit, sys\n"
+              "atexit.register(lambda: print('LOADED', *sorted(m for m in ('evaluators.code.runner', 'torch') "
+              "if m in sys.modules), file=sys.stderr))\n"
+              "from app.cli import main\nmain()\n")
+    out = run_bounded([sys.executable, "-c", report, "interview", "--questions", "1"], text=True, env=cli_env,
+                      input=":quit\n")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.strip().splitlines()[-1] == "LOADED", out.stderr
+
+
 def test_terminal_interview_shows_the_model_answer_keeps_an_interview_report_and_reads_any_bytes(cli_env):
     practice = run("interview", "--topics", "deployment", "--questions", "1", "--seed", "1", env=cli_env,
                    stdin=":idk\n")

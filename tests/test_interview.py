@@ -1527,3 +1527,31 @@ def test_a_next_prompt_worded_while_another_process_ends_the_session_is_not_adde
     assert stored.status == "completed" and stored.state["current_turn_id"] is None
     assert any("Ended early, after question 1" in note for note in stored.state["notes"])
     assert [t.answered for t in repo.turns(session.id)] == [True]  # the answer stands; nothing asked after it
+
+
+def test_a_runner_given_as_a_function_is_started_at_the_first_code_answer_and_only_once(scorer, bank):
+    """The terminal hands the scorer a function: its sandbox pool took 7 s of a one-question run's 21 s and
+    most sessions send no code. A words answer starts nothing; a code answer starts it once; a sandbox that
+    cannot start (None) reads the code as text, as a server without one does."""
+    started = []
+
+    class PassingRunner:
+        def check(self, spec, code, question_id):
+            return {"status": "passed", "score": 1.0, "passed_checks": 4, "total_checks": 4, "checks": []}
+
+    def start(runner):
+        def factory():
+            started.append(runner)
+            return runner
+        return factory
+
+    question = by_id(bank)["relu-autograd-function"]
+    answer_scorer = AnswerScorer(evaluator=scorer, code_runner=start(PassingRunner()))
+    answer_scorer.score(question, text="It clamps negatives to zero.", code=None, earlier=[])
+    assert started == []
+    for _ in range(2):
+        assert answer_scorer.score(question, text="", code=question.code.solution, earlier=[]).score == 5.0
+    assert len(started) == 1
+    none = AnswerScorer(evaluator=scorer, code_runner=start(None)).score(
+        question, text="", code=question.code.solution, earlier=[])
+    assert none.message == "code checks are unavailable on this server; your code was read as text only"

@@ -100,8 +100,16 @@ class ScoredAnswer:
 
 class AnswerScorer:
     def __init__(self, *, evaluator: Evaluator, code_runner: Any | None = None) -> None:
+        """`code_runner`: the sandboxed runner, None where there is none, or a function returning either, called
+        at the first code answer: the terminal's, whose warm pool takes seconds to start and which most sessions
+        never use."""
         self._evaluator = evaluator
         self._runner = code_runner
+
+    def _code_runner(self) -> Any | None:
+        if self._runner is not None and not hasattr(self._runner, "check"):  # the function, not yet called
+            self._runner = self._runner()
+        return self._runner
 
     def score(
         self, question: Question, *, text: str, code: str | None, earlier: list[str],
@@ -125,12 +133,13 @@ class AnswerScorer:
             unrun = "no code was sent, so no hidden check ran: this answer was read as words only"
             return ScoredAnswer(score=rubric.score, evaluation=evaluation, rubric=rubric,
                                 message=unrun if question.code else None)
-        if has_code and self._runner is None:
+        runner = self._code_runner() if has_code else None
+        if has_code and runner is None:
             message = "code checks are unavailable on this server; your code was read as text only"
             return ScoredAnswer(score=rubric.score, evaluation=evaluation, rubric=rubric, message=message)
         code_result = earlier_code
-        if has_code and self._runner is not None:
-            code_result = _as_dict(self._runner.check(question.code, code, question.id))
+        if runner is not None:
+            code_result = _as_dict(runner.check(question.code, code, question.id))
         assert code_result is not None
         # The points the hidden checks verify are judged from the run (also on a follow-up answered in words), and
         # the run scores by those points' rubric weights; a task whose checks name no points by the checks' own.

@@ -19,7 +19,6 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from evaluators.code.guard import resolve
 from knowledge.schema import CodeTask, Forbidden
 
 REFUSED_MODULES = (
@@ -100,6 +99,10 @@ def _nodes(tree: ast.AST) -> list[ast.AST]:
 @functools.lru_cache(maxsize=512)
 def _resolved(names: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
     """Each forbidden name with its object (kept alive here, so ids stay theirs)."""
+    # Imported here, not at the top: guard.py imports torch (2.4 s), and contract_with_refusals, which every
+    # asked question's prompt uses, needs none of it (a terminal session sending no code never loads torch).
+    from evaluators.code.guard import resolve
+
     return tuple((name, resolve(name)) for name in names if not name.startswith("torch.ops."))
 
 
