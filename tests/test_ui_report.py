@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
+from collections.abc import Iterator
+from typing import Any
 
 from streamlit.testing.v1 import AppTest
 
@@ -428,3 +431,23 @@ def test_the_two_charts_side_by_side_are_as_tall_with_one_topic() -> None:
     assert not page.exception, page.exception
     specs = [json.loads(chart.proto.spec) for chart in page.get("vega_lite_chart")]
     assert len(specs) == 2 and specs[0].get("height") == specs[1].get("height") is not None, specs
+
+
+def _nodes(node: Any) -> Iterator[Any]:
+    for child in getattr(node, "children", {}).values():
+        yield child
+        yield from _nodes(child)
+
+
+def test_the_topic_chart_asks_for_whole_names_drawn_as_text() -> None:
+    """Streamlit's chart theme cuts an axis label at 100 px ("performance-me…"): the topic axis lifts the limit and
+    keeps every name, and the charts are SVG, so the names are text (tests/e2e/test_browser_report.py reads them)."""
+    report = build_report(session=session({"autograd-basics": 3.8, "relu-autograd-function": 2.5}),
+                          turns=session_turns()[:2], bank=bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    specs = [json.loads(e.proto.spec) for e in _nodes(page._tree) if getattr(e, "type", "") == "vega_lite_chart"]
+    assert len(specs) == 2
+    assert specs[0]["encoding"]["y"]["field"] == "topic"
+    assert specs[0]["encoding"]["y"].get("axis") == {"labelLimit": 0, "labelOverlap": False}
+    assert all(spec.get("usermeta") == {"embedOptions": {"renderer": "svg"}} for spec in specs)

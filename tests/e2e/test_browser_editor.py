@@ -140,16 +140,44 @@ def test_underscores_show_in_the_editor(page: Any, servers: tuple[str, str]) -> 
     assert ink >= 20, f"the underscores left {ink} dark pixels"
 
 
+# A phone's browser as Playwright's "Pixel 5" has it: its width, its User-Agent, touch and a mobile viewport.
+PHONE = {"viewport": {"width": 393, "height": 851}, "device_scale_factor": 2.75, "is_mobile": True, "has_touch": True,
+         "user_agent": "Mozilla/5.0 (Linux; Android 11; Pixel 5) AppleWebKit/537.36 (KHTML, like Gecko) "
+                       "Chrome/120.0.0.0 Mobile Safari/537.36"}
+# The editor's lines as drawn: whether they wrap, whether any scrolls sideways, and how many screen rows they take.
+EDITOR_LINES = """long => {
+    const frame = document.querySelector("iframe[title*='streamlit_ace']");
+    const editor = frame.contentDocument.querySelector('.ace_editor').env.editor;
+    if (long) editor.setValue(editor.getValue() + '\\n' + long, 1);
+    editor.renderer.updateFull(true);
+    return {wraps: editor.session.getUseWrapMode(), bar: editor.renderer.scrollBarH.isVisible,
+            longest: editor.renderer.$getLongestLine(), width: editor.renderer.scroller.clientWidth,
+            rows: editor.session.getScreenLength(), lines: editor.session.getLength()};
+}"""
+LONG_LINE = "        loss = criterion(model(inputs.to(device)), targets.to(device)) + weight_decay * penalty(model)"
+
+
 def test_the_editor_wraps_its_lines_on_a_phone(page: Any, servers: tuple[str, str]) -> None:
     """At 390 px the editor cut the task's lines, which scrolled sideways under a horizontal scroll bar."""
     api_url, ui_url = servers
-    page.set_viewport_size({"width": 390, "height": 900})
+    phone = page.context.browser.new_context(**PHONE)
+    try:
+        on_phone = phone.new_page()
+        on_phone.set_default_timeout(30_000)
+        code_task_page(on_phone, api_url, ui_url)
+        sideways = on_phone.evaluate(EDITOR_LINES, "")
+        shot(on_phone, "editor-phone")
+    finally:
+        phone.close()
+    assert sideways["wraps"] and not sideways["bar"] and sideways["longest"] <= sideways["width"], sideways
+
+
+def test_the_editor_keeps_long_lines_whole_on_a_desktop(page: Any, servers: tuple[str, str]) -> None:
+    """The editor wrapped its lines at every width: on a desktop a long line's rest, set in at its indentation, read
+    as a nested block of Python. There a long line stays one line, and the editor scrolls sideways."""
+    api_url, ui_url = servers
     code_task_page(page, api_url, ui_url)
-    sideways = page.evaluate("""() => {
-        const frame = document.querySelector("iframe[title*='streamlit_ace']");
-        const editor = frame.contentDocument.querySelector('.ace_editor').env.editor;
-        editor.renderer.updateFull(true);
-        return {bar: editor.renderer.scrollBarH.isVisible, longest: editor.renderer.$getLongestLine(),
-                width: editor.renderer.scroller.clientWidth};
-    }""")
-    assert not sideways["bar"] and sideways["longest"] <= sideways["width"], sideways
+    drawn = page.evaluate(EDITOR_LINES, LONG_LINE)
+    shot(page, "editor-desktop-long-line")
+    assert not drawn["wraps"] and drawn["rows"] == drawn["lines"] and drawn["longest"] > drawn["width"], drawn
+    assert drawn["bar"], drawn

@@ -7,6 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
+from knowledge.loader import bank_index
 from tests.e2e.browser import shot, wait_idle
 
 pytestmark = pytest.mark.e2e
@@ -29,9 +30,9 @@ SIDEWAYS = """([from, to]) => {
 }"""
 
 
-def _weakly_answered_session(api_url: str) -> str:
-    """A completed practice session over three long-named topics, every answer weak: each topic has gaps to list."""
-    created = httpx.post(f"{api_url}/v1/sessions", json={"topics": TOPICS, "num_questions": 3, "seed": 5},
+def _weakly_answered_session(api_url: str, topics: list[str] = TOPICS) -> str:
+    """A completed practice session, a question a topic, every answer weak: each topic has gaps to list."""
+    created = httpx.post(f"{api_url}/v1/sessions", json={"topics": topics, "num_questions": len(topics), "seed": 5},
                          timeout=60).json()
     prompt = created["prompt"]
     while prompt:
@@ -72,3 +73,34 @@ def test_the_per_topic_tables_fit_a_phone_and_stay_tables_on_a_desktop(page: Any
     tops = page.get_by_role("row").filter(has_text=TOPICS[0]).get_by_role("cell").evaluate_all(
         "cells => cells.map(cell => Math.round(cell.getBoundingClientRect().top))")
     assert len(tops) == 4 and len(set(tops)) == 1, tops
+
+
+# Each topic's label on the report page's chart, whole or cut, and whether it lies inside the chart's drawing.
+CHART_LABELS = """() => [...document.querySelectorAll('[data-testid="stMain"] svg')].flatMap(svg => {
+    const box = svg.getBoundingClientRect();
+    return [...svg.querySelectorAll('text')].map(text => {
+        const r = text.getBoundingClientRect();
+        return {text: text.textContent, inside: r.left >= box.left - 1 && r.right <= box.right + 1};
+    });
+})"""
+
+
+def test_the_topic_chart_names_every_topic_whole(page: Any, servers: tuple[str, str]) -> None:
+    """Streamlit's chart theme cut a topic's name at 100 px: "performance-memory" read "performance-me…". A session
+    over all of the bank's topics, on a phone and on a desktop."""
+    api_url, ui_url = servers
+    topics = sorted({str(question.topic.value) for question in bank_index().values()})
+    assert len(topics) == 15
+    sid = _weakly_answered_session(api_url, topics)
+    shown = {str(t["topic"]) for t in httpx.get(f"{api_url}/v1/sessions/{sid}/report", params={"format": "json"},
+                                                 timeout=60).json()["topics"]}
+    assert shown == set(topics)
+    for size, name in ((PHONE, "phone"), (DESKTOP, "desktop")):
+        page.set_viewport_size(size)
+        _open(page, f"{ui_url}/?page=report&report={sid}", "Score per topic")
+        page.wait_for_function("n => document.querySelectorAll('[data-testid=\"stMain\"] svg text').length >= n",
+                               arg=len(topics))
+        shot(page, f"report-chart-{name}")
+        labels = [label for label in page.evaluate(CHART_LABELS) if label["text"].rstrip("…") in " ".join(topics)]
+        whole = {label["text"] for label in labels if label["inside"]}
+        assert [topic for topic in topics if topic not in whole] == [], (name, labels)

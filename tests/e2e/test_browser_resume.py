@@ -14,7 +14,7 @@ pytestmark = pytest.mark.e2e
 
 
 def _session_in_progress(api_url: str, *, answered: bool) -> dict[str, Any]:
-    """A new practice session (the newest of this module's user), its first question answered when `answered`."""
+    """A new practice session (the newest of this test's user), its first question answered when `answered`."""
     created = httpx.post(f"{api_url}/v1/sessions", json={"topics": ["tensors"], "num_questions": 3},
                          timeout=60).json()
     if answered:
