@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Body, Query, Request, Response
-from pydantic import Field, StrictInt, field_validator
+from pydantic import Field, StrictInt
 
 from app.api import session_pages
 from app.api.deps import (
@@ -21,6 +21,8 @@ from app.api.deps import (
 )
 from app.api.problems import problem_responses
 from app.api.schemas import (
+    Level,
+    QueryInt,
     RequestModel,
     SessionCreated,
     SessionDetail,
@@ -56,18 +58,13 @@ CONFIG_EXAMPLES = {
 
 
 class SessionConfigIn(SessionConfig):
-    """The engine's config, with JSON numbers required to be numbers (no `true` read as 1)."""
+    """The engine's config, each whole number a JSON integer: no `true` read as 1, no 1.0 or "2" read as a level or
+    a count. The bounds are the engine's, repeated here as StrictInt replaces its fields."""
 
+    difficulty: Level = "adaptive"
     num_questions: StrictInt = Field(default=5, ge=1, le=30)
     time_limit_s: StrictInt | None = Field(default=None, ge=30, le=3600)
-    seed: StrictInt | None = None
-
-    @field_validator("difficulty", mode="before")
-    @classmethod
-    def _not_a_bool(cls, value: Any) -> Any:
-        if isinstance(value, bool):
-            raise ValueError('difficulty is 1, 2, 3 or "adaptive", not a boolean')
-        return value
+    seed: StrictInt | None = Field(default=None, ge=-(2**63), le=2**63 - 1)
 
 
 TURN_HELP = ("The `turn` of the prompt this acts on (from the prompt): if the session has moved past it (a retry, "
@@ -75,8 +72,8 @@ TURN_HELP = ("The `turn` of the prompt this acts on (from the prompt): if the se
 # Required where acting twice does harm: without it, a client's retry after a timeout (or two parallel
 # submits) was taken as the answer to the next prompt, one the candidate never saw. Repeat reads and
 # finish cannot act twice, so they may leave it out.
-TurnQuery = Annotated[int, Query(ge=0, description=TURN_HELP)]
-OptionalTurnQuery = Annotated[int | None, Query(ge=0, description=TURN_HELP)]
+TurnQuery = Annotated[int, Query(ge=0, description=TURN_HELP), QueryInt]
+OptionalTurnQuery = Annotated[int | None, Query(ge=0, description=TURN_HELP), QueryInt]
 
 
 # The schema's example of a code answer, to the task it names (pairwise-distances): it computes the distances, as
