@@ -35,7 +35,8 @@ from app.api.schemas import (
     session_summary,
 )
 from app.interview import feedback
-from app.interview.models import Mode, SessionConfig, SessionState, TurnOutcome
+from app.interview.models import SessionConfig, SessionState, TurnOutcome
+from app.reports import ready
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=problem_responses(401, 422))
 SESSION_ERRORS = problem_responses(404, 409)
@@ -146,7 +147,7 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
     """State, the current prompt and the transcript so far (scores hidden in an active interview)."""
     prompt = engine.current_prompt(session_id=session_id, user_id=user.id)
     session = owned_session(repo, session_id, user.id)
-    hide = session.config.get("mode") == Mode.INTERVIEW.value and session.status != "completed"
+    hide = ready.scores_withheld(session)
     draft = None if prompt is None else repo.draft(session_id, turn=prompt.turn)
     told = SessionState.model_validate(session.state).turn_notes
     transcript = [
