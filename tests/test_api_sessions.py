@@ -331,6 +331,23 @@ def test_auth_disabled_acts_as_the_local_user(tmp_path, ingested_store, bank, sc
     assert [s["id"] for s in api.client.get("/v1/sessions").json()] == [sid]
 
 
+def test_the_terminal_and_an_auth_off_server_are_one_candidate(tmp_path, ingested_store, bank, scorer):
+    """The app on an auth-off server and the terminal act as the same user (`local`, README): a session started in
+    one is listed, resumed and reported in the other. A guard of that contract (two constants say `local`)."""
+    from app import cli_sessions
+    from app.api import deps
+    from app.interview.models import SessionConfig
+
+    api = build_api(tmp_path, store=ingested_store, bank=bank, scorer=scorer, auth_disabled=True)
+    from_app = start(api.client, mode="interview", num_questions=1)["id"]
+    terminal = cli_sessions._terminal_user(api.repo)
+    assert terminal is not None and cli_sessions.session_to_resume(api.repo, terminal, None).id == from_app
+    assert [s.id for s in api.repo.list_sessions(terminal)] == [from_app]
+    engine = api.app.dependency_overrides[deps.get_engine]()
+    from_terminal = engine.start(user_id=terminal, config=SessionConfig(num_questions=1))[0].id  # as `interview` does
+    assert {s["id"] for s in api.client.get("/v1/sessions").json()} == {from_app, from_terminal}
+
+
 def test_an_interview_can_be_finished_early_without_drawing_or_scoring_more(alice, bank):
     """An interview-mode session ended after one answer: its report is ready, the question on screen is not
     scored (no zero dragging the mean down) and no further question is drawn to be skipped through."""
