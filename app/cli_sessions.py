@@ -51,16 +51,15 @@ def unfinished_note(repo: Any, user_id: int) -> str | None:
 
 def stored_report(repo: Any, session_id: str, user_id: int, settings: Any) -> Any:
     """The session's report as the API builds it; a ConflictError for an interview-mode one still going (its scores
-    are kept until it ends, as in the API)."""
+    are kept until it ends: app/reports/ready.py, the API's rule)."""
     from app.reports import build_report
+    from app.reports.ready import require_report_ready
     from knowledge.loader import bank_index
 
     session = repo.get_session(session_id, user_id)
     if session is None:
         raise no_session(session_id)
-    if session.config.get("mode") == "interview" and session.status != "completed":
-        raise ConflictError(f"an interview-mode report is ready once the session is completed: continue it with "
-                            f"`{resume_command(session_id)}`")
+    require_report_ready(session, how_to_go_on=f"continue it with `{resume_command(session_id)}`")
     return build_report(session=session, turns=repo.turns(session_id), bank=bank_index(settings.bank_dir))
 
 
@@ -69,7 +68,9 @@ def print_report(out: Console, repo: Any, session_id: str, user_id: int, setting
     try:
         report = stored_report(repo, session_id, user_id, settings)
     except ConflictError:
-        out.print("An interview-mode report is ready once the session is completed.")
+        from app.reports.ready import REPORT_WAITS
+
+        out.print(f"{REPORT_WAITS[0].upper()}{REPORT_WAITS[1:]}.")
         return
     out.print(terminal_report(report))
 

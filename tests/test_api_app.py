@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 from fastapi.testclient import TestClient
 
-from app.api import deps
+from app.api import deps, problems
 from app.config import Settings
 from app.main import create_app
 from tests.api_fixtures import HeldScorer, alice, api, assert_problem, build_api, scorer  # noqa: F401
@@ -23,6 +23,35 @@ def test_unknown_routes_and_methods_are_problems(api):
     assert refused["detail"] == "this endpoint does not accept 'DELETE'; it takes: GET, HEAD, POST"
     assert api.client.delete("/v1/sessions").headers["allow"] == "GET, HEAD, POST"  # was "POST": GET is another route
     assert_problem(api.client.put("/healthz"), 405)
+
+
+@pytest.mark.parametrize(("method", "path", "allowed"), [
+    ("HEAD", "/v1/grade", "POST"),
+    ("GET", "/v1/grade", "POST"),
+    ("PUT", "/v1/grade/batch", "POST"),
+    ("HEAD", "/v1/sessions/s1/hint", "POST"),
+    ("GET", "/v1/sessions/s1/answers", "POST"),
+    ("PATCH", "/v1/sessions/s1/draft", "PUT"),
+    ("HEAD", "/v1/sessions/s1/draft", "PUT"),
+    ("DELETE", "/v1/sessions", "GET, HEAD, POST"),
+    ("POST", "/v1/sessions/s1/report", "GET, HEAD"),
+    ("OPTIONS", "/v1/code/check", "POST"),
+    ("TRACE", "/healthz", "GET, HEAD"),
+    ("GET", "/v1/admin/users", "POST"),
+    ("PUT", "/v1/admin/users/bob/keys", "GET, HEAD, POST"),
+])
+def test_every_refused_method_is_a_405_naming_the_methods_taken_and_the_one_sent(api, method, path, allowed):
+    """A HEAD on a POST route reached the routes as the GET it is answered as (app/api/head.py), and its 405 said
+    "this endpoint does not accept 'GET'": the client sent no GET. A HEAD reply has no body, so its Content-Length
+    (the length of the body a GET of the same words would carry) is what tells which words it holds."""
+    reply = api.client.request(method, path, headers=api.as_user("alice"))
+    assert (reply.status_code, reply.headers["allow"]) == (405, allowed)
+    assert reply.headers["content-type"].startswith("application/problem+json")
+    said = problems.problem(405, f"this endpoint does not accept '{method}'; it takes: {allowed}").body
+    if method == "HEAD":
+        assert reply.content == b"" and reply.headers["content-length"] == str(len(said))
+    else:
+        assert reply.content == said
 
 
 def test_a_body_that_is_not_json_is_said_to_be_so(alice):

@@ -169,3 +169,30 @@ def test_the_json_report_has_a_real_schema_that_its_body_meets(api, alice, bank)
         report["required"])
     validator = jsonschema.Draft202012Validator({**schema, "components": document["components"]})
     assert not list(validator.iter_errors(body))  # what is sent is what is documented
+
+
+def test_one_rule_withholds_a_report_in_the_api_and_the_terminal_with_the_same_words(api, alice, monkeypatch):
+    """The interview-mode report gate was written twice, in the report route and in the terminal's stored_report,
+    each with its own message; the transcript and progress routes had copies of its test too. One rule now
+    (app/reports/ready.py): changed there, it changes everywhere."""
+    from app import cli_sessions
+    from app.errors import ConflictError
+    from app.reports import ready
+
+    alice_id = api.repo.user_named("alice").id
+    interview = alice.post("/v1/sessions", json={"mode": "interview", "topics": ["tensors"], "num_questions": 2}).json()
+    sid = interview["id"]
+    assert assert_problem(alice.get(f"/v1/sessions/{sid}/report"), 409)["detail"] == ready.REPORT_WAITS
+    with pytest.raises(ConflictError) as said:
+        cli_sessions.stored_report(api.repo, sid, alice_id, settings=None)
+    assert str(said.value) == f"{ready.REPORT_WAITS}: continue it with `interviewer interview --resume {sid}`"
+
+    practice = alice.post("/v1/sessions", json={"topics": ["tensors"], "num_questions": 2}).json()["id"]
+    alice.post(f"/v1/sessions/{practice}/answers", json={"text": "Tensors are arrays on a device.", "turn": 0})
+    assert alice.get(f"/v1/sessions/{practice}/report").status_code == 200  # a practice session's, at any time
+    monkeypatch.setattr(ready, "scores_withheld", lambda session: True)  # the rule, changed in its one place
+    assert assert_problem(alice.get(f"/v1/sessions/{practice}/report"), 409)["detail"] == ready.REPORT_WAITS
+    with pytest.raises(ConflictError):
+        cli_sessions.stored_report(api.repo, practice, alice_id, settings=None)
+    assert alice.get(f"/v1/sessions/{practice}").json()["transcript"][0]["evaluation"] is None
+    assert alice.get("/v1/me/progress").json()["answers"] == 0

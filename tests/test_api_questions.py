@@ -3,6 +3,8 @@
 # ruff: noqa: F811 - pytest fixtures imported from tests.api_fixtures are redefined as arguments
 from __future__ import annotations
 
+import pytest
+
 from knowledge.lexical import tokenize
 from tests.api_fixtures import alice, api, assert_problem, build_api, scorer  # noqa: F401
 
@@ -43,6 +45,17 @@ def test_bad_filters_are_422(alice):
         {"page": -1},
     ):
         assert_problem(alice.get("/v1/questions", params=params), 422)
+
+
+@pytest.mark.parametrize("params", [{"per_page": "1_0"}, {"per_page": "5.0"}, {"page": "1.0"}, {"difficulty": "2.0"},
+                                    {"difficulty": "+2"}])
+def test_a_page_size_page_or_level_in_the_query_is_digits(alice, params):
+    """`?per_page=1_0` answered ten questions, `?difficulty=2.0` level 2: a query's integers are read as digits
+    only, a 422 naming the parameter otherwise."""
+    (name, _), = params.items()
+    body = assert_problem(alice.get("/v1/questions", params=params), 422)
+    assert body["detail"].startswith(f"invalid query.{name}: should be a whole number written in digits")
+    assert alice.get("/v1/questions", params={name: "2"}).status_code == 200
 
 
 def test_detail_hides_answers_rubrics_and_checks(alice, bank):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -217,6 +218,48 @@ def test_bad_config_is_422_naming_the_field(alice, config):
     assert next(iter(config)) in body["detail"] and body["errors"]
 
 
+@pytest.mark.parametrize("config", [
+    {"difficulty": 1.0}, {"difficulty": 3.0}, {"difficulty": 1.5}, {"difficulty": "2"}, {"difficulty": True},
+    {"difficulty": None}, {"num_questions": 2.0}, {"num_questions": "2"}, {"num_questions": True},
+    {"time_limit_s": 60.0}, {"time_limit_s": "60"}, {"seed": 7.0}, {"seed": "7"}, {"seed": False},
+])
+def test_a_whole_number_of_the_config_must_be_a_json_integer(alice, config):
+    """`difficulty: 1.0` started a session at level 1 (pydantic's Literal compares 1.0 == 1), where the schema
+    means an integer level: a client's float arithmetic, or a level typed in a form as "2", is told so by name."""
+    (field, value), = config.items()
+    body = assert_problem(alice.post("/v1/sessions", json={**CONFIG, **config}), 422)
+    assert body["detail"].startswith(f"invalid {field}: ") and body["errors"][0]["loc"] == ["body", field]
+    if field == "difficulty":
+        assert body["detail"].endswith(f"; {json.dumps(value)} is " + {float: "a decimal number", str: "a string",
+                                        bool: "a boolean", type(None): "no level"}[type(value)])
+
+
+def test_the_documented_levels_still_start_sessions_and_are_documented_as_integers(api, alice):
+    for level in (1, 2, 3, "adaptive"):
+        assert start(alice, difficulty=level)["config"]["difficulty"] == level
+    schema = api.app.openapi()["components"]["schemas"]["SessionConfigIn"]["properties"]
+    assert schema["difficulty"]["anyOf"] == [{"type": "integer", "enum": [1, 2, 3]},
+                                             {"type": "string", "enum": ["adaptive"]}]  # was an enum of no type
+    assert [schema[f]["anyOf"][0]["type"] if "anyOf" in schema[f] else schema[f]["type"]
+            for f in ("num_questions", "time_limit_s", "seed")] == ["integer"] * 3
+    assert schema["seed"]["anyOf"][0]["maximum"] == float(2**63 - 1)  # the engine's bound, documented here too
+
+
+@pytest.mark.parametrize("value", ["1.0", "1_0", "+1", " 1", "1e1", "true"])
+def test_a_whole_number_in_the_query_is_digits(api, alice, value):
+    """`?limit=1_0` answered a page of 10 and `?turn=0.0` took the hint for turn 0: pydantic reads a query string
+    as Python reads a literal. Digits only, in every integer query parameter; the schema says `integer`."""
+    sid = start(alice)["id"]
+    for method, path, name in (("GET", "/v1/sessions", "limit"), ("POST", f"/v1/sessions/{sid}/hint", "turn"),
+                               ("POST", f"/v1/sessions/{sid}/repeat", "turn")):
+        body = assert_problem(alice.request(method, path, params={name: value}), 422)
+        assert body["detail"].startswith(f"invalid query.{name}: should be a whole number written in digits")
+    assert alice.get("/v1/sessions", params={"limit": "1"}).status_code == 200
+    assert alice.post(f"/v1/sessions/{sid}/repeat", params={"turn": "0"}).status_code == 200
+    hint = api.app.openapi()["paths"]["/v1/sessions/{session_id}/hint"]["post"]["parameters"]
+    assert [p["schema"]["type"] for p in hint if p["name"] == "turn"] == ["integer"]
+
+
 @pytest.mark.parametrize("seed", [2**63, -(2**63) - 1, "9" * 4000])
 def test_a_seed_beyond_64_bits_is_422_saying_the_bound_and_not_echoing_it(alice, seed):
     """A 4000-digit seed was stored and echoed in every reply to the session (201)."""
@@ -286,6 +329,23 @@ def test_auth_disabled_acts_as_the_local_user(tmp_path, ingested_store, bank, sc
     local = api.repo.get_or_create_user("local")
     assert api.repo.get_session(sid, local.id) is not None
     assert [s["id"] for s in api.client.get("/v1/sessions").json()] == [sid]
+
+
+def test_the_terminal_and_an_auth_off_server_are_one_candidate(tmp_path, ingested_store, bank, scorer):
+    """The app on an auth-off server and the terminal act as the same user (`local`, README): a session started in
+    one is listed, resumed and reported in the other. A guard of that contract (two constants say `local`)."""
+    from app import cli_sessions
+    from app.api import deps
+    from app.interview.models import SessionConfig
+
+    api = build_api(tmp_path, store=ingested_store, bank=bank, scorer=scorer, auth_disabled=True)
+    from_app = start(api.client, mode="interview", num_questions=1)["id"]
+    terminal = cli_sessions._terminal_user(api.repo)
+    assert terminal is not None and cli_sessions.session_to_resume(api.repo, terminal, None).id == from_app
+    assert [s.id for s in api.repo.list_sessions(terminal)] == [from_app]
+    engine = api.app.dependency_overrides[deps.get_engine]()
+    from_terminal = engine.start(user_id=terminal, config=SessionConfig(num_questions=1))[0].id  # as `interview` does
+    assert {s["id"] for s in api.client.get("/v1/sessions").json()} == {from_app, from_terminal}
 
 
 def test_an_interview_can_be_finished_early_without_drawing_or_scoring_more(alice, bank):

@@ -16,6 +16,7 @@ from sqlalchemy.exc import DataError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
+from app.api.head import headers_only
 from app.errors import ConflictError, NotFoundError, UserFacingError, domain_errors, echoed, one_line
 from app.store.accounts import ACCOUNT_NAME, ACCOUNT_NAME_RULE
 from evaluators.base import EvaluatorStopped
@@ -79,8 +80,10 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
         # is another route): the header and the detail list them all.
         allowed = ", ".join(_allowed_methods(request))
         headers = {**dict(exc.headers or {}), "Allow": allowed}
-        return problem(405, f"this endpoint does not accept {echoed(request.method)}; it takes: {allowed}",
-                       headers=headers)
+        # A HEAD reaches the routes as a GET (app/api/head.py): the reply names the method the client sent, not
+        # "does not accept 'GET'" on a route whose GET is as refused as its HEAD.
+        sent = "HEAD" if headers_only(request) else request.method
+        return problem(405, f"this endpoint does not accept {echoed(sent)}; it takes: {allowed}", headers=headers)
     return problem(exc.status_code, detail, headers=dict(exc.headers or {}))
 
 

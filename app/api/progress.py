@@ -10,8 +10,8 @@ from pydantic import BaseModel, Field
 
 from app.api.deps import RepoDep, UserDep
 from app.api.problems import problem_responses
-from app.interview.models import Mode
 from app.interview.selection import RECENT, WEAK_TOPIC_MEAN, topic_standing
+from app.reports import ready
 
 router = APIRouter(prefix="/v1/me", tags=["progress"], responses=problem_responses(401))
 
@@ -49,7 +49,7 @@ def progress(user: UserDep, repo: RepoDep) -> Progress:
     """Mastery per topic over time, from each question's score (after its follow-ups), as its report has it.
     An interview-mode session in progress stays out: its scores are hidden until it is completed."""
     sessions = repo.list_sessions(user.id)
-    hidden = {s.id for s in sessions if s.config.get("mode") == Mode.INTERVIEW.value and s.status != "completed"}
+    hidden = {s.id for s in sessions if ready.scores_withheld(s)}
     scores = [row for row in repo.question_scores(user.id) if row.session_id not in hidden]
     by_topic: dict[str, list] = {}
     for row in scores:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from app.api.deps import BankDep, StoreDep, UserDep
 from app.api.problems import problem_responses
+from app.api.schemas import QueryInt
 from app.errors import NotFoundError, echoed
 from evaluators.code.forbidden import contract_with_refusals
 from knowledge.schema import Framework, Kind, Topic
@@ -64,10 +65,10 @@ def list_questions(
     ] = None,
     framework: Framework | None = None,
     topic: Topic | None = None,
-    difficulty: Annotated[int | None, Query(ge=1, le=3)] = None,
+    difficulty: Annotated[int | None, Query(ge=1, le=3), QueryInt] = None,
     kind: Kind | None = None,
-    page: Annotated[int, Query(ge=1, le=10_000)] = 1,
-    per_page: Annotated[int, Query(ge=1, le=100)] = 20,
+    page: Annotated[int, Query(ge=1, le=10_000), QueryInt] = 1,
+    per_page: Annotated[int, Query(ge=1, le=100), QueryInt] = 20,
 ) -> QuestionPage:
     """Browse (by id) or search (by relevance) the bank, with filters; paginated. A search ranks every question
     the filters admit: `total` counts them all, `matched` those that contain a word of the search."""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
 
+from app.errors import echoed
 from app.interview.models import Prompt, SessionConfig
 from app.store.records import DraftRecord, SessionRecord
 from app.text_input import not_text
@@ -44,6 +47,41 @@ class RequestModel(BaseModel):
             if isinstance(text, str) and (why := not_text(text)):
                 raise ValueError(why)
         return value
+
+
+def _exact_level(value: Any) -> Any:
+    """A level as the schema writes it: pydantic's Literal took the JSON number 1.0 for the level 1 (and a check of
+    its own was needed to refuse `true`), so a client's float arithmetic went unnoticed."""
+    if value == "adaptive" or type(value) is int:
+        return value  # the Literal checks the range (4 is refused there)
+    kind = {bool: "a boolean", float: "a decimal number", str: "a string", type(None): "no level"}.get(
+        type(value), "not a number")
+    sent = json.dumps(value)  # as the client wrote it: true, not Python's True
+    sent = sent if len(sent) <= 20 else f"{sent[:20]}... ({len(sent)} characters)"
+    raise ValueError(f'should be the integer 1, 2 or 3, or "adaptive"; {sent} is {kind}')
+
+
+# A requested level (POST /v1/sessions): the integer 1, 2 or 3, or "adaptive". Documented as an integer or that
+# string, where the Literal's schema was an enum of no type.
+Level = Annotated[
+    Literal[1, 2, 3, "adaptive"],
+    BeforeValidator(_exact_level),
+    WithJsonSchema({"anyOf": [{"type": "integer", "enum": [1, 2, 3]}, {"type": "string", "enum": ["adaptive"]}]}),
+]
+
+_DIGITS = re.compile(r"-?[0-9]+")
+
+
+def _digits_only(value: Any) -> Any:
+    """A query string's number as digits: pydantic reads "1.0" as 1 and "1_0" as 10 (Python's own literal rules),
+    so `?per_page=1_0` answered ten items as if asked for them."""
+    if isinstance(value, str) and not _DIGITS.fullmatch(value):
+        raise ValueError(f"should be a whole number written in digits, as 20; {echoed(value, 20)} is not one")
+    return value
+
+
+# For every integer query parameter (limits, page sizes, levels, turns): the schema stays `type: integer`.
+QueryInt = BeforeValidator(_digits_only)
 
 
 class EvaluationOut(BaseModel):

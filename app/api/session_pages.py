@@ -10,9 +10,10 @@ from typing import Annotated, Any, Literal
 from fastapi import HTTPException, Query, Request
 
 from app.api.problems import problem_responses
+from app.api.schemas import QueryInt
 
 SESSIONS_PER_PAGE, MAX_SESSIONS_PER_PAGE = 50, 200
-Limit = Annotated[int, Query(ge=1, le=MAX_SESSIONS_PER_PAGE, description="Sessions per page")]
+Limit = Annotated[int, Query(ge=1, le=MAX_SESSIONS_PER_PAGE, description="Sessions per page"), QueryInt]
 Cursor = Annotated[str | None, Query(max_length=200, description="Where the page starts: copy it from the previous "
                                      "page's `Link` header; leave it out for the newest")]
 Status = Annotated[Literal["active", "completed"] | None, Query(description="Only the sessions of this status")]

@@ -11,9 +11,9 @@ from pydantic import BeforeValidator
 from app.api.deps import BankDep, RepoDep, UserDep, owned_session
 from app.api.head import headers_only
 from app.api.problems import problem_responses
-from app.errors import ConflictError, echoed
-from app.interview.models import Mode
+from app.errors import echoed
 from app.reports import Report, build_report, content_disposition, media_type, render
+from app.reports.ready import require_report_ready
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=problem_responses(401, 422))
 
@@ -62,8 +62,7 @@ def report(
     not 0 to 1 with at most three decimals is a 400)."""
     fmt = FORMAT_ALIASES.get(format, format) if format else negotiate(request.headers.get("accept", ""))
     session = owned_session(repo, session_id, user.id)
-    if session.config.get("mode") == Mode.INTERVIEW.value and session.status != "completed":
-        raise ConflictError("an interview-mode report is ready once the session is completed")
+    require_report_ready(session)
     # Chosen by the Accept header: a cache keeps one copy per Accept, not the PDF for a JSON client.
     headers = {"Vary": "Accept", "Content-Disposition": content_disposition(session.id, fmt)}
     if headers_only(request):  # a HEAD: the report is not built (a PDF takes 0.15-1 s), so no Content-Length

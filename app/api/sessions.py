@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Body, Query, Request, Response
-from pydantic import Field, StrictInt, field_validator
+from pydantic import Field, StrictInt
 
 from app.api import session_pages
 from app.api.deps import (
@@ -21,6 +21,8 @@ from app.api.deps import (
 )
 from app.api.problems import problem_responses
 from app.api.schemas import (
+    Level,
+    QueryInt,
     RequestModel,
     SessionCreated,
     SessionDetail,
@@ -33,7 +35,8 @@ from app.api.schemas import (
     session_summary,
 )
 from app.interview import feedback
-from app.interview.models import Mode, SessionConfig, SessionState, TurnOutcome
+from app.interview.models import SessionConfig, SessionState, TurnOutcome
+from app.reports import ready
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=problem_responses(401, 422))
 SESSION_ERRORS = problem_responses(404, 409)
@@ -56,18 +59,13 @@ CONFIG_EXAMPLES = {
 
 
 class SessionConfigIn(SessionConfig):
-    """The engine's config, with JSON numbers required to be numbers (no `true` read as 1)."""
+    """The engine's config, each whole number a JSON integer: no `true` read as 1, no 1.0 or "2" read as a level or
+    a count. The bounds are the engine's, repeated here as StrictInt replaces its fields."""
 
+    difficulty: Level = "adaptive"
     num_questions: StrictInt = Field(default=5, ge=1, le=30)
     time_limit_s: StrictInt | None = Field(default=None, ge=30, le=3600)
-    seed: StrictInt | None = None
-
-    @field_validator("difficulty", mode="before")
-    @classmethod
-    def _not_a_bool(cls, value: Any) -> Any:
-        if isinstance(value, bool):
-            raise ValueError('difficulty is 1, 2, 3 or "adaptive", not a boolean')
-        return value
+    seed: StrictInt | None = Field(default=None, ge=-(2**63), le=2**63 - 1)
 
 
 TURN_HELP = ("The `turn` of the prompt this acts on (from the prompt): if the session has moved past it (a retry, "
@@ -75,8 +73,8 @@ TURN_HELP = ("The `turn` of the prompt this acts on (from the prompt): if the se
 # Required where acting twice does harm: without it, a client's retry after a timeout (or two parallel
 # submits) was taken as the answer to the next prompt, one the candidate never saw. Repeat reads and
 # finish cannot act twice, so they may leave it out.
-TurnQuery = Annotated[int, Query(ge=0, description=TURN_HELP)]
-OptionalTurnQuery = Annotated[int | None, Query(ge=0, description=TURN_HELP)]
+TurnQuery = Annotated[int, Query(ge=0, description=TURN_HELP), QueryInt]
+OptionalTurnQuery = Annotated[int | None, Query(ge=0, description=TURN_HELP), QueryInt]
 
 
 # The schema's example of a code answer, to the task it names (pairwise-distances): it computes the distances, as
@@ -149,7 +147,7 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
     """State, the current prompt and the transcript so far (scores hidden in an active interview)."""
     prompt = engine.current_prompt(session_id=session_id, user_id=user.id)
     session = owned_session(repo, session_id, user.id)
-    hide = session.config.get("mode") == Mode.INTERVIEW.value and session.status != "completed"
+    hide = ready.scores_withheld(session)
     draft = None if prompt is None else repo.draft(session_id, turn=prompt.turn)
     told = SessionState.model_validate(session.state).turn_notes
     transcript = [
