@@ -222,6 +222,30 @@ def test_a_wrong_claim_corrected_on_a_follow_up_is_not_charged_in_the_report(ban
     assert ("keeping a unit" in study) is not corrected
 
 
+@pytest.mark.parametrize(("latest", "corrected"), [
+    ({"evaluator": "llm-judge:fake"}, False),
+    ({"evaluator": "llm-judge:fake", "cleared": ["The p argument of nn.Dropout is the probability of keeping a unit."]},
+     True),
+    ({"evaluator": "offline-rubric (fallback from llm-judge:fake)"}, True),
+])
+def test_a_wrong_claim_the_llm_judge_leaves_out_on_a_follow_up_is_not_called_corrected(bank, latest, corrected) -> None:
+    """The LLM judge lists only the claims it finds: on the follow-up it left out the claim the first answer made,
+    and the report said it was "corrected on a follow-up" that never mentioned it. Corrected only where the latest
+    evaluation judged the claim and cleared it (the judge's `cleared`), or was the offline scorer's, which finds
+    every claim it still reads in the answers."""
+    said = "I use a high p in nn.Dropout so that most of the activations survive each pass."
+    wrong = [{"claim": "The p argument of nn.Dropout is the probability of keeping a unit.", "quote": said,
+              "correction": "In PyTorch p is the probability of zeroing an element."}]
+    first = evaluation(0.3, [point("random-zeroing", "missed", None)], misconceptions=wrong, evaluator="llm-judge:fake")
+    later = evaluation(2.0, [point("random-zeroing", "missed", None)], **latest)
+    turns = [turn(1, "dropout", "regularisation", answer_text=said, evaluation=first),
+             turn(2, "dropout", "regularisation", kind="follow_up", evaluation=later,
+                  answer_text="It also helps against overfitting.")]
+    built = build_report(session=session({"dropout": 2.0}), turns=turns, bank=bank)
+    assert (built.question(1).misconceptions == []) is corrected
+    assert any("then corrected it on a follow-up" in n for n in built.question(1).scoring_notes) is corrected
+
+
 def test_each_rubric_point_is_in_one_list_of_its_question_in_the_json(bank) -> None:
     """A partial point was in both `covered` and `missed` of the JSON: a client counting either list counted it."""
     rubric = [p.id for p in bank["autograd-basics"].rubric]

@@ -19,6 +19,7 @@ from app.reports.model import (
 )
 from app.reports.quotes import answer_texts
 from app.store.records import TurnRecord
+from evaluators.base import LLM_JUDGE
 from evaluators.quotes import normalise, quote_in
 from evaluators.run_points import failure_said
 from knowledge.schema import Question
@@ -174,11 +175,16 @@ def _misconceptions(
     number: int, question_id: str, topic: str, answered: list[TurnRecord], texts: list[str]
 ) -> tuple[list[MisconceptionNote], list[MisconceptionNote]]:
     """The wrong claims quoted from the answers: those that stand, and those a later answer corrected. The latest
-    evaluation read every answer to the question, and a claim it no longer charges was corrected (the scorer reads
-    the correction stated on a follow-up): the report kept accusing the candidate of it, from the earlier turn's."""
+    evaluation read every answer to the question; a claim it no longer charges was corrected when it could have
+    charged it again: the offline scorer finds every claim it still reads in the answers (it reads the correction
+    stated on a follow-up), while the LLM judge lists only what it finds, so a claim it leaves out counts as corrected
+    only where it judged that claim and found it corrected (`cleared`). A judge that merely left it out corrected
+    nothing: the report had the claim corrected on a follow-up that never mentioned it."""
     notes: dict[tuple[str, str], MisconceptionNote] = {}
-    standing = {normalise(m["claim"]) for m in (answered[-1].evaluation or {}).get("misconceptions") or []} \
-        if answered else set()
+    latest = (answered[-1].evaluation or {}) if answered else {}
+    charged = {normalise(m["claim"]) for m in latest.get("misconceptions") or []}
+    cleared = {normalise(claim) for claim in latest.get("cleared") or []}
+    judged_by_llm = str(latest.get("evaluator") or "").startswith(LLM_JUDGE)
     for turn in answered:
         for item in (turn.evaluation or {}).get("misconceptions") or []:
             quote = item.get("quote")
@@ -189,8 +195,9 @@ def _misconceptions(
                 number=number, question_id=question_id, topic=topic, claim=item["claim"],
                 correction=item["correction"], quote=quote, from_code=bool(item.get("from_code")),
             ))
-    return ([n for key, n in notes.items() if key[0] in standing],
-            [n for key, n in notes.items() if key[0] not in standing])
+    standing = {key for key in notes if key[0] in charged or (judged_by_llm and key[0] not in cleared)}
+    return ([n for key, n in notes.items() if key in standing],
+            [n for key, n in notes.items() if key not in standing])
 
 
 def _corrected_note(note: MisconceptionNote) -> str:
