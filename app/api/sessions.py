@@ -34,6 +34,7 @@ from app.api.schemas import (
 )
 from app.interview import feedback
 from app.interview.models import Mode, SessionConfig, SessionState, TurnOutcome
+from app.reports.replies import reply_action
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=problem_responses(401, 422))
 SESSION_ERRORS = problem_responses(404, 409)
@@ -152,6 +153,10 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
     hide = session.config.get("mode") == Mode.INTERVIEW.value and session.status != "completed"
     draft = None if prompt is None else repo.draft(session_id, turn=prompt.turn)
     told = SessionState.model_validate(session.state).turn_notes
+    turns = repo.turns(session_id)
+    # A typed "I don't know" is the button's (reply_action), also in sessions stored before the engine said so.
+    references = {t.question_id: str((t.bank_entry or {}).get("reference_answer") or "") for t in turns
+                  if t.kind == "question"}
     transcript = [
         TranscriptTurn(
             position=t.position,
@@ -160,7 +165,7 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
             topic=t.topic,
             difficulty=t.difficulty,
             prompt=t.prompt,
-            action=t.action,
+            action=reply_action(t, references.get(t.question_id, "")),
             answer_text=t.answer_text,
             answer_code=t.answer_code,
             hints_used=t.hints_used,
@@ -172,7 +177,7 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
             code_result=None if hide else code_result_out(t.code_result),
             notes=told.get(t.position, []),
         )
-        for t in repo.turns(session_id)
+        for t in turns
     ]
     return SessionDetail(
         id=session.id,
