@@ -52,6 +52,10 @@ class DetectedMisconception(BaseModel):
     from_code: bool = False  # the quote is a line of the answer's code: "your code has", never "you said"
 
 
+# How the LLM judge names its evaluations ("llm-judge:<model>"); one that fell back offline bears the offline name.
+LLM_JUDGE = "llm-judge"
+
+
 class Evaluation(BaseModel):
     """The outcome of scoring one answer to one question."""
 
@@ -64,6 +68,9 @@ class Evaluation(BaseModel):
     evaluator: str
     gate: str | None = None  # why the answer was not scored on its merits: "empty" or "non-answer"
     notes: list[str] = Field(default_factory=list)  # e.g. "LLM judge failed: timeout; offline score used"
+    # The misconceptions this evaluation judged and found corrected by the answers (the LLM judge's, which lists
+    # only what it finds: a claim it leaves out was not necessarily read as corrected, see app/reports/questions.py).
+    cleared: list[str] = Field(default_factory=list)
 
     @property
     def missed_points(self) -> list[PointVerdict]:

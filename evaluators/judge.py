@@ -12,11 +12,11 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable
 from contextvars import copy_context
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from evaluators.base import DetectedMisconception, Evaluation, Evaluator, GradingTask, PointVerdict
+from evaluators.base import LLM_JUDGE, DetectedMisconception, Evaluation, Evaluator, GradingTask, PointVerdict
 from evaluators.chat import LLMError, StructuredChatModel
 from evaluators.feedback import compose_feedback
 from evaluators.judge_batch import Stop, in_flight
@@ -48,7 +48,7 @@ class LLMJudge(Evaluator):
         self._penalty = (
             MISCONCEPTION_PENALTY if misconception_penalty is None else misconception_penalty
         )
-        self.name = f"llm-judge:{model.name}"
+        self.name = f"{LLM_JUDGE}:{model.name}"
         self._stop = Stop()
 
     def evaluate(self, task: GradingTask) -> Evaluation:
@@ -122,6 +122,7 @@ class LLMJudge(Evaluator):
             score=score,
             points=verdicts,
             misconceptions=charges.wrong,
+            cleared=charges.cleared,
             feedback=feedback,
             model_answer=task.reference_answer,
             evaluator=self.name,
@@ -134,7 +135,7 @@ class LLMJudge(Evaluator):
         refuted_claims, unchecked = corrected(self._fallback, task, found)
         wrong = [m for m in found if m.claim not in refuted_claims]
         return Charges(wrong=wrong, dropped=dropped, unlisted=unlisted, refuted=len(found) - len(wrong),
-                       unchecked=unchecked)
+                       unchecked=unchecked, cleared=[m.claim for m in found if m.claim in refuted_claims])
 
     def _feedback(
         self, task: GradingTask, reply: JudgeReply, verdicts: list[PointVerdict], wrong: list[DetectedMisconception],
@@ -165,6 +166,7 @@ class Charges:
     unlisted: int  # not among the question's misconceptions
     refuted: int  # the answer states the correction
     unchecked: bool  # whether the answer corrects them could not be read
+    cleared: list[str] = field(default_factory=list)  # the claims of `refuted`
 
 
 def _score_notes(*, own: float, score: float, carried: float, residual: float, unchecked: bool) -> list[str]:

@@ -530,3 +530,17 @@ def test_a_turn_sent_where_the_route_does_not_read_it_is_told_where_it_goes(alic
     hinted = alice.post(f"/v1/sessions/{sid}/hint", json={"turn": 0})
     assert assert_problem(hinted, 422)["detail"] == "missing query parameter 'turn': send it in the URL (?turn=...)"
     assert alice.get(f"/v1/sessions/{sid}").json()["prompt"]["turn"] == 0  # nothing was recorded
+
+
+def test_an_i_dont_know_typed_as_the_answer_is_in_the_transcript_as_the_buttons(api, alice):
+    """A session stored before the engine recorded a typed "I don't know" as the button's keeps it as an answer:
+    the transcript the app resumes from said "answer". Read back it is "dont_know", the words kept."""
+    from app.store.models import Turn
+
+    sid = start(alice)["id"]
+    typed = alice.post(f"/v1/sessions/{sid}/answers", json={"text": "I don't know, sorry.", "turn": 0}).json()
+    assert typed["evaluation"]["gate"] == "dont_know"
+    with api.repo._writing() as db:  # as the engine stored it before 07b656b
+        db.execute(update(Turn).where(Turn.session_id == sid, Turn.position == 0).values(action="answer"))
+    [shown, _] = alice.get(f"/v1/sessions/{sid}").json()["transcript"]
+    assert (shown["action"], shown["answer_text"]) == ("dont_know", "I don't know, sorry.")

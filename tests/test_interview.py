@@ -21,7 +21,7 @@ from app.interview.phrasing import Phrased, Phraser
 from app.interview.scoring import AnswerScorer
 from app.interview.selection import QuestionSelector
 from app.store import open_repository
-from evaluators.base import Verdict
+from evaluators.base import Evaluation, Evaluator, GradingTask, PointVerdict, Verdict
 from evaluators.rubric import RubricScorer
 from tests.conftest import REPO
 from tests.postgres import postgres_server  # noqa: F401  (fixture)
@@ -773,6 +773,60 @@ def test_a_code_task_answered_in_words_asks_for_the_code(engine, user, bank):
                           text="I would write it with plain tensor operations.")
     assert words.prompt is not None and words.prompt.kind is PromptKind.FOLLOW_UP
     assert words.prompt.text == SHOW_IN_CODE
+
+
+class MissesOnly(Evaluator):
+    """Reads every answer as covering all points but `missed`: the words answer a probe cannot reach."""
+
+    name = "misses-only"
+
+    def __init__(self, missed: set[str]) -> None:
+        self._missed = missed
+
+    def evaluate_many(self, tasks: list[GradingTask]) -> list[Evaluation]:
+        return [Evaluation(
+            question_id=task.question_id, score=2.0, feedback="", model_answer=task.reference_answer,
+            evaluator=self.name, points=[PointVerdict.judged(p, Verdict.MISSED if p.id in self._missed else
+                                                             Verdict.COVERED, 0.0, None) for p in task.rubric],
+        ) for task in tasks]
+
+
+def hinted_gru_cell(repo, ingested_store, bank, user, missed: set[str]):
+    """gru-cell-from-scratch with both its probes in words given away as hints before the first answer."""
+    engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                             scorer=AnswerScorer(evaluator=MissesOnly(missed)))
+    question = by_id(bank)["gru-cell-from-scratch"]
+    session = start_at(engine, user, question, difficulty=question.difficulty)
+    hints = [engine.hint(session_id=session.id, user_id=user).message for _ in range(2)]
+    in_words = [f.prompt for f in question.follow_ups if not f.presumes_code]
+    assert len(in_words) == 2 and all(any(probe in hint for hint in hints) for probe in in_words), hints
+    return engine, session, question
+
+
+def test_a_code_task_whose_probes_in_words_were_hints_asks_for_its_code_once(repo, ingested_store, bank, user):
+    """The probes in words given away as hints, the code was asked for aimed at a point that has one, so the next
+    answer in words did not count it as asked: "now show it in code" was asked twice in a row."""
+    from app.interview.followups import SHOW_IN_CODE
+
+    engine, session, _ = hinted_gru_cell(repo, ingested_store, bank, user, {"candidate-reset", "interpolation"})
+    words = engine.answer(session_id=session.id, user_id=user, code=None, text="A GRU gates its hidden state.")
+    assert words.prompt is not None and words.prompt.text == SHOW_IN_CODE
+    again = engine.answer(session_id=session.id, user_id=user, code=None, text="I would gate it in a loop.")
+    assert again.prompt is None or again.prompt.kind is PromptKind.QUESTION, again.prompt
+
+
+def test_the_point_the_code_request_aimed_at_keeps_its_probe_about_the_code(repo, ingested_store, bank, user):
+    """The code request was recorded as a probe of the point it aimed at (stacked-parameters), so once the code came
+    that point's own probe about it was never asked and the interview moved on."""
+    from app.interview.followups import SHOW_IN_CODE
+
+    missed = {"stacked-parameters", "candidate-reset", "interpolation"}
+    engine, session, question = hinted_gru_cell(repo, ingested_store, bank, user, missed)
+    words = engine.answer(session_id=session.id, user_id=user, code=None, text="A GRU gates its hidden state.")
+    assert words.prompt is not None and words.prompt.text == SHOW_IN_CODE
+    code = engine.answer(session_id=session.id, user_id=user, text="", code=question.code.starter)
+    about_code = next(f.prompt for f in question.follow_ups if f.point == "stacked-parameters")
+    assert code.prompt is not None and code.prompt.text == about_code, code.prompt
 
 
 def test_code_sent_to_a_server_without_a_sandbox_is_not_asked_for_again(engine, user, bank):

@@ -195,6 +195,7 @@ def test_a_misconception_the_answer_names_to_correct_is_not_charged(fake_openai,
     result = judge_for(fake_openai, offline).evaluate(GradingTask.from_question(relu, answer))
 
     assert result.misconceptions == []
+    assert result.cleared == [m.claim]  # judged and found corrected: a report may call it corrected (not when left out)
     assert any("1 misconception(s) ignored, the answer states the correction" in n for n in result.notes)
     assert "Careful" not in result.feedback
     # The claim without its correction is charged.

@@ -222,6 +222,59 @@ def test_a_wrong_claim_corrected_on_a_follow_up_is_not_charged_in_the_report(ban
     assert ("keeping a unit" in study) is not corrected
 
 
+@pytest.mark.parametrize(("latest", "corrected"), [
+    ({"evaluator": "llm-judge:fake"}, False),
+    ({"evaluator": "llm-judge:fake", "cleared": ["The p argument of nn.Dropout is the probability of keeping a unit."]},
+     True),
+    ({"evaluator": "offline-rubric (fallback from llm-judge:fake)"}, True),
+])
+def test_a_wrong_claim_the_llm_judge_leaves_out_on_a_follow_up_is_not_called_corrected(bank, latest, corrected) -> None:
+    """The LLM judge lists only the claims it finds: on the follow-up it left out the claim the first answer made,
+    and the report said it was "corrected on a follow-up" that never mentioned it. Corrected only where the latest
+    evaluation judged the claim and cleared it (the judge's `cleared`), or was the offline scorer's, which finds
+    every claim it still reads in the answers."""
+    said = "I use a high p in nn.Dropout so that most of the activations survive each pass."
+    wrong = [{"claim": "The p argument of nn.Dropout is the probability of keeping a unit.", "quote": said,
+              "correction": "In PyTorch p is the probability of zeroing an element."}]
+    first = evaluation(0.3, [point("random-zeroing", "missed", None)], misconceptions=wrong, evaluator="llm-judge:fake")
+    later = evaluation(2.0, [point("random-zeroing", "missed", None)], **latest)
+    turns = [turn(1, "dropout", "regularisation", answer_text=said, evaluation=first),
+             turn(2, "dropout", "regularisation", kind="follow_up", evaluation=later,
+                  answer_text="It also helps against overfitting.")]
+    built = build_report(session=session({"dropout": 2.0}), turns=turns, bank=bank)
+    assert (built.question(1).misconceptions == []) is corrected
+    assert any("then corrected it on a follow-up" in n for n in built.question(1).scoring_notes) is corrected
+
+
+def test_an_i_dont_know_typed_as_the_answer_is_labelled_as_the_buttons_in_every_format(bank) -> None:
+    """Sessions stored before the engine recorded a typed "I don't know" as the button's kept it as an answer (gated
+    as a non-answer, scored 0): the transcript said "Your answer", the question counted as answered and was flagged
+    "not scored on merit: non-answer". Read back, it is the button's "I don't know", as a new session stores it."""
+    non_answer = evaluation(0.0, [point("random-zeroing", "missed", None)], gate="non-answer")
+    first = evaluation(1.5, [point("random-zeroing", "partial", "Dropout zeroes some activations")])
+    turns = [turn(1, "dropout", "regularisation", answer_text="I don't know, sorry.", evaluation=non_answer),
+             turn(2, "autograd-basics", "autograd", answer_text="Dropout zeroes some activations.", evaluation=first),
+             turn(3, "autograd-basics", "autograd", kind="follow_up", answer_text="No idea.", evaluation=first),
+             turn(4, "save-and-load-models", "deployment", action="dont_know", evaluation=evaluation(0.0, [],
+                                                                                                    gate="dont_know"))]
+    built = build_report(session=session({"dropout": 0.0, "autograd-basics": 1.5, "save-and-load-models": 0.0}),
+                         turns=turns, bank=bank)
+    typed, followed, button = built.questions
+    assert (typed.dont_know, typed.answered, typed.gate) == (button.dont_know, button.answered, button.gate)
+    assert [e.action for e in [*typed.transcript, *followed.transcript]] == ["dont_know", "answer", "dont_know"]
+    assert followed.answered and not followed.dont_know  # giving up on its follow-up leaves the question answered
+    assert w.status_flags(typed) == w.status_flags(button) == ["answered \"I don't know\""]
+    assert built.questions_answered == 1
+    labels = [w.reply_label(e) for q in built.questions for e in q.transcript]  # as markdown, HTML and PDF say it
+    assert labels == ["Answered \"I don't know\"", "Your answer", "Answered \"I don't know\"",
+                      "Answered \"I don't know\""]
+    for fmt in ("markdown", "html"):
+        body = unescape(render(built, fmt)[0].decode())
+        assert (body.count("Answered \"I don't know\""), body.count("Your answer")) == (3, 1), fmt
+    [q1, _, _] = json.loads(render(built, "json")[0])["questions"]
+    assert [e["action"] for e in q1["transcript"]] == ["dont_know"] and q1["dont_know"] and not q1["answered"]
+
+
 def test_each_rubric_point_is_in_one_list_of_its_question_in_the_json(bank) -> None:
     """A partial point was in both `covered` and `missed` of the JSON: a client counting either list counted it."""
     rubric = [p.id for p in bank["autograd-basics"].rubric]

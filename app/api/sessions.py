@@ -37,6 +37,7 @@ from app.api.schemas import (
 from app.interview import feedback
 from app.interview.models import SessionConfig, SessionState, TurnOutcome
 from app.reports import ready
+from app.reports.replies import reply_action
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=problem_responses(401, 422))
 SESSION_ERRORS = problem_responses(404, 409)
@@ -150,6 +151,10 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
     hide = ready.scores_withheld(session)
     draft = None if prompt is None else repo.draft(session_id, turn=prompt.turn)
     told = SessionState.model_validate(session.state).turn_notes
+    turns = repo.turns(session_id)
+    # A typed "I don't know" is the button's (reply_action), also in sessions stored before the engine said so.
+    references = {t.question_id: str((t.bank_entry or {}).get("reference_answer") or "") for t in turns
+                  if t.kind == "question"}
     transcript = [
         TranscriptTurn(
             position=t.position,
@@ -158,7 +163,7 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
             topic=t.topic,
             difficulty=t.difficulty,
             prompt=t.prompt,
-            action=t.action,
+            action=reply_action(t, references.get(t.question_id, "")),
             answer_text=t.answer_text,
             answer_code=t.answer_code,
             hints_used=t.hints_used,
@@ -170,7 +175,7 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
             code_result=None if hide else code_result_out(t.code_result),
             notes=told.get(t.position, []),
         )
-        for t in repo.turns(session_id)
+        for t in turns
     ]
     return SessionDetail(
         id=session.id,

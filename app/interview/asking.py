@@ -10,6 +10,7 @@ from typing import Any
 
 from app.errors import ConflictError
 from app.interview.choice import until_recorded
+from app.interview.followups import SHOW_IN_CODE
 from app.interview.models import Prompt, PromptKind, SessionConfig, SessionState
 from app.interview.phrasing import Phraser
 from app.interview.selection import History, QuestionSelector, level_for, why_chosen
@@ -75,6 +76,7 @@ class Asker:
         state.asked_topics.append(question.topic.value)
         state.current_question_id = question.id
         state.follow_ups_asked, state.probed_points, state.answers_so_far, state.raw_so_far = 0, [], [], None
+        state.code_asked = False
         opens = {"user_id": user_id, "config": config.model_dump(mode="json")} if opening else None
         turn = self._add_turn(session_id, state, question, PromptKind.QUESTION, phrased.text, None, user_asked=asked,
                               opens=opens)
@@ -88,7 +90,10 @@ class Asker:
         phrased = self._phraser.follow_up(question, follow_up.prompt, related)
         state.note(phrased.note)
         state.follow_ups_asked += 1
-        state.probed_points.append(follow_up.point)
+        if follow_up.prompt == SHOW_IN_CODE:
+            state.code_asked = True
+        else:
+            state.probed_points.append(follow_up.point)
         turn = self._add_turn(session_id, state, question, PromptKind.FOLLOW_UP, phrased.text, follow_up.point)
         return self.prompt_for(turn, config, state)
 

@@ -242,7 +242,7 @@ class InterviewEngine:
         follow_up = None
         if scored.rubric is not None:
             follow_up = choose_follow_up(question, scored.rubric, score=scored.score, asked=state.follow_ups_asked,
-                                         probed=state.probed_points,
+                                         probed=state.probed_points, code_asked=state.code_asked,
                                          hinted=self._repo.hints_given(session_id, question.id),
                                          run=self._repo.code_shown(session_id, question.id))
         if follow_up is not None:

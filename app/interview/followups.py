@@ -19,7 +19,7 @@ SHOW_IN_CODE = ("You have explained it in words; now show it in code. Write your
 
 def choose_follow_up(
     question: Question, evaluation: Evaluation, *, score: float, asked: int, probed: list[str],
-    hinted: Sequence[str] = (), run: Mapping[str, Any] | None = None,
+    hinted: Sequence[str] = (), run: Mapping[str, Any] | None = None, code_asked: bool = False,
 ) -> FollowUp | None:
     """The probe for the heaviest point still missing, if the answer merits one: first a point a hidden check
     found missing in the code (the run is the surest evidence of a gap), asked with its own probe or, lacking
@@ -29,14 +29,16 @@ def choose_follow_up(
     about the candidate's code when none was sent on the question (an answer in words has no solution to walk
     through). A code task answered in words alone with no other probe left is asked for its code, once: moving on
     left it unwritten (18 of 36 words-only answers to the tasks with such probes); with probes in words left, the last
-    follow-up is kept for it (custom-layer's two probes in words used both, and the code was never asked for)."""
+    follow-up is kept for it (custom-layer's two probes in words used both, and the code was never asked for).
+    `code_asked`: the code was asked for on this question already (states stored before that flag: a probed point no
+    probe in words can ask)."""
     if asked >= MAX_FOLLOW_UPS or evaluation.gate or score >= GOOD_ENOUGH:
         return None
     missing = sorted(
         (p for p in evaluation.points if p.verdict is not Verdict.COVERED and p.point_id not in probed),
         key=lambda p: (not p.checks, -p.weight, p.point_id),
     )
-    asks_code = question.code is not None and run is None and bool(missing) \
+    asks_code = question.code is not None and run is None and bool(missing) and not code_asked \
         and not any(_code_asked(question, p) for p in probed)
     if asks_code and asked == MAX_FOLLOW_UPS - 1:  # the last follow-up is the code's: probes in words used them up
         return _show_in_code(question, missing)
@@ -52,7 +54,7 @@ def choose_follow_up(
 
 
 def _show_in_code(question: Question, missing: list[PointVerdict]) -> FollowUp:
-    # Aimed at a point no probe in words can ask, so a later turn knows the code was asked for.
+    # Aimed at a point no probe in words can ask (its hint names that point); the request is not that point's probe.
     aim = next((p for p in missing if _code_asked(question, p.point_id)), missing[0])
     return FollowUp(point=aim.point_id, prompt=SHOW_IN_CODE)
 

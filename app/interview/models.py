@@ -45,6 +45,11 @@ class SessionState(BaseModel):
     current_question_id: str | None = None
     follow_ups_asked: int = 0
     probed_points: list[str] = Field(default_factory=list)
+    # Whether this question's code was asked for (followups.SHOW_IN_CODE). Its own flag, not a probed point: the
+    # request names a point only for the hint on its turn, and read as that point's probe it could be asked again
+    # (aimed at a point with a probe in words, given away as a hint) or keep that point's probe about the code from
+    # being asked once the code came. False in states stored before it: followups infers it as it used to.
+    code_asked: bool = False
     answers_so_far: list[str] = Field(default_factory=list)  # evidence from earlier turns on this question
     # This question's score before hint and time penalties, as of its last answer (None: not recorded, as in
     # sessions stored before it was, where the score kept stands in for it).

@@ -18,7 +18,9 @@ from app.reports.model import (
     QuestionEntry,
 )
 from app.reports.quotes import answer_texts
+from app.reports.replies import reply_action
 from app.store.records import TurnRecord
+from evaluators.base import LLM_JUDGE
 from evaluators.quotes import normalise, quote_in
 from evaluators.run_points import failure_said
 from knowledge.schema import Question
@@ -55,6 +57,12 @@ def question_entry(
     texts = answer_texts(answered)
     stated = _stated_points(answered, texts, given=_code_part(turns[0], in_bank, "starter"))
     score = evaluation.get("score", stored_score) if final else None
+    reference = question.reference_answer if question else ""
+    replies = [reply_action(t, reference) for t in turns]  # an "I don't know" typed as the answer is one
+    reply = {t.id: r for t, r in zip(turns, replies, strict=True)}
+    gate = evaluation.get("gate")
+    if final is not None and reply[final.id] == "dont_know" and gate in ("non-answer", "empty"):
+        gate = "dont_know"  # as the button's (a session stored before the engine recorded a typed one as such)
     wrong, corrected = _misconceptions(number, question_id, turns[0].topic, answered, texts)
     not_stated = _missed_points(question, answered, stated, wrong=[m.quote for m in wrong]) if answered else []
     # Points the final evaluation says the code's full run made unneeded for the score (words never take from it).
@@ -67,16 +75,16 @@ def question_entry(
         difficulty=turns[0].difficulty,
         score=round(float(score), 2) if score is not None else None,
         # How the question itself ended: giving up on a follow-up leaves an answered question answered.
-        answered=any(t.action == "answer" for t in answered),
-        skipped=turns[0].action == "skip",
-        dont_know=turns[0].action == "dont_know",
+        answered=any(reply[t.id] == "answer" for t in answered),
+        skipped=replies[0] == "skip",
+        dont_know=replies[0] == "dont_know",
         follow_ups=sum(t.kind == "follow_up" for t in turns),
         # Ended on: in a session still going (a practice report read midway), the follow-up is the prompt on screen.
         follow_up_unanswered=reveal and turns[-1].kind == "follow_up" and turns[-1].action is None,
         on_screen=not reveal and turns[-1].action is None,
         hints_used=sum(t.hints_used for t in turns),
         hints=[hint for t in turns for hint in t.hints],
-        gate=evaluation.get("gate"),
+        gate=gate,
         covered=[p for p in stated if p.verdict == "covered"],
         partial=[p for p in stated if p.verdict == "partial"],
         # A question shown and never answered (the session ended there) had no point judged: none is missed.
@@ -88,7 +96,7 @@ def question_entry(
                                           *map(_corrected_note, corrected)])),
         feedback=evaluation.get("feedback"),
         transcript=[Exchange(kind="follow_up" if t.kind == "follow_up" else "question", prompt=t.prompt,
-                             action=t.action, answer=t.answer_text, code=t.answer_code) for t in turns],
+                             action=reply[t.id], answer=t.answer_text, code=t.answer_code) for t in turns],
         model_answer=question.reference_answer if reveal and question else None,
         code_runs=code_runs,
         contract=_code_part(turns[0], in_bank, "contract"),
@@ -174,11 +182,16 @@ def _misconceptions(
     number: int, question_id: str, topic: str, answered: list[TurnRecord], texts: list[str]
 ) -> tuple[list[MisconceptionNote], list[MisconceptionNote]]:
     """The wrong claims quoted from the answers: those that stand, and those a later answer corrected. The latest
-    evaluation read every answer to the question, and a claim it no longer charges was corrected (the scorer reads
-    the correction stated on a follow-up): the report kept accusing the candidate of it, from the earlier turn's."""
+    evaluation read every answer to the question; a claim it no longer charges was corrected when it could have
+    charged it again: the offline scorer finds every claim it still reads in the answers (it reads the correction
+    stated on a follow-up), while the LLM judge lists only what it finds, so a claim it leaves out counts as corrected
+    only where it judged that claim and found it corrected (`cleared`). A judge that merely left it out corrected
+    nothing: the report had the claim corrected on a follow-up that never mentioned it."""
     notes: dict[tuple[str, str], MisconceptionNote] = {}
-    standing = {normalise(m["claim"]) for m in (answered[-1].evaluation or {}).get("misconceptions") or []} \
-        if answered else set()
+    latest = (answered[-1].evaluation or {}) if answered else {}
+    charged = {normalise(m["claim"]) for m in latest.get("misconceptions") or []}
+    cleared = {normalise(claim) for claim in latest.get("cleared") or []}
+    judged_by_llm = str(latest.get("evaluator") or "").startswith(LLM_JUDGE)
     for turn in answered:
         for item in (turn.evaluation or {}).get("misconceptions") or []:
             quote = item.get("quote")
@@ -189,8 +202,9 @@ def _misconceptions(
                 number=number, question_id=question_id, topic=topic, claim=item["claim"],
                 correction=item["correction"], quote=quote, from_code=bool(item.get("from_code")),
             ))
-    return ([n for key, n in notes.items() if key[0] in standing],
-            [n for key, n in notes.items() if key[0] not in standing])
+    standing = {key for key in notes if key[0] in charged or (judged_by_llm and key[0] not in cleared)}
+    return ([n for key, n in notes.items() if key in standing],
+            [n for key, n in notes.items() if key not in standing])
 
 
 def _corrected_note(note: MisconceptionNote) -> str:
