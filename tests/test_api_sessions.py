@@ -470,3 +470,18 @@ def test_a_turn_sent_where_the_route_does_not_read_it_is_told_where_it_goes(alic
     hinted = alice.post(f"/v1/sessions/{sid}/hint", json={"turn": 0})
     assert assert_problem(hinted, 422)["detail"] == "missing query parameter 'turn': send it in the URL (?turn=...)"
     assert alice.get(f"/v1/sessions/{sid}").json()["prompt"]["turn"] == 0  # nothing was recorded
+
+
+def test_a_seed_draws_the_same_questions_for_the_same_history_and_says_so(api, alice):
+    """Three identical starts with seed 3 gave alice three first questions, each new to her (no repeats): the seed
+    fixes the draw for a history, not for ever. bob, with the same history each time, gets the same three, and the
+    schema, like the CLI's --seed, says the history counts (it read "reproducible")."""
+    config = {"topics": ["training-loop"], "difficulty": 1, "seed": 3, "num_questions": 2}
+    firsts = {}
+    for name in ("alice", "bob"):
+        firsts[name] = [api.client.post("/v1/sessions", json=config, headers=api.as_user(name)).json()["prompt"]
+                        ["question_id"] for _ in range(3)]
+    assert firsts["alice"] == firsts["bob"] and len(set(firsts["alice"])) == 3, firsts
+    said = " ".join(api.app.openapi()["components"]["schemas"]["SessionConfigIn"]["properties"]["seed"]["description"]
+                    .split())
+    assert "same history" in said and "no repeats" in said, said

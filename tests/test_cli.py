@@ -778,6 +778,17 @@ def test_python_dash_m_runs_the_cli():
     assert out.returncode == 0 and "Usage" in out.stdout, (out.stdout, out.stderr)
 
 
+def test_seed_help_and_readme_say_the_draw_depends_on_the_history(cli_env):
+    """`--seed` was "Random seed for a reproducible session.", yet the same seed gives a user other questions in
+    each session: those already asked are left out (no repeats). The help and the README say so."""
+    out = run("interview", "--help", env={**cli_env, "COLUMNS": "200"})
+    said = " ".join(out.stdout.split())
+    assert out.returncode == 0 and "reproducible session" not in said, said
+    assert "same questions for the same history" in said and "no repeats" in said, said
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8").split())
+    assert "`--seed N`" in readme and "for the same history" in readme
+
+
 def test_bank_validate_stops_a_task_whose_check_never_returns_and_checks_the_next(tmp_path):
     """A pack whose `inputs()` ran `while True` hung `bank validate` for ever."""
     from knowledge.loader import load_bank

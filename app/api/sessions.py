@@ -33,7 +33,7 @@ from app.api.schemas import (
     session_summary,
 )
 from app.interview import feedback
-from app.interview.models import Mode, SessionConfig, SessionState, TurnOutcome
+from app.interview.models import SEED_HELP, Mode, SessionConfig, SessionState, TurnOutcome
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=problem_responses(401, 422))
 SESSION_ERRORS = problem_responses(404, 409)
@@ -60,7 +60,7 @@ class SessionConfigIn(SessionConfig):
 
     num_questions: StrictInt = Field(default=5, ge=1, le=30)
     time_limit_s: StrictInt | None = Field(default=None, ge=30, le=3600)
-    seed: StrictInt | None = None
+    seed: StrictInt | None = Field(default=None, description=SEED_HELP)
 
     @field_validator("difficulty", mode="before")
     @classmethod
