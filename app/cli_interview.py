@@ -183,6 +183,9 @@ def _topic_list(given: list[str] | None) -> list[str] | None:
     return topics or None
 
 
+# Not "reproducible": questions asked before are left out of the draw (no repeats), so the history counts too.
+SEED_HELP = ("Random seed: the same seed and settings draw the same questions for the same history. Questions you were "
+             "asked before wait until the others are used up (no repeats), so the same seed again can draw others.")
 SETUP = ("topics", "questions", "difficulty", "mode", "seed")  # what a resumed session keeps from its start
 
 
@@ -200,7 +203,7 @@ def interview(
         help="1, 2, 3 or adaptive.", callback=_one_of("1", "2", "3", "adaptive"))] = "adaptive",
     mode: Annotated[str, typer.Option(
         help="practice or interview.", callback=_one_of("practice", "interview"))] = "practice",
-    seed: Annotated[int | None, typer.Option(help="Random seed for a reproducible session.")] = None,
+    seed: Annotated[int | None, typer.Option(help=SEED_HELP)] = None,
 ) -> None:
     """Run a mock interview in the terminal (or resume one) and print the report at the end."""
     from app.cli_output import console as make_console

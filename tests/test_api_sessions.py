@@ -544,3 +544,18 @@ def test_an_i_dont_know_typed_as_the_answer_is_in_the_transcript_as_the_buttons(
         db.execute(update(Turn).where(Turn.session_id == sid, Turn.position == 0).values(action="answer"))
     [shown, _] = alice.get(f"/v1/sessions/{sid}").json()["transcript"]
     assert (shown["action"], shown["answer_text"]) == ("dont_know", "I don't know, sorry.")
+
+
+def test_a_seed_draws_the_same_questions_for_the_same_history_and_says_so(api, alice):
+    """Three identical starts with seed 3 gave alice three first questions, each new to her (no repeats): the seed
+    fixes the draw for a history, not for ever. bob, with the same history each time, gets the same three, and the
+    schema, like the CLI's --seed, says the history counts (it read "reproducible")."""
+    config = {"topics": ["training-loop"], "difficulty": 1, "seed": 3, "num_questions": 2}
+    firsts = {}
+    for name in ("alice", "bob"):
+        firsts[name] = [api.client.post("/v1/sessions", json=config, headers=api.as_user(name)).json()["prompt"]
+                        ["question_id"] for _ in range(3)]
+    assert firsts["alice"] == firsts["bob"] and len(set(firsts["alice"])) == 3, firsts
+    said = " ".join(api.app.openapi()["components"]["schemas"]["SessionConfigIn"]["properties"]["seed"]["description"]
+                    .split())
+    assert "same history" in said and "no repeats" in said, said

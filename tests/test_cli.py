@@ -580,6 +580,33 @@ def test_the_terminal_report_wraps_a_model_answer_once():
     assert len(paragraph) > 3 and all(len(line) > 60 for line in paragraph[:-1]), paragraph
 
 
+def test_the_terminal_report_wraps_a_contracts_list_items_once():
+    """A contract's list item goes on over lines indented under its text ("must give finite,\n  accurate results");
+    those lines were kept, so at 80 columns each was wrapped again: "must give finite," alone on a line, then
+    "accurate results, ...". An item's own lines now join it, and it is wrapped once, at the terminal's width."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from app.cli_sessions import print_report
+    from app.config import Settings
+    from tests.test_reports import session, turn
+
+    asked = turn(1, "stable-log-softmax", "autograd", answer_text="I subtract the max.",
+                 evaluation={"score": 1.0, "evaluator": "rubric", "points": [], "misconceptions": []})
+    repo = SimpleNamespace(get_session=lambda *_: session({"stable-log-softmax": 1.0}), turns=lambda _: [asked])
+    console = Console(width=80, record=True)
+    print_report(console, repo, "s1", 7, Settings())
+    contract = console.export_text().split("Contract:")[1].split("Your answer")[0]
+    shown = [line.strip() for line in contract.splitlines() if line.strip()]
+    assert shown[0].startswith("Define `log_softmax(") and len(shown) > 8, shown
+    # A line the terminal wrapped (the next one goes on with the item, not a new "- " item) is nearly full.
+    broken = [line for line, after in zip(shown, shown[1:], strict=False) if not after.startswith("- ")
+              and len(line) < 60]
+    assert not broken, shown
+    assert any("give finite, accurate results" in line for line in shown), shown
+
+
 def test_terminal_answers_from_windows_files_and_odd_first_lines():
     import io
 
@@ -776,6 +803,17 @@ def test_the_terminal_says_what_a_turn_was_charged():
 def test_python_dash_m_runs_the_cli():
     out = subprocess.run([sys.executable, "-m", "app.cli", "--help"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "Usage" in out.stdout, (out.stdout, out.stderr)
+
+
+def test_seed_help_and_readme_say_the_draw_depends_on_the_history(cli_env):
+    """`--seed` was "Random seed for a reproducible session.", yet the same seed gives a user other questions in
+    each session: those already asked are left out (no repeats). The help and the README say so."""
+    out = run("interview", "--help", env={**cli_env, "COLUMNS": "200"})
+    said = " ".join(out.stdout.split())
+    assert out.returncode == 0 and "reproducible session" not in said, said
+    assert "same questions for the same history" in said and "no repeats" in said, said
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8").split())
+    assert "`--seed N`" in readme and "for the same history" in readme
 
 
 def test_bank_validate_stops_a_task_whose_check_never_returns_and_checks_the_next(tmp_path):

@@ -9,13 +9,15 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from evaluators.code import cgroups, sandbox
 from evaluators.code.errors import RunnerError, SandboxUnavailable
 from evaluators.code.protocol import FrameDecoder, FrameError, encode
-from evaluators.code.results import Status
+from evaluators.code.raw_outcome import RawOutcome
+from evaluators.code.results import Failure, Status
 from evaluators.code.runner import CodeRunner
 from tests.code_fixtures import (
     FORK_BOMB,
@@ -354,3 +356,37 @@ def test_a_submission_without_the_starters_import_lines_runs_with_them(runner: C
                                 "        super().__init__()\n        self.weight = nn.Parameter(torhc.ones(2))\n",
                           "custom-layer")
     assert all("NameError: name 'torhc' is not defined (line 6:" in (c.message or "") for c in broken.checks)
+
+
+MEMORY_HOG = "a = []\nfor i in range(200):\n    a.append(b'x' * 10**8)\n"
+
+
+def test_code_stopped_by_a_limit_lists_every_check_as_not_run(
+        runner: CodeRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A review saw "0 of 0 checks" for code stopped by the memory limit, where a syntax error listed every check:
+    the total is the task's and each check says it was not run, and why (only names and descriptions, which every
+    run shows, leave the trusted side)."""
+    monkeypatch.setattr(runner, "timeout_s", PATIENT_S)  # filling 2 GB takes seconds on a busy machine
+    result = runner.check(relu_task(), MEMORY_HOG + solution(), QUESTION_ID).to_json()
+    names = [check.name for check in relu_task().checks]
+    assert result["status"] == "resource_limit" and (result["passed_checks"], result["total_checks"]) == (0, 4)
+    assert [c["name"] for c in result["checks"]] == names, result
+    assert all(c["failure"] == "not_run" and "MemoryError" in c["message"] for c in result["checks"]), result
+
+
+@pytest.mark.parametrize("raw, status", [
+    (RawOutcome(memory_exceeded=True, worker_lost=True), Status.RESOURCE_LIMIT),
+    (RawOutcome(output_exceeded=True, stdout_bytes=1 << 21), Status.RESOURCE_LIMIT),
+    (RawOutcome(exit={"signal": signal.SIGXFSZ}), Status.RESOURCE_LIMIT),
+    (RawOutcome(timed_out=True), Status.TIMED_OUT),
+    (RawOutcome(exit={"signal": signal.SIGSEGV}), Status.ERROR),
+    (RawOutcome(exit={"code": 3}), Status.ERROR),
+    (RawOutcome(worker_lost=True, delivered=True), Status.ERROR),
+])
+def test_every_run_that_reached_no_check_lists_the_tasks_checks_as_not_run(raw: RawOutcome, status: Status) -> None:
+    """Each way a run can end before any check (limits, a crash, an exit, a lost worker): the task's checks, each
+    not run with the reason, so the total is the task's and never 0 of 0."""
+    judged = CodeRunner._judge(SimpleNamespace(timeout_s=5.0), relu_task(), QUESTION_ID, {}, raw)  # type: ignore[arg-type]
+    assert judged.status is status and (judged.passed_checks, judged.total_checks) == (0, 4)
+    assert [c.name for c in judged.checks] == [c.name for c in relu_task().checks]
+    assert all(c.failure is Failure.NOT_RUN and c.message and c.message.startswith("not run: ") for c in judged.checks)

@@ -1135,3 +1135,24 @@ def test_the_starters_not_implemented_error_is_said_once_in_the_study_focus(bank
     assert focus[0] == ("stopped at NotImplementedError (line 6): the starter's body is not written yet "
                         "(failed checks forward-values, gradient-values, gradient-mask)")
     assert not any("NotImplementedError" in item for item in focus[1:])
+
+
+def test_reflowed_joins_a_list_items_own_lines_and_keeps_code_nested_items_and_tables():
+    """A list item's next lines, indented under its text, were kept as lines: a page or terminal narrower than
+    the bank's lines wrapped each again, leaving "give finite," alone before "accurate results"."""
+    contract = ("Define `f(x)`.\n"
+                "- It must give finite,\n  accurate results for large\n  logits.\n"
+                "1. First step,\n   then more.\n"
+                "   - a nested item\n     going on.\n"
+                "```python\ndef f(x):\n    return x\n```\n"
+                "- Before the code:\n\n    indented = code\n"
+                "| a | b |\n  | c | d |")
+    assert w.reflowed(contract).split("\n") == [
+        "Define `f(x)`.",
+        "- It must give finite, accurate results for large logits.",
+        "1. First step, then more.",
+        "   - a nested item going on.",
+        "def f(x):", "    return x",
+        "- Before the code:", "", "    indented = code",
+        "| a | b |", "  | c | d |",
+    ]

@@ -35,7 +35,7 @@ from app.api.schemas import (
     session_summary,
 )
 from app.interview import feedback
-from app.interview.models import SessionConfig, SessionState, TurnOutcome
+from app.interview.models import SEED_HELP, SessionConfig, SessionState, TurnOutcome
 from app.reports import ready
 from app.reports.replies import reply_action
 
@@ -66,7 +66,7 @@ class SessionConfigIn(SessionConfig):
     difficulty: Level = "adaptive"
     num_questions: StrictInt = Field(default=5, ge=1, le=30)
     time_limit_s: StrictInt | None = Field(default=None, ge=30, le=3600)
-    seed: StrictInt | None = Field(default=None, ge=-(2**63), le=2**63 - 1)
+    seed: StrictInt | None = Field(default=None, ge=-(2**63), le=2**63 - 1, description=SEED_HELP)
 
 
 TURN_HELP = ("The `turn` of the prompt this acts on (from the prompt): if the session has moved past it (a retry, "

@@ -16,6 +16,15 @@ class Mode(StrEnum):
     INTERVIEW = "interview"  # feedback only in the final report
 
 
+# The seed fixes the draw, not the questions for ever: a user is not asked a question again until every one in
+# the chosen topics has been asked, so what they were asked before is left out of the draw. A draw that ignored
+# that history would repeat questions, which the no-repeat guarantee forbids.
+SEED_HELP = ("Seeds the random draw of questions: the same seed and settings draw the same questions for the same "
+             "history. Questions the user was asked in earlier sessions are left out until every one in the chosen "
+             "topics has been asked (no repeats), so a later session with the same seed can draw others. "
+             "Empty: a fresh draw.")
+
+
 class SessionConfig(BaseModel):
     """Every field is optional; defaults give a 5-question adaptive practice session."""
 
@@ -28,7 +37,7 @@ class SessionConfig(BaseModel):
     mode: Mode = Mode.PRACTICE
     time_limit_s: int | None = Field(default=None, ge=30, le=3600)
     # A 64-bit signed whole number: what a client's integer type holds, and a bound on what every reply echoes.
-    seed: int | None = Field(default=None, ge=-(2**63), le=2**63 - 1)
+    seed: int | None = Field(default=None, ge=-(2**63), le=2**63 - 1, description=SEED_HELP)
 
     @field_validator("frameworks", "topics")
     @classmethod

@@ -28,6 +28,7 @@ MODEL_ANSWER = "Model answer"
 CONTRACT = "Contract"
 _FENCE_LINE = re.compile(r"^\s*```[\w+-]*\s*$")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|\|)\s")
+_ITEM_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")  # a list item's marker: its text starts where this ends
 
 
 def fenceless(answer: str) -> str:
@@ -39,12 +40,18 @@ def fenceless(answer: str) -> str:
 def reflowed(answer: str) -> str:
     """A model answer or a contract without its fence lines, each prose paragraph on one line for the page to wrap:
     the bank breaks its prose near 95 characters, and a page wrapping those lines again left one-word lines
-    between them. Code, list items and indented lines keep their lines."""
+    between them. Code, list items and indented lines keep their lines, except a list item's own next lines,
+    indented under its text (a contract's "- It must give finite,\n  accurate results"): they join the item."""
     lines: list[str] = []
-    fenced, joinable = False, False
+    fenced, joinable, item_text_at = False, False, None  # item_text_at: where the open list item's text starts
     for line in answer.splitlines():
         if _FENCE_LINE.match(line):
-            fenced, joinable = not fenced, False
+            fenced, joinable, item_text_at = not fenced, False, None
+            continue
+        marker = None if fenced else _ITEM_MARKER.match(line)
+        indent = len(line) - len(line.lstrip())
+        if not fenced and line.strip() and not marker and item_text_at is not None and indent >= item_text_at:
+            lines[-1] += " " + line.strip()  # the open item's next line, under its text
             continue
         text = not fenced and bool(line.strip()) and not line[0].isspace()
         item = text and _LIST_ITEM.match(line) is not None
@@ -53,6 +60,7 @@ def reflowed(answer: str) -> str:
         else:
             lines.append(line)
         joinable = text
+        item_text_at = marker.end() if marker else item_text_at if text and not item else None
     return "\n".join(lines)
 SECTIONS = (OVERALL, PER_TOPIC, QUESTIONS, STRENGTHS, MISCONCEPTIONS, STUDY_PLAN)
 
