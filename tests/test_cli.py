@@ -802,6 +802,23 @@ def test_bank_validate_stops_a_task_whose_check_never_returns_and_checks_the_nex
     assert "2 problem(s) in the bank" in done.stderr
 
 
+def test_bank_validate_refuses_a_mistyped_solution_mark_in_one_line(tmp_path):
+    from knowledge.loader import load_bank
+
+    task = next(q for q in load_bank() if q.id == "relu-autograd-function").model_dump(mode="json")
+    task.update(related=[], reference_answer="A custom Function saves its input.\n\n{{soluton}}\n")
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "tasks.yaml").write_text(yaml.safe_dump([task], sort_keys=False), encoding="utf-8")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
+           "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_BANK_DIR": str(pack)}
+    done = run("bank", "validate", env=env)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    said = [line for line in done.stderr.splitlines() if "{{soluton}}" in line]
+    assert len(said) == 1 and "entry relu-autograd-function" in said[0], done.stderr
+    assert "1 problem(s) in the bank" in done.stderr
+
+
 def test_bank_validate_stops_what_a_tasks_code_started_too(tmp_path):
     """The stopped task's code had started a process that slept on: `bank validate` printed its lines, but the
     process held its stdout and stderr, so a caller reading them (a pipe, CI) waited 10 minutes until it was
