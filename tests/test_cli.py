@@ -580,6 +580,31 @@ def test_the_terminal_report_wraps_a_model_answer_once():
     assert len(paragraph) > 3 and all(len(line) > 60 for line in paragraph[:-1]), paragraph
 
 
+def test_the_terminal_report_shows_a_model_answers_prose_as_text_and_its_code_as_a_block():
+    """The prose of a code task's model answer was printed inside the code's block, indented and shaded with it."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from app.cli_sessions import print_report
+    from app.config import Settings
+    from knowledge.loader import bank_index
+    from tests.test_reports import evaluation, session, turn
+
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_text="Some words.", evaluation=evaluation(1.0, []))]
+    record = session({"relu-autograd-function": 1.0})
+    repo = SimpleNamespace(get_session=lambda *_: record, turns=lambda _: turns)
+    console = Console(width=100, record=True)
+    print_report(console, repo, "s1", 7, Settings())
+    shown = console.export_text().split("Model answer:")[1].split("Strengths")[0].splitlines()
+    prose = next(line for line in shown if "Subclass torch.autograd.Function" in line)
+    assert prose.startswith("Subclass"), prose  # a paragraph, not inside the code block's padding
+    code = bank_index()["relu-autograd-function"].code.solution.strip().splitlines()
+    lines = [line[1:].rstrip() for line in shown if line.startswith(" ")]  # the block, its one-column padding off
+    start = lines.index(code[0])
+    assert lines[start:start + len(code)] == code  # each line of the code on its own, indentation kept
+
+
 def test_terminal_answers_from_windows_files_and_odd_first_lines():
     import io
 
