@@ -76,17 +76,18 @@ def print_report(out: Console, repo: Any, session_id: str, user_id: int, setting
 
 
 def terminal_report(report: Any) -> Markdown:
-    """The Markdown report, its model answers and contracts reflowed as the in-session panel shows them: the bank
-    breaks its prose near 95 characters, and a terminal wrapping those lines again at its own width left a
-    line of a word or two after each (the Markdown file keeps them: its code blocks are not wrapped)."""
+    """The Markdown report, its contracts reflowed as the in-session panel shows them: the bank breaks its prose
+    near 95 characters, and a terminal wrapping those lines again at its own width left a line of a word or two
+    after each (the Markdown file keeps them: its code blocks are not wrapped). A model answer needs nothing: its
+    prose is Markdown paragraphs there, which the terminal wraps, and its code a fenced block."""
     from app.reports import render
     from app.reports.wording import reflowed
 
     def each_paragraph_a_line(text: str | None) -> str | None:
         return reflowed(text) if text else text
 
-    questions = [entry.model_copy(update={"model_answer": each_paragraph_a_line(entry.model_answer),
-                                          "contract": each_paragraph_a_line(entry.contract)})
+    # The model answer's prose is already Markdown paragraphs there (the terminal wraps them), its code a fence.
+    questions = [entry.model_copy(update={"contract": each_paragraph_a_line(entry.contract)})
                  for entry in report.questions]
     body, _ = render(report.model_copy(update={"questions": questions}), "markdown")
     return Markdown(body.decode("utf-8"))

@@ -239,9 +239,23 @@ def _presumed_for_one_point(follow_ups: list[FollowUp]) -> None:
 SOLUTION_MARK = "{{solution}}"
 
 
+# Any `{{...}}` on a line of prose: a mark. Fenced code is left out, where `{{` is Python's own (an f-string's brace).
+_MARK = re.compile(r"\{\{[^{}\n]*\}\}")
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+
+
 def _with_solution(data: object) -> object:
-    """The raw entry with its reference_answer's SOLUTION_MARK replaced by its code task's solution."""
-    if not isinstance(data, dict) or SOLUTION_MARK not in str(data.get("reference_answer") or ""):
+    """The raw entry with its reference_answer's SOLUTION_MARK replaced by its code task's solution. A mark of any
+    other spelling is refused: `{{soluton}}` validated and was shown to candidates as it stands, with no solution."""
+    if not isinstance(data, dict):
+        return data
+    answer = data.get("reference_answer")
+    prose = _FENCE.sub("", answer) if isinstance(answer, str) else ""
+    unknown = [mark for mark in _MARK.findall(prose) if mark != SOLUTION_MARK]
+    if unknown:
+        raise ValueError(f"reference_answer holds {unknown[0]}, an unknown mark: the only mark is {SOLUTION_MARK}, "
+                         "which stands for the code task's reference solution")
+    if SOLUTION_MARK not in str(answer or ""):
         return data
     code = data.get("code")
     solution = code.get("solution") if isinstance(code, dict) else getattr(code, "solution", None)

@@ -431,6 +431,25 @@ def test_the_solution_mark_shows_a_code_tasks_solution_and_nothing_else(bank):
         Question.model_validate(words)
 
 
+@pytest.mark.parametrize("mark", ["{{soluton}}", "{{ solution }}", "{{Solution}}", "{{}}"])
+def test_a_mistyped_solution_mark_fails_validation_naming_the_entry(tmp_path: Path, bank, mark):
+    """`{{soluton}}` validated and was shown to candidates as it stands, where the solution should have been."""
+    import yaml
+
+    from knowledge.loader import bank_problems
+
+    task = next(q for q in bank if q.code).model_dump(mode="json")
+    marked = dict(task, related=[], reference_answer=f"It is short.\n\n{mark}\n\nThat is the whole of it.")
+    (tmp_path / "pack.yaml").write_text(yaml.safe_dump([marked]), encoding="utf-8")
+    questions, problems = bank_problems(tmp_path)
+    assert questions == [] and len(problems) == 1, problems
+    assert problems[0].startswith(f"pack.yaml: entry {task['id']}: ") and mark in problems[0], problems
+    assert "{{solution}}" in problems[0] and "\n" not in problems[0]
+    # Braces in fenced code are Python's own (an f-string's), not a mark; the known mark still shows the solution.
+    fenced = dict(marked, reference_answer="It is short.\n\n{{solution}}\n\n```python\nf\"{{name}}\"\n```\n")
+    assert task["code"]["solution"].strip() in Question.model_validate(fenced).reference_answer
+
+
 def test_a_pack_with_several_mistakes_has_them_all_listed_at_once(tmp_path: Path, bank):
     """A pack with a bad topic and a bad difficulty in one entry, and a link to no entry in another, took a run
     of `bank validate` per mistake: each load stopped at the first."""

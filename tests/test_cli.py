@@ -607,6 +607,31 @@ def test_the_terminal_report_wraps_a_contracts_list_items_once():
     assert any("give finite, accurate results" in line for line in shown), shown
 
 
+def test_the_terminal_report_shows_a_model_answers_prose_as_text_and_its_code_as_a_block():
+    """The prose of a code task's model answer was printed inside the code's block, indented and shaded with it."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from app.cli_sessions import print_report
+    from app.config import Settings
+    from knowledge.loader import bank_index
+    from tests.test_reports import evaluation, session, turn
+
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_text="Some words.", evaluation=evaluation(1.0, []))]
+    record = session({"relu-autograd-function": 1.0})
+    repo = SimpleNamespace(get_session=lambda *_: record, turns=lambda _: turns)
+    console = Console(width=100, record=True)
+    print_report(console, repo, "s1", 7, Settings())
+    shown = console.export_text().split("Model answer:")[1].split("Strengths")[0].splitlines()
+    prose = next(line for line in shown if "Subclass torch.autograd.Function" in line)
+    assert prose.startswith("Subclass"), prose  # a paragraph, not inside the code block's padding
+    code = bank_index()["relu-autograd-function"].code.solution.strip().splitlines()
+    lines = [line[1:].rstrip() for line in shown if line.startswith(" ")]  # the block, its one-column padding off
+    start = lines.index(code[0])
+    assert lines[start:start + len(code)] == code  # each line of the code on its own, indentation kept
+
+
 def test_terminal_answers_from_windows_files_and_odd_first_lines():
     import io
 
@@ -838,6 +863,23 @@ def test_bank_validate_stops_a_task_whose_check_never_returns_and_checks_the_nex
     assert "loops-for-ever: its checks did not finish in 12 s and were stopped" in done.stderr
     assert "starter-passes: the starter code passes every check" in done.stderr  # the next task was checked
     assert "2 problem(s) in the bank" in done.stderr
+
+
+def test_bank_validate_refuses_a_mistyped_solution_mark_in_one_line(tmp_path):
+    from knowledge.loader import load_bank
+
+    task = next(q for q in load_bank() if q.id == "relu-autograd-function").model_dump(mode="json")
+    task.update(related=[], reference_answer="A custom Function saves its input.\n\n{{soluton}}\n")
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "tasks.yaml").write_text(yaml.safe_dump([task], sort_keys=False), encoding="utf-8")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
+           "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_BANK_DIR": str(pack)}
+    done = run("bank", "validate", env=env)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    said = [line for line in done.stderr.splitlines() if "{{soluton}}" in line]
+    assert len(said) == 1 and "entry relu-autograd-function" in said[0], done.stderr
+    assert "1 problem(s) in the bank" in done.stderr
 
 
 def test_bank_validate_stops_what_a_tasks_code_started_too(tmp_path):

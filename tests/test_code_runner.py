@@ -15,8 +15,8 @@ import pytest
 
 from evaluators.code import cgroups, sandbox
 from evaluators.code.errors import RunnerError, SandboxUnavailable
+from evaluators.code.pool import RawOutcome
 from evaluators.code.protocol import FrameDecoder, FrameError, encode
-from evaluators.code.raw_outcome import RawOutcome
 from evaluators.code.results import Failure, Status
 from evaluators.code.runner import CodeRunner
 from tests.code_fixtures import (
@@ -341,6 +341,40 @@ def test_a_class_the_contract_names_but_the_code_lacks_is_named_not_a_key_error(
     own = runner.check(task, "import torch\nclass CustomLinear(torch.nn.Module):\n    def __init__(self, *a, **k):\n"
                              "        raise KeyError('weights')\n", "custom-layer")
     assert any(m.startswith("KeyError: 'weights'") and "line 4" in m for m in (c.message or "" for c in own.checks))
+
+
+def test_a_name_the_contract_asks_for_missing_is_not_run_not_raised(runner: CodeRunner, bank) -> None:
+    """Without the class the checks call, no check ran the code: every check said `raised`, and the follow-up then
+    asked "Your code failed one of my checks: ..." of code that never ran. A name missing is classed not run, and the
+    message names it; a name the code does define but whose code raises keeps `raised`."""
+    task = next(q for q in bank if q.id == "gan-generator-discriminator").code
+    lacking = task.solution.replace("class Discriminator", "class Critic").replace("def train_step", "def step")
+    result = runner.check(task, lacking, "gan-generator-discriminator")
+    by_name = {c.name: c for c in result.checks}
+    assert by_name["generator-output"].passed
+    assert by_name["discriminator-logits"].failure is Failure.NOT_RUN
+    assert by_name["discriminator-logits"].message == (
+        "not run: your code does not define Discriminator, which the task asks for by that name")
+    assert all(c.failure is Failure.NOT_RUN and "does not define train_step" in (c.message or "")
+               for name, c in by_name.items() if name not in {"generator-output", "discriminator-logits"})
+    own = runner.check(task, task.solution.replace("class Discriminator(nn.Module):",
+                                                   "class Discriminator(nn.Module):\n    def __new__(cls, *a):\n"
+                                                   "        raise KeyError('Discriminator')\n"), "x")
+    assert {c.failure for c in own.checks if c.name == "discriminator-logits"} == {Failure.RAISED}
+
+
+def test_a_run_claiming_a_name_no_check_calls_is_missing_is_not_believed(runner: CodeRunner, bank) -> None:
+    """The class is decided on the trusted side: the jail's word that a name is missing counts only for a name the
+    check's own probe looks up; otherwise the check raised, as the run said."""
+    task = next(q for q in bank if q.id == "custom-layer").code
+    expected, _, _ = runner._reference(task)
+    frames = [({"type": "check", "name": c.name, "error": "KeyError: 'weights'", "missing": name}, [])
+              for c, name in zip(task.checks, ["weights", "CustomLinear", 7, None, "torch"], strict=True)]
+    raw = RawOutcome(frames=[*frames, ({"type": "end"}, [])])
+    judged = runner._judge(task, "custom-layer", expected, raw)
+    assert [c.failure for c in judged.checks] == [Failure.RAISED, Failure.NOT_RUN, *[Failure.RAISED] * 3]
+    assert judged.checks[1].message == ("not run: your code does not define CustomLinear, which the task asks for "
+                                        "by that name")
 
 
 def test_a_submission_without_the_starters_import_lines_runs_with_them(runner: CodeRunner, bank) -> None:

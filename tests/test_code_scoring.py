@@ -128,6 +128,24 @@ def test_a_probe_that_states_a_failure_is_asked_only_when_its_own_check_showed_i
     assert choose_follow_up(question, words.rubric, score=words.score, asked=0, probed=others) is None
 
 
+def test_code_lacking_the_class_the_task_names_is_told_so_not_asked_about_a_failed_check(scorer, tasks):
+    """A submission that does not define CustomLinear was asked "Your code failed one of my checks: ...", as if the
+    code had run and got something wrong: the follow-up says which name the task asks for is missing."""
+    from evaluators.code.runner import CodeRunner
+
+    question = tasks["custom-layer"]
+    renamed = question.code.solution.replace("class CustomLinear", "class MyLinear")
+    with CodeRunner(workers=1, timeout_s=20.0) as runner:
+        result = scored(scorer, question, runner, code=renamed)
+        run = runner.check(question.code, renamed, question.id).to_json()
+    first = choose_follow_up(question, result.rubric, score=result.score, asked=0, probed=[], run=run)
+    assert first is not None and first.prompt == (
+        "My checks could not run your code: your code does not define CustomLinear, which the task asks for by that "
+        "name. What causes that, and how would you fix it?")
+    later = choose_follow_up(question, result.rubric, score=result.score, asked=1, probed=[first.point], run=run)
+    assert later is None or not later.prompt.startswith(("Your code failed one of my checks", "My checks could not"))
+
+
 def test_code_that_never_reached_a_check_is_asked_about_once(scorer, tasks):
     """Every point whose check never ran would put the same "My checks could not run your code" again: it is the
     first follow-up only, and a second goes to a point of the words, if any probe fits."""

@@ -832,16 +832,70 @@ def test_a_point_an_earlier_run_showed_but_the_latest_run_failed_is_not_praised(
 
 
 def test_the_model_answer_prints_its_code_without_fence_lines(bank) -> None:
-    """A preformatted model answer printed "```python" as text."""
+    """A preformatted model answer printed "```python" as text; the Markdown's own fence around the code is one."""
     reference = bank["relu-autograd-function"].reference_answer
     assert "```python" in reference
     turns = [turn(1, "relu-autograd-function", "autograd", answer_text="Some words.", evaluation=evaluation(1.0, []))]
     done = build_report(session=session({"relu-autograd-function": 1.0}), turns=turns, bank=bank)
     code_line = next(line for line in reference.splitlines() if "def backward" in line)
-    for fmt in ("markdown", "html"):
-        body = render(done, fmt)[0].decode()
-        answer = body[body.index("Model answer"):]
-        assert "```python" not in answer and code_line.strip() in answer, fmt
+    html = render(done, "html")[0].decode()
+    answer = html[html.index("Model answer"):]
+    assert "```" not in answer and code_line.strip() in answer
+    markdown = render(done, "markdown")[0].decode()
+    answer = markdown[markdown.index("Model answer"):]
+    assert answer.count("```python\n") == 1 and f"\n{code_line}\n" in answer
+
+
+def _model_answer_report(bank: dict[str, Any], question_id: str = "relu-autograd-function") -> Report:
+    turns = [turn(1, question_id, "autograd", answer_text="Some words.", evaluation=evaluation(1.0, []))]
+    return build_report(session=session({question_id: 1.0}), turns=turns, bank=bank)
+
+
+def _prose_and_code(bank: dict[str, Any]) -> tuple[str, list[str]]:
+    """relu-autograd-function's model answer: its first paragraph of prose, as one line, and its solution's lines."""
+    reference = bank["relu-autograd-function"].reference_answer
+    prose = " ".join(reference.split("```")[0].split("\n\n")[0].split())
+    return prose, bank["relu-autograd-function"].code.solution.strip().splitlines()
+
+
+def test_a_code_tasks_model_answer_is_prose_then_a_code_block_in_markdown_and_html(bank) -> None:
+    """The model answer (prose, then the solution in a python fence) was one preformatted block in every report:
+    the Markdown put the prose in the code's `text` fence, the HTML in the code's <pre>. Prose is paragraphs now,
+    and the code a block of its own with its lines and indentation."""
+    prose, code = _prose_and_code(bank)
+    done = _model_answer_report(bank)
+    markdown = render(done, "markdown")[0].decode()
+    answer = markdown[markdown.index("Model answer"):].split("\n## ")[0]
+    fence = answer.index("```python\n")
+    assert prose in answer.replace("\\", "") and answer.index(prose.split()[0]) < fence
+    assert "```text" not in answer and answer[fence:].split("\n")[1:len(code) + 2] == [*code, "```"]
+    html = render(done, "html")[0].decode()
+    answer = html[html.index("Model answer"):html.index("</details>", html.index("Model answer"))]
+    assert re.search(r"<p>Subclass torch\.autograd\.Function [^<]*</p>", answer), answer[:400]
+    block = re.search(r"<pre><code>(.*?)</code></pre>", answer, re.S)
+    assert block is not None and unescape(block[1]).splitlines() == code
+    assert "Subclass" not in "".join(re.findall(r"<pre>.*?</pre>", answer, re.S))
+
+
+def test_a_code_tasks_model_answer_sets_prose_in_the_body_face_and_code_in_mono_in_the_pdf(bank) -> None:
+    """In the PDF the prose was set in the 8-point mono block with the code, as if it were code."""
+    pypdf = pytest.importorskip("pypdf")
+    prose, code = _prose_and_code(bank)
+    pdf = pypdf.PdfReader(io.BytesIO(render(_model_answer_report(bank), "pdf")[0]))
+    runs: list[tuple[str, str]] = []
+    for page in pdf.pages:
+        page.extract_text(visitor_text=lambda text, _cm, _tm, font, _size: runs.append(
+            (text, str((font or {}).get("/BaseFont", "")))))
+    after = runs[next(n for n, (text, _) in enumerate(runs) if "Model answer" in text):]
+
+    def face(words: str) -> str:
+        return next(font for text, font in after if words in text)
+
+    assert "Mono" not in face("Subclass torch.autograd.Function") and "Courier" not in face("Subclass")
+    assert "Mono" in face("class MyReLU(torch.autograd.Function):") or "Courier" in face("class MyReLU")
+    text = "\n".join(page.extract_text() for page in pdf.pages)
+    shown = {line.strip() for line in text[text.index("Model answer"):].splitlines()}
+    assert all(line.strip() in shown for line in code if line.strip()), shown  # each code line on a line of its own
 
 
 def test_the_model_answer_prose_is_one_line_a_paragraph_for_the_page_to_wrap(bank) -> None:

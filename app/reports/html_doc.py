@@ -89,7 +89,10 @@ def _transcript(entry: QuestionEntry) -> str:
         parts.append(f"<p><em>{esc(w.reply_label(exchange, on_screen=entry.on_screen))}</em></p>")
         parts += [f"<pre>{esc(text)}</pre>" for text in (exchange.answer, exchange.code) if text]
     if entry.model_answer:
-        parts.append(f"<p><strong>{esc(w.MODEL_ANSWER)}:</strong></p><pre>{esc(w.reflowed(entry.model_answer))}</pre>")
+        parts.append(f"<p><strong>{esc(w.MODEL_ANSWER)}:</strong></p>")
+        for kind, text in w.answer_blocks(entry.model_answer):  # prose as paragraphs, code preformatted
+            parts += [f"<p>{'<br>'.join(map(esc, para))}</p>" for para in w.paragraphs(text)] if kind == "prose" \
+                else [f"<pre><code>{esc(text)}</code></pre>"]
     return f"<details><summary>{esc(w.TRANSCRIPT)}</summary>{''.join(parts)}</details>"
 
 

@@ -78,7 +78,10 @@ def _transcript(entry: QuestionEntry) -> list[str]:
         lines += [line for text, kind in ((exchange.answer, "text"), (exchange.code, "python")) if text
                   for line in ("", *_fenced(text, kind))]
     if entry.model_answer:
-        lines += ["", f"**{w.MODEL_ANSWER}:**", "", *_fenced(w.fenceless(entry.model_answer), "text")]
+        lines += ["", f"**{w.MODEL_ANSWER}:**"]
+        for kind, text in w.answer_blocks(entry.model_answer):  # prose as paragraphs, code in its own fence
+            lines += [line for para in w.paragraphs(text) for line in ("", *map(md, para))] if kind == "prose" \
+                else ["", *_fenced(text, kind)]
     return lines
 
 

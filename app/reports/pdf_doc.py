@@ -156,8 +156,10 @@ def _transcript(entry: QuestionEntry) -> list[Flowable]:
         story.append(Paragraph(f"<i>{esc(w.reply_label(exchange, on_screen=entry.on_screen))}</i>", SMALL))
         story += [_as_written(text) for text in (exchange.answer, exchange.code) if text]
     if entry.model_answer:
-        story += [Paragraph(f"<b>{esc(w.MODEL_ANSWER)}:</b>", SMALL),
-                  _as_written(w.reflowed(entry.model_answer))]
+        story.append(Paragraph(f"<b>{esc(w.MODEL_ANSWER)}:</b>", SMALL))
+        for kind, text in w.answer_blocks(entry.model_answer):  # prose in the body face, code in the mono block
+            story += [Paragraph("<br/>".join(map(esc, para)), BODY) for para in w.paragraphs(text)] \
+                if kind == "prose" else [_as_written(text)]
     return story
 
 

@@ -62,6 +62,32 @@ def reflowed(answer: str) -> str:
         joinable = text
         item_text_at = marker.end() if marker else item_text_at if text and not item else None
     return "\n".join(lines)
+
+
+def answer_blocks(answer: str) -> list[tuple[str, str]]:
+    """A model answer as its prose and its code, in order: ("prose", its paragraphs reflowed, one a line) and
+    (language, the fenced code as written; "text" for a fence that names none). A code task's model answer is prose
+    then its solution in a python fence, and printed as one preformatted block the prose ran into the code."""
+    blocks: list[tuple[str, str]] = []
+    kind, lines = "prose", []
+    for line in [*answer.splitlines(), "```"]:  # a closing fence the answer left out is closed here
+        if not _FENCE_LINE.match(line):
+            lines.append(line)
+            continue
+        text = reflowed("\n".join(lines)).strip("\n") if kind == "prose" else "\n".join(lines).strip("\n")
+        if text.strip():
+            blocks.append((kind, text))
+        named = line.strip().strip("`").strip()
+        kind, lines = ((named or "text") if kind == "prose" else "prose"), []
+    return blocks
+
+
+def paragraphs(prose: str) -> list[list[str]]:
+    """A prose block's paragraphs (split at blank lines), each as its lines: one for running text, one an item
+    for a list."""
+    return [lines for part in re.split(r"\n\s*\n", prose) if (lines := [ln for ln in part.splitlines() if ln.strip()])]
+
+
 SECTIONS = (OVERALL, PER_TOPIC, QUESTIONS, STRENGTHS, MISCONCEPTIONS, STUDY_PLAN)
 
 NOTHING_ANSWERED = "Nothing was answered in this session, so there is nothing to score yet."

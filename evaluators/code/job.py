@@ -50,6 +50,22 @@ def _probe_source(setup: str, probe: str) -> str:
     return "\n\n".join([*shipped, probe])
 
 
+def required_names(task: CodeTask, check: CodeCheck) -> frozenset[str]:
+    """The names a check's probe looks up in the submission's namespace (`ns["CustomLinear"]`, in the probe or the
+    setup it ships with): the names the contract asks for. Read from the bank's own probe, on the trusted side, so
+    a run's claim that one of them is missing is believed only for a name the check really needs."""
+    return _required_names(probe_source(task, check))
+
+
+@functools.lru_cache(maxsize=1024)
+def _required_names(source: str) -> frozenset[str]:
+    return frozenset(
+        node.slice.value for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "ns"
+        and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)
+    )
+
+
 def build_job(task: CodeTask, source: str, inputs: list[bytes], limits: dict[str, int],
               probes: list[str] | None = None) -> tuple[dict[str, Any], list[bytes]]:
     """(header, blobs) for one submission: blob i holds the inputs of check i."""

@@ -27,6 +27,7 @@ class ProbeOutcome:
 
     value: Any = None
     error: str | None = None  # "ValueError: msg (line 12)"
+    missing: str | None = None  # the name the probe looked up that the submission does not define
 
 
 def compile_probe(source: str, name: str) -> Any:
@@ -141,6 +142,12 @@ def describe_exception(exc: BaseException) -> str:
     return text
 
 
+def missing_name(name: str) -> str:
+    """Why a check could not call the code: a name the task asks for is not defined (the trusted side says it
+    in these words too)."""
+    return f"your code does not define {name}, which the task asks for by that name"
+
+
 def run_probe(probe: Any, namespace: dict[str, Any], inputs: Any) -> ProbeOutcome:
     try:
         return ProbeOutcome(value=probe(namespace, inputs))
@@ -149,7 +156,7 @@ def run_probe(probe: Any, namespace: dict[str, Any], inputs: Any) -> ProbeOutcom
         raised_in_submission = any(f.filename == SUBMISSION_FILENAME for f in traceback.extract_tb(exc.__traceback__))
         if isinstance(name, str) and name not in namespace and not raised_in_submission:
             # The probe looked up a name the contract asks for (ns["CustomLinear"]): say that, not "KeyError".
-            return ProbeOutcome(error=f"your code does not define {name}, which the task asks for by that name")
+            return ProbeOutcome(error=missing_name(name), missing=name)
         return ProbeOutcome(error=describe_exception(exc))
     except Exception as exc:  # the submission's failure is data, not our crash
         return ProbeOutcome(error=describe_exception(exc))

@@ -21,7 +21,9 @@ class Failure(StrEnum):
 
     WRONG = "wrong"  # the code returned a value at this check, and the check judged it wrong
     RAISED = "raised"  # the code raised (or reached a forbidden built-in) while this check ran it
-    NOT_RUN = "not_run"  # the check never ran the code: it did not load, was refused, or the run stopped before
+    # The check never ran the code: it did not load, was refused, the run stopped before, or it lacks a name the
+    # check calls (a class or function the contract asks for by name).
+    NOT_RUN = "not_run"
 
 
 # How a check that never ran the code says why (runner.py), so an interviewer can quote just the reason.

@@ -25,9 +25,9 @@ from evaluators.code import harness
 from evaluators.code.errors import RunnerError
 from evaluators.code.forbidden import find_forbidden
 from evaluators.code.jail import Limits
-from evaluators.code.job import build_job, probe_source
+from evaluators.code.job import build_job, probe_source, required_names
 from evaluators.code.pool import RawOutcome, WorkerPool
-from evaluators.code.probes import dumps, loads
+from evaluators.code.probes import dumps, loads, missing_name
 from evaluators.code.results import NOT_LOADED, NOT_REACHED, CheckResult, CodeResult, Failure, Status
 from evaluators.code.sandbox import SandboxConfig
 from knowledge.schema import CodeTask, Question
@@ -145,7 +145,8 @@ class CodeRunner:
         for meta, blobs in raw.frames:
             kind = meta.get("type")
             if kind == "check" and meta.get("name") not in got:
-                got[str(meta.get("name"))] = {"error": meta.get("error"), "blob": blobs[0] if blobs else None}
+                got[str(meta.get("name"))] = {"error": meta.get("error"), "missing": meta.get("missing"),
+                                              "blob": blobs[0] if blobs else None}
                 resource = resource or _resource(meta)
             elif kind == "load_error":
                 load_error, resource = _clip(meta.get("error")), _resource(meta)
@@ -178,6 +179,11 @@ def _verify(task: CodeTask, check: Any, inputs: Any, want: Any, got: dict[str, A
                            None if message is None else failure)
 
     if got["error"] is not None:
+        missing = got.get("missing")
+        if isinstance(missing, str) and missing in required_names(task, check):
+            # The check could not call the code at all, so it failed nothing the code did: not run, and the name
+            # said in our words (the jail's claim is believed only for a name this check's probe looks up).
+            return result(f"{NOT_REACHED}{missing_name(missing)}", Failure.NOT_RUN)
         return result(_clip(got["error"]), Failure.RAISED)
     try:
         value = loads(got["blob"] or b"")

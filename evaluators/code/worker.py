@@ -236,7 +236,7 @@ def _probe_frame(check: dict, namespace: dict, inputs, guard: ForbiddenCalls | N
         if guard and len(guard.violations) > seen:  # caught and hidden by the submission: still counts
             return encode({"type": "check", "name": name, "error": guard.violations[seen], "forbidden": True})
         if outcome.error:
-            return encode({"type": "check", "name": name, "error": outcome.error,
+            return encode({"type": "check", "name": name, "error": outcome.error, "missing": outcome.missing,
                            "resource": _resource_kind(outcome.error)})
         return encode({"type": "check", "name": name}, [dumps(outcome.value)])
     except BaseException as exc:  # SystemExit, KeyboardInterrupt, a forbidden call or an unpicklable value
