@@ -11,7 +11,7 @@ import json
 import re
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -29,13 +29,15 @@ from app.llm_failures import (
 )
 from app.llm_redaction import redact, redact_strings, secrets_sent, without_password
 from app.llm_server import ServerProbe
-from app.llm_wire import client_with_deadline, streamed_chat_openai
+from app.llm_wire import client_with_deadline, given_up_closes, streamed_chat_openai
 from evaluators.chat import LLMError
+from evaluators.judge_batch import Stop, unless_stopped
 
 if TYPE_CHECKING:
     from app.config import Settings
 
 T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R")
 StructuredMethod = Literal["json_schema", "json_mode", "function_calling"]
 STRUCTURED_METHODS: tuple[StructuredMethod, ...] = ("json_schema", "json_mode", "function_calling")
 DEFAULT_REPLY_TOKENS = 1024  # kept free for the reply when no max_tokens is set
@@ -59,6 +61,11 @@ class ChatModel(ABC):
     @abstractmethod
     def complete_text(self, *, system: str, user: str, max_chars: int | None = None) -> str:
         """Reply as plain text, or raise LLMError; `max_chars`: a longer reply is of no use, so none is waited for."""
+
+    def stop(self) -> None:
+        """The process is stopping: a call under way, and every later one, raises EvaluatorStopped at once (a model
+        whose calls end in moments has nothing to give up)."""
+        return None
 
 
 class LangChainChatModel(ChatModel):
@@ -94,6 +101,7 @@ class LangChainChatModel(ChatModel):
         self._lock = threading.Lock()
         self._context_tokens = context_tokens
         self._breaker = breaker or Breaker()
+        self._stop = Stop()
         self._server = ServerProbe(
             base_url=base_url, api_key=key.get_secret_value(), model=model, timeout_s=timeout_s
         )
@@ -110,12 +118,12 @@ class LangChainChatModel(ChatModel):
         """Tokens left for the prompt in the model's window after the reply's; None when unknown."""
         if not self._context_tokens and not self._breaker.admits():
             return None  # no call will be made: asking the server for its window would only wait on it
-        window = self._context_tokens or self._server.facts().context_tokens
+        window = self._context_tokens or self._waited(self._server.facts).context_tokens
         return window - (self.max_tokens or DEFAULT_REPLY_TOKENS) if window else None
 
     def complete_structured(self, *, system: str, user: str, schema: type[T]) -> T:
         with self._redacted(), self._breaker.call(unanswered=Unanswered):
-            parsed = self._complete(system=system, user=user, schema=schema)
+            parsed = self._waited(lambda: self._complete(system=system, user=user, schema=schema))
         # Every string of the reply: the judge's feedback is shown and stored, as a wording is.
         return schema.model_validate(redact_strings(parsed.model_dump(), self._secrets))
 
@@ -222,13 +230,32 @@ class LangChainChatModel(ChatModel):
         limit = min(self.max_tokens or max_chars, max_chars // 2 + 16) if max_chars else None
         llm = self._llm.bind(extra_body={"max_tokens": limit}) if limit else self._llm
         with self._redacted(), self._breaker.call(unanswered=Unanswered):
-            self._check_model()
-            message = self._invoke(llm, system, user)
-            self._check_reply(message, limit=limit)
+            message = self._waited(lambda: self._checked_text(llm, system, user, limit))
         text = message.text.strip()
         if not text:
             raise LLMError("malformed output: empty reply")
         return redact(text, self._secrets)  # a wording is shown and stored: it carries no credential either
+
+    def _checked_text(self, llm: Any, system: str, user: str, limit: int | None) -> Any:
+        self._check_model()
+        message = self._invoke(llm, system, user)
+        self._check_reply(message, limit=limit)
+        return message
+
+    def _waited(self, work: Callable[[], R]) -> R:
+        """`work` on a thread of its own, waited for until it ends, the process stops, or Ctrl-C; then its reply, if one
+        is streaming, is broken off (see llm_wire.given_up_closes)."""
+        given_up = threading.Event()
+        try:
+            return unless_stopped(lambda: given_up_closes(work, given_up), stop=self._stop)
+        except BaseException:
+            given_up.set()  # nothing if the call itself failed: it has ended
+            raise
+
+    def stop(self) -> None:
+        # Each call waits on its own daemon thread: a stopping `interviewer serve` (uvicorn waits for every request
+        # under way) no longer waits for the model's reply, and a half-scored answer is never stored.
+        self._stop.set()
 
 
 def _json_schema_format(schema: type[BaseModel]) -> dict[str, Any]:

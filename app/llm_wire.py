@@ -13,11 +13,25 @@ checks on the full reply work as before.
 from __future__ import annotations
 
 import json
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
-from typing import Any, cast
+from typing import Any, TypeVar, cast
+
+R = TypeVar("R")
+# Set while its caller still waits for the reply: a call made on a thread of its own outlives a caller that gave up.
+_GIVEN_UP: ContextVar[threading.Event | None] = ContextVar("llm_given_up", default=None)
+
+
+def given_up_closes(work: Callable[[], R], given_up: threading.Event) -> R:
+    """`work` (run in the call's own context, on its thread), whose reply stops streaming once `given_up` is set: the
+    connection closes at the next chunk, and a local server stops generating, as it did when Ctrl-C broke off the
+    read on the caller's thread (a stopped server, or Ctrl-C, no longer waits there for it)."""
+    _GIVEN_UP.set(given_up)
+    return work()
 
 
 def streamed_chat_openai(**options: Any) -> Any:
@@ -67,6 +81,7 @@ def client_with_deadline(seconds: float) -> Any:
         def __init__(self, inner: Any, request: httpx.Request, deadline: float, *, unstreamed: bool) -> None:
             self._inner, self._request, self._deadline = inner, request, deadline
             self._unstreamed = unstreamed
+            self._given_up = _GIVEN_UP.get()  # read on the call's thread, where the reply is read too
 
         def __iter__(self) -> Iterator[bytes]:
             if self._unstreamed:  # read as server-sent events it holds none: "No generations", an AssertionError
@@ -75,6 +90,8 @@ def client_with_deadline(seconds: float) -> Any:
                 for chunk in self._inner:
                     if time.monotonic() > self._deadline:
                         raise httpx.ReadTimeout(f"the reply took over {seconds:g} s in all", request=self._request)
+                    if self._given_up is not None and self._given_up.is_set():
+                        raise httpx.ReadError("the caller gave up the reply", request=self._request)
                     yield chunk
 
         def close(self) -> None:

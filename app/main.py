@@ -86,15 +86,22 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         for name, value in built.items():
             if not hasattr(app.state, name):
                 setattr(app.state, name, value)
-    # A stop gives up the judging under way (a batch answers 503): uvicorn waits for every request before it stops.
-    give_up = getattr(getattr(app.state, "evaluator", None), "stop", None) or (lambda: None)
+    # A stop gives up the model calls under way (judging answers 503, a wording takes the template): uvicorn waits for
+    # every request before it stops.
     try:
-        with stops_heard(give_up):
+        with stops_heard(lambda: _give_up(app.state)):
             yield
     finally:
         runner = built.get("runner")
         if runner is not None:
             runner.close()
+
+
+def _give_up(state: Any) -> None:
+    """Tell the evaluator and the engine (its phrasing) to give up their work: the server is stopping."""
+    for name in ("evaluator", "engine"):
+        if callable(stop := getattr(getattr(state, name, None), "stop", None)):
+            stop()
 
 
 class BodySizeLimit:

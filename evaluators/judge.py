@@ -80,8 +80,11 @@ class LLMJudge(Evaluator):
                          stop=self._stop)
 
     def stop(self) -> None:
-        """A batch under way raises EvaluatorStopped at once, without its answers still queued being sent."""
+        """A batch or a call under way raises EvaluatorStopped at once, without its answers still queued being sent;
+        so does every later one (no answer is scored offline because the server stopped)."""
         self._stop.set()
+        if callable(stop := getattr(self._model, "stop", None)):  # the model's call under way, for a single answer
+            stop()
 
     def _fall_back(self, task: GradingTask, reason: str, notes: list[str] | None = None) -> Evaluation:
         offline = self._fallback.evaluate(task)

@@ -32,6 +32,14 @@ from typing import Any
 
 import pytest
 
+# Waits in the LLM tests are on events, never on the machine's speed: a call whose reply must come gets a timeout no
+# loaded machine reaches (a 0.5-1 s timeout failed sound replies at a load of 20 on 2 cores), and one that must time out
+# is sent a reply that never comes while the test runs (the fake's stop wakes it at the end). A bound on how long a
+# call took is then a fraction of that reply's delay: it proves the call did not wait for it, however busy the machine.
+REPLIES_WITHIN_S = 60.0
+NEVER_S = 300.0
+DID_NOT_WAIT_S = NEVER_S / 5
+
 
 @dataclass(frozen=True)
 class Reply:

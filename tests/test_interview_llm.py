@@ -16,7 +16,7 @@ from app.interview.selection import QuestionSelector
 from app.llm import chat_model_from_settings
 from app.store import open_repository
 from evaluators.rubric import RubricScorer
-from tests.fake_openai import FakeOpenAI, content, cut_off, echo, http_error, slow
+from tests.fake_openai import NEVER_S, REPLIES_WITHIN_S, FakeOpenAI, content, cut_off, echo, http_error, slow
 
 
 @pytest.fixture
@@ -25,9 +25,9 @@ def fake():
         yield server
 
 
-def make_engine(fake, tmp_path: Path, ingested_store, bank, embedder):
+def make_engine(fake, tmp_path: Path, ingested_store, bank, embedder, *, timeout_s: float = REPLIES_WITHIN_S):
     settings = Settings(
-        llm_base_url=fake.base_url, llm_model="interviewer-test", llm_timeout_s=1.0, llm_max_retries=0
+        llm_base_url=fake.base_url, llm_model="interviewer-test", llm_timeout_s=timeout_s, llm_max_retries=0
     )
     repo = open_repository(f"sqlite:///{tmp_path / 'llm.db'}")
     engine = InterviewEngine(
@@ -52,9 +52,9 @@ def test_llm_phrases_the_question_grounded_in_the_bank_entry(fake, tmp_path, ing
     assert repo.get_session(session.id, user).state["notes"] == []
 
 
-@pytest.mark.parametrize("reply", [slow(delay_s=3.0), http_error(500)], ids=["slow", "http-500"])
+@pytest.mark.parametrize("reply", [slow(delay_s=NEVER_S), http_error(500)], ids=["slow", "http-500"])
 def test_llm_failure_falls_back_to_the_template_visibly(fake, tmp_path, ingested_store, bank, embedder, reply):
-    engine, repo, user = make_engine(fake, tmp_path, ingested_store, bank, embedder)
+    engine, repo, user = make_engine(fake, tmp_path, ingested_store, bank, embedder, timeout_s=1.0)
     fake.script([reply])
     session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=["tensors"], seed=1))
     question = {q.id: q for q in bank}[prompt.question_id]
@@ -161,12 +161,13 @@ def test_once_a_call_of_a_step_gets_no_reply_its_other_calls_are_not_made(fake, 
     engine = InterviewEngine(
         repo=repo, selector=QuestionSelector(ingested_store), bank={q.id: q for q in bank},
         scorer=AnswerScorer(evaluator=LLMJudge(chat_model_from_settings(settings), RubricScorer(embedder))),
-        phraser=LLMPhraser(chat_model_from_settings(settings)),
+        # the wordings reply, in time on any machine; the judge's 1 s timeout is its own to wait out
+        phraser=LLMPhraser(chat_model_from_settings(settings.model_copy(update={"llm_timeout_s": REPLIES_WITHIN_S}))),
     )
     user = repo.get_or_create_user("dana").id
     fake.script([echo(lambda line: line.split("Line:\n", 1)[1])])
     session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=["tensors"], seed=1))
-    fake.script([dripping({"points": []}, every_s=0.2, drips=40)])
+    fake.script([dripping({"points": []}, every_s=0.2, drips=int(NEVER_S / 0.2))])
     outcome = engine.answer(session_id=session.id, user_id=user, text="A tensor is an n-dimensional array.", code=None)
     assert len(fake.requests) == 2  # the question's wording and the judge; nothing after the judge got no reply
     assert "fallback" in outcome.evaluation["evaluator"] and outcome.prompt is not None
@@ -199,7 +200,7 @@ def test_a_wording_that_carries_another_questions_model_answer_leaves_the_templa
     from app.services import phraser_for
 
     question, other = bank[0], bank[1]
-    settings = Settings(llm_base_url=fake.base_url, llm_model="m", llm_timeout_s=1.0, llm_max_retries=0)
+    settings = Settings(llm_base_url=fake.base_url, llm_model="m", llm_timeout_s=REPLIES_WITHIN_S, llm_max_retries=0)
     hint = " ".join(other.reference_answer.split()[:12])
     fake.script([echo(lambda line: f"{line.split('Line:', 1)[1].strip()} (Hint: {hint})")])
     phrased = phraser_for(settings).question(question, number=1, total=1)
@@ -247,7 +248,7 @@ def test_a_wording_is_not_waited_for_past_the_length_it_may_take(fake, bank):
     from app.services import phraser_for
 
     question = next(q for q in bank if not q.code)
-    settings = Settings(llm_base_url=fake.base_url, llm_model="m", llm_timeout_s=1.0, llm_max_retries=0,
+    settings = Settings(llm_base_url=fake.base_url, llm_model="m", llm_timeout_s=REPLIES_WITHIN_S, llm_max_retries=0,
                         llm_max_tokens=800)
     fake.script([cut_off("Let me rephrase that for you at great length")])
     phrased = phraser_for(settings).question(question, number=2, total=2)
@@ -266,7 +267,8 @@ def test_the_same_llm_failure_on_a_second_question_is_told_with_its_score(fake, 
     failure again on the second question knows that score is offline too."""
     from evaluators.judge import LLMJudge
 
-    settings = Settings(llm_base_url=fake.base_url, llm_model="interviewer-test", llm_timeout_s=1.0, llm_max_retries=0)
+    settings = Settings(llm_base_url=fake.base_url, llm_model="interviewer-test", llm_timeout_s=REPLIES_WITHIN_S,
+                        llm_max_retries=0)
     repo = open_repository(f"sqlite:///{tmp_path / 'llm.db'}")
     chat = chat_model_from_settings(settings)
     engine = InterviewEngine(

@@ -19,7 +19,17 @@ from evaluators.judge_offline import MISCONCEPTION_PENALTY
 from evaluators.judge_reply import JudgeReply
 from evaluators.quotes import clean_quote, find_quote, quote_in
 from evaluators.rubric import RubricScorer
-from tests.fake_openai import FakeOpenAI, broken_json, content, http_error, refusal, slow
+from tests.fake_openai import (
+    DID_NOT_WAIT_S,
+    NEVER_S,
+    REPLIES_WITHIN_S,
+    FakeOpenAI,
+    broken_json,
+    content,
+    http_error,
+    refusal,
+    slow,
+)
 
 MODEL = "fake-judge-1"
 
@@ -75,7 +85,7 @@ def fake_openai() -> Iterator[FakeOpenAI]:
 
 
 def judge_for(
-    server: FakeOpenAI, offline: RubricScorer, *, timeout_s: float = 1.0, retries: int = 0
+    server: FakeOpenAI, offline: RubricScorer, *, timeout_s: float = REPLIES_WITHIN_S, retries: int = 0
 ) -> LLMJudge:
     settings = Settings(
         llm_base_url=server.base_url, llm_model=MODEL, llm_timeout_s=timeout_s, llm_max_retries=retries
@@ -268,12 +278,12 @@ def test_failures_fall_back_to_the_offline_score_and_say_so(fake_openai, offline
 
 
 def test_slow_reply_times_out_quickly_and_falls_back(fake_openai, offline, relu):
-    fake_openai.script([slow(reply(), delay_s=8)])
+    fake_openai.script([slow(reply(), delay_s=NEVER_S)])
     started = time.monotonic()
     result = judge_for(fake_openai, offline, timeout_s=1.0).evaluate(GradingTask.from_question(relu, ANSWER))
     elapsed = time.monotonic() - started
 
-    assert elapsed < 4, elapsed
+    assert elapsed < DID_NOT_WAIT_S, elapsed
     assert result.notes == ["LLM judge failed: timeout after 1 s; offline score used"]
     assert result.evaluator.startswith("offline-rubric")
     assert len(fake_openai.requests) == 1  # max_retries 0: exactly one attempt
@@ -289,7 +299,7 @@ def test_a_500_is_retried_within_the_bound(fake_openai, offline, relu):
 def test_function_calling_method_works_too(fake_openai, offline, relu):
     fake_openai.script([content(reply())])
     model = LangChainChatModel(
-        base_url=fake_openai.base_url, model=MODEL, timeout_s=1, max_retries=0, method="function_calling"
+        base_url=fake_openai.base_url, model=MODEL, timeout_s=REPLIES_WITHIN_S, max_retries=0, method="function_calling"
     )
     result = LLMJudge(model, offline).evaluate(GradingTask.from_question(relu, ANSWER))
     assert result.evaluator == f"llm-judge:{MODEL}" and result.score == 4.2
@@ -532,8 +542,8 @@ def test_a_key_the_model_writes_into_a_good_reply_is_not_kept(fake_openai, offli
     key = "sk-CANARY-7f3a9b21-secret"
     said = f"Clear custom Function; add a gradcheck. (Sent with Bearer {key}; also Bearer abc123xyz.)"
     fake_openai.script([content(reply(feedback=said, score=4.2))])
-    settings = Settings(llm_base_url=fake_openai.base_url, llm_model=MODEL, llm_timeout_s=1.0, llm_max_retries=0,
-                        llm_api_key=key)
+    settings = Settings(llm_base_url=fake_openai.base_url, llm_model=MODEL, llm_timeout_s=REPLIES_WITHIN_S,
+                        llm_max_retries=0, llm_api_key=key)
     result = LLMJudge(chat_model_from_settings(settings), offline).evaluate(GradingTask.from_question(relu, ANSWER))
     assert "Interviewer's comments: Clear custom Function" in result.feedback
     assert key not in result.model_dump_json() and "abc123xyz" not in result.feedback, result.feedback
@@ -544,7 +554,7 @@ def test_a_batch_in_a_step_makes_no_call_once_a_call_of_the_step_got_no_reply(fa
     """The step's stop scope reaches the batch's worker threads (a thread starts with an empty context)."""
     from app.llm_breaker import llm_step
 
-    fake_openai.script([slow(reply(), delay_s=5)] + [content(reply())] * 2)
+    fake_openai.script([slow(reply(), delay_s=NEVER_S)] + [content(reply())] * 2)
     judge = judge_for(fake_openai, offline, timeout_s=0.5)
     task = GradingTask.from_question(relu, ANSWER)
     with llm_step():
@@ -618,8 +628,8 @@ def test_comments_that_spell_out_the_model_answer_are_left_out(fake_openai, relu
     leak = " ".join(relu.reference_answer.split()[:40])
     fake_openai.script([content(reply(feedback=f"Good. For the full picture: {leak}", score=4.2)),
                         content(reply(feedback="Clear custom Function; add a gradcheck.", score=4.2))])
-    settings = Settings(data_dir=tmp_path, llm_base_url=fake_openai.base_url, llm_model=MODEL, llm_timeout_s=1.0,
-                        llm_max_retries=0)
+    settings = Settings(data_dir=tmp_path, llm_base_url=fake_openai.base_url, llm_model=MODEL,
+                        llm_timeout_s=REPLIES_WITHIN_S, llm_max_retries=0)
     judge = evaluator_for(settings)
     leaked = judge.evaluate(GradingTask.from_question(relu, ANSWER))
     assert "Interviewer's comments" not in leaked.feedback and "repeated the model answer" in leaked.notes[-1]

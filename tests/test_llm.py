@@ -16,6 +16,9 @@ from app.config import Settings, get_settings
 from app.llm import LangChainChatModel, LLMError, chat_model_from_settings
 from app.llm_scripted import ScriptedChatModel
 from tests.fake_openai import (
+    DID_NOT_WAIT_S,
+    NEVER_S,
+    REPLIES_WITHIN_S,
     FakeOpenAI,
     broken_json,
     content,
@@ -42,7 +45,7 @@ class Probe(BaseModel):
 
 
 def model_for(server: FakeOpenAI, **kwargs) -> LangChainChatModel:
-    options = {"timeout_s": 0.5, "max_retries": 0, **kwargs}
+    options = {"timeout_s": REPLIES_WITHIN_S, "max_retries": 0, **kwargs}
     return LangChainChatModel(base_url=server.base_url, model="fake-chat", **options)
 
 
@@ -98,33 +101,41 @@ def test_structured_failures_become_one_error_with_a_short_reason(fake_openai, m
 
 
 def test_timeout_is_bounded(fake_openai):
-    fake_openai.script([slow({"topic": "t", "difficulty": 1}, delay_s=8)])
-    model = model_for(fake_openai)  # built first: importing the SDK took 8 s on a machine at load 17
+    fake_openai.script([slow({"topic": "t", "difficulty": 1}, delay_s=NEVER_S)])
+    model = model_for(fake_openai, timeout_s=0.5)  # built first: importing the SDK took 8 s on a machine at load 17
     started = time.monotonic()
     with pytest.raises(LLMError, match="timeout after 0.5 s"):
         model.complete_structured(system="s", user="u", schema=Probe)
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < DID_NOT_WAIT_S
 
 
 @pytest.mark.parametrize("give_up", ["timeout", "ctrl-c"])
 def test_a_reply_given_up_on_stops_the_server_generating_it(fake_openai, give_up):
     """A local server stops generating a reply when the connection of a streamed request closes, and only then:
     llama-cpp-python works an unstreamed one out whole, and the next request waits behind it (70 s after the
-    judge's call was given up at 5 s, SmolLM2-135M). Here the reply takes 5 s to generate."""
-    fake_openai.script([generating("word " * 80, token_s=0.05)])
-    model = model_for(fake_openai, timeout_s=0.5 if give_up == "timeout" else 30)
-    # a real SIGINT to the main thread, as Ctrl-C sends: it breaks off a read that is waiting
+    judge's call was given up at 5 s, SmolLM2-135M). Here the reply takes 200 s to generate, past every wait here."""
+    fake_openai.script([generating("word " * 4000, token_s=0.05)])
+    model = model_for(fake_openai, timeout_s=0.5 if give_up == "timeout" else REPLIES_WITHIN_S)
+    # a real SIGINT to the main thread, as Ctrl-C sends, once the request is under way
     main = threading.main_thread().ident
     assert main is not None
-    ctrl_c = threading.Timer(0.5, signal.pthread_kill, args=(main, signal.SIGINT))
+    told = threading.Event()
+
+    def ctrl_c() -> None:
+        while not fake_openai.requests and not told.wait(0.02):
+            pass
+        if not told.is_set():
+            signal.pthread_kill(main, signal.SIGINT)
+
+    pressing = threading.Thread(target=ctrl_c, daemon=True)
     if give_up == "ctrl-c":
-        ctrl_c.start()
+        pressing.start()
     try:
         with pytest.raises(LLMError if give_up == "timeout" else KeyboardInterrupt):
             model.complete_text(system="s", user="Write a long essay.")
     finally:
-        ctrl_c.cancel()
-    assert fake_openai.wait_idle(timeout_s=2.0), "the server went on generating the reply given up on"
+        told.set()
+    assert fake_openai.wait_idle(timeout_s=DID_NOT_WAIT_S), "the server went on generating the reply given up on"
     assert fake_openai.requests[0].body["stream"] is True
 
 
@@ -236,7 +247,8 @@ def test_a_server_that_echoes_the_key_or_a_password_never_puts_them_in_a_reason(
     url = fake_openai.base_url.replace("//", f"//bob:{password}@", 1)
     for call in ("structured", "text"):
         fake_openai.script([http_error(400, echo)])
-        model = LangChainChatModel(base_url=url, model="fake-chat", api_key=key, timeout_s=0.5, max_retries=0)
+        model = LangChainChatModel(base_url=url, model="fake-chat", api_key=key, timeout_s=REPLIES_WITHIN_S,
+                                   max_retries=0)
         with pytest.raises(LLMError) as caught:
             if call == "structured":
                 model.complete_structured(system="s", user="u", schema=Probe)
@@ -252,7 +264,8 @@ def test_a_server_that_echoes_the_key_or_a_password_never_puts_them_in_a_reason(
     basic = base64.b64encode(f"bob:{password}".encode()).decode()
     for echo in (f"got Basic {basic}", f"got token={basic}", f"key={quote(key + '/x', safe='')}"):
         fake_openai.script([http_error(400, echo)])
-        model = LangChainChatModel(base_url=url, model="fake-chat", api_key=key + "/x", timeout_s=0.5, max_retries=0)
+        model = LangChainChatModel(base_url=url, model="fake-chat", api_key=key + "/x", timeout_s=REPLIES_WITHIN_S,
+                                   max_retries=0)
         with pytest.raises(LLMError) as caught:
             model.complete_text(system="s", user="u")
         assert basic not in caught.value.reason and quote(key + "/x", safe="") not in caught.value.reason
@@ -261,16 +274,16 @@ def test_a_server_that_echoes_the_key_or_a_password_never_puts_them_in_a_reason(
 
 
 def test_a_reply_that_trickles_in_is_cut_at_the_timeout_in_all(fake_openai):
-    """Every read is quick (a space each 0.2 s), so a per-read timeout would wait for all 40 (8 s); the
+    """Every read is quick (a space each 0.2 s), so a per-read timeout would wait for all 1,500 (300 s); the
     timeout bounds the whole reply."""
-    fake_openai.script([dripping({"topic": "autograd", "difficulty": 2}, every_s=0.2, drips=40)])
+    fake_openai.script([dripping({"topic": "autograd", "difficulty": 2}, every_s=0.2, drips=int(NEVER_S / 0.2))])
     model = model_for(fake_openai, timeout_s=1.0)  # built before the clock starts, as above
     started = time.monotonic()
     with pytest.raises(LLMError) as caught:
         model.complete_structured(system="s", user="u", schema=Probe)
-    assert caught.value.reason.startswith("timeout") and time.monotonic() - started < 3.0
+    assert caught.value.reason.startswith("timeout") and time.monotonic() - started < DID_NOT_WAIT_S
     fake_openai.script([dripping({"topic": "autograd", "difficulty": 2}, every_s=0.05, drips=4)])
-    assert model_for(fake_openai, timeout_s=1.0).complete_structured(system="s", user="u", schema=Probe).difficulty == 2
+    assert model_for(fake_openai).complete_structured(system="s", user="u", schema=Probe).difficulty == 2
 
 
 def test_a_step_with_a_slow_model_is_not_taken_for_a_crashed_one():
@@ -299,11 +312,11 @@ def test_basic_credentials_are_cut_out_but_basic_words_are_kept():
 
 def test_a_timed_out_call_is_not_retried_but_a_server_error_is(fake_openai):
     """A reply that took the whole timeout would likely take it again: a retry only doubled the step's wait."""
-    for reply in (dripping("too late", every_s=0.2, drips=40), slow("too late", delay_s=8)):
+    for reply in (dripping("too late", every_s=0.2, drips=int(NEVER_S / 0.2)), slow("too late", delay_s=NEVER_S)):
         fake_openai.script([reply, content("What does zero_grad clear?")])
         fake_openai.requests.clear()
         with pytest.raises(LLMError, match="timeout"):
-            model_for(fake_openai, max_retries=1).complete_text(system="s", user="u")
+            model_for(fake_openai, timeout_s=0.5, max_retries=1).complete_text(system="s", user="u")
         assert [r.path for r in fake_openai.requests if r.path.endswith("completions")] == ["/v1/chat/completions"]
     fake_openai.script([http_error(503), content("What does zero_grad clear?")])
     assert model_for(fake_openai, max_retries=1).complete_text(system="s", user="u") == "What does zero_grad clear?"

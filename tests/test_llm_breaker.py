@@ -11,7 +11,7 @@ from app.config import Settings
 from app.llm import LangChainChatModel, chat_model_from_settings
 from app.llm_breaker import Breaker, llm_step
 from evaluators.chat import LLMError
-from tests.fake_openai import FakeOpenAI, content, slow
+from tests.fake_openai import NEVER_S, REPLIES_WITHIN_S, FakeOpenAI, content, slow
 
 
 class Unanswered(LLMError):
@@ -83,7 +83,7 @@ def test_a_dead_server_costs_the_timeout_only_until_the_breaker_opens():
     """Three calls time out; the fourth, from another client of the same server (the phrasing after the judge),
     is not sent and says why."""
     with FakeOpenAI() as server:
-        server.script([slow(delay_s=5)] * 4)
+        server.script([slow(delay_s=NEVER_S)] * 4)
         settings = Settings(llm_base_url=server.base_url, llm_model="m", llm_timeout_s=0.3, llm_max_retries=0)
         judge, phrasing = chat_model_from_settings(settings), chat_model_from_settings(settings)
         assert isinstance(judge, LangChainChatModel) and isinstance(phrasing, LangChainChatModel)
@@ -99,7 +99,7 @@ def test_a_dead_server_costs_the_timeout_only_until_the_breaker_opens():
 def test_a_server_that_answers_is_never_skipped():
     with FakeOpenAI() as server:
         server.script([content("fine")] * 5)
-        model = LangChainChatModel(base_url=server.base_url, model="m", timeout_s=1, max_retries=0,
+        model = LangChainChatModel(base_url=server.base_url, model="m", timeout_s=REPLIES_WITHIN_S, max_retries=0,
                                    breaker=Breaker(failures_to_open=1))
         assert [model.complete_text(system="s", user="u") for _ in range(5)] == ["fine"] * 5
 

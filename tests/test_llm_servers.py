@@ -16,7 +16,7 @@ from evaluators.chat import estimate_tokens
 from evaluators.judge import LLMJudge
 from evaluators.judge_prompt import SYSTEM_PROMPT, build_prompt
 from evaluators.judge_reply import JudgeReply, reply_schema
-from tests.fake_openai import FakeOpenAI, content, cut_off, filtered, http_error
+from tests.fake_openai import REPLIES_WITHIN_S, FakeOpenAI, content, cut_off, filtered, http_error
 
 ANSWER = "I subclass torch.autograd.Function and write forward and backward as static methods."
 
@@ -33,7 +33,8 @@ def llama_cpp_like() -> Iterator[FakeOpenAI]:
 
 def model_for(server: FakeOpenAI, **options) -> LangChainChatModel:
     return LangChainChatModel(
-        base_url=server.base_url, model=options.pop("model", "smollm2-135m"), timeout_s=1.0, max_retries=0, **options
+        base_url=server.base_url, model=options.pop("model", "smollm2-135m"), timeout_s=REPLIES_WITHIN_S, max_retries=0,
+        **options
     )
 
 

@@ -57,3 +57,38 @@ def test_ctrl_c_during_a_batch_answers_it_503_and_the_server_ends_without_waitin
     assert len(answered) == 1 and answered[0].status_code == 503, answered and answered[0].text
     assert "the server is stopping" in answered[0].json()["detail"]
     assert len(fake.requests) == JUDGE_CALLS_IN_FLIGHT  # the answers still queued were not sent
+
+
+def test_a_stop_during_one_judge_call_answers_it_503_without_waiting_for_the_model(tmp_path):
+    """One answer graded (POST /v1/grade, as a session's answer is): its one model call was made on the request's own
+    thread, and uvicorn waited for it, so the server stopped only once the reply came (59.8 s, 61.1 s at 60 s)."""
+    answered: list[httpx.Response] = []
+    with FakeOpenAI() as fake:
+        fake.script([slow(delay_s=HANGS_S)])
+        env = server_env(
+            tmp_path / "data", INTERVIEWER_AUTH_DISABLED="true", INTERVIEWER_LLM_BASE_URL=fake.base_url,
+            INTERVIEWER_LLM_MODEL="fake-judge", INTERVIEWER_LLM_TIMEOUT_S="300", INTERVIEWER_LLM_MAX_RETRIES="0",
+        )
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        proc = subprocess.Popen([*CLI, "serve", "--port", str(port)], env=env, cwd=REPO,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_ready(base, proc)
+            grade = threading.Thread(target=lambda: answered.append(httpx.post(
+                f"{base}/v1/grade", json={"question_id": "zero-grad", "answer": "zero_grad clears the gradients"},
+                timeout=2 * HANGS_S)), daemon=True)
+            grade.start()
+            deadline = time.monotonic() + 60
+            while not fake.requests:
+                assert time.monotonic() < deadline, "no judge call made in 60 s"
+                time.sleep(0.1)
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=STOPS_WITHIN_S)
+            grade.join(timeout=10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert len(answered) == 1 and answered[0].status_code == 503, answered and answered[0].text
+    assert "the server is stopping" in answered[0].json()["detail"]

@@ -65,6 +65,11 @@ class InterviewEngine:
             yield
 
     # --- lifecycle ---------------------------------------------------------------------------
+    def stop(self) -> None:
+        """The process is stopping: a model call under way is given up (see Phraser.stop and Evaluator.stop)."""
+        self._phraser.stop()
+        self._scorer.stop()
+
     def warm(self) -> None:
         """Precompute what turns would otherwise compute on first use (related entries per point)."""
         self._selector.warm(self._bank)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.interview.leaks import ANSWER_RUN, AnswerRuns
+from evaluators.base import EvaluatorStopped
 from evaluators.chat import LLMError
 from evaluators.text import content_words
 from knowledge.schema import Question
@@ -48,6 +49,10 @@ class Phraser:
 
     def feedback(self, question: Question, feedback: str) -> Phrased | None:
         """A spoken version of the rubric feedback; offline, the rubric feedback itself is shown."""
+        return None
+
+    def stop(self) -> None:
+        """The process is stopping: from now on every line is the template's (nothing to give up offline)."""
         return None
 
 
@@ -109,6 +114,10 @@ class LLMPhraser(Phraser):
                 system=SYSTEM, user=f"Context (bank entry):\n{context}\n\nLine:\n{template.text}",
                 max_chars=_longest_wording(template.text),
             )
+        except EvaluatorStopped:
+            # The server is stopping. The step ends now, worded from the template, and is stored whole: a 503 here
+            # would come after the answer was stored (the next question is worded after), half a step.
+            return Phrased(template.text, note="LLM phrasing given up as the server stopped; template used")
         except Exception as exc:  # every LLM failure degrades to the template, visibly
             failure = exc.reason if isinstance(exc, LLMError) else f"unexpected error: {type(exc).__name__}"
             return Phrased(template.text, note=f"LLM phrasing failed ({failure}); template used")
@@ -117,6 +126,10 @@ class LLMPhraser(Phraser):
         if why:
             return Phrased(template.text, note=f"LLM phrasing {why}; template used")
         return Phrased(text)
+
+    def stop(self) -> None:
+        if callable(stop := getattr(self._chat, "stop", None)):
+            stop()
 
     def question(self, question: Question, *, number: int, total: int) -> Phrased:
         template = super().question(question, number=number, total=total)

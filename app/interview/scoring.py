@@ -106,6 +106,9 @@ class AnswerScorer:
         self._evaluator = evaluator
         self._runner = code_runner
 
+    def stop(self) -> None:
+        self._evaluator.stop()
+
     def _code_runner(self) -> Any | None:
         if self._runner is not None and not hasattr(self._runner, "check"):  # the function, not yet called
             self._runner = self._runner()

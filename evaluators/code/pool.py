@@ -152,9 +152,14 @@ class WorkerPool:
     def close(self) -> None:
         with self._lock:
             self._closed = True
+        idle = []
         while True:
             try:
-                self._idle.get_nowait().kill()
+                idle.append(self._idle.get_nowait())
             except queue.Empty:
                 break
+        for worker in idle:  # all told first, then each waited for: a stopping server waited for them in turn
+            worker.signal_kill()
+        for worker in idle:
+            worker.kill()
         self._launcher.shutdown(wait=False)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import array
 import collections
+import contextlib
 import os
 import select
 import signal
@@ -247,6 +248,13 @@ class Worker:
                     outcome.worker_lost = True
                     return
                 outcome.exit = frame[0]
+
+    def signal_kill(self) -> None:
+        """SIGKILL the jail, without waiting for it to go: `kill` then waits. Several jails told at once end together
+        (the kernel takes ~0.2 s to empty each one's cgroup, which `kill` waits for)."""
+        if self.alive:
+            with contextlib.suppress(OSError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
 
     def kill(self) -> None:
         """Kill the whole jail: bwrap's init dies, and with it every process inside."""
