@@ -103,7 +103,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     def stopping() -> None:
         give_up()
         if warmup is not None:  # nothing more is built, and requests waiting for a part are let go
-            warmup.stop()
+            warmup.stop(close=False)  # the sandbox is closed once the requests using it have ended (below)
 
     try:
         with stops_heard(stopping):

@@ -67,15 +67,20 @@ class Part:
         or the server is stopping (uvicorn waits for every request before it stops)."""
         deadline = time.monotonic() + (WAIT_S if timeout is None else timeout)
         while not self._done.wait(min(0.25, max(deadline - time.monotonic(), 0.0))):
-            if self._stopped.is_set() or time.monotonic() >= deadline:
+            if self._stopped.is_set():
+                raise StillWarming(self.name, "the server is stopping")
+            if time.monotonic() >= deadline:
                 raise StillWarming(self.name, self.doing)
         return self.value
 
-    def stop(self) -> None:
+    def stop(self, *, close: bool = True) -> None:
+        """No more waiting for it; with `close`, what was built is closed (a part built later is closed then)."""
         with self._lock:
             self._stopped.set()
-            value, self.value = self.value, None
-        if value is not None and self._close is not None:
+            value = self.value
+            if close:
+                self.value = None
+        if close and value is not None and self._close is not None:
             self._close(value)
 
 
@@ -107,12 +112,13 @@ class Warmup:
     def part(self, name: str) -> Part:
         return self.parts[name]
 
-    def stop(self) -> None:
-        """At shutdown: no further part is built, waiting requests are let go, and what was built is closed (a part
-        still building is closed as soon as it is built)."""
+    def stop(self, *, close: bool = True) -> None:
+        """No further part is built and waiting requests are let go (on SIGTERM: uvicorn waits for every request
+        before it stops); with `close`, once requests have ended, what was built is closed (a part still building is
+        closed as soon as it is built)."""
         self._stopping.set()
         for part in self.parts.values():
-            part.stop()
+            part.stop(close=close)
 
 
 def settle(component: Any, timeout: float | None = None) -> Any:
