@@ -50,12 +50,16 @@ def serve(
             "as you. Bind 127.0.0.1, or turn authentication on and create keys with `interviewer keys create`"
         )
     from app.cli_output import open_bank_search
-    from app.services import repository_for
+    from app.services import repository_for, store_for
 
-    # Here rather than in each worker: a Chroma server or a database that is down is one line before
-    # anything starts, and workers never index a fresh bank at the same time.
+    # Here rather than in each worker: a Chroma server or a database that is down is one line before anything
+    # starts. One worker indexes a fresh or changed bank itself once it listens (GET /readyz says so meanwhile);
+    # several are given an index in line with the bank first, so that they never index it at the same time.
     repository_for(settings)
-    open_bank_search(settings)
+    if workers > 1:
+        open_bank_search(settings)
+    else:
+        store_for(settings).count()
     uvicorn.run(
         "app.main:create_app",
         factory=True,

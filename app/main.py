@@ -38,7 +38,8 @@ COMPONENTS = ("repo", "store", "bank", "evaluator", "runner", "engine")
 
 
 def build_components(settings: Settings) -> dict[str, Any]:
-    """The long-lived parts, built once per process: database, bank, store, scorer, runner, engine."""
+    """The long-lived parts, built once per process: database, bank, store, scorer, engine, and the warm-up that
+    builds the slow ones (the question index, the embeddings, the code sandbox) once the server listens."""
     from app.services import (
         code_runner_for,
         embedder_for,
@@ -47,14 +48,14 @@ def build_components(settings: Settings) -> dict[str, Any]:
         repository_for,
         store_for,
         sync_index,
-        warm_in_background,
+        warm_scoring,
     )
+    from app.warmup import Part, Warmup, settle
     from knowledge.embeddings import MiniLMEmbedder
     from knowledge.loader import bank_index
 
     repo = repository_for(settings)
     store = store_for(settings)
-    runner = code_runner_for(settings)
     evaluator = evaluator_for(settings)  # one scorer, one cache, for sessions and /v1/grade alike
     embedder = embedder_for(settings)
     if isinstance(embedder, MiniLMEmbedder):  # requests overlap here (see knowledge/embeddings.py)
@@ -62,17 +63,26 @@ def build_components(settings: Settings) -> dict[str, Any]:
             embedder.serve_concurrent_callers()
         else:
             embedder.use_own_threads()
-    engine = engine_for(settings, repo=repo, store=store, runner=runner, evaluator=evaluator)
     bank = bank_index(settings.bank_dir)
-    warm_up = warm_in_background(evaluator, bank, engine, first=lambda: sync_index(store, settings))
+    # The sandbox last: only a code answer needs it, and its workers (torch each) would slow the first question.
+    sandbox = Part("sandbox", lambda: code_runner_for(settings), doing="the code sandbox is still starting",
+                   close=lambda runner: runner.close())
+    # The engine asks for the runner at the first code answer; the routes have waited for it by then.
+    engine = engine_for(settings, repo=repo, store=store, runner=lambda: settle(sandbox), evaluator=evaluator)
+    warmup = Warmup([
+        Part("questions", lambda: sync_index(store, settings),
+             doing="the question bank is still being indexed (first start on this data directory)"),
+        Part("embeddings", lambda: warm_scoring(evaluator, bank, engine)),
+        sandbox,
+    ]).start()
     return {
         "repo": repo,
         "store": store,
         "bank": bank,
         "evaluator": evaluator,
-        "runner": runner,
         "engine": engine,
-        "warm_up": warm_up,
+        "warmup": warmup,
+        "warm_up": warmup.done,  # set once every part has ended (GET /readyz, tests)
     }
 
 
@@ -88,13 +98,19 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
                 setattr(app.state, name, value)
     # A stop gives up the model calls under way (judging answers 503, a wording takes the template): uvicorn waits for
     # every request before it stops.
+    warmup = built.get("warmup")
+
+    def stopping() -> None:
+        _give_up(app.state)
+        if warmup is not None:  # nothing more is built, and requests waiting for a part are let go
+            warmup.stop(close=False)  # the sandbox is closed once the requests using it have ended (below)
+
     try:
-        with stops_heard(lambda: _give_up(app.state)):
+        with stops_heard(stopping):
             yield
     finally:
-        runner = built.get("runner")
-        if runner is not None:
-            runner.close()
+        if warmup is not None:
+            warmup.stop()  # closes the sandbox's workers, now or as soon as they are started
 
 
 def _give_up(state: Any) -> None:

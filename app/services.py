@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -134,32 +133,17 @@ def phraser_for(settings: Settings) -> Any:
     return LLMPhraser(chat_model_from_settings(settings), bank_answers=answers)
 
 
-def warm_in_background(
-    evaluator: Any, bank: dict[str, Any], engine: Any | None = None, *, first: Callable[[], Any] | None = None
-) -> threading.Event:
-    """Run `first` (indexing a fresh bank), then embed every rubric and look up every rubric point's
-    related entries, off the request path: no candidate waits for a question's first scoring or a query
-    embedding. The returned event is set when all of it has ended; GET /readyz answers 503 until then,
-    so a server that says ready serves its first candidate at full speed."""
+def warm_scoring(evaluator: Any, bank: dict[str, Any], engine: Any | None = None) -> None:
+    """Embed every rubric and look up every rubric point's related entries (the embedding model loaded on the
+    way), so that no candidate waits for a question's first scoring or a query embedding. The server runs it in
+    its warm-up (app/warmup.py): GET /readyz names "embeddings" until it has ended."""
     from evaluators.base import GradingTask
 
     offline = getattr(evaluator, "_fallback", evaluator)
-    tasks = [GradingTask.from_question(q, "") for q in bank.values()]
-    done = threading.Event()
-
-    def warm() -> None:
-        try:
-            if first is not None:
-                first()
-            if hasattr(offline, "warm"):
-                offline.warm(tasks)
-            if engine is not None:
-                engine.warm()
-        finally:
-            done.set()
-
-    threading.Thread(target=warm, name="warm-up", daemon=True).start()
-    return done
+    if hasattr(offline, "warm"):
+        offline.warm([GradingTask.from_question(q, "") for q in bank.values()])
+    if engine is not None:
+        engine.warm()
 
 
 def engine_for(

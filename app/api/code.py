@@ -21,6 +21,7 @@ from app.api.problems import problem_responses
 from app.api.schemas import CodeResultOut, RequestModel, code_result_out
 from app.errors import ConflictError, NotFoundError, UserFacingError, echoed, no_session
 from app.interview.turns import SessionTurns
+from app.warmup import settle
 from evaluators.run_points import judge_run
 from knowledge.schema import Question
 
@@ -63,6 +64,7 @@ def check_code(
     if question.code is None:
         raise UserFacingError(f"question {body.question_id!r} is not a code task: nothing to run")
     question = _counted_where_asked(repo, user.id, body, bank) or question
+    runner = settle(runner)  # a sandbox still starting is waited for a while, then a 503 with Retry-After
     if runner is None:
         raise HTTPException(503, "code checks are unavailable on this server (the sandbox could not start)")
     with code_check_slot(user, limiter) as take:

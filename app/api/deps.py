@@ -44,7 +44,7 @@ def get_repo(request: Request) -> Any:
 
 
 def get_store(request: Request) -> QuestionStore:
-    return request.app.state.store
+    return _after_indexing(request, "store")
 
 
 def get_bank(request: Request) -> dict[str, Question]:
@@ -52,7 +52,17 @@ def get_bank(request: Request) -> dict[str, Question]:
 
 
 def get_engine(request: Request) -> Any:
-    return request.app.state.engine
+    return _after_indexing(request, "engine")
+
+
+def _after_indexing(request: Request, name: str) -> Any:
+    """A component that searches the question index, once the warm-up has brought the index in line with the bank
+    (a fresh data directory is indexed then): a search meanwhile would pick from part of the bank. Waits a while,
+    then a 503 with Retry-After (StillWarming). A probe never waits: GET /readyz says the index is not ready."""
+    warmup = getattr(request.app.state, "warmup", None)
+    if warmup is not None and request.url.path not in _PROBES:
+        warmup.part("questions").wait()
+    return getattr(request.app.state, name)
 
 
 def get_evaluator(request: Request) -> Any:
@@ -60,8 +70,16 @@ def get_evaluator(request: Request) -> Any:
 
 
 def get_runner(request: Request) -> Any | None:
-    """The sandboxed code runner, or None when the sandbox cannot run on this machine."""
-    return getattr(request.app.state, "runner", None)
+    """The sandboxed code runner, or None when the sandbox cannot run on this machine. While it still starts, its
+    warm-up Part: a route waits for it (app.warmup.settle) only when it is about to run code, so an answer in words
+    is never held up by the sandbox."""
+    if hasattr(request.app.state, "runner"):  # given by a test or an embedding program
+        return request.app.state.runner
+    warmup = getattr(request.app.state, "warmup", None)
+    if warmup is None:
+        return None
+    sandbox = warmup.part("sandbox")
+    return sandbox.value if sandbox.ready else sandbox
 
 
 def get_code_limiter(request: Request) -> SlidingWindowLimiter:

@@ -7,10 +7,11 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from app.api.deps import RepoDep, RunnerDep, SettingsDep, StoreDep
 from app.api.problems import problem, problem_responses
+from app.warmup import Part
 
 router = APIRouter(tags=["health"])
 log = logging.getLogger(__name__)
@@ -27,10 +28,12 @@ class Check(BaseModel):
 
 class Readiness(BaseModel):
     status: Literal["ready"]
+    ready: Literal[True] = True
+    waiting_for: list[str] = Field(default_factory=list, description="Parts still starting (none once ready)")
     checks: dict[str, Check]
     # Which interviewer answers: an LLM endpoint, or the offline rubric interviewer (no model name given).
     interviewer: Literal["llm", "offline"] = "offline"
-    # Indexing a fresh bank, rubric and related-entry warm-up after start-up (503 while "running").
+    # The parts built after the server listens (app/warmup.py): 503 while "running", naming them in waiting_for.
     warm_up: Literal["done", "running"] | None = None
 
 
@@ -44,11 +47,13 @@ async def healthz() -> Health:
 
 @router.get("/readyz", response_model=Readiness, responses=problem_responses(503))
 def readyz(request: Request, repo: RepoDep, store: StoreDep, runner: RunnerDep, settings: SettingsDep) -> Any:
-    """The database, the Chroma bank and the code runner pool are all usable."""
-    warm_up = _warm_up(request)
+    """The database, the Chroma bank and the code runner pool are all usable, and every part built after start-up
+    (the question index, the embeddings, the code sandbox) is there. Until then a 503 whose `waiting_for` names the
+    parts still starting, in the order they are built."""
+    warm_up, waiting_for = _warm_up(request)
     checks = {
         "database": _probe(lambda: _database(repo)),
-        "chroma": _probe(lambda: _bank_size(store, indexing=warm_up == "running")),
+        "chroma": _probe(lambda: _bank_size(store, indexing="questions" in waiting_for or warm_up == "running")),
         "runner": _probe(lambda: _runner_state(runner)),
     }
     if warm_up is not None:  # ready means the first candidate is served at full speed
@@ -57,14 +62,23 @@ def readyz(request: Request, repo: RepoDep, store: StoreDep, runner: RunnerDep, 
     if all(c.ok for c in checks.values()):
         return Readiness(status="ready", checks=checks, interviewer=interviewer, warm_up=warm_up)
     failing = ", ".join(name for name, c in checks.items() if not c.ok)
+    detail = f"not ready: {failing}" + (f" (still starting: {', '.join(waiting_for)})" if waiting_for else "")
     return problem(
-        503, f"not ready: {failing}", checks={k: v.model_dump() for k, v in checks.items()}, interviewer=interviewer
+        503, detail, headers={"Retry-After": "2"} if waiting_for else None, ready=False, waiting_for=waiting_for,
+        checks={k: v.model_dump() for k, v in checks.items()}, interviewer=interviewer,
     )
 
 
-def _warm_up(request: Request) -> Literal["done", "running"] | None:
+def _warm_up(request: Request) -> tuple[Literal["done", "running"] | None, list[str]]:
+    """The warm-up's state, and the parts it has still to build."""
+    warmup = getattr(request.app.state, "warmup", None)
     event = getattr(request.app.state, "warm_up", None)
-    return None if event is None else "done" if event.is_set() else "running"
+    if warmup is not None:
+        waiting = warmup.waiting_for()
+        return ("running" if waiting else "done"), waiting
+    if event is None:
+        return None, []
+    return ("done", []) if event.is_set() else ("running", ["warm_up"])
 
 
 def _probe(check: Callable[[], str]) -> Check:
@@ -95,6 +109,8 @@ def _bank_size(store: Any, *, indexing: bool = False) -> str:
 
 
 def _runner_state(runner: Any) -> str:
+    if isinstance(runner, Part):
+        raise NotReady("the code sandbox is starting")
     if runner is None:
         raise NotReady("the code sandbox could not start (is bubblewrap installed?)")
     health = getattr(getattr(runner, "pool", None), "health", None)

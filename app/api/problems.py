@@ -19,6 +19,7 @@ from starlette.routing import Match
 from app.api.head import headers_only
 from app.errors import ConflictError, NotFoundError, UserFacingError, domain_errors, echoed, one_line
 from app.store.accounts import ACCOUNT_NAME, ACCOUNT_NAME_RULE
+from app.warmup import StillWarming
 from evaluators.base import EvaluatorStopped
 
 log = logging.getLogger(__name__)
@@ -173,6 +174,12 @@ async def _stopping(_request: Request, _exc: Exception) -> JSONResponse:
                         "send it again once the server is back")
 
 
+async def _still_warming(_request: Request, exc: Exception) -> JSONResponse:
+    # A part the request needs is still being built after start-up (app/warmup.py): the client comes back shortly.
+    assert isinstance(exc, StillWarming)
+    return problem(503, str(exc), headers={"Retry-After": str(exc.retry_after_s)}, waiting_for=[exc.part])
+
+
 async def _unstorable(_request: Request, exc: Exception) -> JSONResponse:
     # A value of the request the database refuses (PostgreSQL: a NUL in a path, a text past its column).
     log.warning("database refused a value: %s", " ".join(str(getattr(exc, "orig", exc)).split())[:200])
@@ -194,6 +201,7 @@ def install(app: FastAPI) -> None:
             app.add_exception_handler(error_type, _domain_error)
     app.add_exception_handler(UserFacingError, _domain_error)
     app.add_exception_handler(EvaluatorStopped, _stopping)
+    app.add_exception_handler(StillWarming, _still_warming)
     app.add_exception_handler(OperationalError, _database_unavailable)
     app.add_exception_handler(DataError, _unstorable)
     app.add_exception_handler(Exception, _unexpected)

@@ -38,6 +38,7 @@ from app.interview import feedback
 from app.interview.models import SEED_HELP, SessionConfig, SessionState, TurnOutcome
 from app.reports import ready
 from app.reports.replies import reply_action
+from app.warmup import settle
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=problem_responses(401, 422))
 SESSION_ERRORS = problem_responses(404, 409)
@@ -106,7 +107,7 @@ ANSWER_EXAMPLES = {
 }
 
 
-@router.post("", status_code=201, response_model=SessionCreated, responses=problem_responses(400))
+@router.post("", status_code=201, response_model=SessionCreated, responses=problem_responses(400, 503))
 def create_session(
     user: UserDep,
     engine: EngineDep,
@@ -191,7 +192,7 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
 
 
 @router.post(
-    "/{session_id}/answers", response_model=TurnOut, responses=problem_responses(400, 404, 409, 413, 429)
+    "/{session_id}/answers", response_model=TurnOut, responses=problem_responses(400, 404, 409, 413, 429, 503)
 )
 def submit_answer(
     session_id: str,
@@ -208,9 +209,16 @@ def submit_answer(
     # Code runs in the sandbox, and counts like a code check, only on a code task's prompt: the engine says
     # when, once it knows the answer is for the current prompt (a stale answer is a 409 and costs nothing).
     with code_check_slot(user, limiter) as take:
+
+        def before_code_run() -> None:
+            # A sandbox still starting is waited for here, before anything of the answer is kept: a while, then a
+            # 503 with Retry-After (the answer can be sent again as is). A run is counted only where one happens.
+            if settle(runner) is not None:
+                take()
+
         outcome = engine.answer(
             session_id=session_id, user_id=user.id, text=answer.text, code=answer.code, turn=answer.turn,
-            before_code_run=None if runner is None else take,
+            before_code_run=None if runner is None else before_code_run,
         )
     return _turn_out(outcome)
 
