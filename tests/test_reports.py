@@ -1191,6 +1191,19 @@ def test_the_starters_not_implemented_error_is_said_once_in_the_study_focus(bank
     assert not any("NotImplementedError" in item for item in focus[1:])
 
 
+def test_reflowed_keeps_a_line_after_a_finished_list_item_its_own():
+    """A contract's closing line, flush after its list ("- x: (B, input_size).\nDo not use nn.GRUCell, ..."), was joined
+    to the last item in the HTML, PDF and terminal reports, as if it were one of its conditions. A flush line after
+    an item that breaks off mid-sentence still goes on with it, as Markdown reads it."""
+    assert w.reflowed("- a item\n  continued.\nDo not use X.").split("\n") == ["- a item continued.", "Do not use X."]
+    assert w.reflowed("- `self.fc = nn.Linear(32, n)`\nParameter-free layers may be calls.").split("\n") == [
+        "- `self.fc = nn.Linear(32, n)`", "Parameter-free layers may be calls."]
+    assert w.reflowed("4. Serve it with a provider (CPU,\nCUDA, TensorRT). Then test it.\nMore.").split("\n") == [
+        "4. Serve it with a provider (CPU, CUDA, TensorRT). Then test it.", "More."]
+    gru = bank_index()["gru-cell-from-scratch"].code.contract
+    assert w.reflowed(gru).split("\n")[-1].startswith("Do not use nn.GRUCell")
+
+
 def test_reflowed_joins_a_list_items_own_lines_and_keeps_code_nested_items_and_tables():
     """A list item's next lines, indented under its text, were kept as lines: a page or terminal narrower than
     the bank's lines wrapped each again, leaving "give finite," alone before "accurate results"."""

@@ -44,6 +44,7 @@ def reflowed(answer: str) -> str:
     indented under its text (a contract's "- It must give finite,\n  accurate results"): they join the item."""
     lines: list[str] = []
     fenced, joinable, item_text_at = False, False, None  # item_text_at: where the open list item's text starts
+    item_open = False  # the last line kept is a list item's
     for line in answer.splitlines():
         if _FENCE_LINE.match(line):
             fenced, joinable, item_text_at = not fenced, False, None
@@ -55,11 +56,16 @@ def reflowed(answer: str) -> str:
             continue
         text = not fenced and bool(line.strip()) and not line[0].isspace()
         item = text and _LIST_ITEM.match(line) is not None
-        if text and not item and joinable:  # a paragraph's next line, or a list item's
+        # A line set flush after a list item goes on with it only mid-sentence ("... picking a provider (CPU," then
+        # "CUDA, TensorRT)."): after a finished item it is the text's own next line, as a contract's closing "Do not
+        # use nn.GRUCell, ..." is (joined, it was read as the last item's).
+        goes_on = joinable and (not item_open or lines[-1].rstrip()[-1:].isalnum() or lines[-1].rstrip()[-1:] == ",")
+        if text and not item and goes_on:  # a paragraph's next line, or a list item's
             lines[-1] += " " + line
         else:
             lines.append(line)
         joinable = text
+        item_open = item or (item_open and text and not item and goes_on)
         item_text_at = marker.end() if marker else item_text_at if text and not item else None
     return "\n".join(lines)
 
