@@ -52,7 +52,10 @@ class Part:
         try:
             value = self._build()
         except Exception as exc:  # noqa: BLE001 - one part failing must not stop the others
-            log.exception("start-up: %s failed", self.name)
+            if self._stopped.is_set():  # a stop pulled what it was built on (the embedder's threads): not a failure
+                log.info("start-up: %s given up, the server is stopping", self.name)
+            else:
+                log.exception("start-up: %s failed", self.name)
             value, self.error = None, type(exc).__name__
         with self._lock:  # a stop meanwhile: nobody will close it later, so it is closed here
             keep = not self._stopped.is_set()

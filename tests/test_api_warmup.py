@@ -182,3 +182,26 @@ def test_a_code_answer_while_the_sandbox_starts_keeps_nothing(starting: Starting
     taken = s.client.post(f"/v1/sessions/{created['id']}/answers", json=answer, headers=s.headers)
     assert taken.status_code == 200, taken.text
     assert taken.json()["code_result"]["status"] == "passed" and len(s.runner.calls) == 1
+
+
+def test_a_part_that_fails_because_the_server_stops_is_not_logged_as_a_failure(caplog: pytest.LogCaptureFixture) \
+        -> None:
+    """Ctrl-C while the embeddings were built shut their thread pool under them ("cannot schedule new futures after
+    shutdown"), and the log ended with "start-up: embeddings failed" and a traceback after the server had finished."""
+    from app.warmup import Part, Warmup
+
+    building, release = threading.Event(), threading.Event()
+
+    def embed() -> str:
+        building.set()
+        release.wait(BACKSTOP_S)
+        raise RuntimeError("cannot schedule new futures after shutdown")
+
+    warmup = Warmup([Part("embeddings", embed)]).start()
+    assert building.wait(BACKSTOP_S)
+    warmup.stop()
+    with caplog.at_level("INFO", logger="app.warmup"):
+        release.set()
+        assert warmup.done.wait(BACKSTOP_S)
+    failed = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert not failed and any("given up" in r.getMessage() for r in caplog.records), caplog.records
