@@ -297,7 +297,9 @@ STALE_CLAIMS = {
         "Keras Attention's or AdditiveAttention's learned weights misstated",
     # backward frees a batch's saved activations: a loss tensor kept after it holds only autograd nodes
     # (test_a_kept_loss_holds_activations_only_where_no_backward_runs).
-    r"keeps every batch's graph alive and grows memory": "a loss kept after backward said to hold its whole graph",
+    r"keeps every batch's graph alive and grows memory|keeps every graph alive|stores every iteration's graph"
+    r"|keeps computation graphs alive and leaks memory|grad history keeps the graph alive":
+        "a loss kept after backward said to hold its whole graph",
     # With a dedicated pad id no real token takes, tokens != pad_id is the length mask
     # (test_a_pad_comparison_is_wrong_only_where_real_tokens_take_the_pad_value).
     r"pad id may occur as a real token; the mask should": "tokens != pad_id said to be wrong for a dedicated pad id",
