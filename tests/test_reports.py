@@ -877,6 +877,19 @@ def test_a_code_tasks_model_answer_is_prose_then_a_code_block_in_markdown_and_ht
     assert "Subclass" not in "".join(re.findall(r"<pre>.*?</pre>", answer, re.S))
 
 
+def test_a_model_answers_inline_code_is_set_as_code_not_shown_as_backticks(bank) -> None:
+    """gru-cell-from-scratch's prose names `weight_ih`: the Markdown showed \\`weight\\_ih\\` (escaped, so a viewer
+    printed the backticks) and the HTML the backticks themselves."""
+    done = _model_answer_report(bank, "gru-cell-from-scratch")
+    markdown = render(done, "markdown")[0].decode()
+    answer = markdown[markdown.index("Model answer"):].split("\n## ")[0]
+    assert "`weight_ih` (3H, I)" in answer and "\\`" not in answer
+    html = render(done, "html")[0].decode()
+    answer = html[html.index("Model answer"):html.index("</details>", html.index("Model answer"))]
+    prose = "".join(re.findall(r"<p>.*?</p>", answer, re.S))
+    assert "<code>weight_ih</code> (3H, I)" in prose and "`" not in prose
+
+
 def test_a_code_tasks_model_answer_sets_prose_in_the_body_face_and_code_in_mono_in_the_pdf(bank) -> None:
     """In the PDF the prose was set in the 8-point mono block with the code, as if it were code."""
     pypdf = pytest.importorskip("pypdf")
@@ -908,7 +921,7 @@ def test_the_model_answer_prose_is_one_line_a_paragraph_for_the_page_to_wrap(ban
     turns = [turn(1, "resnet-block", "architectures", answer_text="Some words.", evaluation=evaluation(1.0, []))]
     done = build_report(session=session({"resnet-block": 1.0}), turns=turns, bank=bank)
     html = unescape(render(done, "html")[0].decode())
-    assert " ".join(prose.split("\n")) in html
+    assert " ".join(prose.split("\n")) in html.replace("<code>", "`").replace("</code>", "`")  # inline code as code
     code_line = next(line for line in reference.splitlines() if line.startswith("    "))
     assert "\n" + code_line + "\n" in html  # indentation and line kept
     text = "\n".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(render(done, "pdf")[0])).pages)

@@ -91,9 +91,14 @@ def _transcript(entry: QuestionEntry) -> str:
     if entry.model_answer:
         parts.append(f"<p><strong>{esc(w.MODEL_ANSWER)}:</strong></p>")
         for kind, text in w.answer_blocks(entry.model_answer):  # prose as paragraphs, code preformatted
-            parts += [f"<p>{'<br>'.join(map(esc, para))}</p>" for para in w.paragraphs(text)] if kind == "prose" \
+            parts += [f"<p>{'<br>'.join(map(_prose, para))}</p>" for para in w.paragraphs(text)] if kind == "prose" \
                 else [f"<pre><code>{esc(text)}</code></pre>"]
     return f"<details><summary>{esc(w.TRANSCRIPT)}</summary>{''.join(parts)}</details>"
+
+
+def _prose(line: str) -> str:
+    """A line of the bank's own prose, escaped, its inline code spans set as code."""
+    return "".join(f"<code>{esc(text)}</code>" if code else esc(text) for code, text in w.code_spans(line))
 
 
 def _list(title: str, items: list[str]) -> str:

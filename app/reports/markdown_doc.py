@@ -80,9 +80,17 @@ def _transcript(entry: QuestionEntry) -> list[str]:
     if entry.model_answer:
         lines += ["", f"**{w.MODEL_ANSWER}:**"]
         for kind, text in w.answer_blocks(entry.model_answer):  # prose as paragraphs, code in its own fence
-            lines += [line for para in w.paragraphs(text) for line in ("", *map(md, para))] if kind == "prose" \
+            lines += [line for para in w.paragraphs(text) for line in ("", *map(_prose, para))] if kind == "prose" \
                 else ["", *_fenced(text, kind)]
     return lines
+
+
+def _prose(line: str) -> str:
+    """A line of the bank's own prose: literal, but its inline code spans kept as code spans."""
+    def literal(text: str) -> str:  # md() trims: the spaces around a code span are kept
+        return (" " if text[:1].isspace() else "") + md(text) + (" " if text[-1:].isspace() else "")
+
+    return "".join(f"`{text}`" if code else literal(text) for code, text in w.code_spans(line))
 
 
 def _fenced(text: str, kind: str) -> list[str]:

@@ -88,6 +88,20 @@ def answer_blocks(answer: str) -> list[tuple[str, str]]:
     return blocks
 
 
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def code_spans(line: str) -> list[tuple[bool, str]]:
+    """A line of the bank's prose as (is inline code, text) pieces: its `weight_ih` spans are names to set as code,
+    where written out literally a report showed the backticks (and Markdown its escapes: \\`weight\\_ih\\`)."""
+    pieces: list[tuple[bool, str]] = []
+    at = 0
+    for span in _CODE_SPAN.finditer(line):
+        pieces += [(False, line[at:span.start()]), (True, span[1])]
+        at = span.end()
+    return [p for p in [*pieces, (False, line[at:])] if p[1]]
+
+
 def paragraphs(prose: str) -> list[list[str]]:
     """A prose block's paragraphs (split at blank lines), each as its lines: one for running text, one an item
     for a list."""
