@@ -341,6 +341,18 @@ def test_openapi_documents_every_endpoint_and_problem_bodies(tmp_path):
     assert "HTTPBearer" in schema["components"]["securitySchemes"]
 
 
+def test_every_v1_route_documents_the_503_a_warming_or_stopping_server_answers(tmp_path):
+    """A route that searches the question index waits for it while serve warms up, then answers 503 with Retry-After
+    (app/api/deps.py); only the session create and answer routes said so, so a client generated from the document
+    (and the fuzzer's status check) met an undocumented 503 on hint, skip, questions and the rest."""
+    paths = create_app(Settings(data_dir=tmp_path)).openapi()["paths"]
+    undocumented = [f"{method.upper()} {path}" for path, item in paths.items() if path.startswith("/v1/")
+                    for method, operation in item.items() if "503" not in operation["responses"]]
+    assert not undocumented, undocumented
+    hint = paths["/v1/sessions/{session_id}/hint"]["post"]["responses"]["503"]
+    assert list(hint["content"]) == ["application/problem+json"] and "starting" in hint["description"]
+
+
 def test_cors_is_off_unless_configured(tmp_path):
     preflight = {"Origin": "https://ui.example", "Access-Control-Request-Method": "POST"}
     closed = TestClient(create_app(Settings(data_dir=tmp_path)))

@@ -212,14 +212,20 @@ def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": Problem, "description": HTTPStatus(status).phrase} for status in statuses}
 
 
+UNAVAILABLE = ("Service Unavailable: the server is still starting (the question index), is stopping, or cannot reach "
+               "its database; nothing of the request was kept, and Retry-After, where sent, says when to send it again")
+
+
 def use_problem_media_type(schema: dict[str, Any]) -> dict[str, Any]:
     """Document every 4xx/5xx body as application/problem+json, FastAPI's own 422 included."""
     problem_ref = {"$ref": "#/components/schemas/Problem"}
-    for path in schema.get("paths", {}).values():
+    for name, path in schema.get("paths", {}).items():
         for operation in path.values():
             if "requestBody" in operation:  # app.main refuses a body that is not JSON, and any may be too large
                 for status in (413, 415):
                     operation["responses"].setdefault(str(status), {"description": HTTPStatus(status).phrase})
+            if name.startswith("/v1/"):  # any route: a server still indexing, stopping, or without its database
+                operation["responses"].setdefault("503", {"description": UNAVAILABLE})
             for status, response in operation.get("responses", {}).items():
                 if status.isdigit() and int(status) >= 400:
                     response["content"] = {PROBLEM_MEDIA_TYPE: {"schema": problem_ref}}
