@@ -90,12 +90,14 @@ def build_components(settings: Settings) -> dict[str, Any]:
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     # Components already on app.state (set by a test or an embedding program) are kept as given.
     built: dict[str, Any] = {}
+    mine: list[str] = []  # what this start set on app.state, taken off at its end so that a restart builds it anew
     if not all(hasattr(app.state, name) for name in COMPONENTS):
         # Told to stop meanwhile: nothing is built, and uvicorn stops the server without serving.
         built = await unless_stopped(lambda: build_components(app.state.settings)) or {}
         for name, value in built.items():
             if not hasattr(app.state, name):
                 setattr(app.state, name, value)
+                mine.append(name)
     # A stop gives up the model calls under way (judging answers 503, a wording takes the template): uvicorn waits for
     # every request before it stops.
     warmup = built.get("warmup")
@@ -111,6 +113,10 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     finally:
         if warmup is not None:
             warmup.stop()  # closes the sandbox's workers, now or as soon as they are started
+        # A stopped warm-up kept on app.state was what a second start (a test client entered again) served: /readyz
+        # waited for its sandbox for ever, and a code answer got a 503.
+        for name in mine:
+            delattr(app.state, name)
 
 
 def _give_up(state: Any) -> None:

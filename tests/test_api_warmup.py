@@ -205,3 +205,18 @@ def test_a_part_that_fails_because_the_server_stops_is_not_logged_as_a_failure(c
         assert warmup.done.wait(BACKSTOP_S)
     failed = [r for r in caplog.records if r.levelname == "ERROR"]
     assert not failed and any("given up" in r.getMessage() for r in caplog.records), caplog.records
+
+
+def test_a_server_started_again_warms_up_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first start's stopped warm-up stayed on app.state, and a second start (a test client entered again, as the
+    fuzz test's schema loader and its fixture both did) served it: /readyz said "waiting_for": ["sandbox"] for ever
+    (a failed CI run), and a code answer got a 503."""
+    monkeypatch.setattr(app.services, "code_runner_for", lambda settings: ClosableRunner())
+    api = create_app(Settings(data_dir=tmp_path / "data", embedder="hash"))
+    with TestClient(api):
+        first = api.state.warmup
+    with TestClient(api) as client:
+        assert api.state.warmup is not first
+        assert api.state.warm_up.wait(BACKSTOP_S)
+        ready = client.get("/readyz")
+    assert ready.status_code == 200, ready.text
