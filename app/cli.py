@@ -192,7 +192,7 @@ def main() -> None:
             sys.exit(code)
     except domain_errors() as exc:
         err.print(f"error: {one_line(exc)}", style="red", highlight=False)
-        sys.exit(1)
+        sys.exit(getattr(exc, "exit_code", 1))
     except (typer.Exit, SystemExit) as exc:
         sys.exit(getattr(exc, "exit_code", getattr(exc, "code", 0)) or 0)
     except (typer.Abort, KeyboardInterrupt):

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from app.cli_answers import over_limit, read_answer
 from app.cli_server import DEFAULT_USER
-from app.cli_sessions import print_report, resume_command, session_to_resume, unfinished_note
+from app.cli_sessions import UserOption, print_report, resume_command, session_to_resume, unfinished_note
 from app.errors import UserFacingError
 from evaluators.run_points import failure_said
 
@@ -95,7 +95,7 @@ def show_outcome(console: Console, outcome: Any) -> None:
 
 def run_interview(
     engine: Any, user_id: int, session_id: str, prompt: Any, stream: TextIO, console: Console, *,
-    max_chars: int = 20_000, max_code_chars: int = 50_000, drafts: Any = None,
+    max_chars: int = 20_000, max_code_chars: int = 50_000, drafts: Any = None, user: str = DEFAULT_USER,
 ) -> None:
     """The session's questions in the terminal from `prompt` on, until it ends or is paused. `drafts` (the
     repository) keeps an answer interrupted while it is scored."""
@@ -107,7 +107,7 @@ def run_interview(
         block = read_answer(stream, warn=lambda why: console.print(Text(why, style="red")))
         if block is None or block[0] == "quit":
             # Unwrapped, so the command copies whole from a narrow terminal.
-            console.print(f"Session paused. Resume it with:\n  {resume_command(session_id)}", soft_wrap=True)
+            console.print(f"Session paused. Resume it with:\n  {resume_command(session_id, user)}", soft_wrap=True)
             return
         command, text, code = block
         # The API's limits (INTERVIEWER_MAX_ANSWER_CHARS, _MAX_CODE_CHARS), here too: a `:code` of a large file
@@ -121,7 +121,7 @@ def run_interview(
         try:
             if command == "answer":
                 with _kept_if_interrupted(console, drafts, session_id=session_id, user_id=user_id,
-                                          turn=prompt.turn, text=text, code=code):
+                                          turn=prompt.turn, text=text, code=code, user=user):
                     outcome = engine.answer(session_id=session_id, user_id=user_id, text=text, code=code)
             elif command in actions:
                 outcome = actions[command](session_id=session_id, user_id=user_id)
@@ -139,7 +139,8 @@ def run_interview(
 
 @contextmanager
 def _kept_if_interrupted(
-    console: Console, drafts: Any, *, session_id: str, user_id: int, turn: int, text: str | None, code: str | None
+    console: Console, drafts: Any, *, session_id: str, user_id: int, turn: int, text: str | None, code: str | None,
+    user: str = DEFAULT_USER,
 ) -> Iterator[None]:
     """Ctrl-C while an answer is scored (an LLM judge can take minutes on a CPU) left the answer nowhere: the
     turn is recorded only once scored. It is kept as the prompt's draft, which the API returns with the session."""
@@ -153,7 +154,8 @@ def _kept_if_interrupted(
             kept = False
         if kept:
             console.print(f"Interrupted while scoring: the answer was not scored; it is kept as the draft of this "
-                          f"prompt, and session {session_id} is paused. Resume it with: {resume_command(session_id)}")
+                          f"prompt, and session {session_id} is paused. Resume it with: "
+                          f"{resume_command(session_id, user)}")
         raise
 
 
@@ -204,6 +206,7 @@ def interview(
     mode: Annotated[str, typer.Option(
         help="practice or interview.", callback=_one_of("practice", "interview"))] = "practice",
     seed: Annotated[int | None, typer.Option(help=SEED_HELP)] = None,
+    user: UserOption = DEFAULT_USER,
 ) -> None:
     """Run a mock interview in the terminal (or resume one) and print the report at the end."""
     from app.cli_output import console as make_console
@@ -212,7 +215,7 @@ def interview(
     from app.services import code_runner_for, engine_for, repository_for
 
     if session and not resume:
-        raise UserFacingError(f"a session id is for resuming one: `{resume_command(session)}`")
+        raise UserFacingError(f"a session id is for resuming one: `{resume_command(session, user)}`")
     # By the source's name: typer's own copy of click has its own ParameterSource.
     given = [f"--{name}" for name in SETUP if getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE"]
     if resume and given:
@@ -230,11 +233,11 @@ def interview(
     out = make_console()
     try:
         engine = engine_for(settings, repo=repo, store=open_bank_search(settings), runner=start_runner)
-        user_id = repo.get_or_create_user(DEFAULT_USER).id
+        user_id = repo.get_or_create_user(user).id
         if resume:
-            session_id, prompt = _resumed(engine, repo, user_id, session, out)
+            session_id, prompt = _resumed(engine, repo, user_id, session, out, user)
         else:
-            if note := unfinished_note(repo, user_id):
+            if note := unfinished_note(repo, user_id, user):
                 out.print(note, style="cyan", soft_wrap=True)
             started, prompt = engine.start(user_id=user_id, config=_config(topics, questions, difficulty, mode, seed))
             session_id = str(started.id)
@@ -242,8 +245,8 @@ def interview(
         # U+FFFD), rather than stopping the interview with a UnicodeDecodeError.
         sys.stdin.reconfigure(errors="surrogateescape")  # type: ignore[union-attr]  # a TextIOWrapper
         run_interview(engine, user_id, session_id, prompt, sys.stdin, out, max_chars=settings.max_answer_chars,
-                      max_code_chars=settings.max_code_chars, drafts=repo)
-        print_report(out, repo, session_id, user_id, settings)
+                      max_code_chars=settings.max_code_chars, drafts=repo, user=user)
+        print_report(out, repo, session_id, user_id, settings, user)
     finally:
         for runner in runners:
             if runner is not None:
@@ -258,10 +261,11 @@ def _config(topics: list[str] | None, questions: int, difficulty: str, mode: str
         {"topics": topics, "num_questions": questions, "mode": mode, "seed": seed, "difficulty": level})
 
 
-def _resumed(engine: Any, repo: Any, user_id: int, given: str | None, out: Console) -> tuple[str, Any]:
+def _resumed(engine: Any, repo: Any, user_id: int, given: str | None, out: Console,
+             user: str = DEFAULT_USER) -> tuple[str, Any]:
     """The session to resume and its prompt on screen, with the answer kept unsent for that prompt (a Ctrl-C while
     it was scored, or the app's draft), to type again."""
-    session_id = str(session_to_resume(repo, user_id, given).id)
+    session_id = str(session_to_resume(repo, user_id, given, user).id)
     prompt = engine.current_prompt(session_id=session_id, user_id=user_id)
     if prompt is None:  # an answer to it is being scored elsewhere (the app, another terminal)
         raise UserFacingError(f"session {session_id} has no question open right now (an answer to it is still being "

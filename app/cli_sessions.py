@@ -13,43 +13,76 @@ from rich.table import Table
 
 from app.cli_output import console, emit_json, err
 from app.cli_server import DEFAULT_USER
-from app.errors import ConflictError, UserFacingError, no_session
+from app.errors import BadOptionError, ConflictError, NotFoundError, UserFacingError, no_session
 
 # Report formats by name, and as a file's extension names them (`--output report.pdf`).
 FORMAT_NAMES = {"md": "markdown", "markdown": "markdown", "html": "html", "htm": "html", "pdf": "pdf", "json": "json"}
 
 
-def resume_command(session_id: str) -> str:
-    return f"interviewer interview --resume {session_id}"
+def _user_name(value: str) -> str:
+    """--user held to the rule `keys create --user` holds a new user to (app.store.accounts), as a usage error:
+    a name no key could be made for would be a terminal-only user. The store is imported here, not at start."""
+    from app.store.accounts import valid_user_name
+
+    try:
+        return valid_user_name(value)
+    except UserFacingError as exc:
+        raise BadOptionError(f"--user (or INTERVIEWER_USER): {exc}") from None
 
 
-def session_to_resume(repo: Any, user_id: int, given: str | None) -> Any:
+# With API keys on, a candidate's sessions belong to their key's user: the terminal acts as that user to list,
+# resume and report them and to keep one no-repeat history and one level. The default is the auth-off user.
+UserOption = Annotated[str, typer.Option(
+    "--user", envvar="INTERVIEWER_USER", callback=_user_name, show_envvar=True,
+    help="Whose sessions: the user of your API key (`keys create --user`); by default the auth-off user.")]
+
+
+def as_user(user: str) -> str:
+    """The --user to add to a command we suggest, when it is not the default."""
+    return "" if user == DEFAULT_USER else f" --user {user}"
+
+
+def resume_command(session_id: str, user: str = DEFAULT_USER) -> str:
+    return f"interviewer interview --resume {session_id}{as_user(user)}"
+
+
+def session_to_resume(repo: Any, user_id: int, given: str | None, user: str = DEFAULT_USER) -> Any:
     """The session `given` names, or the user's latest one still going; a UserFacingError saying why there is none
     to resume."""
+    also = as_user(user)
     if not given:
         latest = repo.list_sessions(user_id, status="active", limit=1)
         if not latest:
-            raise UserFacingError("no paused session to resume: start one with `interviewer interview`, or list yours "
-                                  "with `interviewer sessions`")
+            raise UserFacingError(f"no paused session to resume{_of(user)}: start one with "
+                                  f"`interviewer interview{also}`, or list {_whose(user)} with "
+                                  f"`interviewer sessions{also}`")
         return latest[0]
     session = repo.get_session(given, user_id)
     if session is None:
-        raise UserFacingError(f"{no_session(given)}; list yours with `interviewer sessions`")
+        raise UserFacingError(f"{no_session(given)}; list {_whose(user)} with `interviewer sessions{also}`")
     if session.status == "completed":
-        raise UserFacingError(f"session {given} is completed; see its report with `interviewer report {given}`")
+        raise UserFacingError(f"session {given} is completed; see its report with `interviewer report {given}{also}`")
     return session
 
 
-def unfinished_note(repo: Any, user_id: int) -> str | None:
+def unfinished_note(repo: Any, user_id: int, user: str = DEFAULT_USER) -> str | None:
     """Said when a new session starts while others wait: each `:quit` left one more, with no word of them."""
     waiting = repo.list_sessions(user_id, status="active")
     if not waiting:
         return None
-    return (f"You have {len(waiting)} unfinished session(s): `interviewer interview --resume` continues the latest "
-            f"({waiting[0].id}), `interviewer sessions` lists them.")
+    return (f"You have {len(waiting)} unfinished session(s): `interviewer interview --resume{as_user(user)}` continues "
+            f"the latest ({waiting[0].id}), `interviewer sessions{as_user(user)}` lists them.")
 
 
-def stored_report(repo: Any, session_id: str, user_id: int, settings: Any) -> Any:
+def _of(user: str) -> str:
+    return "" if user == DEFAULT_USER else f" for user {user!r}"
+
+
+def _whose(user: str) -> str:
+    return "yours" if user == DEFAULT_USER else f"those of user {user!r}"
+
+
+def stored_report(repo: Any, session_id: str, user_id: int, settings: Any, user: str = DEFAULT_USER) -> Any:
     """The session's report as the API builds it; a ConflictError for an interview-mode one still going (its scores
     are kept until it ends: app/reports/ready.py, the API's rule)."""
     from app.reports import build_report
@@ -58,15 +91,23 @@ def stored_report(repo: Any, session_id: str, user_id: int, settings: Any) -> An
 
     session = repo.get_session(session_id, user_id)
     if session is None:
-        raise no_session(session_id)
-    require_report_ready(session, how_to_go_on=f"continue it with `{resume_command(session_id)}`")
+        raise _not_theirs(session_id, user)
+    require_report_ready(session, how_to_go_on=f"continue it with `{resume_command(session_id, user)}`")
     return build_report(session=session, turns=repo.turns(session_id), bank=bank_index(settings.bank_dir))
 
 
-def print_report(out: Console, repo: Any, session_id: str, user_id: int, settings: Any) -> None:
+def _not_theirs(session_id: str, user: str) -> NotFoundError:
+    """The API's words for a session not found, and whom the terminal acted as: another user's session is refused
+    as one that does not exist, and --user is how to name its owner."""
+    return NotFoundError(f"{no_session(session_id)}; this looked among the sessions of user {user!r} "
+                         "(--user or INTERVIEWER_USER names another)")
+
+
+def print_report(out: Console, repo: Any, session_id: str, user_id: int, settings: Any,
+                 user: str = DEFAULT_USER) -> None:
     """The report at the end of a terminal session, or why there is none yet."""
     try:
-        report = stored_report(repo, session_id, user_id, settings)
+        report = stored_report(repo, session_id, user_id, settings, user)
     except ConflictError:
         from app.reports.ready import REPORT_WAITS
 
@@ -93,10 +134,11 @@ def terminal_report(report: Any) -> Markdown:
     return Markdown(body.decode("utf-8"))
 
 
-def _terminal_user(repo: Any) -> int | None:
-    """The terminal user's id (the user an auth-disabled server acts as too, so the app's History lists the
-    terminal's sessions and the terminal resumes the app's); None before its first session (reading creates none)."""
-    user = repo.user_named(DEFAULT_USER)
+def _terminal_user(repo: Any, name: str = DEFAULT_USER) -> int | None:
+    """The id of the user the terminal acts as: by default `local`, the user an auth-disabled server acts as too
+    (so the app's History lists the terminal's sessions and the terminal resumes the app's), else --user, an API
+    key's user; None before their first session (reading creates none)."""
+    user = repo.user_named(name)
     return None if user is None else int(user.id)
 
 
@@ -104,6 +146,7 @@ def sessions(
     active: Annotated[bool, typer.Option("--active", help="Only the sessions still going (to resume).")] = False,
     limit: Annotated[int, typer.Option("--limit", min=1, max=200, help="How many, newest first.")] = 20,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (as GET /v1/sessions).")] = False,
+    user: UserOption = DEFAULT_USER,
 ) -> None:
     """Your terminal sessions, newest first: which to resume (`interview --resume ID`) or report on."""
     from app.api.schemas import session_summary
@@ -111,14 +154,15 @@ def sessions(
     from app.services import repository_for
 
     repo = repository_for(get_settings())
-    user_id = _terminal_user(repo)
+    user_id = _terminal_user(repo, user)
     rows = [] if user_id is None else repo.list_sessions(user_id, status="active" if active else None, limit=limit)
     summaries = [session_summary(s) for s in rows]
     if as_json:
         emit_json([s.model_dump(mode="json") for s in summaries])
         return
     if not summaries:
-        err.print("No sessions" + (" still going" if active else "") + ": start one with `interviewer interview`.")
+        err.print(f"No sessions{' still going' if active else ''} for user {user!r}: start one with "
+                  f"`interviewer interview{as_user(user)}`.", soft_wrap=True)
         return
     table = Table("session", "started (UTC)", "mode", "done", "status", box=None)
     for s in summaries:
@@ -127,8 +171,8 @@ def sessions(
     out = console()
     out.print(table)
     if any(s.status == "active" for s in summaries):
-        out.print("Resume one with `interviewer interview --resume SESSION`; report on one with "
-                  "`interviewer report SESSION`.", style="dim")
+        out.print(f"Resume one with `interviewer interview --resume SESSION{as_user(user)}`; report on one with "
+                  f"`interviewer report SESSION{as_user(user)}`.", style="dim")
 
 
 def report(
@@ -136,6 +180,7 @@ def report(
     fmt: Annotated[str | None, typer.Option(
         "--format", help="md, html, pdf or json; by default, as --output's extension says, else shown here.")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="The file to write it to.")] = None,
+    user: UserOption = DEFAULT_USER,
 ) -> None:
     """A session's report, shown here or written in a format (as GET /v1/sessions/{id}/report renders it)."""
     from app.config import get_settings
@@ -145,10 +190,10 @@ def report(
     chosen = _format(fmt, output)
     settings = get_settings()
     repo = repository_for(settings)
-    user_id = _terminal_user(repo)
+    user_id = _terminal_user(repo, user)
     if user_id is None:
-        raise no_session(session_id)
-    built = stored_report(repo, session_id, user_id, settings)
+        raise _not_theirs(session_id, user)
+    built = stored_report(repo, session_id, user_id, settings, user)
     if chosen is None:
         console().print(terminal_report(built))
         return

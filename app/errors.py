@@ -7,6 +7,13 @@ class UserFacingError(Exception):
     """A problem the user can fix; the message says how."""
 
 
+class BadOptionError(UserFacingError):
+    """A command-line option's value refused by a rule of the domain (a user name): one line like any error here,
+    with the exit code of a usage error (2), not click's usage block."""
+
+    exit_code = 2
+
+
 class NotFoundError(UserFacingError):
     """The named resource does not exist (or belongs to someone else)."""
 

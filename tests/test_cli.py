@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.api_fixtures import scorer  # noqa: F401  (a fixture)
 from tests.conftest import SEEDS
 from tests.processes import Watch, read_until, run_bounded
 
@@ -1022,3 +1023,72 @@ def test_a_new_terminal_interview_names_the_paused_ones_and_an_interview_reports
     early = run("report", sid, env=env)
     assert early.returncode == 1 and f"ready once the session is completed: continue it with `interviewer interview " \
         f"--resume {sid}`" in " ".join(early.stderr.split())
+
+
+def test_an_api_users_sessions_are_listed_resumed_and_reported_from_the_terminal_with_user(
+    cli_env, tmp_path, ingested_store, bank, scorer
+):
+    """With keys on, the terminal acted only as `local`: a candidate using the app with their key could neither see
+    nor resume their sessions from the terminal, and a terminal interview kept a second no-repeat history."""
+    from tests.api_fixtures import build_api
+
+    api = build_api(tmp_path, store=ingested_store, bank=bank, scorer=scorer)  # keys on
+    key, _ = api.repo.create_api_key(api.repo.get_or_create_user("ana").id, "laptop")
+    ana = {"Authorization": f"Bearer {key}"}
+    assert api.client.get("/v1/sessions").status_code == 401  # no key, no user
+    topic = "transfer-learning"
+    in_topic = {q.id for q in bank if q.topic.value == topic}
+    # All but one of the topic's questions asked in the app: the last of them left on screen, paused.
+    created = api.client.post("/v1/sessions", headers=ana, json={
+        "topics": [topic], "num_questions": len(in_topic) - 1, "seed": 5, "difficulty": "adaptive"})
+    assert created.status_code == 201, created.text
+    sid, prompt = created.json()["id"], created.json()["prompt"]
+    while prompt["number"] < len(in_topic) - 1:
+        skipped = api.client.post(f"/v1/sessions/{sid}/skip", headers=ana, params={"turn": prompt["turn"]})
+        assert skipped.status_code == 200, skipped.text
+        prompt = skipped.json()["prompt"]
+    env = {**_without_sessions(cli_env, tmp_path), "INTERVIEWER_DATABASE_URL": f"sqlite:///{tmp_path / 'api.db'}"}
+
+    listed = run("sessions", "--json", "--user", "ana", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert [(s["id"], s["status"]) for s in json.loads(listed.stdout)] == [(sid, "active")]
+    assert sid in run("sessions", env={**env, "INTERVIEWER_USER": "ana"}).stdout  # the variable names her too
+    nobody = run("sessions", "--user", "nobody", env=env)
+    assert nobody.returncode == 0 and nobody.stderr.strip() == (
+        "No sessions for user 'nobody': start one with `interviewer interview --user nobody`.")
+    assert run("sessions", "--json", env=env).stdout.strip() == "[]"  # `local` has none of hers
+
+    resumed = run("interview", "--resume", "--user", "ana", env=env, stdin=":skip\n")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"Resuming session {sid} at question {len(in_topic) - 1} of {len(in_topic) - 1}" in resumed.stdout
+    assert api.client.get(f"/v1/sessions/{sid}", headers=ana).json()["status"] == "completed"
+
+    report = run("report", sid, "--format", "json", "--user", "ana", env=env)
+    assert report.returncode == 0 and json.loads(report.stdout)["session_id"] == sid
+    for other in (["--user", "bob"], []):  # another user, and `local`: refused as a session they do not have
+        refused = run("report", sid, *other, env=env)
+        assert refused.returncode == 1 and "Traceback" not in refused.stderr
+        assert refused.stderr.startswith(f"error: no session '{sid}' (it does not exist or belongs to someone else)")
+        assert len(refused.stderr.splitlines()) == 1
+
+    # One no-repeat history: a terminal interview of hers draws the one question of the topic the app never asked.
+    asked = {turn.question_id for turn in api.repo.turns(sid)}
+    assert len(asked) == len(in_topic) - 1
+    fresh = run("interview", "--user", "ana", "--topics", topic, "--questions", "1", "--seed", "5", env=env,
+                stdin=":quit\n")
+    assert fresh.returncode == 0, fresh.stderr
+    assert f"--resume {sid}" not in fresh.stdout and "--user ana" in fresh.stdout  # how to resume it, as her
+    terminal = [s["id"] for s in json.loads(run("sessions", "--json", "--user", "ana", env=env).stdout)]
+    assert len(terminal) == 2 and terminal[1] == sid
+    assert {turn.question_id for turn in api.repo.turns(terminal[0])} == in_topic - asked
+
+
+@pytest.mark.parametrize("name", ["my laptop", ".ana", ""])
+def test_a_bad_user_name_is_one_usage_line(cli_env, name):
+    """--user is held to the rule `keys create --user` holds new users to, said as a usage error (exit 2)."""
+    for args in (["sessions", "--user", name], ["report", "x", "--user", name], ["interview", "--user", name]):
+        out = run(*args, env=cli_env, stdin=":quit\n")
+        assert out.returncode == 2 and out.stderr.startswith("error: --user (or INTERVIEWER_USER): a user name ")
+        assert len(out.stderr.splitlines()) == 1 and "Traceback" not in out.stderr
+    via_variable = run("sessions", env={**cli_env, "INTERVIEWER_USER": "my laptop"})
+    assert via_variable.returncode == 2 and "a user name may hold only letters" in via_variable.stderr

@@ -73,11 +73,7 @@ class AccountRepository(RepositoryBase):
     def create_user(self, name: str) -> UserRecord:
         """A new user called `name`; a ConflictError when the name is taken (it is someone's history) or drawn as
         a user's, also when another request takes it between our read and our insert."""
-        if not name.strip():
-            raise UserFacingError("a user name cannot be empty")
-        name = composed(name)
-        _fits(name, "a user name", User.name.type.length)
-        _path_safe(name, "a user name")
+        name = valid_user_name(name)
         try:
             with self._writing() as session:
                 return user_record(_new_user(session, name))
@@ -163,6 +159,17 @@ class AccountRepository(RepositoryBase):
                 .values(revoked_at=utcnow())
             )
             return bool(getattr(result, "rowcount", 0))
+
+
+def valid_user_name(name: str) -> str:
+    """`name` composed as a new user is stored under it, or a UserFacingError naming the rule it breaks: the rule
+    `keys create --user` holds a new user to, and the terminal's `--user` every name (a name it would create)."""
+    if not name.strip():
+        raise UserFacingError("a user name cannot be empty")
+    name = composed(name)
+    _fits(name, "a user name", User.name.type.length)
+    _path_safe(name, "a user name")
+    return name
 
 
 def _path_safe(name: str, what: str) -> None:
