@@ -49,7 +49,10 @@ def reply_schema(task: GradingTask) -> type[JudgeReply]:
         point_id=(str, Field(description="A rubric point id.", json_schema_extra={"enum": ids})),
         evidence_quote=(str | None, Field(description=_QUOTE_DESCRIPTION, json_schema_extra=text)),
     )
-    wrong = create_model(
+    # With no claims to name, the list is bounded to none and its items keep a plain string claim: an empty enum is
+    # a rule with nothing on its right in llama.cpp's grammar, which failed to parse and crashed its server
+    # (segmentation fault) on the first ad-hoc question, leaving LLM mode dead until restarted by hand.
+    wrong = JudgedMisconception if not claims else create_model(
         "JudgedMisconception", __base__=JudgedMisconception,
         claim=(str, Field(description="A known misconception's claim.", json_schema_extra={"enum": claims, **text})),
         quote=(str, Field(description="The candidate's words that state it.", json_schema_extra=text)),

@@ -1026,7 +1026,7 @@ def test_a_new_terminal_interview_names_the_paused_ones_and_an_interview_reports
 
 
 def test_an_api_users_sessions_are_listed_resumed_and_reported_from_the_terminal_with_user(
-    cli_env, tmp_path, ingested_store, bank, scorer
+    cli_env, tmp_path, ingested_store, bank, scorer  # noqa: F811 - the fixture imported above
 ):
     """With keys on, the terminal acted only as `local`: a candidate using the app with their key could neither see
     nor resume their sessions from the terminal, and a terminal interview kept a second no-repeat history."""

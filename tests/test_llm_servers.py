@@ -138,6 +138,26 @@ def test_the_reply_schema_names_this_rubric_and_bounds_every_list_but_validates_
     assert isinstance(parsed, JudgeReply)  # an unknown id or a long quote is the judge's to handle, as before
 
 
+def test_the_reply_schema_of_a_question_with_no_wrong_claims_is_a_grammar_llama_cpp_can_read():
+    """An ad-hoc question (or a pack entry) has no misconceptions: the claim's enum was empty, which llama.cpp turns
+    into a rule with nothing on its right ("JudgedMisconception-claim ::= "); its server failed to parse it and died
+    (segmentation fault), and every later call of LLM mode failed until it was restarted by hand."""
+    import json
+    import re
+
+    from evaluators.adhoc import adhoc_task
+
+    task = adhoc_task(question="What does the ReLU activation output?", answer="ReLU returns zero for negatives.",
+                      reference_answer="It outputs max(0, x): the input where it is positive, zero elsewhere.")
+    assert not task.misconceptions
+    shape = reply_schema(task).model_json_schema()
+    assert shape["properties"]["misconceptions"]["maxItems"] == 0
+    assert "[]" not in json.dumps(shape)  # no empty enum anywhere
+    grammar = pytest.importorskip("llama_cpp.llama_grammar")  # the converter llama-cpp-python's server uses
+    rules = grammar.json_schema_to_gbnf(json.dumps(shape)).splitlines()
+    assert not [rule for rule in rules if re.fullmatch(r"\S+ ::=\s*", rule)], rules
+
+
 def test_a_call_that_got_no_reply_does_not_settle_the_output_method(llama_cpp_like):
     """A first call lost to a 503 (or a server not up yet) must not pin json_schema for the process's life."""
     llama_cpp_like.refuse_json_schema = False
