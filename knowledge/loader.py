@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
@@ -30,7 +31,7 @@ def read_file(path: Path) -> tuple[list[Question], list[str]]:
     except (OSError, UnicodeDecodeError) as exc:
         return [], [f"{path}: cannot read file: {exc}"]
     except yaml.YAMLError as exc:
-        return [], [f"{path}: invalid YAML: {str(exc).splitlines()[0]}"]
+        return [], [f"{path}: invalid YAML: {_yaml_problem(exc)}"]
     if not isinstance(raw, list):
         return [], [f"{path}: expected a list of questions at the top level"]
     questions, problems = [], []
@@ -97,3 +98,17 @@ def cached_bank(directory: Path = BANK_DIR) -> tuple[Question, ...]:
 
 def bank_index(directory: Path = BANK_DIR) -> dict[str, Question]:
     return {q.id: q for q in cached_bank(directory)}
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """PyYAML's error in one line with where it is: its first line alone ("while parsing a flow sequence") named
+    neither the line nor what was expected, which in a pack of hundreds of lines left the mistake to be hunted."""
+    def at(mark: Any) -> str:
+        return f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+
+    problem, context = getattr(exc, "problem", None), getattr(exc, "context", None)
+    if not problem:
+        return str(exc).splitlines()[0]
+    said = f"{at(getattr(exc, 'problem_mark', None))}: {problem}".lstrip(": ")
+    started = at(getattr(exc, "context_mark", None))
+    return said + (f" ({context}{' at ' + started if started else ''})" if context else "")

@@ -97,6 +97,17 @@ def test_malformed_entry_names_file_entry_and_field(tmp_path: Path):
     assert "\n" not in message
 
 
+def test_invalid_yaml_says_where_and_what_was_expected(tmp_path: Path):
+    """The message kept PyYAML's first line only ("invalid YAML: while parsing a flow sequence"): no line, and not
+    what was expected, so in a big pack the mistake had to be hunted for."""
+    (tmp_path / "p.yaml").write_text("- id: a\n  question: [one, two\n  topic: x\n", encoding="utf-8")
+    with pytest.raises(BankError) as info:
+        load_bank(tmp_path)
+    message = str(info.value)
+    assert "line 3, column 8: did not find expected ',' or ']'" in message, message
+    assert "line 2, column 13" in message and "\n" not in message
+
+
 def test_invalid_yaml_and_unknown_related_are_reported(tmp_path: Path, bank):
     (tmp_path / "a.yaml").write_text("- id: [unclosed\n", encoding="utf-8")
     with pytest.raises(BankError, match="a.yaml: invalid YAML"):
