@@ -56,6 +56,9 @@ def serve(
     # starts. One worker indexes a fresh or changed bank itself once it listens (GET /readyz says so meanwhile);
     # several are given an index in line with the bank first, so that they never index it at the same time.
     repository_for(settings)
+    from knowledge.loader import cached_bank
+
+    cached_bank(settings.bank_dir)  # a broken pack is one line here, not a start-up traceback (parsed once: kept)
     if workers > 1:
         open_bank_search(settings)
     else:

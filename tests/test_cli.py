@@ -122,6 +122,17 @@ def test_unreachable_chroma_server_is_one_clear_line(cli_env, args):
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
+def test_serve_with_a_broken_pack_is_one_line(cli_env, tmp_path):
+    """`serve` loaded the bank only in the app's start-up: a pack with invalid YAML printed 81 lines (29 frames and
+    "Application startup failed") where grade, search, ingest and interview print one."""
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "p.yaml").write_text("- id: a\n  question: [one, two\n", encoding="utf-8")
+    out = run("serve", "--port", "9", env={**cli_env, "INTERVIEWER_BANK_DIR": str(pack)})
+    assert out.returncode == 1 and "p.yaml: invalid YAML" in out.stderr, out.stderr[-600:]
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
 def test_bank_stats_json_contract(cli_env):
     stats = json.loads(run("bank", "stats", "--json", env=cli_env).stdout)
     assert set(stats) == {"questions", "code_tasks", "by_framework", "by_topic", "by_difficulty", "seed_refs"}
