@@ -460,13 +460,13 @@ def test_a_prompt_shown_again_or_asked_by_a_resumed_step_keeps_its_notes(repo, u
             raise KeyboardInterrupt  # the process dies once the answer is committed
 
     session, prompt = engine(repo).start(user_id=user, config=SessionConfig(num_questions=2, topics=["tensors"]))
-    assert prompt.notes == ["note on question 1"]
+    assert prompt.notes == ["Q1: note on question 1"]
     again = engine(repo).current_prompt(session_id=session.id, user_id=user)
-    assert again is not None and again.notes == ["note on question 1"]
+    assert again is not None and again.notes == ["Q1: note on question 1"]
     with pytest.raises(KeyboardInterrupt):
         engine(CrashBeforeNextTurn()).skip(session_id=session.id, user_id=user)
     resumed = engine(repo, resume_after_s=0).current_prompt(session_id=session.id, user_id=user)
-    assert resumed is not None and resumed.number == 2 and resumed.notes == ["note on question 2"]
+    assert resumed is not None and resumed.number == 2 and resumed.notes == ["Q2: note on question 2"]
 
 
 @pytest.mark.slow

@@ -85,7 +85,7 @@ def test_a_reply_that_is_no_rewording_leaves_the_template(fake, tmp_path, ingest
             break
     assert by_id[prompt.question_id].question in prompt.text  # the offline template
     (note,) = repo.get_session(session.id, user).state["notes"]
-    assert note.startswith("LLM phrasing") and why in note and note.endswith("template used")
+    assert note.startswith("Q1: LLM phrasing") and why in note and note.endswith("template used")
 
 
 def test_llm_speaks_the_verified_feedback_and_falls_back_when_it_fails(fake, tmp_path, ingested_store, bank, embedder):
@@ -172,8 +172,8 @@ def test_once_a_call_of_a_step_gets_no_reply_its_other_calls_are_not_made(fake, 
     assert len(fake.requests) == 2  # the question's wording and the judge; nothing after the judge got no reply
     assert "fallback" in outcome.evaluation["evaluator"] and outcome.prompt is not None
     notes = repo.get_session(session.id, user).state["notes"]
-    assert "LLM phrasing failed (not called: an earlier call of this step got no reply, timeout after 1 s); " \
-           "template used" in notes, notes
+    assert "Q1 feedback: LLM phrasing failed (not called: an earlier call of this step got no reply, timeout after " \
+           "1 s); template used" in notes, notes
 
 
 def test_a_model_answer_in_look_alike_letters_is_still_the_model_answer():
@@ -290,4 +290,31 @@ def test_the_same_llm_failure_on_a_second_question_is_told_with_its_score(fake, 
     for number, notes_of_answers in told.items():
         for notes in notes_of_answers:
             assert "LLM judge failed: HTTP 500; offline score used" in notes, (number, notes)
-    assert repo.get_session(session.id, user).state["notes"] == ["LLM phrasing failed (HTTP 500); template used"]
+    assert repo.get_session(session.id, user).state["notes"] == ["Q1: LLM phrasing failed (HTTP 500); template used"]
+
+
+def test_a_wording_note_names_the_prompt_it_concerns_in_the_session_and_its_report(fake, tmp_path, ingested_store,
+                                                                                 bank, embedder):
+    """A failed wording was noted bare ("LLM phrasing failed (HTTP 500); template used") and the report listed it at
+    its top: which prompt fell back to the template, the question or its follow-up, was nowhere."""
+    from app.reports import build_report, render
+
+    engine, repo, user = make_engine(fake, tmp_path, ingested_store, bank, embedder)
+    question = {q.id: q for q in bank}["relu-autograd-function"]
+    reworded = echo(lambda line: line.split("Line:\n", 1)[1])
+    config = SessionConfig(num_questions=1, topics=["autograd"], difficulty=3, seed=3)
+    fake.script([reworded])
+    session, prompt = engine.start(user_id=user, config=config)
+    while prompt.question_id != question.id:
+        config = config.model_copy(update={"seed": config.seed + 1})
+        fake.script([reworded])
+        session, prompt = engine.start(user_id=user, config=config)
+    fake.script([reworded, http_error(500)])  # the spoken feedback, then the follow-up's wording
+    outcome = engine.answer(session_id=session.id, user_id=user, code=None,
+                            text="You subclass torch.autograd.Function and write static forward and backward methods.")
+    assert outcome.prompt is not None and outcome.prompt.kind == "follow_up"
+    note = "Q1 follow-up: LLM phrasing failed (HTTP 500); template used"
+    assert repo.get_session(session.id, user).state["notes"] == [note]
+    stored = repo.get_session(session.id, user)
+    report = build_report(session=stored, turns=repo.turns(session.id), bank={q.id: q for q in bank})
+    assert f"Note: {note}" in render(report, "markdown")[0].decode()

@@ -107,7 +107,7 @@ def test_a_stop_during_a_wording_asks_the_question_from_the_template_at_once(
     question = {q.id: q for q in bank}[prompt.question_id]
     assert question.question in prompt.text  # the template's wording, stored with the session
     assert repo.get_session(session.id, user).state["notes"] == [
-        "LLM phrasing given up as the server stopped; template used"]
+        "Q1: LLM phrasing given up as the server stopped; template used"]
 
 
 def test_after_a_stop_no_call_is_made_and_none_is_judged_offline(fake, bank, embedder):

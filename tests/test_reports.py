@@ -1236,3 +1236,54 @@ def test_reflowed_joins_a_list_items_own_lines_and_keeps_code_nested_items_and_t
         "- Before the code:", "", "    indented = code",
         "| a | b |", "  | c | d |",
     ]
+
+
+def _judged_turns() -> list[TurnRecord]:
+    """Three questions of an LLM session: one the judge scored, one its offline fallback scored, one skipped."""
+    judged = evaluation(3.0, [point("records-graph", "covered", "Autograd records every operation")],
+                        evaluator="llm-judge:qwen2.5-7b")
+    why = "LLM judge failed: timeout after 20 s; offline score used"
+    fallback = evaluation(1.0, [point("tracks", "covered", "It tracks gradients")], notes=[why],
+                          evaluator="offline-rubric (fallback from llm-judge:qwen2.5-7b)")
+    return [turn(1, "autograd-basics", "autograd", answer_text="Autograd records every operation.", evaluation=judged),
+            turn(2, "requires-grad", "autograd", answer_text="It tracks gradients.", evaluation=fallback),
+            turn(3, "save-and-load-models", "deployment", action="skip",
+                 evaluation={**evaluation(0.0, []), "evaluator": "none", "gate": "skip"})]
+
+
+def test_each_question_says_beside_its_score_which_evaluator_scored_it_when_an_llm_judge_was_asked(bank) -> None:
+    """A score the LLM judge gave and one its offline fallback gave read the same before: only the API's evaluation
+    said which. Every format now says it beside the score, with why the judge failed."""
+    from rich.console import Console
+
+    from app.cli_sessions import terminal_report
+
+    scores = {"autograd-basics": 3.0, "requires-grad": 1.0, "save-and-load-models": 0.0}
+    built = build_report(session=session(scores), turns=_judged_turns(), bank=bank)
+    said = ["llm judge (qwen2.5-7b)", "offline rubric scorer (LLM judge failed: timeout after 20 s)", None]
+    assert [q["scored_by"] for q in json.loads(render(built, "json")[0])["questions"]] == said
+    console = Console(file=io.StringIO(), width=200)
+    console.print(terminal_report(built))
+    texts = {**_document_texts(built), "terminal": " ".join(console.file.getvalue().split())}
+    for fmt, text in texts.items():
+        assert "3.0 / 5 \u00b7 scored by llm judge (qwen2.5-7b)" in text, fmt  # the HTML badge has no "score"
+        assert "1.0 / 5 \u00b7 scored by offline rubric scorer (LLM judge failed: timeout after 20 s)" in text, fmt
+        assert text.count("scored by") == 2, fmt  # the skip was scored by no evaluator
+
+
+def test_an_offline_session_keeps_its_scores_unlabelled_and_the_json_still_names_its_scorer(report: Report) -> None:
+    """With no LLM judge in the session every score has one source: saying so under each question is clutter."""
+    assert [q.scored_by for q in report.questions] == ["offline rubric scorer", "offline rubric scorer", None]
+    assert not report.llm_judged
+    for fmt in ("markdown", "html"):
+        assert "scored by" not in render(report, fmt)[0].decode()
+
+
+def test_a_session_stored_before_evaluations_named_their_evaluator_still_renders(bank) -> None:
+    old = {k: v for k, v in evaluation(2.0, [point("records-graph", "covered", "Autograd records")]).items()
+           if k != "evaluator"}
+    turns = [turn(1, "autograd-basics", "autograd", answer_text="Autograd records.", evaluation=old)]
+    built = build_report(session=session({"autograd-basics": 2.0}), turns=turns, bank=bank)
+    assert built.questions[0].scored_by is None and not built.llm_judged
+    for fmt in FORMATS:
+        assert render(built, fmt)[0]

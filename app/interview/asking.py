@@ -70,7 +70,7 @@ class Asker:
         state.note(*why_chosen(hit, config=config, state=state, history=history, pool=pool))
         state.question_number += 1
         phrased = self._phraser.question(question, number=state.question_number, total=config.num_questions)
-        state.note(phrased.note)
+        state.note_wording(f"Q{state.question_number}", phrased.note)
         state.topic_levels.setdefault(hit.topic, level_for(hit.topic, config=config, state=state, history=history))
         state.asked.append(question.id)
         state.asked_topics.append(question.topic.value)
@@ -88,7 +88,7 @@ class Asker:
     ) -> Prompt:
         """Ask the follow-up on the question's missed point; `related` (bank questions near it) informs an LLM."""
         phrased = self._phraser.follow_up(question, follow_up.prompt, related)
-        state.note(phrased.note)
+        state.note_wording(f"Q{state.question_number} follow-up", phrased.note)
         state.follow_ups_asked += 1
         if follow_up.prompt == SHOW_IN_CODE:
             state.code_asked = True

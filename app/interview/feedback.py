@@ -68,7 +68,7 @@ def spoken(
     words = phraser.feedback(question, scored.evaluation["feedback"])
     if words is None:
         return scored
-    state.note(words.note)
+    state.note_wording(f"Q{state.question_number} feedback", words.note)
     if words.note:
         return scored
     return dataclasses.replace(scored, evaluation={**scored.evaluation, "feedback_spoken": words.text})

@@ -87,6 +87,13 @@ class SessionState(BaseModel):
             if note and note not in self.notes:
                 self.notes.append(note)
 
+    def note_wording(self, where: str, note: str | None) -> None:
+        """A wording's fallback note, naming the prompt it concerns ("Q2 follow-up: LLM phrasing ...; template used"):
+        said bare, a report listed it at its top with no word of what was affected. The same failure is still told
+        once a session, under the prompt it first hit."""
+        if note and not any(told == note or told.endswith(f": {note}") for told in self.notes):
+            self.notes.append(f"{where}: {note}")
+
     @property
     def new_notes(self) -> list[str]:
         """The notes this step added: they go with the turn it asks (`turn_notes`), so the candidate reads them

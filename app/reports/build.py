@@ -19,7 +19,7 @@ from app.reports.model import (
     TopicGaps,
     TopicScore,
 )
-from app.reports.questions import group_by_question, question_entry
+from app.reports.questions import group_by_question, question_entry, tried_llm
 from app.store.records import SessionRecord, TurnRecord
 from knowledge.schema import Framework, Question
 
@@ -58,6 +58,7 @@ def build_report(
         misconceptions=[m for e in answered for m in e.misconceptions],
         study_plan=_study_plan(answered, bank, asked={e.question_id for e in entries}),
         notes=[str(n) for n in session.state.get("notes") or []],
+        llm_judged=any(tried_llm(t.evaluation) for t in turns if t.evaluation),
     )
 
 

@@ -61,12 +61,13 @@ def _topics(report: Report) -> str:
 
 
 def _questions(report: Report) -> str:
-    return f"<h2>{esc(w.QUESTIONS)}</h2>" + "".join(_question(e) for e in report.questions)
+    return f"<h2>{esc(w.QUESTIONS)}</h2>" + "".join(_question(e, report) for e in report.questions)
 
 
-def _question(entry: QuestionEntry) -> str:
+def _question(entry: QuestionEntry, report: Report) -> str:
     parts = [f"<h3>Q{entry.number}. {esc(entry.question)}</h3>",
-             f"<p>{esc(entry.topic)} \u00b7 difficulty {entry.difficulty} \u00b7 {_badge(entry.score)}</p>"]
+             f"<p>{esc(entry.topic)} \u00b7 difficulty {entry.difficulty} \u00b7 {_badge(entry.score)}"
+             + (f" \u00b7 {esc(by)}" if (by := w.scored_by_text(entry, report)) else "") + "</p>"]
     parts += [f'<p class="flag">{esc(flag)}</p>' for flag in w.detail_lines(entry)]
     parts += [_list(title, [esc(desc) + (f" \u2014 {w.QUOTE_LEAD[how]} {esc(quote)}" if how == "run" else
                                          f" \u2014 {w.QUOTE_LEAD[how]} <q>{esc(quote)}</q>" if quote else "")

@@ -40,12 +40,13 @@ def _topics(report: Report) -> list[str]:
 def _questions(report: Report) -> list[str]:
     lines = [f"## {w.QUESTIONS}"]
     for entry in report.questions:
-        lines += ["", *_question(entry)]
+        lines += ["", *_question(entry, report)]
     return lines
 
 
-def _question(entry: QuestionEntry) -> list[str]:
-    facts = f"Topic: {md(entry.topic)} · difficulty {entry.difficulty} · score {w.score_text(entry.score)}"
+def _question(entry: QuestionEntry, report: Report) -> list[str]:
+    facts = (f"Topic: {md(entry.topic)} · difficulty {entry.difficulty} · score {w.score_text(entry.score)}"
+             + (f" · {md(by)}" if (by := w.scored_by_text(entry, report)) else ""))
     lines = [f"### Q{entry.number}. {md(entry.question)}", "", f"- {facts}"]
     lines += [f"- {md(flag)}" for flag in w.status_flags(entry)]
     lines += [f"- Hint given: {md(hint)}" for hint in entry.hints]

@@ -100,6 +100,9 @@ class QuestionEntry(_Frozen):
     # How the scoring went where it did not go as configured: an LLM judge's reply replaced by the offline
     # score, or verdicts of its dropped (the evaluations' own notes).
     scoring_notes: list[str] = Field(default_factory=list)
+    # Which evaluator scored the latest answer: "llm judge (MODEL)", "offline rubric scorer", or "offline rubric scorer
+    # (LLM judge failed: WHY)"; None where no answer was judged (a skip, or nothing sent).
+    scored_by: str | None = None
     contract: str | None = None  # a code task's contract, as asked: what the code must do for its hidden checks
     code_status: str | None = None
     code_checks_passed: int | None = None
@@ -215,6 +218,9 @@ class Report(_Frozen):
     misconceptions: list[MisconceptionNote]
     study_plan: list[StudyItem]
     notes: list[str] = Field(default_factory=list)
+    # An LLM judge scored, or was asked to score, some answer of the session: the documents then say beside each score
+    # which evaluator gave it. Offline-only sessions leave it unsaid (every score has the one source there).
+    llm_judged: bool = False
 
     def question(self, number: int) -> QuestionEntry:
         """The question of that number (1-based, as the report numbers them)."""

@@ -125,12 +125,13 @@ def _topics(report: Report) -> list[Flowable]:
 def _questions(report: Report) -> list[Flowable]:
     story: list[Flowable] = [Paragraph(w.QUESTIONS, H2)]
     for entry in report.questions:
-        story += _question(entry)
+        story += _question(entry, report)
     return story
 
 
-def _question(entry: QuestionEntry) -> list[Flowable]:
-    facts = f"{entry.topic} \u00b7 difficulty {entry.difficulty} \u00b7 score {w.score_text(entry.score)}"
+def _question(entry: QuestionEntry, report: Report) -> list[Flowable]:
+    facts = (f"{entry.topic} \u00b7 difficulty {entry.difficulty} \u00b7 score {w.score_text(entry.score)}"
+             + (f" \u00b7 {by}" if (by := w.scored_by_text(entry, report)) else ""))
     story: list[Flowable] = [
         Paragraph(f"Q{entry.number}. {esc(entry.question)}", H3), Paragraph(esc(facts), BODY)
     ]

@@ -94,6 +94,7 @@ def question_entry(
         penalties=question_penalties(evaluation),
         scoring_notes=list(dict.fromkeys([*(str(n) for t in answered for n in (t.evaluation or {}).get("notes") or []),
                                           *map(_corrected_note, corrected)])),
+        scored_by=scored_by(evaluation),
         feedback=evaluation.get("feedback"),
         transcript=[Exchange(kind="follow_up" if t.kind == "follow_up" else "question", prompt=t.prompt,
                              action=reply[t.id], answer=t.answer_text, code=t.answer_code) for t in turns],
@@ -102,6 +103,31 @@ def question_entry(
         contract=_code_part(turns[0], in_bank, "contract"),
         **_code_fields(answered),
     )
+
+
+_FALLBACK = re.compile(r"\(fallback from " + re.escape(LLM_JUDGE))
+_JUDGE_FAILED = re.compile(r"^LLM judge failed: (.*); offline score used$")
+_EVALUATOR_NAMES = {"offline-rubric": "offline rubric scorer"}
+
+
+def tried_llm(evaluation: Mapping[str, Any]) -> bool:
+    """The LLM judge scored the answer, or was asked to and its offline fallback did (evaluators/judge.py)."""
+    return LLM_JUDGE in str(evaluation.get("evaluator") or "")
+
+
+def scored_by(evaluation: Mapping[str, Any]) -> str | None:
+    """Which evaluator gave a stored evaluation its score, in a few words: the judge's model, or the offline scorer and,
+    when it stood in for a judge that failed, why (from the judge's own note)."""
+    name = str(evaluation.get("evaluator") or "")
+    if name in ("", "none"):  # a skip, "I don't know" or an empty answer: no evaluator read it
+        return None
+    if name.startswith(f"{LLM_JUDGE}:"):
+        return f"llm judge ({name.removeprefix(f'{LLM_JUDGE}:')})"
+    if fallback := _FALLBACK.search(name):
+        offline = name[:fallback.start()].strip()
+        why = next((m.group(1) for n in evaluation.get("notes") or [] if (m := _JUDGE_FAILED.match(str(n)))), None)
+        return f"{_EVALUATOR_NAMES.get(offline, offline)} (LLM judge failed{f': {why}' if why else ''})"
+    return _EVALUATOR_NAMES.get(name, name)
 
 
 def _as_asked(first: TurnRecord, in_bank: Question | None) -> AskedQuestion | None:

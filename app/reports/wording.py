@@ -123,6 +123,12 @@ def score_text(score: float | None) -> str:
     return "not scored" if score is None else f"{score:.1f} / 5"
 
 
+def scored_by_text(entry: QuestionEntry, report: Report) -> str | None:
+    """Beside a question's score, which evaluator gave it (None when none did, or every score of the session came
+    from the offline scorer: with no LLM judge in it, there is nothing to tell apart)."""
+    return f"scored by {entry.scored_by}" if report.llm_judged and entry.scored_by else None
+
+
 def overview_lines(report: Report) -> list[str]:
     """The facts under the Overall heading, as plain sentences: the session's notes among them (fewer
     questions than asked for, an LLM that failed and was replaced by offline scoring)."""
