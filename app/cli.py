@@ -146,7 +146,8 @@ def bank_validate() -> None:
     from knowledge.loader import bank_problems
 
     settings = get_settings()
-    questions, problems = bank_problems(settings.bank_dir)  # every mistake in one run, then the valid tasks run
+    # Every mistake in one run (same question texts too), then the valid tasks run.
+    questions, problems = bank_problems(settings.bank_dir, same_texts=True)
     code_tasks = [q for q in questions if q.code is not None]
     with progress() as bar:
         task = bar.add_task("Checking reference solutions", total=len(code_tasks))

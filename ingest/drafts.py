@@ -64,14 +64,31 @@ def draft_entry(candidate: DraftCandidate) -> dict[str, object]:
     }
 
 
+# What a curator fills in before the drafts validate; the schema's rules, in the words of the fields.
+DRAFT_HEADER = """\
+# Draft entries for curation. Fill in, for every entry:
+#   id: a unique slug (lowercase words joined by hyphens, e.g. tensor-stride)
+#   framework: pytorch, tensorflow or general
+#   topic: one of frameworks, tensors, autograd, modules, training-loop, data-loading, optimisation,
+#          regularisation, architectures, transfer-learning, performance-memory, distributed, deployment,
+#          debugging, tensorflow-core
+#   difficulty: 1, 2 or 3 (where still null)
+#   reference_answer: a model answer of 40 characters or more (where still null)
+#   rubric: 3 to 7 points, each {id: slug, description: the idea (10+ characters), weight: above 0 up to 5,
+#           evidence: [phrasings that show the idea]}
+# `sources` names the document each question came from. Put this file in a directory of its own (a question pack)
+# and check it with `INTERVIEWER_BANK_DIR=<that directory> interviewer bank validate`; the project's own bank
+# (knowledge/bank/) cites only its seed files, so an entry moved there drops or replaces its `sources`.
+"""
+
+
 def write_drafts(candidates: Sequence[DraftCandidate], out: Path) -> int:
     """Write the non-duplicates as draft YAML (atomically: a temp file renamed into place)."""
     fresh = [draft_entry(c) for c in candidates if c.duplicate_of is None]
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(out.suffix + ".tmp")
     tmp.write_text(
-        "# Draft entries for curation: fill id, framework, topic, rubric, then move into knowledge/bank/.\n"
-        + yaml.safe_dump(fresh, sort_keys=False, allow_unicode=True),
+        DRAFT_HEADER + yaml.safe_dump(fresh, sort_keys=False, allow_unicode=True),
         encoding="utf-8",
     )
     tmp.replace(out)

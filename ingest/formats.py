@@ -24,6 +24,10 @@ _LEVEL_WORD = r"(?P<level>[Ee]asy|[Mm]edium|[Hh]ard|[Bb]eginner|[Ii]ntermediate|
 # is not taken for one.
 TAG_RE = re.compile(rf"{_EMOJI}\s*{_LEVEL_WORD}(?=[ \t]*(?:\n|$|Answer\b))")
 _TAG_END_RE = re.compile(rf"\s*{_EMOJI}\s*{_LEVEL_WORD}\s*$")
+# An emoji alone at the end of a question is a tag when it is one of a known scheme: the seeds' own
+# (⚡ Easy, 📊 Medium, 🔥 Hard, written there with the word) and the traffic lights cards use bare.
+BARE_TAG_LEVELS = {"\U0001f7e2": 1, "\U0001f7e1": 2, "\U0001f534": 3, "\u26a1": 1, "\U0001f4ca": 2, "\U0001f525": 3}
+_BARE_TAG_END_RE = re.compile(rf"\s*(?P<emoji>[{''.join(BARE_TAG_LEVELS)}])\ufe0f?\s*$")
 
 # "12. What", "12) What", "• 7.", "Q3: What", and the dotless "3 How does" of seed 001.
 NUMBERED_RE = re.compile(
@@ -94,6 +98,9 @@ def clean_question(raw: str) -> tuple[str, int | None]:
     if tag:
         difficulty = LEVELS[tag["level"].lower()]
         text = text[: tag.start()]
+    elif bare := _BARE_TAG_END_RE.search(text):
+        difficulty = BARE_TAG_LEVELS[bare["emoji"]]
+        text = text[: bare.start()]
     # Wrapping leaves "torch.nn.Module ?"; only punctuation that ends a word is pulled back.
     text = re.sub(r"\s+([?!.,;:])(?=\s|$)", r"\1", text).strip()
     if len(text) > 1 and text[0] in '“"' and text[-1] in '”"':

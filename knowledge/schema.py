@@ -8,7 +8,7 @@ import re
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 SEED_FILES = (
     "000_57e8f2a1b364a0e7.txt",
@@ -111,14 +111,26 @@ class FollowUp(_Strict):
     presumes_code: bool = False
 
 
+# Validation context key: the entries come from a question pack, not the project's own bank.
+PACK_CONTEXT = "pack"
+
+
 class SeedRef(_Strict):
-    seed: str
-    ref: str
+    """Where an entry's question came from. The project's bank cites its seed files only; a pack (a directory
+    given as INTERVIEWER_BANK_DIR, validated with context {PACK_CONTEXT: True}) may cite its own documents, as
+    `interviewer ingest --docs` drafts do ("seed: cards.txt"), since it cannot add to the project's seeds."""
+
+    seed: str = Field(min_length=1)
+    ref: str = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _ref_matches_seed(self) -> SeedRef:
+    def _ref_matches_seed(self, info: ValidationInfo) -> SeedRef:
         if self.seed not in SEED_FILES:
-            raise ValueError(f"unknown seed file {self.seed!r}")
+            if isinstance(info.context, dict) and info.context.get(PACK_CONTEXT):
+                return self
+            raise ValueError(f"unknown seed file {self.seed!r} (the project's bank cites only its seed files "
+                             f"{', '.join(SEED_FILES)}; a pack, a directory given as INTERVIEWER_BANK_DIR, may "
+                             "cite its own documents)")
         if self.seed == SECTIONED_SEED:
             section, _, number = self.ref.partition("#")
             if section not in SEED_SECTIONS or not number.isdigit():

@@ -499,3 +499,25 @@ def test_a_topic_in_american_spelling_or_another_case_is_the_same_topic(spelled,
     assert Question.model_validate(dict(bank[0].model_dump(mode="json"), topic=spelled)).topic is expected
     with pytest.raises(ValueError):
         Topic("optimizations")
+
+
+def test_a_pack_asking_one_question_twice_is_flagged_naming_both_ids(tmp_path: Path, bank):
+    """A pack holding one question text under two ids passed validation, and an interview could ask both."""
+    import yaml
+
+    from knowledge.loader import BANK_DIR, bank_problems
+
+    first, second, third = ({**q.model_dump(mode="json"), "related": []} for q in bank[:3])
+    first["question"] = "What does a pack of my own ask about tensor strides?"
+    second["question"] = "  WHAT does a pack of my own ask  about tensor-strides ?! "  # case, spacing, punctuation
+    third["id"], third["question"] = "my-own-copy", bank[5].question  # a built-in entry's text under a new id
+    (tmp_path / "a.yaml").write_text(yaml.safe_dump([first, second]), encoding="utf-8")
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump([third]), encoding="utf-8")
+    _, problems = bank_problems(tmp_path, same_texts=True)
+    bank_file = next(f.name for f in sorted(BANK_DIR.glob("*.yaml")) if any(q.id == bank[5].id for q in load_file(f)))
+    assert problems == [
+        f"a.yaml: entry {second['id']}: field question: same text as entry {first['id']} in a.yaml",
+        f"b.yaml: entry my-own-copy: field question: same text as the project's bank entry {bank[5].id} in "
+        f"{bank_file}",
+    ]
+    assert bank_problems(tmp_path)[1] == []  # loading a pack (serve, interview) is not refused for it

@@ -1,4 +1,5 @@
 """The `interviewer` command's contracts, run as a real process the way other tools call it."""
+# ruff: noqa: F811 - pytest fixtures imported from tests.api_fixtures are redefined as arguments
 
 from __future__ import annotations
 
@@ -860,6 +861,8 @@ def test_bank_validate_stops_a_task_whose_check_never_returns_and_checks_the_nex
     task = next(q for q in load_bank() if q.id == "relu-autograd-function").model_dump(mode="json")
     looping, passing = (dict(task, related=[]) for _ in range(2))
     looping["id"], passing["id"] = "loops-for-ever", "starter-passes"
+    for entry in (looping, passing):  # a question text of its own: one asked twice is a problem of its own
+        entry["question"] = f"{task['question']} ({entry['id']})"
     first, *rest = task["code"]["checks"]
     forever = "def inputs(gen):\n    while True:\n        pass\n"
     looping["code"] = dict(task["code"], checks=[dict(first, inputs=forever), *rest])
@@ -1103,3 +1106,22 @@ def test_a_bad_user_name_is_one_usage_line(cli_env, name):
         assert len(out.stderr.splitlines()) == 1 and "Traceback" not in out.stderr
     via_variable = run("sessions", env={**cli_env, "INTERVIEWER_USER": "my laptop"})
     assert via_variable.returncode == 2 and "a user name may hold only letters" in via_variable.stderr
+
+
+def test_bank_validate_names_both_ids_of_a_question_asked_twice(tmp_path):
+    from knowledge.loader import load_bank
+
+    first, second = ({**q.model_dump(mode="json"), "related": [], "sources": [{"seed": "cards.txt", "ref": "#1"}]}
+                     for q in [q for q in load_bank() if q.code is None][:2])
+    first["question"] = "Why would my own pack ask about tensor strides?"
+    second["question"] = first["question"].lower() + "  "
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "mine.yaml").write_text(yaml.safe_dump([first, second], sort_keys=False), encoding="utf-8")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
+           "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_BANK_DIR": str(pack)}
+    done = run("bank", "validate", env=env)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    line = f"mine.yaml: entry {second['id']}: field question: same text as entry {first['id']} in mine.yaml"
+    assert line in " ".join(done.stderr.split()), done.stderr
+    assert "1 problem(s) in the bank" in done.stderr  # the pack's own source file is no problem

@@ -75,3 +75,67 @@ def test_unreadable_document_fails_before_anything_is_written(ingested_store, tm
     bad.write_bytes(b"\xff\xfe\x00binary")
     with pytest.raises(DocumentError, match="bad.md"):
         classify_documents(ingested_store, [good, bad])
+
+
+def test_a_bare_traffic_light_emoji_is_the_difficulty_tag():
+    """`1. What is a tensor's stride? 🟢` kept the emoji in the question and gave no difficulty."""
+    from ingest.documents import parse_document
+
+    text = "1. What is a tensor's stride? 🟢\n2. Why does backward accumulate? 🟡\n3. How does DDP sync? 🔴\n"
+    parsed = parse_document(text, source="cards.txt")
+    assert [(p.text, p.difficulty) for p in parsed] == [
+        ("What is a tensor's stride?", 1), ("Why does backward accumulate?", 2), ("How does DDP sync?", 3)]
+
+
+def _drafts_of(tmp_path: Path, text: str) -> tuple[Path, list[dict]]:
+    from ingest.documents import parse_file
+    from ingest.drafts import DraftCandidate
+
+    doc = tmp_path / "cards.txt"
+    doc.write_text(text, encoding="utf-8")
+    pack = tmp_path / "pack"
+    out = pack / "d.yaml"
+    write_drafts([DraftCandidate(parsed, None, 0.0) for parsed in parse_file(doc)], out)
+    return out, yaml.safe_load(out.read_text(encoding="utf-8"))
+
+
+def test_a_draft_with_its_header_fields_filled_in_validates_as_a_pack(tmp_path: Path):
+    """A draft's `sources: seed: cards.txt` failed every pack's validation: "unknown seed file 'cards.txt'"."""
+    from knowledge.loader import bank_problems
+
+    out, drafts = _drafts_of(tmp_path, "1. What is a tensor's stride? 🟢\n")
+    header = out.read_text(encoding="utf-8").split("\n- ")[0]
+    for field in ("id:", "framework:", "topic:", "difficulty:", "reference_answer:", "rubric:", "INTERVIEWER_BANK_DIR"):
+        assert field in header
+    drafts[0].update(
+        id="tensor-stride", framework="pytorch", topic="tensors",
+        reference_answer="The stride is how many elements to skip in storage to step one index along a dimension.",
+        rubric=[{"id": f"point-{n}", "description": f"States idea number {n} of strides", "weight": 1.0,
+                 "evidence": [f"idea {n}"]} for n in range(3)])
+    out.write_text(yaml.safe_dump(drafts, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    questions, problems = bank_problems(out.parent, same_texts=True)
+    assert problems == []
+    assert [(s.seed, s.ref) for s in questions[0].sources] == [("cards.txt", "#1")]
+
+
+def test_the_projects_own_bank_still_cites_only_its_seed_files():
+    from pydantic import ValidationError
+
+    from knowledge.schema import PACK_CONTEXT, SeedRef
+
+    with pytest.raises(ValidationError, match="unknown seed file 'cards.txt'"):
+        SeedRef.model_validate({"seed": "cards.txt", "ref": "#1"})
+    assert SeedRef.model_validate({"seed": "cards.txt", "ref": "#1"}, context={PACK_CONTEXT: True}).seed == "cards.txt"
+
+
+def test_unfilled_drafts_are_named_by_position_and_question(tmp_path: Path):
+    """Every unfilled draft's problems said `entry None`, so they could not be told apart."""
+    from knowledge.loader import bank_problems
+
+    out, _ = _drafts_of(tmp_path, "1. What is a tensor's stride?\n2. Why zero the gradients before backward?\n")
+    _, problems = bank_problems(out.parent)
+    assert not any("entry None" in line for line in problems)
+    assert any(line.startswith("d.yaml: entry #1 (no id yet: \"What is a tensor's stride?\"): field id")
+               for line in problems)
+    assert any(line.startswith('d.yaml: entry #2 (no id yet: "Why zero the gradients before backward?"): field id')
+               for line in problems)

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from knowledge.schema import Question, RubricPoint
+from knowledge.schema import PACK_CONTEXT, Question, RubricPoint
 
 
 def as_asked(entry: dict[str, Any] | None, in_bank: Question | None) -> Question | None:
@@ -20,7 +20,8 @@ def as_asked(entry: dict[str, Any] | None, in_bank: Question | None) -> Question
     if not entry:
         return in_bank
     try:
-        return Question.model_validate(entry)
+        # The copy may come from a pack, whose entries cite the pack's own documents as sources.
+        return Question.model_validate(entry, context={PACK_CONTEXT: True})
     except ValidationError:
         if in_bank is None or not {"question", "reference_answer", "rubric"} <= entry.keys():
             return in_bank
