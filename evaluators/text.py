@@ -90,15 +90,6 @@ _NON_ANSWER = re.compile(_NOT_KNOWING.pattern + r"|\b(pass|skip|(i\s+)?give\s+up
 
 
 _EMPTY_FENCE = re.compile(r"```[\w+-]*\s*```")  # a code block with nothing in it says nothing
-# A clause of its own after saying one does not know: a break (punctuation, a dash, "but") or a word that
-# puts a guess forward ("not sure, maybe the GPU", "no idea but I think ...", "not sure - dropout?").
-_CLAUSE_AFTER = re.compile(r"\s*(?:[,;:.!?\u2026\-\u2013\u2014]|\b(?:but|maybe|perhaps|probably|possibly|"
-                           r"i\s+(?:think|guess|believe|suppose))\b)", re.I)
-# Words in such a clause that say nothing of the topic: remarks on the not-knowing ("I don't know, actually"),
-# the guess words themselves, and asking to move on ("no idea, next question please").
-_ASIDES = frozenset("actually honestly honest really anyway though then yet unfortunately sadly maybe perhaps "
-                    "probably possibly think guess believe suppose something like stuff whatever please next move "
-                    "question thanks explain hint help".split())
 
 
 def is_non_answer(answer: str, reference: str = "") -> bool:
@@ -109,26 +100,11 @@ def is_non_answer(answer: str, reference: str = "") -> bool:
     held-out ones (Beetle UA 2, UQ 1, SciEntsBank UA 1, UD 4), every one graded 0 (scored 0: Beetle UA
     2.7% -> 3.2%, UQ 2.6% -> 2.7%, SciEntsBank UA 0.0% -> 0.2%; Pearson within 0.001). An answer that
     says it is unsure and then tries ("not sure, but the bulb is in series") is still scored by the
-    model, and so is one whose try shares no word with the reference ("I'm not sure, maybe it is something
-    to do with the GPU"): a wrong guess is still an answer, to be scored low, not recorded as "I don't know".
-    No train answer is such a guess (those the reference rule zeroes say what they do not know: "i dont know
-    the rest", "I don"t know, actually."), so this moves no answer of the fit (bench/SCORER_FINDINGS.md)."""
+    model."""
     plain = _EMPTY_FENCE.sub(" ", _QUOTE_APOSTROPHE.sub("'", answer.translate(_APOSTROPHES)))
     rest = _NON_ANSWER.sub(" ", plain)
     said, ref = ({w[:5] for w in content_words(t)} for t in (rest, reference))
-    return not re.search(r"[^\W_]", rest) or bool(
-        reference and _NOT_KNOWING.search(plain) and not said & ref and not _guesses_after_not_knowing(plain))
-
-
-def _guesses_after_not_knowing(plain: str) -> bool:
-    """Whether a clause after saying one does not know puts forward something of its own: a word on the
-    topic other than the asides, once the non-answer phrases are taken out."""
-    for said in _NOT_KNOWING.finditer(plain):
-        after = plain[said.end():]
-        clause = _CLAUSE_AFTER.match(after)
-        if clause and content_words(_NON_ANSWER.sub(" ", after[clause.end():])) - _ASIDES:
-            return True
-    return False
+    return not re.search(r"[^\W_]", rest) or bool(reference and _NOT_KNOWING.search(plain) and not said & ref)
 
 
 @lru_cache(maxsize=65536)

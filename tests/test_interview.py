@@ -261,19 +261,6 @@ def test_i_dont_know_typed_to_a_follow_up_moves_on_and_keeps_the_earlier_score(e
     assert engine._repo.turns(session.id)[2].action == "dont_know"  # counted as not known, not as answered
 
 
-def test_a_typed_hedge_then_a_guess_is_recorded_as_an_answer(engine, user, bank):
-    """A reviewer's answer: recorded as "dont_know", gated, scored 0 without the model, and the report said
-    'Answered "I don't know"' above the guess the candidate made."""
-    config = SessionConfig(num_questions=2, topics=["modules"], seed=5)
-    session, prompt = engine.start(user_id=user, config=config)
-    guess = "I'm not sure, maybe it is something to do with the GPU."
-    assert "gpu" not in by_id(bank)[prompt.question_id].reference_answer.lower()
-    outcome = engine.answer(session_id=session.id, user_id=user, text=guess, code=None)
-    turn = engine._repo.turns(session.id)[0]
-    assert (turn.action, turn.answer_text) == ("answer", guess)
-    assert outcome.evaluation.get("gate") != "dont_know"
-
-
 def test_skip_and_dont_know_score_zero_and_show_the_model_answer(engine, user, bank):
     config = SessionConfig(num_questions=2, topics=["deployment"], seed=2)
     session, prompt = engine.start(user_id=user, config=config)

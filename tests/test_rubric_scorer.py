@@ -243,22 +243,6 @@ def test_an_unsure_answer_that_touches_the_topic_is_scored_by_the_model(scorer, 
     assert grade(scorer, by_id["dropout"], answer).gate is None
 
 
-# A reviewer's answer, typed in the app: it was gated as "I don't know" and the report said so above the guess.
-@pytest.mark.parametrize("answer", ["I'm not sure, maybe it is something to do with the GPU.",
-                                    "not sure - the GPU?", "I don't know, but I think it speeds up the GPU."])
-def test_a_hedge_then_a_guess_off_the_reference_is_scored_by_the_model(scorer, by_id, answer):
-    evaluation = grade(scorer, by_id["dropout"], answer)
-    assert "gpu" not in by_id["dropout"].reference_answer.lower()  # the guess shares no word with the reference
-    assert evaluation.gate is None and evaluation.score <= 1.0  # an answer, and a wrong one
-
-
-@pytest.mark.parametrize("answer", ["I'm not sure.", "no idea", "I don\"t know, actually.", "No idea, sorry.",
-                                    "I'm not sure. I don't know.", "I don't know what a GPU is."])
-def test_a_hedge_with_no_guess_after_it_is_still_a_non_answer(scorer, by_id, answer):
-    evaluation = grade(scorer, by_id["dropout"], answer)
-    assert evaluation.score == 0 and evaluation.gate in {"empty", "non-answer"}
-
-
 @pytest.mark.parametrize("answer", ["fine", "good question, it depends", "Dropout."])
 def test_vague_answers_are_scored_by_the_model_and_score_little(scorer, by_id, answer):
     evaluation = grade(scorer, by_id["dropout"], answer)
