@@ -22,7 +22,7 @@ from evaluators.feedback import compose_feedback
 from evaluators.judge_batch import Stop, in_flight
 from evaluators.judge_offline import MISCONCEPTION_PENALTY, combined_score, corrected, read_offline, stated
 from evaluators.judge_prompt import SYSTEM_PROMPT, fitted_prompt
-from evaluators.judge_reply import JudgedPoint, JudgeReply, reply_schema
+from evaluators.judge_reply import SCORE_SCALE, JudgedPoint, JudgeReply, reply_schema
 from evaluators.judge_verdicts import check_notes, known_ids, verified_misconceptions, verified_points
 from evaluators.text import is_non_answer
 
@@ -112,12 +112,13 @@ class LLMJudge(Evaluator):
                                         penalty=self._penalty * len(charges.wrong))
         notes = check_notes(dropped=dropped, unjudged=unjudged, wrong_dropped=charges.dropped, unknown=unknown,
                             unlisted=charges.unlisted, refuted=charges.refuted, unstated=unstated)
-        notes += _score_notes(own=reply.score, score=score, carried=carried, residual=residual,
-                              unchecked=charges.unchecked)
+        notes += _score_notes(reply, score=score, carried=carried, residual=residual, unchecked=charges.unchecked)
         # The model's prose may praise what we just dropped, or a score we did not give: keep it only when
-        # every claim checked out and its own score is within a point of the verified one.
+        # every claim checked out and its own score is within a point of the verified one (a score off the
+        # scale agrees with none: its prose may well say "7/10").
+        own = reply.own_score
         agreed = (not dropped and not unstated and not charges.dropped and not charges.refuted
-                  and abs(reply.score - score) < 1.0)
+                  and own is not None and abs(own - score) < 1.0)
         feedback = self._feedback(task, reply, verdicts, charges.wrong, notes) if agreed else compose_feedback(
             verdicts, charges.wrong, None)
         return Evaluation(
@@ -172,15 +173,22 @@ class Charges:
     cleared: list[str] = field(default_factory=list)  # the claims of `refuted`
 
 
-def _score_notes(*, own: float, score: float, carried: float, residual: float, unchecked: bool) -> list[str]:
+def _score_notes(reply: JudgeReply, *, score: float, carried: float, residual: float, unchecked: bool) -> list[str]:
     """How the verified score came about, where it is not simply the reply's own."""
     notes = []
+    own = reply.own_score
     if abs(carried) >= 0.05:
         notes.append(f"LLM judge: {carried:+.1f} for the points read offline, the offline "
                      f"score's {residual:+.1f} beyond its points' credits in proportion to their weight")
     if unchecked:
         notes.append("LLM judge: could not check whether the answer corrects the wrong claims reported")
-    if abs(own - score) >= 0.05:
+    if own is None:
+        low, high = SCORE_SCALE
+        notes.append(
+            f"LLM judge's own score {reply.score:g} is off the {low}-{high} scale and was ignored; "
+            f"{score:.1f} recomputed from the verified verdicts and rubric weights"
+        )
+    elif abs(own - score) >= 0.05:
         notes.append(
             f"LLM judge's own score {own:.1f} replaced by {score:.1f}, "
             "recomputed from the verified verdicts and rubric weights"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue, create_model
@@ -23,13 +24,27 @@ class JudgedMisconception(BaseModel):
     quote: str = Field(description="The candidate's words that state it, copied exactly from the answer.")
 
 
+# The scale the model is asked to score on. The bound is sent in the schema, but not checked on the reply: the score
+# is recomputed from the verified verdicts, and a number off the scale (7, as if out of 10) cost the reply's sound
+# verdicts too, all scored offline. Grammars do not hold a server to it either: llama.cpp bounds integers only, and
+# llama-cpp-python's converter no number at all. OpenAI's strict mode takes minimum and maximum for a number; a server
+# that refuses a keyword of the schema is asked the next way (app/llm.py).
+SCORE_SCALE = (0, 5)
+
+
 class JudgeReply(BaseModel):
     """What the model must return; field order puts the evidence before the score."""
 
     points: list[JudgedPoint]
     misconceptions: list[JudgedMisconception]
     feedback: str
-    score: float = Field(ge=0, le=5)
+    score: float = Field(json_schema_extra={"minimum": SCORE_SCALE[0], "maximum": SCORE_SCALE[1]})
+
+    @property
+    def own_score(self) -> float | None:
+        """The model's own score when it is one on the scale asked for; None for a number off it (or NaN)."""
+        low, high = SCORE_SCALE
+        return self.score if math.isfinite(self.score) and low <= self.score <= high else None
 
 
 # Bounds sent in the schema only (validation stays as above): a server that decodes to the schema

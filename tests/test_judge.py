@@ -1,4 +1,4 @@
-"""The LLM judge against a real local OpenAI-compatible server: verified quotes, own score, fallback."""
+"""The LLM judge against a local fake OpenAI-compatible server: verified quotes, its own score, fallback."""
 
 from __future__ import annotations
 
@@ -256,12 +256,11 @@ def test_earlier_follow_up_answers_count_as_evidence(fake_openai, offline, relu)
     ("scripted", "reason"),
     [
         (broken_json(), "malformed output: Invalid JSON"),
-        (content(reply(score=7)), "malformed output"),  # schema violation
         (content({"verdict": "great answer"}), "malformed output"),
         (http_error(500), "HTTP 500"),
         (refusal("I can't grade this."), "refusal: I can't grade this."),
     ],
-    ids=["broken-json", "score-out-of-range", "wrong-shape", "http-500", "refusal"],
+    ids=["broken-json", "wrong-shape", "http-500", "refusal"],
 )
 def test_failures_fall_back_to_the_offline_score_and_say_so(fake_openai, offline, relu, scripted, reason):
     fake_openai.script([scripted])
@@ -275,6 +274,51 @@ def test_failures_fall_back_to_the_offline_score_and_say_so(fake_openai, offline
     (note,) = result.notes
     assert note.startswith("LLM judge failed: ") and note.endswith("; offline score used")
     assert reason in note
+
+
+@pytest.mark.parametrize(("own", "said"), [(7, "7"), (-1, "-1"), (10.5, "10.5")])
+def test_a_score_off_the_scale_is_ignored_and_the_verified_verdicts_kept(fake_openai, offline, relu, own, said):
+    """The score is recomputed from the verdicts, so the model's own number off the 0-5 scale (7, as if out of 10)
+    says nothing the verdicts do not: the whole reply was thrown away for it, and the answer scored offline."""
+    fake_openai.script([content(reply(score=own, feedback="Strong answer, 7/10."))])
+    result = judge_for(fake_openai, offline).evaluate(GradingTask.from_question(relu, ANSWER))
+
+    assert result.evaluator == f"llm-judge:{MODEL}"
+    assert result.score == 4.2  # the good reply's verdicts, as with its own score 4.0
+    assert next(p for p in result.points if p.point_id == "gradient-mask").evidence == "return grad_output * (x > 0)"
+    assert (f"LLM judge's own score {said} is off the 0-5 scale and was ignored; 4.2 recomputed from the verified "
+            "verdicts and rubric weights") in result.notes
+    assert not any("failed" in n or "replaced by" in n for n in result.notes)
+    assert "7/10" not in result.feedback  # comments on another scale are not ours to show beside 4.2
+
+
+def test_the_score_scale_is_sent_in_the_schema_whichever_way_the_server_is_asked(fake_openai, offline, relu):
+    """json_schema (OpenAI, vLLM), JSON mode with the schema (llama-cpp-python) and a tool call all carry the bound."""
+    task = GradingTask.from_question(relu, ANSWER)
+    fake_openai.script([content(reply())] * 2)
+    judge_for(fake_openai, offline).evaluate(task)
+    model = LangChainChatModel(base_url=fake_openai.base_url, model=MODEL, timeout_s=REPLIES_WITHIN_S, max_retries=0,
+                               method="function_calling")
+    LLMJudge(model, offline).evaluate(task)
+    with FakeOpenAI(refuse_json_schema=True) as llama_cpp_like:
+        llama_cpp_like.script([content(reply())])
+        judge_for(llama_cpp_like, offline).evaluate(task)
+    sent = [fake_openai.requests[0].body["response_format"]["json_schema"]["schema"],
+            fake_openai.requests[1].body["tools"][0]["function"]["parameters"],
+            llama_cpp_like.requests[-1].body["response_format"]["schema"]]
+    scores = [shape["properties"]["score"] for shape in sent]
+    assert [(s["type"], s["minimum"], s["maximum"]) for s in scores] == [("number", 0, 5)] * 3
+
+
+def test_a_server_that_refuses_a_keyword_of_the_schema_is_asked_the_next_way(fake_openai, offline, relu):
+    """OpenAI's strict mode refused numeric bounds once (and other servers still refuse some keywords) with a 400:
+    the judge still judges, in JSON mode, instead of scoring every answer offline."""
+    refused = ("Invalid schema for response_format 'JudgeReply': In context=('properties', 'score'), "
+               "'minimum' is not permitted.")
+    fake_openai.script([http_error(400, refused), content(reply())])
+    result = judge_for(fake_openai, offline).evaluate(GradingTask.from_question(relu, ANSWER))
+    assert result.evaluator == f"llm-judge:{MODEL}" and result.score == 4.2
+    assert [r.body["response_format"]["type"] for r in fake_openai.requests] == ["json_schema", "json_object"]
 
 
 def test_slow_reply_times_out_quickly_and_falls_back(fake_openai, offline, relu):

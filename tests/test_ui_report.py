@@ -451,3 +451,24 @@ def test_the_topic_chart_asks_for_whole_names_drawn_as_text() -> None:
     assert specs[0]["encoding"]["y"]["field"] == "topic"
     assert specs[0]["encoding"]["y"].get("axis") == {"labelLimit": 0, "labelOverlap": False}
     assert all(spec.get("usermeta") == {"embedOptions": {"renderer": "svg"}} for spec in specs)
+
+
+def test_the_report_page_says_which_evaluator_scored_each_question_when_an_llm_judge_was_asked() -> None:
+    """The files and the terminal say beside each score whether the LLM judge gave it or its offline fallback did, and
+    why the judge failed; the page said neither, so a judged score and a fallback one read alike."""
+    from tests.test_reports import _judged_turns
+
+    scores = {"autograd-basics": 3.0, "requires-grad": 1.0, "save-and-load-models": 0.0}
+    report = build_report(session=session(scores), turns=_judged_turns(), bank=bank_index())
+    page = AppTest.from_function(_page, args=(render(report, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception, page.exception
+    captions = [c.value.replace("\\", "") for c in page.caption]
+    assert "autograd · difficulty 2 · scored by llm judge (qwen2.5-7b)" in captions
+    fallback = "scored by offline rubric scorer (LLM judge failed: timeout after 20 s)"
+    assert f"autograd · difficulty 2 · {fallback}" in captions
+    assert _shown(page).count("scored by") == 2  # the skip was scored by no evaluator
+
+    offline = build_report(session=session(scores), turns=session_turns(), bank=bank_index())
+    assert not offline.llm_judged and offline.questions[0].scored_by == "offline rubric scorer"
+    page = AppTest.from_function(_page, args=(render(offline, "json")[0].decode(),), default_timeout=30).run()
+    assert not page.exception and "scored by" not in _shown(page)  # one source for every score: nothing to tell apart

@@ -43,12 +43,20 @@ def show_questions(report: dict[str, Any]) -> None:
     st.subheader("Questions")
     for q in report.get("questions", []):
         with st.expander(f"Q{q['number']} · {score_text(q.get('score'))} · {literal(q['question'])}"):
-            _question(q)
+            _question(q, scored_by=scored_by_text(q, report))
 
 
-def _question(q: dict[str, Any]) -> None:
+def scored_by_text(q: dict[str, Any], report: dict[str, Any]) -> str | None:
+    """Which evaluator gave the question its score, as the files say it beside the score (app/reports/wording.py): only
+    in a session an LLM judge scored or was asked to score, where a judged score and an offline one read alike."""
+    return f"scored by {q['scored_by']}" if report.get("llm_judged") and q.get("scored_by") else None
+
+
+def _question(q: dict[str, Any], *, scored_by: str | None) -> None:
     """How the question went: its code run, its points (each once), its wrong claims and scoring notes."""
-    st.caption(" · ".join([q["topic"], f"difficulty {q['difficulty']}", *_flags(q)]))
+    # The evaluator's words may hold a failure's reason from the model's server: shown as written, not as markup.
+    st.caption(" · ".join([q["topic"], f"difficulty {q['difficulty']}", *([literal(scored_by)] if scored_by else []),
+                           *_flags(q)]))
     if q.get("score") is None:  # no wrong answer, and no point of it judged
         st.caption(ON_SCREEN if q.get("on_screen") else NOT_ANSWERED)
     if q.get("follow_up_unanswered"):  # its question keeps the earlier answer's score
