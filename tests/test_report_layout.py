@@ -102,3 +102,22 @@ def test_a_name_longer_than_a_line_breaks_after_its_dots_or_underscores_and_inde
     assert wrapped("    " + "x" * 70, 60, "DejaVuSansMono").split("\n") == ["    " + "x" * 56, "x" * 14]
     chinese = "梯度" * 60 + " and then some words"  # between two Chinese characters a line may break anywhere
     assert "".join(wrapped(chinese, 95, "DejaVuSansMono").split("\n")) == chinese
+
+
+def test_a_model_answers_inline_code_is_set_in_the_mono_face_without_its_backticks_in_the_pdf(bank) -> None:
+    """gru-cell-from-scratch's prose names `weight_ih`: the PDF printed the backticks in the body face, where the
+    HTML sets the name in <code>."""
+    pypdf = pytest.importorskip("pypdf")
+    from tests.test_reports import _model_answer_report
+
+    pdf = pypdf.PdfReader(io.BytesIO(render(_model_answer_report(bank, "gru-cell-from-scratch"), "pdf")[0]))
+    runs: list[tuple[str, str]] = []
+    for page in pdf.pages:
+        page.extract_text(visitor_text=lambda text, _cm, _tm, font, _size: runs.append(
+            (text, str((font or {}).get("/BaseFont", "")))))
+    after = runs[next(n for n, (text, _) in enumerate(runs) if "Model answer" in text):]
+    prose = after[:next(n for n, (text, _) in enumerate(after) if "import torch" in text)]
+    assert not any("`" in text for text, _ in prose), prose
+    names = [font for text, font in prose if text.strip() in ("weight_ih", "weight_hh")]
+    assert len(names) == 2 and all("Mono" in font or "Courier" in font for font in names), prose
+    assert "Mono" not in next(font for text, font in prose if "Keep the input-to-hidden" in text)

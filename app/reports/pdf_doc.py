@@ -167,9 +167,21 @@ def _transcript(entry: QuestionEntry) -> list[Flowable]:
     if entry.model_answer:
         story.append(Paragraph(f"<b>{esc(w.MODEL_ANSWER)}:</b>", SMALL))
         for kind, text in w.answer_blocks(entry.model_answer):  # prose in the body face, code in the mono block
-            story += [Paragraph("<br/>".join(map(esc, para)), BODY) for para in w.paragraphs(text)] \
+            story += [Paragraph("<br/>".join(map(_prose, para)), BODY) for para in w.paragraphs(text)] \
                 if kind == "prose" else [_as_written(text)]
     return story
+
+
+def _prose(line: str) -> str:
+    """A line of the bank's prose, its `weight_ih` spans set in the mono face as the HTML sets them in <code>
+    (the PDF printed the backticks), each on one line: its spaces are no-break spaces, which reportlab never
+    breaks at."""
+    def words(text: str) -> str:  # esc() trims: the spaces around a code span are kept
+        return (" " if text[:1].isspace() else "") + esc(text) + (" " if text[-1:].isspace() else "")
+
+    mono = MONO.fontName
+    return "".join(f'<font face="{mono}">{in_faces(escape(text).replace(" ", chr(0xa0)), mono)}</font>' if code
+                   else words(text) for code, text in w.code_spans(line))
 
 
 def _quoted(text: str) -> str:
