@@ -11,7 +11,9 @@ from typing import Annotated, Any, TextIO
 import typer
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.padding import Padding
 from rich.panel import Panel
+from rich.table import Table
 from rich.text import Text
 
 from app.cli_answers import over_limit, read_answer
@@ -55,6 +57,17 @@ def show_prompt(console: Console, prompt: Any) -> None:
         console.print(bank_markdown(prompt.code_contract))
 
 
+def _item(mark: str | tuple[str, str], said: str, style: str = "") -> Padding:
+    """One line of feedback led by its mark ("✔", "wrong:", "penalty:"), the lines it wraps onto starting under its
+    words: printed as one Text, they went back to the terminal's margin, under the mark. rich wraps a grid's cells
+    each in its own column, so the words' column gives the hanging indent."""
+    grid = Table.grid(padding=(0, 1, 0, 0))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")  # a name longer than the line is cut at its end, not at "…"
+    grid.add_row(Text.assemble(mark, style=style), Text(said, style=style))
+    return Padding(grid, (0, 0, 0, 1), expand=False)
+
+
 def show_outcome(console: Console, outcome: Any) -> None:
     if outcome.message:
         console.print(outcome.message, style="yellow")
@@ -63,19 +76,18 @@ def show_outcome(console: Console, outcome: Any) -> None:
         return
     console.print(f"Score {evaluation['score']} / 5", style="bold")
     for note in evaluation.get("notes") or []:  # an LLM judge's reply not used, or verdicts of its dropped
-        console.print(Text(f" scoring: {note}"), style="dim")
+        console.print(_item("scoring:", note, "dim"))
     for note in evaluation.get("penalties") or []:  # what this turn was charged: hints, lateness, a fix
-        console.print(Text(f" penalty: {note}"), style="yellow")
+        console.print(_item("penalty:", note, "yellow"))
     for point in evaluation.get("points", []):
         mark = {"covered": ("✔", "green"), "partial": ("~", "yellow")}.get(point["verdict"], ("✘", "red"))
         if point.get("beyond_score"):  # the code's run alone earned full marks: it cost nothing
             mark = ("·", "dim")
         unneeded = " (not needed for the score, worth saying in an interview)" if point.get("beyond_score") else ""
-        console.print(Text.assemble(" ", mark, f" {point['description']}{unneeded}"), highlight=False)
+        console.print(_item(mark, f"{point['description']}{unneeded}"))
     for wrong in evaluation.get("misconceptions", []):
-        lead = " your code has" if wrong.get("from_code") else ""  # a line of the code is not the candidate's words
-        console.print(Text.assemble(" ", ("wrong:", "red"), f"{lead} \"{wrong['quote']}\" - {wrong['correction']}"),
-                      highlight=False)
+        lead = "your code has " if wrong.get("from_code") else ""  # a line of the code is not the candidate's words
+        console.print(_item(("wrong:", "red"), f"{lead}\"{wrong['quote']}\" - {wrong['correction']}"))
     if outcome.code_result:
         result = outcome.code_result
         passed, total = result.get("passed_checks"), result.get("total_checks")
@@ -86,7 +98,7 @@ def show_outcome(console: Console, outcome: Any) -> None:
                 # printed already, so it is not said again in place of a check's own words.
                 said = failure_said({**check, "description": ""})
                 why = f": {said}" if said else ""
-                console.print(Text.assemble(" ", ("✘", "red"), f" {check.get('description')}{why}"), highlight=False)
+                console.print(_item(("✘", "red"), f"{check.get('description')}{why}"))
     # Given up on the question or on its follow-up: the model answer, where the mode shows it (practice).
     gave_up = {evaluation.get("gate"), evaluation.get("follow_up")} & {"skip", "dont_know"}
     if gave_up and evaluation.get("model_answer"):

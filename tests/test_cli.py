@@ -838,6 +838,37 @@ def test_the_terminal_says_what_a_turn_was_charged():
     assert f"penalty: {hint}" in shown and "limit" not in shown
 
 
+@pytest.mark.parametrize("width", [60, 100])
+def test_the_terminals_feedback_lines_wrap_under_their_words_not_under_their_mark(width):
+    """A point, a wrong claim, a failed check or a penalty too long for the terminal went on at its margin, under
+    its mark: " ✔ The answer explains that" / "torch.nn.functional.cross_entropy combines ..."."""
+    from rich.console import Console
+
+    from app.cli_interview import show_outcome
+    from app.interview.models import TurnOutcome
+
+    long = ("torch.nn.functional.cross_entropy takes raw logits, so optimizer.zero_grad() and x.requires_grad_() "
+            "come up, and CustomLinear(5, 3) holds a weight whose gradient ∂L/∂w is σ-scaled, 梯度累积 and all; ")
+    console = Console(record=True, width=width)
+    show_outcome(console, TurnOutcome(
+        status="active",
+        evaluation={"score": 2.0, "penalties": [f"1 hint(s) used: {long}"], "notes": [f"judge note: {long}"],
+                    "points": [{"verdict": "covered", "description": f"Covered: {long}"},
+                               {"verdict": "missed", "description": f"Missed: {long}", "beyond_score": True}],
+                    "misconceptions": [{"claim": "c", "quote": "grads reset", "correction": long, "from_code": True}]},
+        code_result={"passed_checks": 0, "total_checks": 1, "status": "failed",
+                     "checks": [{"name": "n", "description": f"The check: {long}", "passed": False, "message": None}]}))
+    lines = [line.rstrip() for line in console.export_text().splitlines()]
+    for lead, words in ((" penalty: ", "1 hint(s)"), (" scoring: ", "judge note"), (" ✔ ", "Covered:"),
+                        (" · ", "Missed:"), (" wrong: ", "your code has"), (" ✘ ", "The check:")):
+        first = next(n for n, line in enumerate(lines) if line.startswith(lead + words))
+        last = next(n for n in range(first, len(lines)) if lines[n].endswith(("all;", "interview)")))
+        assert last > first and all(line.startswith(" " * len(lead)) and line[len(lead)] != " "
+                                    for line in lines[first + 1:last + 1]), lines[first:last + 1]
+        said = " ".join(line.strip() for line in lines[first:last + 1])
+        assert all(name in said for name in ("torch.nn.functional.cross_entropy", "梯度累积", "∂L/∂w")), said
+
+
 def test_python_dash_m_runs_the_cli():
     out = subprocess.run([sys.executable, "-m", "app.cli", "--help"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "Usage" in out.stdout, (out.stdout, out.stderr)

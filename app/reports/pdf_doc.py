@@ -32,7 +32,7 @@ from reportlab.platypus import (
 from app.reports import wording as w
 from app.reports.charts import WIDTH, BarChart, Line, Rect, Shape, layout, report_charts
 from app.reports.model import QuestionEntry, Report
-from app.reports.pdf_fonts import FACE, in_faces, wrapped
+from app.reports.pdf_fonts import FACE, in_faces, unbroken, wrapped
 
 _STYLES = getSampleStyleSheet()
 H1, H2, H3, BODY = (ParagraphStyle(f"report-{key}", parent=_STYLES[key], fontName=FACE[role])
@@ -43,7 +43,15 @@ SMALL = ParagraphStyle("small", parent=BODY, fontSize=8.5, textColor=colors.HexC
 # a flowable with the next one only when that one is not a container, so list items are bulleted paragraphs, not
 # a ListFlowable (one, which left the title alone all the same).
 LIST_TITLE = ParagraphStyle("list-title", parent=BODY, keepWithNext=1)
+# An item's wrapped lines start under its text, not under its bullet or number: reportlab sets a paragraph's bullet at
+# bulletIndent and every line of its text at leftIndent. A study-plan item is numbered, its lines under it indented
+# to its text (as the Markdown nests them).
 BULLET = ParagraphStyle("bullet", parent=BODY, leftIndent=12, bulletIndent=2)
+NUMBERED = ParagraphStyle("numbered", parent=BODY, leftIndent=18, bulletIndent=0, bulletFontName=FACE[""])  # "10." fits
+UNDER_ITEM = ParagraphStyle("under-item", parent=SMALL, leftIndent=NUMBERED.leftIndent)
+BULLET_UNDER_ITEM = ParagraphStyle("bullet-under-item", parent=BULLET,
+                                   leftIndent=NUMBERED.leftIndent + BULLET.leftIndent,
+                                   bulletIndent=NUMBERED.leftIndent + BULLET.bulletIndent)
 MONO = ParagraphStyle("mono", parent=BODY, fontName=FACE.get("Mono", "Courier"), fontSize=8, leading=10,
                       leftIndent=8, backColor=colors.HexColor("#f6f6f6"))
 MONO_LINE = 95  # characters of the 8-point mono face across A4 less its margins
@@ -54,7 +62,7 @@ _ANCHOR = {"start": "start", "middle": "middle", "end": "end"}
 
 
 def esc(text: object) -> str:
-    return in_faces(escape(" ".join(str(text).split())), FACE[""])
+    return in_faces(escape(unbroken(" ".join(str(text).split()))), FACE[""])
 
 
 def _as_written(text: str) -> XPreformatted:
@@ -95,9 +103,9 @@ def _pdf_shape(shape: Shape, height: float) -> PdfRect | PdfLine | String:
                   fontSize=shape.size, textAnchor=_ANCHOR[shape.anchor])
 
 
-def _bullets(items: list[str]) -> list[Flowable]:
+def _bullets(items: list[str], style: ParagraphStyle = BULLET) -> list[Flowable]:
     """A bulleted list of already-escaped paragraphs; nothing when empty."""
-    return [Paragraph(i, BULLET, bulletText="\u2022") for i in items]
+    return [Paragraph(i, style, bulletText="\u2022") for i in items]
 
 
 def _overall(report: Report) -> list[Flowable]:
@@ -159,9 +167,21 @@ def _transcript(entry: QuestionEntry) -> list[Flowable]:
     if entry.model_answer:
         story.append(Paragraph(f"<b>{esc(w.MODEL_ANSWER)}:</b>", SMALL))
         for kind, text in w.answer_blocks(entry.model_answer):  # prose in the body face, code in the mono block
-            story += [Paragraph("<br/>".join(map(esc, para)), BODY) for para in w.paragraphs(text)] \
+            story += [Paragraph("<br/>".join(map(_prose, para)), BODY) for para in w.paragraphs(text)] \
                 if kind == "prose" else [_as_written(text)]
     return story
+
+
+def _prose(line: str) -> str:
+    """A line of the bank's prose, its `weight_ih` spans set in the mono face as the HTML sets them in <code>
+    (the PDF printed the backticks), each on one line: its spaces are no-break spaces, which reportlab never
+    breaks at."""
+    def words(text: str) -> str:  # esc() trims: the spaces around a code span are kept
+        return (" " if text[:1].isspace() else "") + esc(text) + (" " if text[-1:].isspace() else "")
+
+    mono = MONO.fontName
+    return "".join(f'<font face="{mono}">{in_faces(escape(text).replace(" ", chr(0xa0)), mono)}</font>' if code
+                   else words(text) for code, text in w.code_spans(line))
 
 
 def _quoted(text: str) -> str:
@@ -192,10 +212,11 @@ def _misconceptions(report: Report) -> list[Flowable]:
 def _study_plan(report: Report) -> list[Flowable]:
     story: list[Flowable] = [Paragraph(w.STUDY_PLAN, H2)]
     for n, item in enumerate(report.study_plan, start=1):
-        story.append(Paragraph(f"{n}. <b>Q{item.number}. {esc(item.question)}</b> ({esc(item.topic)}, "
-                               f"{w.score_text(item.score)})", BODY))
+        story.append(Paragraph(f"<b>Q{item.number}. {esc(item.question)}</b> ({esc(item.topic)}, "
+                               f"{w.score_text(item.score)})", NUMBERED, bulletText=f"{n}."))
         entry = report.question(item.number)
-        story += [Paragraph(esc(said), SMALL) for said in (w.study_reason_text(entry), w.work_on_text(entry)) if said]
+        story += [Paragraph(esc(said), UNDER_ITEM) for said in (w.study_reason_text(entry), w.work_on_text(entry))
+                  if said]
         story += _bullets([f"Study next: <font face='Courier'>{esc(link.id)}</font> \u2014 "
-                           f"{esc(link.question)}" for link in item.next])
+                           f"{esc(link.question)}" for link in item.next], BULLET_UNDER_ITEM)
     return story if report.study_plan else [*story, Paragraph(w.NO_STUDY, BODY)]
