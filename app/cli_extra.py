@@ -169,7 +169,8 @@ def check(
     files: Annotated[list[Path], typer.Argument(help="Python files to check.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (the default output).")] = True,
 ) -> None:
-    """Run code files against a code task's hidden checks in the sandbox; one JSON object per file."""
+    """Run code files against a code task's hidden checks in the sandbox; one JSON object per file. Exits 1
+    when a file did not pass every check, so a CI job or a hook can gate on it."""
     from app.config import get_settings
     from evaluators.code.runner import CodeRunner
     from evaluators.run_points import judge_run
@@ -185,6 +186,8 @@ def check(
     if question is not None:  # the score a session gives the run: by the rubric points its checks verify
         results = [{**r, "score": judge_run(question, r)[1]} for r in results]
     emit_json(results)
+    if any(r["status"] != "passed" for r in results):  # as `pytest` and `bank validate` do
+        sys.exit(1)
 
 
 def register(app: typer.Typer) -> None:

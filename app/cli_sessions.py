@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markdown import Markdown
-from rich.table import Table
+from rich.table import Column, Table
 
 from app.cli_output import console, emit_json, err
 from app.cli_server import DEFAULT_USER
@@ -46,6 +46,23 @@ def resume_command(session_id: str, user: str = DEFAULT_USER) -> str:
     return f"interviewer interview --resume {session_id}{as_user(user)}"
 
 
+SHORT_ID = 4  # the fewest characters read as the start of an id, as git reads a short commit id
+SHOWN_ID = 8  # as the app shows a session's id and names its report files
+
+
+def full_session_id(repo: Any, user_id: int, given: str) -> str:
+    """The session id `given` names: itself, or the one of the user's session ids that starts with it (the app
+    shows ids by their first 8 characters, and names report files by them). Several is one line naming them; none
+    is `given`, for the caller's "no session" line."""
+    if len(given) < SHORT_ID or repo.get_session(given, user_id) is not None:
+        return given
+    found = repo.session_ids_starting(given, user_id, limit=4)
+    if len(found) > 1:
+        some = f"{len(found)}" if len(found) < 4 else "more than 3"
+        raise UserFacingError(f"{given!r} starts {some} session ids ({', '.join(found[:3])}); give more of the id")
+    return found[0] if found else given
+
+
 def session_to_resume(repo: Any, user_id: int, given: str | None, user: str = DEFAULT_USER) -> Any:
     """The session `given` names, or the user's latest one still going; a UserFacingError saying why there is none
     to resume."""
@@ -57,6 +74,7 @@ def session_to_resume(repo: Any, user_id: int, given: str | None, user: str = DE
                                   f"`interviewer interview{also}`, or list {_whose(user)} with "
                                   f"`interviewer sessions{also}`")
         return latest[0]
+    given = full_session_id(repo, user_id, given)
     session = repo.get_session(given, user_id)
     if session is None:
         raise UserFacingError(f"{no_session(given)}; list {_whose(user)} with `interviewer sessions{also}`")
@@ -164,9 +182,11 @@ def sessions(
         err.print(f"No sessions{' still going' if active else ''} for user {user!r}: start one with "
                   f"`interviewer interview{as_user(user)}`.", soft_wrap=True)
         return
-    table = Table("session", "started (UTC)", "mode", "done", "status", box=None)
+    # Ids as the app shows them, by their start, which `report` and `--resume` take: whole, a table of 32-character
+    # ids was cut with "…" at 80 columns, and a cut id names nothing (`--json` gives them whole).
+    table = Table(Column("session", no_wrap=True), "started (UTC)", "mode", "done", "status", box=None)
     for s in summaries:
-        table.add_row(s.id, s.created_at.strftime("%Y-%m-%d %H:%M"), s.mode, f"{s.answered} of {s.num_questions}",
+        table.add_row(s.id[:SHOWN_ID], s.created_at.strftime("%Y-%m-%d %H:%M"), s.mode, f"{s.answered} of {s.num_questions}",
                       s.status)
     out = console()
     out.print(table)
@@ -176,7 +196,7 @@ def sessions(
 
 
 def report(
-    session_id: Annotated[str, typer.Argument(help="The session's id (`interviewer sessions` lists them).")],
+    session_id: Annotated[str, typer.Argument(help="The session's id or its start, as the app shows it (`interviewer sessions` lists them).")],
     fmt: Annotated[str | None, typer.Option(
         "--format", help="md, html, pdf or json; by default, as --output's extension says, else shown here.")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="The file to write it to.")] = None,
@@ -193,6 +213,7 @@ def report(
     user_id = _terminal_user(repo, user)
     if user_id is None:
         raise _not_theirs(session_id, user)
+    session_id = full_session_id(repo, user_id, session_id)
     built = stored_report(repo, session_id, user_id, settings, user)
     if chosen is None:
         console().print(terminal_report(built))

@@ -353,6 +353,18 @@ def test_every_v1_route_documents_the_503_a_warming_or_stopping_server_answers(t
     assert list(hint["content"]) == ["application/problem+json"] and "starting" in hint["description"]
 
 
+def test_every_route_documents_the_422_an_unknown_query_parameter_gets(tmp_path):
+    """Review s54: GET /v1/me/progress?topic=zzz answers 422 (the app-wide query check), which its document left out
+    (200, 401, 503 only), so a client generated from it did not model the error."""
+    app = create_app(Settings(data_dir=tmp_path, auth_disabled=True))
+    paths = app.openapi()["paths"]
+    undocumented = [f"{method.upper()} {path}" for path, item in paths.items()
+                    for method, operation in item.items() if "422" not in operation["responses"]]
+    assert not undocumented, undocumented
+    progress = paths["/v1/me/progress"]["get"]["responses"]["422"]
+    assert list(progress["content"]) == ["application/problem+json"] and "query parameter" in progress["description"]
+
+
 def test_cors_is_off_unless_configured(tmp_path):
     preflight = {"Origin": "https://ui.example", "Access-Control-Request-Method": "POST"}
     closed = TestClient(create_app(Settings(data_dir=tmp_path)))

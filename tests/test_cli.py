@@ -1027,7 +1027,11 @@ def test_a_paused_terminal_interview_is_resumed_listed_and_reported_from_the_ter
     sid = re.search(r"Session paused\. Resume it with:\n  interviewer interview --resume (\w+)\n", paused.stdout)[1]
     listed = json.loads(run("sessions", "--json", env=env).stdout)
     assert [(s["id"], s["status"], s["answered"]) for s in listed] == [(sid, "active", 1)]
-    assert sid in run("sessions", env=env).stdout
+    # Review s54: at 80 columns the table cut every id with "…", and the 8 characters the app shows were refused.
+    table = run("sessions", env={**env, "COLUMNS": "80"}).stdout
+    assert f" {sid[:8]} " in table and "…" not in table
+    early = run("report", sid[:8], "--format", "json", env=env)
+    assert early.returncode == 1 and "ready once the session is completed" in early.stderr  # found: not yet ready
 
     given = run("interview", "--resume", "--questions", "3", env=env)
     assert given.returncode == 1 and "leave out --questions" in given.stderr
@@ -1036,11 +1040,12 @@ def test_a_paused_terminal_interview_is_resumed_listed_and_reported_from_the_ter
     repo = open_repository(f"sqlite:///{data / 'interviewer.db'}")  # a draft of the open prompt, as the app keeps
     repo.save_draft(sid, user_id=repo.user_named("local").id, turn=repo.turns(sid)[-1].position,
                     text="Typed in the app, never sent.", code=None)
-    resumed = run("interview", "--resume", env=env, stdin=":end\n")  # the latest: this one
+    resumed = run("interview", "--resume", sid[:8], env=env, stdin=":end\n")  # as the app shows its id
     assert resumed.returncode == 0, resumed.stderr
     assert "kept from before but not sent" in resumed.stdout and "Typed in the app, never sent." in resumed.stdout
     assert f"Resuming session {sid} at question " in resumed.stdout and "The interview has ended" in resumed.stdout
     assert [s["status"] for s in json.loads(run("sessions", "--json", env=env).stdout)] == ["completed"]  # no new one
+    assert json.loads(run("report", sid[:8], "--format", "json", env=env).stdout)["session_id"] == sid
     done = run("interview", "--resume", sid, env=env)
     assert done.returncode == 1 and f"session {sid} is completed" in done.stderr and "Traceback" not in done.stderr
     unknown = run("interview", "--resume", "no-such-session", env=env)
@@ -1097,7 +1102,7 @@ def test_an_api_users_sessions_are_listed_resumed_and_reported_from_the_terminal
     listed = run("sessions", "--json", "--user", "ana", env=env)
     assert listed.returncode == 0, listed.stderr
     assert [(s["id"], s["status"]) for s in json.loads(listed.stdout)] == [(sid, "active")]
-    assert sid in run("sessions", env={**env, "INTERVIEWER_USER": "ana"}).stdout  # the variable names her too
+    assert sid[:8] in run("sessions", env={**env, "INTERVIEWER_USER": "ana"}).stdout  # the variable names her too
     nobody = run("sessions", "--user", "nobody", env=env)
     assert nobody.returncode == 0 and nobody.stderr.strip() == (
         "No sessions for user 'nobody': start one with `interviewer interview --user nobody`.")
@@ -1156,3 +1161,26 @@ def test_bank_validate_names_both_ids_of_a_question_asked_twice(tmp_path):
     line = f"mine.yaml: entry {second['id']}: field question: same text as entry {first['id']} in mine.yaml"
     assert line in " ".join(done.stderr.split()), done.stderr
     assert "1 problem(s) in the bank" in done.stderr  # the pack's own source file is no problem
+
+
+def test_a_session_is_named_by_the_start_of_its_id_unless_that_starts_several():
+    """The terminal takes the start of an id as the app shows it (8 characters); one starting several is one line."""
+    from app.cli_sessions import full_session_id
+    from app.errors import UserFacingError
+
+    class Sessions:
+        ids = ["ab12cd0000", "ab12ef0000", "ff00000000"]
+
+        def get_session(self, given, user_id):
+            return given if given in self.ids else None
+
+        def session_ids_starting(self, prefix, user_id, limit):
+            return [i for i in self.ids if i.startswith(prefix)][:limit]
+
+    repo = Sessions()
+    assert full_session_id(repo, 1, "ff00") == "ff00000000"
+    assert full_session_id(repo, 1, "ab12ef0000") == "ab12ef0000"
+    assert full_session_id(repo, 1, "ff0") == "ff0"  # too short to read as a start: the caller says "no session"
+    assert full_session_id(repo, 1, "0000") == "0000"
+    with pytest.raises(UserFacingError, match=r"'ab12' starts 2 session ids \(ab12cd0000, ab12ef0000\); give more"):
+        full_session_id(repo, 1, "ab12")

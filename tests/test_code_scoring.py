@@ -243,7 +243,7 @@ def test_a_point_the_checks_verify_is_judged_by_the_run_not_by_the_look_of_a_lin
     assert "grad_output * (grad_output > 0)" not in result.evaluation["feedback"]
 
 
-def test_a_run_on_the_side_reports_the_score_a_session_would_give_it(tmp_path):
+def test_a_run_on_the_side_reports_the_score_a_session_would_give_it_and_exits_1_unless_it_passed(tmp_path, tasks):
     """`interviewer check` (and POST /v1/code/check) said 0.73 of 1 for the naive log-softmax, by check weights."""
     import json
     import os
@@ -256,11 +256,17 @@ def test_a_run_on_the_side_reports_the_score_a_session_would_give_it(tmp_path):
     source.write_text(NAIVE_LOG_SOFTMAX)
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
            "INTERVIEWER_DATA_DIR": str(tmp_path / "data")}
-    done = run_bounded([str(Path(sys.executable).with_name("interviewer")), "check", "stable-log-softmax", str(source)],
-                       text=True, env=env)
-    assert done.returncode == 0, done.stderr
+    command = [str(Path(sys.executable).with_name("interviewer")), "check", "stable-log-softmax"]
+    done = run_bounded([*command, str(source)], text=True, env=env)
     (result,) = json.loads(done.stdout)
     assert result["status"] == "failed" and result["score"] == 0.625  # 5 of the checked points' weight 8
+    # Review s54: it exited 0 whatever the checks said, so a CI job could not gate on it.
+    assert done.returncode == 1, done.stderr
+    right = tmp_path / "right.py"
+    right.write_text(tasks["stable-log-softmax"].code.solution)
+    done = run_bounded([*command, str(right)], text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert [r["status"] for r in json.loads(done.stdout)] == ["passed"]
 
 
 def test_a_line_of_failing_code_is_no_evidence_for_a_point_no_check_verifies(scorer, tasks):

@@ -324,6 +324,10 @@ def test_another_users_session_is_invisible(repo: Repository) -> None:
     assert repo.list_sessions(bob.id) == []
     assert [s.id for s in repo.list_sessions(alice.id)] == [session.id]
     assert len(session.id) == 32 and session.status == "active"
+    # The start of an id (the terminal takes the app's 8 characters) finds only the user's own sessions.
+    assert repo.session_ids_starting(session.id[:8], alice.id, limit=2) == [session.id]
+    assert repo.session_ids_starting(session.id[:8], bob.id, limit=2) == []
+    assert repo.session_ids_starting("%", alice.id, limit=2) == []  # a wildcard is a character, not a pattern
 
 
 def test_sessions_page_by_their_order_through_ties_on_every_backend(repo: Repository, engine: Engine) -> None:

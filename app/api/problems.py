@@ -216,6 +216,10 @@ UNAVAILABLE = ("Service Unavailable: the server is still starting (the question 
                "its database; nothing of the request was kept, and Retry-After, where sent, says when to send it again")
 
 
+UNKNOWN_QUERY = ("Unprocessable Content: a query parameter this route does not take, or one given twice where it "
+                 "takes one value; the message names them")
+
+
 def use_problem_media_type(schema: dict[str, Any]) -> dict[str, Any]:
     """Document every 4xx/5xx body as application/problem+json, FastAPI's own 422 included."""
     problem_ref = {"$ref": "#/components/schemas/Problem"}
@@ -226,6 +230,8 @@ def use_problem_media_type(schema: dict[str, Any]) -> dict[str, Any]:
                     operation["responses"].setdefault(str(status), {"description": HTTPStatus(status).phrase})
             if name.startswith("/v1/"):  # any route: a server still indexing, stopping, or without its database
                 operation["responses"].setdefault("503", {"description": UNAVAILABLE})
+            # Any route: the app-wide check of the query (deps.known_query_only); FastAPI documents only its own.
+            operation["responses"].setdefault("422", {"description": UNKNOWN_QUERY})
             for status, response in operation.get("responses", {}).items():
                 if status.isdigit() and int(status) >= 400:
                     response["content"] = {PROBLEM_MEDIA_TYPE: {"schema": problem_ref}}

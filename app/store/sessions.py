@@ -26,6 +26,17 @@ class SessionRepository(RepositoryBase):
             row = session.scalar(query)
             return session_record(row) if row is not None else None
 
+    def session_ids_starting(self, prefix: str, user_id: int, limit: int) -> list[str]:
+        """Up to `limit` of the user's session ids that start with `prefix` (a short id, as the app shows them)."""
+        query = (
+            select(InterviewSession.id)
+            .where(InterviewSession.user_id == user_id, InterviewSession.id.startswith(prefix, autoescape=True))
+            .order_by(InterviewSession.id)
+            .limit(limit)
+        )
+        with self._reading() as session:
+            return list(session.scalars(query))
+
     def list_sessions(
         self, user_id: int, *, limit: int | None = None, after: tuple[datetime, str] | None = None,
         status: str | None = None,
