@@ -186,8 +186,8 @@ def sessions(
     # ids was cut with "…" at 80 columns, and a cut id names nothing (`--json` gives them whole).
     table = Table(Column("session", no_wrap=True), "started (UTC)", "mode", "done", "status", box=None)
     for s in summaries:
-        table.add_row(s.id[:SHOWN_ID], s.created_at.strftime("%Y-%m-%d %H:%M"), s.mode, f"{s.answered} of {s.num_questions}",
-                      s.status)
+        table.add_row(s.id[:SHOWN_ID], s.created_at.strftime("%Y-%m-%d %H:%M"), s.mode,
+                      f"{s.answered} of {s.num_questions}", s.status)
     out = console()
     out.print(table)
     if any(s.status == "active" for s in summaries):
@@ -196,7 +196,8 @@ def sessions(
 
 
 def report(
-    session_id: Annotated[str, typer.Argument(help="The session's id or its start, as the app shows it (`interviewer sessions` lists them).")],
+    session_id: Annotated[str, typer.Argument(
+        help="The session's id or its start, as the app shows it (`interviewer sessions` lists them).")],
     fmt: Annotated[str | None, typer.Option(
         "--format", help="md, html, pdf or json; by default, as --output's extension says, else shown here.")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="The file to write it to.")] = None,
