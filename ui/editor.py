@@ -29,23 +29,6 @@ ACE_SEND_DELAY_S = 0.2
 LATE_EDIT_MARGIN_S = 0.15
 
 
-def on_a_phone() -> bool:
-    """Whether the browser says it is a phone's, where the editor wraps its lines.
-
-    A phone's editor (258 px at 390 px) cut a task's lines, which scrolled sideways; on a desktop a wrapped line's
-    rest, set in at its indentation, reads as a nested block of Python, so there the editor scrolls instead. The
-    choice would rather follow the width, but it cannot: streamlit-ace's `wrap` is one boolean for Ace's wrap mode
-    (which has no setting by width), it passes no other Ace option, and Streamlit does not tell the app the
-    window's width. The browser's headers tell a phone: Chromium's client hint `Sec-CH-UA-Mobile: ?1`, and "Mobi"
-    in the User-Agent of every phone browser.
-    """
-    try:
-        headers = st.context.headers
-        return headers.get("Sec-CH-UA-Mobile") == "?1" or "Mobi" in (headers.get("User-Agent") or "")
-    except Exception:  # no browser behind this run (streamlit.testing): a desktop's editor
-        return False
-
-
 def ace_available() -> bool:
     try:
         import streamlit_ace  # noqa: F401
@@ -77,8 +60,9 @@ def code_editor(*, key: str, starter: str, plain: bool) -> str:
             st.session_state[f"{key}:switches"] = st.session_state.get(f"{key}:switches", 0) + 1
         st.session_state[f"{key}:shown"] = "ace"
         editor_key = _ace_key(key)
+        # Whether it wraps its lines is set in the browser, by its width (ui.wrapping).
         code = str(st_ace(value=latest, language="python", theme="tomorrow", key=editor_key, auto_update=True,
-                          min_lines=14, font_size=FONT_SIZE_PX, tab_size=4, show_gutter=True, wrap=on_a_phone()))
+                          min_lines=14, font_size=FONT_SIZE_PX, tab_size=4, show_gutter=True))
     st.session_state[f"{key}:code"] = code
     return code
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import drafts, resume, state, widgets
+from ui import drafts, resume, state, widgets, wrapping
 from ui.client import ApiClient, ApiError
 from ui.editor import await_last_edit, code_editor, latest_code
 
@@ -103,6 +103,8 @@ def _answer_form(api: ApiClient, sid: str, prompt: dict[str, Any]) -> None:
     with st.popover("⏹ End the interview"):
         st.caption("End now: your report covers what you have answered, and this question is not scored.")
         st.button("End now", key=f"finish-{sid}-{turn}", on_click=_queue, args=(sid, turn, "finish"))
+    if code is not None:
+        wrapping.editor_lines_by_width()
     _send_queued(api, sid, prompt, text=text, code=code)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 from typing import Any
 
 import httpx
@@ -157,6 +158,15 @@ EDITOR_LINES = """long => {
 LONG_LINE = "        loss = criterion(model(inputs.to(device)), targets.to(device)) + weight_decay * penalty(model)"
 
 
+def _drawn_lines(page: Any, long: str = "") -> dict[str, Any]:
+    """EDITOR_LINES once the page's script has set the editor's wrap mode by its width (ui.wrapping): it looks for the
+    editor every 250 ms."""
+    page.wait_for_function("""() => document.querySelector("iframe[title*='streamlit_ace']").contentDocument
+        .querySelector('.ace_editor').env.editor.wrapWatched""")
+    page.wait_for_timeout(500)
+    return page.evaluate(EDITOR_LINES, long)  # type: ignore[no-any-return]
+
+
 def test_the_editor_wraps_its_lines_on_a_phone(page: Any, servers: tuple[str, str]) -> None:
     """At 390 px the editor cut the task's lines, which scrolled sideways under a horizontal scroll bar."""
     api_url, ui_url = servers
@@ -165,7 +175,7 @@ def test_the_editor_wraps_its_lines_on_a_phone(page: Any, servers: tuple[str, st
         on_phone = phone.new_page()
         on_phone.set_default_timeout(30_000)
         code_task_page(on_phone, api_url, ui_url)
-        sideways = on_phone.evaluate(EDITOR_LINES, "")
+        sideways = _drawn_lines(on_phone)
         shot(on_phone, "editor-phone")
     finally:
         phone.close()
@@ -173,11 +183,54 @@ def test_the_editor_wraps_its_lines_on_a_phone(page: Any, servers: tuple[str, st
 
 
 def test_the_editor_keeps_long_lines_whole_on_a_desktop(page: Any, servers: tuple[str, str]) -> None:
-    """The editor wrapped its lines at every width: on a desktop a long line's rest, set in at its indentation, read
-    as a nested block of Python. There a long line stays one line, and the editor scrolls sideways."""
+    """The editor wrapped its lines at every width: in a desktop's wide window a long line's rest, set in at its
+    indentation, read as a nested block of Python. There a long line stays one line, and the editor scrolls sideways."""
     api_url, ui_url = servers
     code_task_page(page, api_url, ui_url)
-    drawn = page.evaluate(EDITOR_LINES, LONG_LINE)
+    drawn = _drawn_lines(page, LONG_LINE)
     shot(page, "editor-desktop-long-line")
     assert not drawn["wraps"] and drawn["rows"] == drawn["lines"] and drawn["longest"] > drawn["width"], drawn
     assert drawn["bar"], drawn
+
+
+# The editor's scroller, as the browser lays it out: wider content than its box is what scrolls sideways.
+EDITOR_BOX = """() => {
+    const frame = document.querySelector("iframe[title*='streamlit_ace']");
+    const editor = frame.contentDocument.querySelector('.ace_editor').env.editor;
+    const scroller = frame.contentDocument.querySelector('.ace_scroller');
+    return {wraps: editor.session.getUseWrapMode(), bar: editor.renderer.scrollBarH.isVisible,
+            scroll_width: scroller.scrollWidth, client_width: scroller.clientWidth,
+            rows: editor.session.getScreenLength(), lines: editor.session.getLength()};
+}"""
+
+
+def _editor_at(page: Any, width: int, fits: bool) -> dict[str, Any]:
+    """The editor's box once the window is `width` px wide, given a few seconds to show every line whole (`fits`) or
+    not; as it then is, either way."""
+    page.set_viewport_size({"width": width, "height": 900})
+    deadline = time.monotonic() + 5
+    while True:
+        page.wait_for_timeout(250)
+        box: dict[str, Any] = page.evaluate(EDITOR_BOX)
+        if (box["scroll_width"] <= box["client_width"]) == fits or time.monotonic() > deadline:
+            return box
+
+
+def test_the_editor_wraps_its_lines_in_a_narrow_desktop_window(page: Any, servers: tuple[str, str]) -> None:
+    """Wrapping was decided by the device: a desktop browser in a 700 px window (or 500) kept a long line whole, so
+    the editor scrolled sideways and hid the line's end while the rest of the page fitted. It now follows the editor's
+    width, also as the window is resized; a wide window keeps a long line whole, as before."""
+    api_url, ui_url = servers
+    page.set_viewport_size({"width": 1280, "height": 900})
+    code_task_page(page, api_url, ui_url)
+    page.evaluate(EDITOR_LINES, LONG_LINE)
+    wide = _editor_at(page, 1280, fits=False)
+    assert not wide["wraps"] and wide["scroll_width"] > wide["client_width"], wide
+    for width in (700, 500):
+        narrow = _editor_at(page, width, fits=True)
+        if width == 700:
+            shot(page, "editor-desktop-700")
+        assert narrow["wraps"] and not narrow["bar"], (width, narrow)
+        assert narrow["scroll_width"] <= narrow["client_width"] and narrow["rows"] > narrow["lines"], (width, narrow)
+    wide_again = _editor_at(page, 1280, fits=False)
+    assert not wide_again["wraps"] and wide_again["rows"] == wide_again["lines"], wide_again
