@@ -666,7 +666,8 @@ def test_terminal_answers_from_windows_files_and_odd_first_lines():
 
 
 @pytest.mark.parametrize("args, code, said", [
-    (["keys", "create", "--name", "a", "--user", ""], 1, "error: a user name cannot be empty"),
+    (["keys", "create", "--name", "a", "--user", ""], 2,
+     "error: --user (or INTERVIEWER_USER): a user name cannot be empty"),
     # Names travel in the admin routes' paths: one the CLI made with a space, no admin route could reach.
     (["keys", "create", "--name", "my laptop"], 1, "error: a key name may hold only letters, digits and _ . @ + -"),
     (["interview", "--difficulty", "²"], 2, "Invalid value for '--difficulty'"),  # usage errors exit 2
@@ -1099,13 +1100,31 @@ def test_an_api_users_sessions_are_listed_resumed_and_reported_from_the_terminal
 
 @pytest.mark.parametrize("name", ["my laptop", ".ana", ""])
 def test_a_bad_user_name_is_one_usage_line(cli_env, name):
-    """--user is held to the rule `keys create --user` holds new users to, said as a usage error (exit 2)."""
-    for args in (["sessions", "--user", name], ["report", "x", "--user", name], ["interview", "--user", name]):
+    """--user is held to the rule `keys create --user` holds new users to, said as a usage error (exit 2); the keys
+    commands are held to it the same way (they said it as exit 1 with no word of --user, or not at all for list)."""
+    for args in (["sessions", "--user", name], ["report", "x", "--user", name], ["interview", "--user", name],
+                 ["keys", "create", "--name", "k", "--user", name], ["keys", "list", "--user", name],
+                 ["keys", "revoke", "--name", "k", "--user", name]):
         out = run(*args, env=cli_env, stdin=":quit\n")
-        assert out.returncode == 2 and out.stderr.startswith("error: --user (or INTERVIEWER_USER): a user name ")
+        assert out.returncode == 2 and out.stderr.startswith("error: --user (or INTERVIEWER_USER): a user name "), (
+            args, out.stderr)
         assert len(out.stderr.splitlines()) == 1 and "Traceback" not in out.stderr
-    via_variable = run("sessions", env={**cli_env, "INTERVIEWER_USER": "my laptop"})
-    assert via_variable.returncode == 2 and "a user name may hold only letters" in via_variable.stderr
+    for command in (["sessions"], ["keys", "list"]):
+        via_variable = run(*command, env={**cli_env, "INTERVIEWER_USER": "my laptop"})
+        assert via_variable.returncode == 2 and "a user name may hold only letters" in via_variable.stderr
+
+
+def test_the_keys_commands_act_as_interviewer_user_like_the_others(tmp_path):
+    """`keys create`, `list` and `revoke` kept a --user of their own that did not read INTERVIEWER_USER: set for
+    the terminal's sessions, it made and listed the keys of `local` instead."""
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
+           "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_USER": "ana"}
+    created = run("keys", "create", "--name", "laptop", "--json", env=env)
+    assert created.returncode == 0, created.stderr
+    assert [k["name"] for k in json.loads(run("keys", "list", "--json", "--user", "ana", env=env).stdout)] == ["laptop"]
+    assert json.loads(run("keys", "list", "--json", "--user", "local", env=env).stdout) == []
+    assert run("keys", "revoke", "--name", "laptop", env=env).returncode == 0
+    assert json.loads(run("keys", "list", "--json", env=env).stdout)[0]["revoked_at"]
 
 
 def test_bank_validate_names_both_ids_of_a_question_asked_twice(tmp_path):
