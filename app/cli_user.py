@@ -5,6 +5,7 @@ Only typer at import: `interviewer --help` must not load the store (SQLAlchemy) 
 
 from __future__ import annotations
 
+import shlex
 from typing import Annotated
 
 import typer
@@ -17,14 +18,29 @@ DEFAULT_USER = "local"
 
 
 def user_name(value: str) -> str:
-    """--user held to the rule `keys create --user` holds a new user to (app.store.accounts), as a usage error (exit
-    2): a name no key could be made for would be a terminal-only user. The store is imported here, not at start."""
+    """--user as the store names it. A user who exists is named as stored, even one kept from before the naming rule
+    ("my laptop"), whose sessions and keys would otherwise be out of the terminal's reach; a new name is held to the
+    rule the store creates users by (app.store.accounts), refused as a usage error (exit 2): a name no admin route
+    could reach. The store is opened only for a name the rule refuses, and imported here, not at start."""
     from app.store.accounts import valid_user_name
 
     try:
         return valid_user_name(value)
     except UserFacingError as exc:
-        raise BadOptionError(f"--user (or INTERVIEWER_USER): {exc}") from None
+        refused = exc
+    stored = _stored_user(value) if value.strip() else None
+    if stored is not None:
+        return stored
+    raise BadOptionError(f"--user (or INTERVIEWER_USER): {refused}") from None
+
+
+def _stored_user(name: str) -> str | None:
+    """The stored name of the user `name` names, if there is one (reading creates none)."""
+    from app.config import get_settings
+    from app.services import repository_for
+
+    user = repository_for(get_settings()).user_named(name)
+    return None if user is None else str(user.name)
 
 
 # With API keys on, a candidate's sessions belong to their key's user: the terminal acts as that user to list, resume
@@ -36,5 +52,6 @@ UserOption = Annotated[str, typer.Option(
 
 
 def as_user(user: str) -> str:
-    """The --user to add to a command we suggest, when it is not the default."""
-    return "" if user == DEFAULT_USER else f" --user {user}"
+    """The --user to add to a command we suggest, when it is not the default; quoted for the shell when a name kept
+    from before the naming rule needs it ("my laptop")."""
+    return "" if user == DEFAULT_USER else f" --user {shlex.quote(user)}"

@@ -1127,6 +1127,34 @@ def test_the_keys_commands_act_as_interviewer_user_like_the_others(tmp_path):
     assert json.loads(run("keys", "list", "--json", env=env).stdout)[0]["revoked_at"]
 
 
+def test_a_user_stored_before_the_naming_rule_can_still_be_named(tmp_path):
+    """A user kept from before the naming rule ("my laptop", which the CLI once made) could not be named by --user
+    at all, so their sessions and keys were out of the terminal's reach; the rule is for new names, and those are
+    still refused, by looking or by making (keys list made the user it was asked about)."""
+    from app.store import open_repository
+    from app.store.accounts import _new_user
+
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
+           "INTERVIEWER_DATA_DIR": str(tmp_path / "data")}
+    (tmp_path / "data").mkdir()
+    repo = open_repository(f"sqlite:///{tmp_path / 'data' / 'interviewer.db'}")
+    with repo._writing() as session:  # as an older CLI stored it, past today's rule
+        _new_user(session, "my laptop")
+    nothing = run("sessions", "--user", "my laptop", env=env)  # what to type next is quoted for the shell
+    assert nothing.returncode == 0 and nothing.stderr.strip() == (
+        "No sessions for user 'my laptop': start one with `interviewer interview --user 'my laptop'`.")
+    created = run("keys", "create", "--name", "old", "--user", "my laptop", "--json", env=env)
+    assert created.returncode == 0, created.stderr
+    listed = run("keys", "list", "--json", env={**env, "INTERVIEWER_USER": "my laptop"})
+    assert [k["name"] for k in json.loads(listed.stdout)] == ["old"]
+    for name in ("my desktop", ".ana"):  # not stored: still refused, and not made
+        refused = run("keys", "list", "--user", name, env=env)
+        assert refused.returncode == 2 and refused.stderr.startswith("error: --user (or INTERVIEWER_USER): ")
+    assert run("keys", "list", "--user", "newcomer", env=env).returncode == 0
+    assert repo.user_named("newcomer") is None  # looking made no user
+    assert repo.user_for_key(json.loads(created.stdout)["key"]).name == "my laptop"
+
+
 def test_bank_validate_names_both_ids_of_a_question_asked_twice(tmp_path):
     from knowledge.loader import load_bank
 
