@@ -1172,3 +1172,9 @@ def test_bank_validate_names_both_ids_of_a_question_asked_twice(tmp_path):
     line = f"mine.yaml: entry {second['id']}: field question: same text as entry {first['id']} in mine.yaml"
     assert line in " ".join(done.stderr.split()), done.stderr
     assert "1 problem(s) in the bank" in done.stderr  # the pack's own source file is no problem
+    # An interview on the pack was started without a word of it: it says so in one line (and still runs).
+    interview = run("interview", "--questions", "1", env=env, stdin=":quit\n")
+    assert interview.returncode == 0 and "Traceback" not in interview.stderr, interview.stderr
+    warned = [said for said in interview.stderr.splitlines() if said.startswith("warning: ")]
+    assert warned == [f"warning: {line}; served all the same, and a session may ask both: give one of them another "
+                      "text"], interview.stderr
