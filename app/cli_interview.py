@@ -17,8 +17,8 @@ from rich.table import Table
 from rich.text import Text
 
 from app.cli_answers import over_limit, read_answer
-from app.cli_server import DEFAULT_USER
-from app.cli_sessions import UserOption, print_report, resume_command, session_to_resume, unfinished_note
+from app.cli_sessions import print_report, resume_command, session_to_resume, unfinished_note
+from app.cli_user import DEFAULT_USER, UserOption
 from app.errors import UserFacingError
 from evaluators.run_points import failure_said
 

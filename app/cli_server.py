@@ -11,11 +11,11 @@ from typing import Annotated, Any
 import typer
 
 from app.cli_output import console
+from app.cli_user import DEFAULT_USER, UserOption, as_user
 from app.errors import NotFoundError, UserFacingError
 
+# A key opens its user's account: `keys create --user` makes the user on first use (as `interview --user` does).
 keys_app = typer.Typer(help="API keys: create (shown once), list, revoke.", no_args_is_help=True)
-DEFAULT_USER = "local"  # the same user an auth-disabled server acts as, so local history carries over
-UserOption = Annotated[str, typer.Option("--user", help="Whose key; users are created on first use.")]
 
 
 def is_loopback(host: str) -> bool:
@@ -109,14 +109,15 @@ def keys_list(
             "created_at": k.created_at.isoformat(),
             "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None,
         }
-        for k in repo.list_api_keys(repo.get_or_create_user(user).id)
+        for k in _keys_of(repo, user)
     ]
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
     out = console()
     if not rows:
-        out.print(f"No keys for user {user!r}; create one with `interviewer keys create --name NAME`.")
+        out.print(f"No keys for user {user!r}; create one with `interviewer keys create --name NAME{as_user(user)}`.",
+                  soft_wrap=True)
     for row in rows:
         state = f"revoked {row['revoked_at']}" if row["revoked_at"] else "active"
         out.print(f"{row['name']}  {row['prefix']}…  created {row['created_at']}  {state}")
@@ -129,9 +130,17 @@ def keys_revoke(
 ) -> None:
     """Revoke a key at once; requests with it get 401 from then on."""
     repo = _repo()
-    if not repo.revoke_api_key(repo.get_or_create_user(user).id, name):
-        raise NotFoundError(f"user {user!r} has no active key named {name!r} (see `interviewer keys list`)")
+    owner = repo.user_named(user)  # reading or revoking creates no user (a mistyped --user made one)
+    if owner is None or not repo.revoke_api_key(owner.id, name):
+        raise NotFoundError(f"user {user!r} has no active key named {name!r} "
+                            f"(see `interviewer keys list{as_user(user)}`)")
     console(stderr=True).print(f"Revoked key {name!r} of user {user!r}.")
+
+
+def _keys_of(repo: Any, user: str) -> list[Any]:
+    """The user's keys; none for a user not stored yet, who is not made by looking (a mistyped --user was)."""
+    owner = repo.user_named(user)
+    return [] if owner is None else list(repo.list_api_keys(owner.id))
 
 
 def _repo() -> Any:

@@ -12,34 +12,11 @@ from rich.markdown import Markdown
 from rich.table import Column, Table
 
 from app.cli_output import console, emit_json, err
-from app.cli_server import DEFAULT_USER
-from app.errors import BadOptionError, ConflictError, NotFoundError, UserFacingError, no_session
+from app.cli_user import DEFAULT_USER, UserOption, as_user
+from app.errors import ConflictError, NotFoundError, UserFacingError, no_session
 
 # Report formats by name, and as a file's extension names them (`--output report.pdf`).
 FORMAT_NAMES = {"md": "markdown", "markdown": "markdown", "html": "html", "htm": "html", "pdf": "pdf", "json": "json"}
-
-
-def _user_name(value: str) -> str:
-    """--user held to the rule `keys create --user` holds a new user to (app.store.accounts), as a usage error:
-    a name no key could be made for would be a terminal-only user. The store is imported here, not at start."""
-    from app.store.accounts import valid_user_name
-
-    try:
-        return valid_user_name(value)
-    except UserFacingError as exc:
-        raise BadOptionError(f"--user (or INTERVIEWER_USER): {exc}") from None
-
-
-# With API keys on, a candidate's sessions belong to their key's user: the terminal acts as that user to list,
-# resume and report them and to keep one no-repeat history and one level. The default is the auth-off user.
-UserOption = Annotated[str, typer.Option(
-    "--user", envvar="INTERVIEWER_USER", callback=_user_name, show_envvar=True,
-    help="Whose sessions: the user of your API key (`keys create --user`); by default the auth-off user.")]
-
-
-def as_user(user: str) -> str:
-    """The --user to add to a command we suggest, when it is not the default."""
-    return "" if user == DEFAULT_USER else f" --user {user}"
 
 
 def resume_command(session_id: str, user: str = DEFAULT_USER) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -13,6 +14,7 @@ from pydantic import ValidationError
 from knowledge.errors import BankError
 from knowledge.schema import PACK_CONTEXT, Question
 
+log = logging.getLogger(__name__)
 BANK_DIR = Path(__file__).parent / "bank"
 # libyaml's parser when PyYAML was built with it (its wheels are): the bank parses in ~0.05 s against
 # ~0.6 s in pure Python, to the same objects, and every CLI run and server start pays it.
@@ -140,17 +142,26 @@ def same_text_problems(
 
 
 def load_bank(directory: Path = BANK_DIR) -> list[Question]:
-    """Every question in the bank, checked for unique ids and resolvable `related` links."""
-    questions, problems = bank_problems(directory)
+    """Every question in the bank, checked for unique ids and resolvable `related` links. One question text under
+    two ids is a warning, one line, not a refusal: a pack that served before keeps serving, as its other checks
+    that only `bank validate` makes (reference solutions) do not stop it either, and a session may ask both, no
+    worse. Only within the bank served: a pack is served instead of the built-in bank, never beside it."""
+    questions, problems, origin = _read_bank(directory)
     _raise_first(problems)
+    if same := same_text_problems(questions, origin):
+        log.warning("warning: %s%s; served all the same, and a session may ask both: give one of them another text",
+                    same[0], _more(same))
     return questions
+
+
+def _more(problems: list[str]) -> str:
+    return f" (and {len(problems) - 1} more: `interviewer bank validate` lists them)" if len(problems) > 1 else ""
 
 
 def _raise_first(problems: list[str]) -> None:
     """One line for the CLI's and the API's errors: the first problem, and how many more there are."""
     if problems:
-        more = f" (and {len(problems) - 1} more: `interviewer bank validate` lists them)" if len(problems) > 1 else ""
-        raise BankError(problems[0] + more)
+        raise BankError(problems[0] + _more(problems))
 
 
 @lru_cache(maxsize=4)

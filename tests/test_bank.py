@@ -521,3 +521,32 @@ def test_a_pack_asking_one_question_twice_is_flagged_naming_both_ids(tmp_path: P
         f"{bank_file}",
     ]
     assert bank_problems(tmp_path)[1] == []  # loading a pack (serve, interview) is not refused for it
+
+
+def test_loading_a_pack_that_asks_one_question_twice_warns_in_one_line(tmp_path: Path, bank, caplog):
+    """`bank validate` named a question text under two ids, but `serve` and `interview` loaded the pack without a
+    word. Loading says it once, in one line (not refused: a pack that served before still serves)."""
+    import logging
+
+    import yaml
+
+    from knowledge.loader import BANK_DIR, cached_bank
+
+    first, second, third, fourth = ({**q.model_dump(mode="json"), "related": []} for q in bank[:4])
+    second["question"] = first["question"].upper() + " ?!"
+    fourth["question"] = "  " + third["question"].lower()
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump([first, second, third, fourth]), encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="knowledge.loader"):
+        served = cached_bank(tmp_path)
+        cached_bank(tmp_path)  # parsed once per process, so said once
+    assert [q.id for q in served] == [q.id for q in bank[:4]]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"warning: mine.yaml: entry {second['id']}: field question: same text as entry {first['id']} in mine.yaml "
+        "(and 1 more: `interviewer bank validate` lists them); served all the same, and a session may ask both: "
+        "give one of them another text"]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="knowledge.loader"):
+        load_bank(BANK_DIR)
+        (tmp_path / "mine.yaml").write_text(yaml.safe_dump([first, third]), encoding="utf-8")
+        load_bank(tmp_path)
+    assert caplog.records == []  # the built-in bank and a pack of distinct texts load without a word
