@@ -620,15 +620,52 @@ def test_results_that_would_cost_the_trusted_side_are_refused_before_verifying()
     # Timed in CPU, which a loaded machine does not stretch: decoded, this list costs 3.2 s of it.
     long_list = dumps([0.5] * 3_000_000)  # written on the jail's side: not what is timed
     used = time.process_time()
-    with pytest.raises(ValueError, match="structure over 1 MiB"):
+    with pytest.raises(ValueError, match="structure over 64 KiB"):
         loads(long_list)
     assert time.process_time() - used < 1.0
+    # Under the old 1 MiB bound, 480,000 zeros (0.6 s of CPU, seven checks a job: 4 s) were decoded before the
+    # count of values refused them; the bank's largest pickle is 1.2 KB.
+    zeros = dumps([0] * 480_000)
+    used = time.process_time()
+    with pytest.raises(ValueError, match="structure over 64 KiB"):
+        loads(zeros)
+    assert time.process_time() - used < 0.1
     assert loads(dumps({"out": torch.ones(1 << 20), "shape": [1, 2]}))["shape"] == [1, 2]  # tensor data is apart
     shared = dumps([[0] * 4000] * 4000)  # 16 KB as a pickle (one list, shared), 16 million values to walk
     used = time.process_time()
     with pytest.raises(ValueError, match="values in a result"):
         loads(shared)
     assert time.process_time() - used < 1.0
+
+
+def test_a_result_of_many_empty_records_is_refused_before_either_zip_reader_walks_them() -> None:
+    """Both zip readers (Python's, for the compression check, and torch's) parse every entry of an archive's
+    central directory: 600,000 empty records, a 59 MB result, cost the trusted process 6 s of CPU (5 s in Python,
+    holding the GIL) and 400 MB to decode; the bank's results hold at most 26 records."""
+    import io
+    import zipfile
+
+    import torch
+
+    from evaluators.code.probes import MAX_RECORDS, dumps, loads
+
+    def padded(value: object, records: int) -> bytes:
+        out = io.BytesIO()
+        with zipfile.ZipFile(io.BytesIO(dumps(value))) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
+            for info in src.infolist():
+                dst.writestr(info, src.read(info))
+            for i in range(records):
+                dst.writestr(f"archive/pad/{i}", b"")
+        return out.getvalue()
+
+    forged = padded(torch.zeros(4), 100_000)  # 10 MB: a second of CPU to decode (the 59 MB version took six)
+    used = time.process_time()
+    with pytest.raises(ValueError, match="records in a result"):
+        loads(forged)
+    assert time.process_time() - used < 0.2
+    assert torch.equal(loads(padded(torch.zeros(4), MAX_RECORDS - 10)), torch.zeros(4))  # within the bound: decoded
+    many = [torch.full((2,), float(i)) for i in range(300)]  # a record each
+    assert len(loads(dumps(many))) == len(many)
 
 
 def test_a_results_tensors_hold_at_most_max_elements_together() -> None:
