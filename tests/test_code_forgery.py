@@ -339,6 +339,47 @@ def test_softmax_reached_through_a_sparse_copy_is_refused(runner: CodeRunner, ca
     assert_refused(check(runner, "stable-log-softmax", source), f"line 5 calls {call.split('(')[0]}")
 
 
+LAYER_NORM_BY = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class MyLayerNorm(nn.Module):
+    def __init__(self, normalized_shape, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(normalized_shape))
+        self.bias = nn.Parameter(torch.zeros(normalized_shape))
+
+    def forward(self, x):
+        rows = x.reshape(-1, x.shape[-1])
+        out = {normalised}
+        return out.reshape(x.shape) * self.weight + self.bias
+"""
+
+
+# Built-ins that do a task's work under another name, each of which passed every hidden check of its task: the
+# last entry of a log-cumulative-sum-exp is the logsumexp, and batch or instance norm over a reshaped input, or
+# rms_norm of the centred one, is layer norm.
+@pytest.mark.parametrize(("question_id", "source", "called"), [
+    ("stable-log-softmax", "import torch\n\n\ndef log_softmax(x, dim=-1):\n"
+     "    return x - torch.logcumsumexp(x, dim).narrow(dim, x.shape[dim] - 1, 1)\n", "line 5 calls torch.logcumsumexp"),
+    ("stable-log-softmax", "import torch\n\n\ndef log_softmax(x, dim=-1):\n"
+     "    return x - x.logcumsumexp(dim).narrow(dim, x.shape[dim] - 1, 1)\n", "line 5 calls torch.Tensor.logcumsumexp"),
+    ("layer-norm-from-scratch", LAYER_NORM_BY.format(
+        normalised="F.batch_norm(rows.t(), None, None, training=True, eps=self.eps).t()"),
+     "line 15 calls torch.nn.functional.batch_norm"),
+    ("layer-norm-from-scratch", LAYER_NORM_BY.format(normalised="F.instance_norm(rows[None], eps=self.eps)"),
+     "line 15 calls torch.nn.functional.instance_norm"),
+    ("layer-norm-from-scratch", LAYER_NORM_BY.format(
+        normalised="F.rms_norm(rows - rows.mean(-1, keepdim=True), (rows.shape[-1],), eps=self.eps)"),
+     "line 15 calls torch.nn.functional.rms_norm"),
+], ids=["logcumsumexp", "logcumsumexp-method", "batch-norm", "instance-norm", "rms-norm"])
+def test_a_builtin_doing_the_tasks_work_under_another_name_is_refused(
+        runner: CodeRunner, question_id: str, source: str, called: str) -> None:
+    assert_refused(check(runner, question_id, source), called)
+
+
 def test_catching_the_refusal_and_falling_back_still_fails(runner: CodeRunner) -> None:
     honest = task("stable-log-softmax").solution.replace("def log_softmax(", "def _honest(")
     source = CROSS_ENTROPY.replace("def log_softmax(", "def _forged(") + honest + '''

@@ -122,6 +122,77 @@ open("/tmp/left-behind", "w").write("x")
         assert listing.stdout.strip() == "[]"
 
 
+# What a submission could change in its jail that outlives it, for every later submission on the same warm worker:
+# the worker's scheduling (each child is forked from it: at nice 19, SCHED_IDLE and pinned to one CPU, the next
+# candidates' code was starved under load), the autogroup the worker shares with bwrap's pid 1 (written through
+# /proc/1/autogroup), pid 1's OOM score, and /tmp's own mode (0o500: the next candidates could not write a file),
+# extended attributes and times (a note for the next submission).
+JAIL_STATE = """import os
+state = {"nice": os.getpriority(os.PRIO_PROCESS, 0), "policy": os.sched_getscheduler(0),
+         "cpus": sorted(os.sched_getaffinity(0)), "tmp mode": oct(os.stat("/tmp").st_mode),
+         "tmp xattrs": os.listxattr("/tmp"), "tmp mtime set back": os.stat("/tmp").st_mtime < 946684800}
+for name in ("/proc/self/autogroup", "/proc/1/oom_score_adj"):
+    try:
+        state[name] = open(name).read().split()[-1]
+    except OSError:
+        state[name] = None  # a kernel without autogroups
+try:
+    open("/tmp/mine", "w").close()
+    state["tmp writable"] = True
+except OSError:
+    state["tmp writable"] = False
+print(state)
+"""
+TAMPER = """import os
+others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
+calls = [("nice", lambda pid: os.setpriority(os.PRIO_PROCESS, pid, 19)),
+         ("cpus", lambda pid: os.sched_setaffinity(pid, {min(os.sched_getaffinity(0))})),
+         ("policy", lambda pid: os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0)))]
+for pid in others:
+    for what, call in calls:
+        try:
+            call(pid)
+            print("CHANGED", what, "of", pid)
+        except OSError as exc:
+            print("refused", what, "of", pid, exc.errno)
+for which, who in ((os.PRIO_PGRP, os.getpgid(os.getppid())), (os.PRIO_USER, os.getuid())):
+    try:
+        os.setpriority(which, who, 19)
+        print("CHANGED nice of", which, who)
+    except OSError as exc:
+        print("refused nice of", which, who, exc.errno)
+for name, value in (("/proc/1/autogroup", "19"), ("/proc/1/oom_score_adj", "1000")):
+    try:
+        with open(name, "w") as proc_file:
+            proc_file.write(value)
+        print("WROTE", name)
+    except OSError as exc:
+        print("refused", name, exc.errno)
+os.setxattr("/tmp", "user.note", b"from the last submission")
+os.utime("/tmp", (12345, 12345))
+os.chmod("/tmp", 0o500)
+"""
+
+
+def test_nothing_a_submission_changes_in_its_jail_reaches_the_next_one(runner: CodeRunner) -> None:
+    from evaluators.code.jail import landlock_abi
+
+    def states() -> list[str]:  # one run per worker: consecutive jobs go to the pool's workers in turn
+        return [runner.check(relu_task(), JAIL_STATE + solution(), QUESTION_ID).stdout.strip()
+                for _ in range(runner.pool.size)]
+
+    before = states()
+    assert all("'tmp writable': True" in state for state in before), before
+    for _ in range(runner.pool.size):
+        result = runner.check(relu_task(), TAMPER + solution(), QUESTION_ID)
+        assert result.status is Status.PASSED, result.to_json()
+        assert "CHANGED" not in result.stdout, result.stdout
+        if landlock_abi():  # which also keeps the submission from writing pid 1's files
+            assert "WROTE" not in result.stdout, result.stdout
+    assert states() == before
+    assert_pool_healthy(runner)
+
+
 def test_reading_host_secrets(runner: CodeRunner) -> None:
     source = '''
 import glob, os
@@ -549,15 +620,52 @@ def test_results_that_would_cost_the_trusted_side_are_refused_before_verifying()
     # Timed in CPU, which a loaded machine does not stretch: decoded, this list costs 3.2 s of it.
     long_list = dumps([0.5] * 3_000_000)  # written on the jail's side: not what is timed
     used = time.process_time()
-    with pytest.raises(ValueError, match="structure over 1 MiB"):
+    with pytest.raises(ValueError, match="structure over 64 KiB"):
         loads(long_list)
     assert time.process_time() - used < 1.0
+    # Under the old 1 MiB bound, 480,000 zeros (0.6 s of CPU, seven checks a job: 4 s) were decoded before the
+    # count of values refused them; the bank's largest pickle is 1.2 KB.
+    zeros = dumps([0] * 480_000)
+    used = time.process_time()
+    with pytest.raises(ValueError, match="structure over 64 KiB"):
+        loads(zeros)
+    assert time.process_time() - used < 0.1
     assert loads(dumps({"out": torch.ones(1 << 20), "shape": [1, 2]}))["shape"] == [1, 2]  # tensor data is apart
     shared = dumps([[0] * 4000] * 4000)  # 16 KB as a pickle (one list, shared), 16 million values to walk
     used = time.process_time()
     with pytest.raises(ValueError, match="values in a result"):
         loads(shared)
     assert time.process_time() - used < 1.0
+
+
+def test_a_result_of_many_empty_records_is_refused_before_either_zip_reader_walks_them() -> None:
+    """Both zip readers (Python's, for the compression check, and torch's) parse every entry of an archive's
+    central directory: 600,000 empty records, a 59 MB result, cost the trusted process 6 s of CPU (5 s in Python,
+    holding the GIL) and 400 MB to decode; the bank's results hold at most 26 records."""
+    import io
+    import zipfile
+
+    import torch
+
+    from evaluators.code.probes import MAX_RECORDS, dumps, loads
+
+    def padded(value: object, records: int) -> bytes:
+        out = io.BytesIO()
+        with zipfile.ZipFile(io.BytesIO(dumps(value))) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
+            for info in src.infolist():
+                dst.writestr(info, src.read(info))
+            for i in range(records):
+                dst.writestr(f"archive/pad/{i}", b"")
+        return out.getvalue()
+
+    forged = padded(torch.zeros(4), 100_000)  # 10 MB: a second of CPU to decode (the 59 MB version took six)
+    used = time.process_time()
+    with pytest.raises(ValueError, match="records in a result"):
+        loads(forged)
+    assert time.process_time() - used < 0.2
+    assert torch.equal(loads(padded(torch.zeros(4), MAX_RECORDS - 10)), torch.zeros(4))  # within the bound: decoded
+    many = [torch.full((2,), float(i)) for i in range(300)]  # a record each
+    assert len(loads(dumps(many))) == len(many)
 
 
 def test_a_results_tensors_hold_at_most_max_elements_together() -> None:

@@ -3,6 +3,9 @@
 Runs in the jail: standard library plus pyseccomp only. The child is already uid 65534 in
 bubblewrap's namespaces; here it becomes non-dumpable (no /proc/<pid>/mem, no core), enters a
 Landlock domain, gets a seccomp deny-list, and hard rlimits (soft == hard, so it cannot raise them back).
+The warm worker and bwrap's pid 1 outlive the job and run as the same uid, so whatever the child could
+change of theirs would reach every later submission on that worker: their memory, signals, scheduling and
+/proc files are all refused here.
 """
 
 from __future__ import annotations
@@ -21,13 +24,20 @@ PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 _libc = ctypes.CDLL(None, use_errno=True)
 # Landlock's system calls have one number on every architecture that has them.
-SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_RESTRICT_SELF = 444, 446
+SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
 LANDLOCK_CREATE_RULESET_VERSION = 1
-# What the domain handles (and, with no rule to allow it, denies): device nodes, which the jail never makes.
-# The point is the domain itself: a process in it cannot ptrace, nor open /proc/<pid>/mem of, any process
-# outside it. bwrap's pid 1 runs as our uid, dumpable, with no seccomp and no limits: a submission that could
-# write its memory would run code there that outlives the job and speaks for the worker.
+LANDLOCK_RULE_PATH_BENEATH = 1
+# What the domain handles (and, with no rule to allow it, denies): device nodes, which the jail never makes,
+# and opening files for writing outside WRITABLE. The point of the domain is first itself: a process in it
+# cannot ptrace, nor open /proc/<pid>/mem of, any process outside it. bwrap's pid 1 runs as our uid, dumpable,
+# with no seccomp and no limits: a submission that could write its memory would run code there that outlives
+# the job and speaks for the worker. Its /proc files are ours to write too: /proc/1/autogroup set the nice
+# of the autogroup the worker and every later child share (19: the next candidates' code starved under load),
+# and /proc/1/oom_score_adj. Everything else writable in the jail is read-only or /proc: only /tmp and /dev
+# (/dev/null; the mount is read-only) are written through a path. Pipes and sockets (/dev/stdout) stay open.
+LANDLOCK_ACCESS_FS_WRITE_FILE = 1 << 1
 LANDLOCK_ACCESS_FS_MAKE_CHAR, LANDLOCK_ACCESS_FS_MAKE_BLOCK = 1 << 6, 1 << 11
+WRITABLE = ("/tmp", "/dev")
 LANDLOCK_SCOPE_SIGNAL = 1 << 1  # ABI 6: no signal to a process outside the domain either
 
 # Denied outright with EPERM. Sockets: no network (even the jail's own loopback) and no
@@ -53,6 +63,13 @@ DENIED = (
 # fcntl commands that make the kernel signal another process (F_SETOWN, F_SETSIG, F_SETOWN_EX): a way
 # around the kill rules below.
 SIGNALLING_FCNTL = (8, 10, 15)
+# Calls that set another process's scheduling, allowed between processes of one uid: at nice 19, SCHED_IDLE or
+# pinned to one CPU, the worker forked every later child so (the next candidates' code starved under load, for
+# the worker's 200 jobs). Refused for the protected processes (the pid argument's position is given), and
+# setpriority and ioprio_set refused for anything but one process (a group or a whole uid).
+SCHEDULING_CALLS = {"setpriority": 1, "ioprio_set": 1, "sched_setaffinity": 0, "sched_setscheduler": 0,
+                    "sched_setparam": 0, "sched_setattr": 0}
+ONE_PROCESS_ONLY = {"setpriority": 0, "ioprio_set": 1}  # PRIO_PROCESS, IOPRIO_WHO_PROCESS
 NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 LOW32 = 0xFFFFFFFF
 
@@ -114,6 +131,11 @@ def install_seccomp(protected: list[int]) -> None:
         filt.add_rule(deny, "tgkill", sc.Arg(0, sc.MASKED_EQ, LOW32, pid))
         filt.add_rule(deny, "tgkill", sc.Arg(1, sc.MASKED_EQ, LOW32, pid))
     filt.add_rule(deny, "kill", sc.Arg(0, sc.MASKED_EQ, LOW32, LOW32))  # kill(-1, ...)
+    for name, which in ONE_PROCESS_ONLY.items():
+        filt.add_rule(deny, name, sc.Arg(0, sc.NE, which))
+    for name, position in SCHEDULING_CALLS.items():
+        for pid in {*protected, 1}:
+            filt.add_rule(deny, name, sc.Arg(position, sc.MASKED_EQ, LOW32, pid & LOW32))
     for command in SIGNALLING_FCNTL:
         filt.add_rule(deny, "fcntl", sc.Arg(1, sc.MASKED_EQ, LOW32, command))
     filt.load()
@@ -136,7 +158,7 @@ def enter_landlock_domain() -> int:
     abi = landlock_abi()
     if abi < 1:
         return 0
-    fields = [LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK]  # handled_access_fs
+    fields = [LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK]
     if abi >= 6:
         fields += [0, LANDLOCK_SCOPE_SIGNAL]  # handled_access_net, scoped
     attr = (ctypes.c_uint64 * len(fields))(*fields)
@@ -144,11 +166,31 @@ def enter_landlock_domain() -> int:
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
     try:
+        for path in WRITABLE:
+            _allow_writes_beneath(ruleset, path)
         if _syscall(SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), 0) != 0:
             raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
     finally:
         os.close(ruleset)
     return abi
+
+
+class _PathBeneath(ctypes.Structure):
+    """struct landlock_path_beneath_attr (packed)."""
+
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def _allow_writes_beneath(ruleset: int, path: str) -> None:
+    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    try:
+        rule = _PathBeneath(LANDLOCK_ACCESS_FS_WRITE_FILE, fd)
+        if _syscall(SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH),
+                    ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
+            raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
+    finally:
+        os.close(fd)
 
 
 def lock_down(jailed: bool) -> None:

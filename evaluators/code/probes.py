@@ -56,14 +56,24 @@ def dumps(value: Any) -> bytes:
 # cost the trusted side minutes of CPU outside every limit; one expanded to 2**24, listed 150 times, is as small,
 # and a `verify` that concatenates the list (custom-dataset's shuffled batches) allocates 10 GB.
 MAX_ELEMENTS = 1 << 24
-MAX_PICKLE_BYTES = 1 << 20
+# A result's pickle, decoded in pure Python at ~0.6 s of CPU per MiB: 1 MiB per check cost 4 s of the trusted
+# process's CPU per job of seven checks. The bank's largest is 1.2 KB.
+MAX_PICKLE_BYTES = 64 << 10
 MAX_ITEMS = 1 << 17  # plain values (not tensor elements) a result may hold
+# Records in a result's archive (one per tensor storage, and six of torch's own; the bank's results hold at most
+# 26). Both zip readers below parse every entry of the central directory before anything else: a forged result of
+# 600,000 empty records, 59 MB, took the trusted process 6 s of CPU (5 s in Python's, holding the GIL) and 400 MB.
+# Every entry starts with this signature, so counting it (at memchr's speed) bounds what either reader can meet.
+MAX_RECORDS = 1 << 10
+CENTRAL_DIRECTORY_ENTRY = b"PK\x01\x02"
 
 
 def loads(blob: bytes) -> Any:
     """Decode untrusted bytes: weights_only refuses anything but tensors and plain data; records must be
     stored as torch.save writes them (a deflated one could inflate to gigabytes), and its tensors may hold
     no more than MAX_ELEMENTS elements together."""
+    if blob.count(CENTRAL_DIRECTORY_ENTRY) > MAX_RECORDS:
+        raise ValueError(f"over {MAX_RECORDS} records in a result: return fewer tensors")
     with zipfile.ZipFile(io.BytesIO(blob)) as archive:
         if any(info.compress_type != zipfile.ZIP_STORED for info in archive.infolist()):
             raise ValueError("a compressed record: results are stored as torch.save writes them")
@@ -71,7 +81,7 @@ def loads(blob: bytes) -> Any:
         # 57 MiB (a list of 30 million zeros) held a request thread for 70 s. Tensors' data lives in records
         # of its own, so a real result's pickle is a few kilobytes.
         if any(info.filename.endswith(".pkl") and info.file_size > MAX_PICKLE_BYTES for info in archive.infolist()):
-            raise ValueError(f"a result's structure over {MAX_PICKLE_BYTES >> 20} MiB: return tensors, not long lists")
+            raise ValueError(f"a result's structure over {MAX_PICKLE_BYTES >> 10} KiB: return tensors, not long lists")
     value = torch.load(io.BytesIO(blob), weights_only=True)
     _check_sizes(value)
     return value

@@ -26,6 +26,7 @@ import select
 import shutil
 import signal
 import socket
+import stat
 import sys
 import time
 import traceback
@@ -267,9 +268,27 @@ def _others(keep: int) -> list[int]:
     return [int(e) for e in os.listdir("/proc") if e.isdigit() and int(e) not in (1, me, keep)]
 
 
-def _sweep(jailed: bool, keep: int) -> None:
-    """Kill and reap anything left of the last submission, then empty /tmp. Outside a jail
-    (the opt-in unsandboxed mode) /proc and /tmp are the host's: only reap our children."""
+class TmpItself:
+    """/tmp's own mode and extended attributes as the worker found them. /tmp belongs to the jail's uid, so a
+    submission may chmod it, give it extended attributes (a default ACL among them) and set its times, and an
+    empty directory kept them all: at 0o500 no later submission on the worker could write a file there, at 0
+    the sweep failed and took the worker down, and an attribute was a note for the next candidate."""
+
+    def __init__(self) -> None:
+        self.mode = stat.S_IMODE(os.stat("/tmp").st_mode)
+        self.xattrs = set(os.listxattr("/tmp"))  # a security module's label: not ours to remove
+
+    def restore(self) -> None:
+        os.chmod("/tmp", stat.S_IRWXU)  # an attribute is removed only with write permission
+        for name in set(os.listxattr("/tmp")) - self.xattrs:
+            os.removexattr("/tmp", name)
+        os.chmod("/tmp", self.mode)  # again once an access ACL is gone (chmod rewrites one, leaving its entries)
+        os.utime("/tmp")
+
+
+def _sweep(jailed: bool, keep: int, tmp: TmpItself | None) -> None:
+    """Kill and reap anything left of the last submission, then empty /tmp and restore /tmp itself. Outside a
+    jail (the opt-in unsandboxed mode) /proc and /tmp are the host's: only reap our children."""
     for pid in _others(keep) if jailed else ():
         try:
             os.kill(pid, signal.SIGKILL)
@@ -287,14 +306,17 @@ def _sweep(jailed: bool, keep: int) -> None:
         if not jailed or not _others(keep):
             break
         time.sleep(0.001)
-    for entry in os.scandir("/tmp") if jailed else ():
-        try:
+    if not jailed or tmp is None:
+        return
+    try:
+        tmp.restore()  # first: a /tmp the submission made unreadable cannot be emptied
+        for entry in os.scandir("/tmp"):
             _remove(entry.path)
-        except Exception as exc:  # OSError, or RecursionError in a tree 1,000 directories deep
-            # Never hand the next submission what this one left: stop, and the parent (which
-            # waits for `ready` before it sends a job) starts a clean worker instead.
-            sys.stderr.write(f"worker: could not empty /tmp ({exc}); stopping\n")
-            sys.exit(71)
+    except Exception as exc:  # OSError, or RecursionError in a tree 1,000 directories deep
+        # Never hand the next submission what this one left: stop, and the parent (which
+        # waits for `ready` before it sends a job) starts a clean worker instead.
+        sys.stderr.write(f"worker: could not restore /tmp ({exc}); stopping\n")
+        sys.exit(71)
 
 
 def _remove(path: str) -> None:
@@ -321,6 +343,7 @@ def main() -> None:
     if JAILED and not jail.landlock_abi():  # said once per worker, in the server's log
         sys.stderr.write("worker: this kernel has no Landlock (Linux 5.13 or later): submissions are not kept out "
                          "of the memory of the jail's pid 1\n")
+    tmp = TmpItself() if JAILED else None
     _warm_up()
     child = Child(side_fd)
     send = lambda data: write_all(control[1], data)  # noqa: E731
@@ -336,7 +359,7 @@ def main() -> None:
             # and the new child gets no job before the sweep below is done.
             old, child = child, Child(side_fd)
             old.reap()
-            _sweep(JAILED, keep=child.pid)
+            _sweep(JAILED, keep=child.pid, tmp=tmp)
             send(encode({"type": "ready", "pid": os.getpid()}))
         else:
             break
