@@ -6,9 +6,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # Debian packages the sandbox and the end-to-end tests need (cmake, g++: the llama-cpp-python build;
 # fonts-dejavu-core: the PDF report's font, with Greek, maths and arrows; fonts-wqy-microhei, 1.6 MB: its
-# Chinese, Japanese and Korean).
+# Chinese, Japanese and Korean; fonts-symbola, 1.3 MB: its emoji and other symbols).
 APT_PACKAGES := bubblewrap util-linux postgresql curl chromium fonts-noto-color-emoji fonts-dejavu-core \
-	fonts-wqy-microhei cmake g++
+	fonts-wqy-microhei fonts-symbola cmake g++
 
 .PHONY: run run-llm llm-local test test-all system-deps install ingest lint bench clean
 

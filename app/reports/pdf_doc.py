@@ -3,7 +3,7 @@
 reportlab's Paragraph reads a small markup language, so all text goes through `esc` first. Text is
 set in DejaVu Sans (Debian's fonts-dejavu-core), embedded, where it is installed: answers quote
 Greek letters, maths and arrows (σ(x), ∂L/∂w ≤ ε, λ‖w‖²), which the built-in Helvetica, the fallback,
-prints as black boxes or not at all; what DejaVu lacks (Chinese, say) is set in a fallback face
+prints as black boxes or not at all; what DejaVu lacks (Chinese, an emoji) is set in a fallback face
 (app/reports/pdf_fonts.py).
 """
 
@@ -66,8 +66,11 @@ def esc(text: object) -> str:
 
 
 def _as_written(text: str) -> XPreformatted:
-    """An answer, its code or a model answer: lines kept and wrapped (never cut), its start only when long."""
-    return XPreformatted(in_faces(escape(wrapped(_quoted(text), MONO_LINE, MONO.fontName)), MONO.fontName), MONO)
+    """An answer, its code or a model answer: lines kept and wrapped (never cut), its start only when long.
+    A tab is 4 spaces, as in the editor (no face has a glyph for it: it printed as a box), and a Windows line
+    end one line end."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").expandtabs(4)
+    return XPreformatted(in_faces(escape(wrapped(_quoted(lines), MONO_LINE, MONO.fontName)), MONO.fontName), MONO)
 
 
 def render_pdf(report: Report) -> bytes:

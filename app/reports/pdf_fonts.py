@@ -1,20 +1,22 @@
-"""The PDF report's fonts: DejaVu Sans (Debian's fonts-dejavu-core) for its text, and WenQuanYi Micro Hei
-(fonts-wqy-microhei) for the characters DejaVu lacks, so an answer written in Chinese, Japanese or Korean
-prints as written instead of as boxes.
+"""The PDF report's fonts: DejaVu Sans (Debian's fonts-dejavu-core) for its text, then for the characters DejaVu
+lacks WenQuanYi Micro Hei (fonts-wqy-microhei: Chinese, Japanese, Korean) and Symbola (fonts-symbola: emoji and
+other symbols), so an answer prints as written instead of as boxes or gaps.
 
 reportlab embeds only the glyphs used, but picks no fallback face by itself: every run of characters the
-text's face lacks is set in the fallback face by hand (`in_faces`).
+text's face lacks is set in a fallback face by hand (`in_faces`), and a character no face has is printed as its
+code point, "[U+1F972]", so a quote never silently loses one.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from functools import cache
 from itertools import groupby
 from pathlib import Path
 
-from reportlab.pdfbase import pdfmetrics
+from reportlab.pdfbase import pdfmetrics, ttfonts
 from reportlab.pdfbase.ttfonts import TTFont
 
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
@@ -22,6 +24,12 @@ DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
 # CFF, that reportlab cannot embed). Chinese, Japanese kana and Korean Hangul, in TrueType outlines.
 CJK = Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc")
 CJK_FACE = "WenQuanYiMicroHei"
+# 1.3 MB to download, 3 MB installed: emoji up to Unicode 9 (2016) and most other symbols, in black outlines.
+# Noto Color Emoji (fonts-noto-color-emoji, which Chromium uses) has colour bitmaps and no outlines: reportlab
+# refuses it ("missing location table"); fonts-noto-core's symbol faces are 12 MB for fewer emoji.
+SYMBOLS = Path("/usr/share/fonts/truetype/ancient-scripts/Symbola_hint.ttf")
+SYMBOLS_FACE = "Symbola"
+_STYLES = ("", "Bold", "Oblique", "BoldOblique")
 
 
 def font_faces() -> dict[str, str]:
@@ -43,39 +51,97 @@ def font_faces() -> dict[str, str]:
 
 
 FACE = font_faces()
+# The faces tried in turn for a character the text's face lacks. DejaVu Sans upright first: its oblique has no
+# Arabic (an italic quote of it printed boxes) and its mono no Hebrew; a face tag inside <i> sets it upright.
+FALLBACKS = (FACE[""], CJK_FACE, SYMBOLS_FACE)
+_FILES = {CJK_FACE: CJK, SYMBOLS_FACE: SYMBOLS}
+
+# A subset's map from its codes back to characters, which copying and searching read.
+_CMAP_ENTRY = re.compile(r"^(<[0-9A-F]{2}> )<([0-9A-F]{5,6})>$", re.M)
+_reportlab_cmap = ttfonts.makeToUnicodeCMap
+
+
+def _to_unicode_cmap(fontname: str, subset: list[int]) -> str:
+    """reportlab's map from a subset's codes back to characters, a character past U+FFFF (an emoji) written in
+    UTF-16 as PDF asks: reportlab writes <1F525>, which readers reject, so the emoji printed but could not be
+    copied or searched for."""
+    return _CMAP_ENTRY.sub(lambda entry: entry[1] + f"<{chr(int(entry[2], 16)).encode('utf-16-be').hex().upper()}>",
+                           _reportlab_cmap(fontname, subset))
+
+
+ttfonts.makeToUnicodeCMap = _to_unicode_cmap
 
 
 @cache
 def _has(face: str) -> frozenset[int]:
-    """The characters a TrueType face can set; empty for a built-in face (Helvetica: no fallback then)."""
+    """The characters a TrueType face can set; every one for a built-in face (Helvetica: no fallback then) and
+    none for a fallback face that is not installed."""
+    if not _registered(face):
+        return frozenset()
     font = pdfmetrics.getFont(face)
     return frozenset(font.face.charToGlyph) if isinstance(font, TTFont) else frozenset(range(0x110000))
 
 
 @cache
-def _fallback() -> bool:
-    """Registers the fallback face on first need: reading its file takes ~0.3 s, which a report in scripts
-    DejaVu sets never pays."""
-    if not CJK.is_file():
+def _sure(face: str) -> frozenset[int]:
+    """The characters `face` sets in bold and italic as well: markup around a run switches within its family."""
+    styles = [FACE[style] for style in _STYLES] if face == FACE[""] else [face]
+    return frozenset.intersection(*map(_has, styles))
+
+
+@cache
+def _registered(face: str) -> bool:
+    """Registers a fallback face on first need: reading WenQuanYi's file takes ~0.3 s, which a report in
+    scripts DejaVu sets never pays."""
+    if face not in _FILES:
+        return True
+    if not _FILES[face].is_file():
         return False
-    pdfmetrics.registerFont(TTFont(CJK_FACE, str(CJK), subfontIndex=0))
+    pdfmetrics.registerFont(TTFont(face, str(_FILES[face]), subfontIndex=0))
     # Bold or italic markup around a run of it keeps the one face it has.
-    pdfmetrics.registerFontFamily(CJK_FACE, normal=CJK_FACE, bold=CJK_FACE, italic=CJK_FACE, boldItalic=CJK_FACE)
+    pdfmetrics.registerFontFamily(face, normal=face, bold=face, italic=face, boldItalic=face)
     return True
 
 
+@cache
+def _face_of(code: int, face: str) -> str | None:
+    """The fallback face a character of text set in `face` prints in: "" for `face` itself (in any style), None
+    for no face."""
+    if code in _sure(face) or code == 10:  # a line break is layout, not a glyph
+        return ""
+    return next((fallback for fallback in FALLBACKS if code in _has(fallback)), None)
+
+
+STAND_IN = re.compile(r"\[U\+[0-9A-F]{4,6}\]")
+
+
+def stand_in(c: str) -> str:
+    """What prints for a character no face has: its code point, so the reader sees one is there and which.
+    A format character (a zero-width joiner, a flag's tag letters) or a variation selector shows nothing in
+    any rendering, so none prints for it either."""
+    if unicodedata.category(c) == "Cf" or unicodedata.name(c, "").startswith("VARIATION SELECTOR"):
+        return ""
+    return f"[U+{ord(c):04X}]"
+
+
+def printable(text: str, face: str) -> str:
+    """`text` with each character no face has replaced by its stand-in."""
+    return "".join(c if _face_of(ord(c), face) is not None else stand_in(c) for c in text)
+
+
 def in_faces(escaped: str, face: str) -> str:
-    """Paragraph markup (already escaped) with each run of characters `face` lacks set in the fallback face."""
-    has = _has(face)
-    if all(ord(c) in has for c in escaped) or not _fallback():
+    """Paragraph markup (already escaped) with each run of characters `face` lacks set in the fallback face
+    that has them, and each character none has replaced by its stand-in."""
+    sure = _sure(face)
+    if all(ord(c) in sure for c in escaped):
         return escaped
-    return "".join(text if known else f'<font face="{CJK_FACE}">{text}</font>'
-                   for known, run in groupby(escaped, key=lambda c: ord(c) in has or c == "\n")
-                   for text in ["".join(run)])
+    runs = groupby(printable(escaped, face), key=lambda c: _face_of(ord(c), face))
+    return "".join(f'<font face="{by}">{text}</font>' if by else text
+                   for by, run in runs for text in ["".join(run)])
 
 
 # Where a line of the mono block breaks, best first. Only after a space (or beside a Chinese, Japanese or Korean
-# character, between any two of which a line may break): reportlab's Preformatted breaks after the last of
+# character or an emoji, between any two of which a line may break): reportlab's Preformatted breaks after the last of
 # "[{( ,.;:/\\-" that fits, so `torch.nn.functional.cross_entropy` broke after "functional." though a space came
 # earlier, and a line counted full by its wide characters broke mid-letter ("tor" / "ch"). A name longer than a
 # whole line breaks after its last dot, underscore, bracket or comma that fits; only a run of none of those is cut
@@ -100,22 +166,22 @@ def _kept_together(line: str) -> set[int]:
 
 def wrapped(text: str, width: int, face: str) -> str:
     """Lines of at most `width` characters of the mono face, broken between words; a fallback character counts
-    as many as its width takes (a Chinese one, about 1.7)."""
-    has = _has(face)
+    as many as its width takes (a Chinese one, about 1.7), a stand-in as many as its own characters."""
+    sure = _sure(face)
 
     def cost(c: str) -> float:
-        return 1.0 if ord(c) in has or not _fallback() else _width(c) / _width("M", face)
+        return 1.0 if ord(c) in sure else _width(c, _face_of(ord(c), face) or face) / _width("M", face)
 
     lines: list[str] = []
-    for line in text.split("\n"):
-        while (cut := _cut(line, width, cost, has)) < len(line):
+    for line in printable(text, face).split("\n"):
+        while (cut := _cut(line, width, cost)) < len(line):
             lines.append(line[:cut])
             line = line[cut:]
         lines.append(line)
     return "\n".join(lines)
 
 
-def _cut(line: str, width: int, cost: Callable[[str], float], has: frozenset[int]) -> int:
+def _cut(line: str, width: int, cost: Callable[[str], float]) -> int:
     """Where `line` breaks: its length when it fits in `width`; a space it breaks at stays at the line's end."""
     used, fits = 0.0, 0
     while fits < len(line) and (used := used + cost(line[fits])) <= width:
@@ -123,20 +189,24 @@ def _cut(line: str, width: int, cost: Callable[[str], float], has: frozenset[int
     if fits == len(line):
         return fits
 
-    def fallback(at: int) -> bool:  # a character the face lacks: Chinese, Japanese, Korean
-        return at < len(line) and ord(line[at]) not in has
+    def wide(at: int) -> bool:  # Chinese, Japanese, Korean or an emoji: a line may break beside any of them
+        return at < len(line) and unicodedata.east_asian_width(line[at]) in ("W", "F")
 
     kept = _kept_together(line)
+    stand_ins = [found.span() for found in STAND_IN.finditer(line)]  # each whole on a line, as an emoji is
+    inside = {at for start, end in stand_ins for at in range(start + 1, end)}
+    beside = {at for span in stand_ins for at in span}
 
     def space(at: int) -> bool:
         return line[at:at + 1] == " " and at not in kept
 
-    cuts = range(fits, len(line) - len(line.lstrip(" ")), -1)  # the latest first, never inside the indentation
-    cut = next((c for c in cuts if space(c - 1) or space(c) or fallback(c - 1) or fallback(c)), None) \
+    indent = len(line) - len(line.lstrip(" "))
+    cuts = [c for c in range(fits, indent, -1) if c not in inside]  # the latest first, never inside the indentation
+    cut = next((c for c in cuts if space(c - 1) or space(c) or wide(c - 1) or wide(c) or c in beside), None) \
         or next((c for c in cuts if line[c - 1] in NAME_BREAKS), None) or max(fits, 1)
     return len(line) - len(line[cut:].lstrip(" "))
 
 
 @cache
-def _width(c: str, face: str = CJK_FACE) -> float:
+def _width(c: str, face: str) -> float:
     return pdfmetrics.stringWidth(c, face, 1)
