@@ -54,7 +54,7 @@ class LLMJudge(Evaluator):
     def evaluate(self, task: GradingTask) -> Evaluation:
         # Empty or an explicit non-answer ("I don't know"): nothing to grade, and no call needed. A model
         # asked anyway could credit a point with the quote "I don't know", which is in the answer.
-        if is_non_answer(" ".join([*task.earlier_answers, task.answer]), task.reference_answer):
+        if is_non_answer(" ".join([*task.earlier_answers, task.answer])):
             return self._fallback.evaluate(task)
         try:
             prompt, notes = fitted_prompt(task, self._model.prompt_budget)

@@ -79,7 +79,7 @@ class RubricScorer(Evaluator):
     def _read(self, tasks: list[GradingTask]) -> list[Reading | None]:
         """Per answer, what is read from it (None for a non-answer)."""
         texts = [[*task.earlier_answers, task.answer] for task in tasks]
-        unit_lists = [[] if is_non_answer(" ".join(t), task.reference_answer)
+        unit_lists = [[] if is_non_answer(" ".join(t))
                       else [u for text in t for u in split_units(text)] for t, task in zip(texts, tasks, strict=True)]
         demoted = [without_question_words(" ".join(t), task.question) for t, task in zip(texts, tasks, strict=True)]
         read = self._read_texts([u.text for units in unit_lists for u in units] + demoted)

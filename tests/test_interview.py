@@ -261,6 +261,14 @@ def test_i_dont_know_typed_to_a_follow_up_moves_on_and_keeps_the_earlier_score(e
     assert engine._repo.turns(session.id)[2].action == "dont_know"  # counted as not known, not as answered
 
 
+def test_a_hedged_guess_typed_is_an_answer_scored_by_the_model_not_an_i_dont_know(engine, user):
+    session, _ = engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=["modules"], seed=5))
+    outcome = engine.answer(session_id=session.id, user_id=user, code=None,
+                            text="I'm not sure, maybe it is something to do with the GPU.")
+    assert outcome.evaluation["gate"] is None and outcome.evaluation["score"] > 0
+    assert engine._repo.turns(session.id)[0].action == "answer"
+
+
 def test_skip_and_dont_know_score_zero_and_show_the_model_answer(engine, user, bank):
     config = SessionConfig(num_questions=2, topics=["deployment"], seed=2)
     session, prompt = engine.start(user_id=user, config=config)

@@ -438,7 +438,7 @@ def test_a_batchs_calls_run_on_daemon_threads_so_a_call_under_way_keeps_no_proce
     assert model.daemons == [True] * JUDGE_CALLS_IN_FLIGHT
 
 
-@pytest.mark.parametrize("answer", ["   ", "I don't know", "idk, sorry", "I do not know why.", "```python\n```"])
+@pytest.mark.parametrize("answer", ["   ", "I don't know", "idk, sorry", "i still dont know", "```python\n```"])
 def test_empty_and_non_answers_are_scored_offline_without_a_call(offline, relu, answer):
     model = ScriptedChatModel(replies=[], name=MODEL)
     result = LLMJudge(model, offline).evaluate(GradingTask.from_question(relu, answer))

@@ -222,19 +222,21 @@ def test_correct_short_answers_are_scored_on_merit_and_never_accused(scorer, by_
                                     "I don\u2019t know", "I give up.", "dunno", "I don't understand", "Just tell me.",
                                     # as real students typed it (SemEval Beetle train, each graded 0)
                                     "I\"m not sure.", "im not sure", "I am not sure", "I'm not sure",
-                                    "i don\"t know.", "I can\"t remember"])
+                                    "i don\"t know.", "I can\"t remember", "i still dont know",
+                                    "i have absolutely no idea"])
 def test_only_empty_and_explicit_non_answers_score_zero_without_the_model(scorer, by_id, answer):
     evaluation = grade(scorer, by_id["dropout"], answer)
     assert evaluation.score == 0 and evaluation.gate in {"empty", "non-answer"}
     assert "scores 0" in evaluation.feedback or "No answer" in evaluation.feedback
 
 
-@pytest.mark.parametrize("answer", ["I do not know why.", "i dont know the rest", "I don't know what else to say.",
-                                    "i still dont know", "i have absolutely no idea"])
-def test_saying_one_does_not_know_in_words_off_the_topic_is_a_non_answer(scorer, by_id, answer):
-    """As real students wrote it (SemEval train and held-out answers, each graded 0)."""
+@pytest.mark.parametrize("answer", ["I'm not sure, maybe it is something to do with the GPU.",
+                                    "I do not know why.", "i dont know the rest", "I don't know what else to say."])
+def test_saying_one_does_not_know_and_something_else_is_scored_by_the_model(scorer, by_id, answer):
+    """A hedged guess is graded on its guess, though none of its words is the reference's. Off-topic remarks
+    ("why", "the rest": SemEval answers graded 0) are scored by the model too, and score little."""
     evaluation = grade(scorer, by_id["dropout"], answer)
-    assert evaluation.score == 0 and evaluation.gate == "non-answer"
+    assert evaluation.gate is None and 0 < evaluation.score <= 1.0
 
 
 @pytest.mark.parametrize("answer", ["I'm not sure, but it randomly switches off neurons while training.",

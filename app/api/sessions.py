@@ -154,8 +154,6 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
     told = SessionState.model_validate(session.state).turn_notes
     turns = repo.turns(session_id)
     # A typed "I don't know" is the button's (reply_action), also in sessions stored before the engine said so.
-    references = {t.question_id: str((t.bank_entry or {}).get("reference_answer") or "") for t in turns
-                  if t.kind == "question"}
     transcript = [
         TranscriptTurn(
             position=t.position,
@@ -164,7 +162,7 @@ def get_session(session_id: str, user: UserDep, engine: EngineDep, repo: RepoDep
             topic=t.topic,
             difficulty=t.difficulty,
             prompt=t.prompt,
-            action=reply_action(t, references.get(t.question_id, "")),
+            action=reply_action(t),
             answer_text=t.answer_text,
             answer_code=t.answer_code,
             hints_used=t.hints_used,

@@ -127,7 +127,7 @@ class InterviewEngine:
         session, config, state = self._active(session_id, user_id, expected=expected)
         question = self._asking.asked(session_id, state.current_question_id)
         turn = self._repo.turn(session_id, state.current_turn_id)
-        if not (code or "").strip() and is_non_answer(text or "", question.reference_answer):
+        if not (code or "").strip() and is_non_answer(text or ""):
             # "I don't know" typed does what the button does: the model answer is shown and the report counts it
             # as not known, not answered; on a follow-up the earlier score stands and the interview moves on,
             # rather than probing another point the candidate just said they lack.

@@ -57,8 +57,7 @@ def question_entry(
     texts = answer_texts(answered)
     stated = _stated_points(answered, texts, given=_code_part(turns[0], in_bank, "starter"))
     score = evaluation.get("score", stored_score) if final else None
-    reference = question.reference_answer if question else ""
-    replies = [reply_action(t, reference) for t in turns]  # an "I don't know" typed as the answer is one
+    replies = [reply_action(t) for t in turns]  # an "I don't know" typed as the answer is one
     reply = {t.id: r for t, r in zip(turns, replies, strict=True)}
     gate = evaluation.get("gate")
     if final is not None and reply[final.id] == "dont_know" and gate in ("non-answer", "empty"):
