@@ -38,8 +38,9 @@ def sidebar() -> ApiClient:
             help="Needed when the API has authentication on: `interviewer keys create --name NAME`.",
         )
         st.checkbox(
-            "Plain code box", key="plain_editor", value=not ace_available(), disabled=not ace_available(),
-            help="A monospace text box instead of the syntax-highlighting editor.",
+            "Plain code box", key=address.PLAIN_EDITOR, value=not ace_available(), disabled=not ace_available(),
+            help="A monospace text box instead of the syntax-highlighting editor. The page's address keeps the "
+            "choice, so a reload or a bookmark of the page opens the plain box again.",
         )
     return ApiClient(url, key.strip() or None)
 

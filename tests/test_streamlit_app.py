@@ -19,7 +19,7 @@ from tests.conftest import REPO
 from tests.test_api_server import free_port, running_server
 
 USERS = ("starter", "flow", "historian", "reader", "switcher", "hinter", "drafter", "ender", "reloader", "numberer",
-         "behind", "quick", "restorer", "resender", "leaver")
+         "behind", "quick", "restorer", "resender", "leaver", "chooser")
 # The bank's own reference solution: a correct answer the hidden checks must accept.
 RELU = bank_index()["relu-autograd-function"].code.solution
 
@@ -486,6 +486,29 @@ def test_a_draft_is_back_after_a_reload_and_gone_once_sent(server, monkeypatch):
     after.sidebar.checkbox(key="plain_editor").check().run()
     assert "my unsent answer" in texts(after.markdown)  # in the chat, as the answer sent
     assert all(t.value in ("", None) for t in after.text_area if t.label == "Your answer")
+
+
+def test_the_plain_code_box_chosen_is_still_chosen_after_a_reload_and_in_a_bookmark(server, monkeypatch):
+    """Review s54: a reload brought back the page and the draft but not "Plain code box" ticked in the sidebar, so the
+    code task showed the editor again: a user who needs the plain box (a screen reader, much pasting) had to find it
+    again after each reload."""
+    url, keys = server
+    fresh = app_for(monkeypatch, url, keys["chooser"])
+    fresh.run()  # a first visit: the editor, as before, and nothing about it in the address
+    assert fresh.sidebar.checkbox(key="plain_editor").value is False and "editor" not in fresh.query_params
+    at = code_task_in_the_plain_box(monkeypatch, url, keys["chooser"], questions=1)
+    _write(at, "def mine():\n    return 42\n", "")
+    again = reload(monkeypatch, url, keys["chooser"], at)
+    assert not again.exception, again.exception
+    assert again.sidebar.checkbox(key="plain_editor").value is True
+    assert next(t for t in again.text_area if t.label == "Your code").value == "def mine():\n    return 42\n"
+
+    bookmark = app_at(monkeypatch, url, keys["chooser"], {"page": "history", "editor": "plain"})
+    assert bookmark.sidebar.checkbox(key="plain_editor").value is True
+
+    again.sidebar.checkbox(key="plain_editor").uncheck().run()  # back to the editor: the address forgets the box
+    assert "editor" not in again.query_params
+    assert reload(monkeypatch, url, keys["chooser"], again).sidebar.checkbox(key="plain_editor").value is False
 
 
 @pytest.mark.parametrize("address", ["{sid}/", "{sid}\n", "../me/progress", "nope"])

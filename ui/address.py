@@ -2,7 +2,9 @@
 
 A reload starts a new browser session with empty state, so what the tab shows is kept in the address:
 ?session=ID the session in progress (set when it begins), ?page=history|report|interview the page, and
-?report=ID a past session whose report is open (from History).
+?report=ID a past session whose report is open (from History). ?editor=plain keeps the sidebar's "Plain code box"
+when the user chose it over the editor: someone who needs it (a screen reader, much pasting) should not have to find
+it again after each reload.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import streamlit as st
 
 from ui import state
 from ui.client import ApiClient, ApiError, api_url
+from ui.editor import ace_available
 
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # an id, not a path ("../me/progress") or a mangled link
 PAGE_NAMES = {page.lower(): page for page in state.PAGES}
+PLAIN_EDITOR = "plain_editor"  # the sidebar checkbox's key
 
 
 def restore() -> None:
@@ -25,6 +29,8 @@ def restore() -> None:
     if st.session_state.get("_address_read"):
         return
     st.session_state["_address_read"] = True
+    if st.query_params.get("editor") == "plain" and ace_available():
+        st.session_state[PLAIN_EDITOR] = True  # before the checkbox is drawn: its default is the editor
     resumed = _resume_session(st.query_params.get("session"))
     report = st.query_params.get("report")
     if report and SESSION_ID.fullmatch(report):
@@ -39,11 +45,14 @@ def restore() -> None:
 
 
 def keep(page: str) -> None:
-    """Write the page shown, and the report open, into the address (each run, once the page is known)."""
+    """Write the page shown, the report open and the code box chosen into the address (each run, once the page is
+    known and the sidebar drawn)."""
     if page == "Interview" and st.session_state.get("sid"):
         st.session_state.pop("report_sid", None)  # back in the interview, the Report page follows it again
     _set("page", None if page == "Start" else page.lower())
     _set("report", st.session_state.get("report_sid"))
+    if ace_available():  # without it the plain box is all there is: no choice to keep, and a bookmark's stays
+        _set("editor", "plain" if st.session_state.get(PLAIN_EDITOR) else None)
 
 
 def _resume_session(sid: str | None) -> bool:

@@ -234,3 +234,23 @@ def test_the_editor_wraps_its_lines_in_a_narrow_desktop_window(page: Any, server
         assert narrow["scroll_width"] <= narrow["client_width"] and narrow["rows"] > narrow["lines"], (width, narrow)
     wide_again = _editor_at(page, 1280, fits=False)
     assert not wide_again["wraps"] and wide_again["rows"] == wide_again["lines"], wide_again
+
+
+def test_the_plain_code_box_chosen_is_back_after_a_reload(page: Any, servers: tuple[str, str]) -> None:
+    """Review s54: a reload brought back the page and the draft, but "Plain code box" was unticked again and the code
+    task showed the editor: a user who needs the plain box (a screen reader, much pasting) had to find it again."""
+    from playwright.sync_api import expect
+
+    api_url, ui_url = servers
+    code_task_page(page, api_url, ui_url)
+    choice = page.get_by_role("checkbox", name="Plain code box")
+    expect(choice).not_to_be_checked()  # a first visit: the editor, as before
+    page.get_by_text("Plain code box").click()
+    expect(page.get_by_label("Your code")).to_be_visible()
+    wait_idle(page)
+    assert "editor=plain" in page.url
+    page.reload()
+    expect(page.get_by_label("Your code")).to_be_visible()
+    expect(choice).to_be_checked()
+    expect(page.locator("iframe[title*='streamlit_ace']")).to_have_count(0)
+    shot(page, "plain-box-after-reload")
