@@ -81,7 +81,7 @@ def show_outcome(console: Console, outcome: Any) -> None:
         console.print(_item("penalty:", note, "yellow"))
     for point in evaluation.get("points", []):
         mark = {"covered": ("✔", "green"), "partial": ("~", "yellow")}.get(point["verdict"], ("✘", "red"))
-        if point.get("beyond_score"):  # the code's run alone earned full marks: it cost nothing
+        if point.get("beyond_score"):  # the code score was full without it: it cost nothing
             mark = ("·", "dim")
         unneeded = " (not needed for the score, worth saying in an interview)" if point.get("beyond_score") else ""
         console.print(_item(mark, f"{point['description']}{unneeded}"))

@@ -32,8 +32,9 @@ class PointVerdict(BaseModel):
     # On a point a failed check missed: the candidate's sentence that states it, which the run overrules (the point
     # counts once code that does it passes), so a follow-up answered right in words is not met with a bare "missed".
     words: str | None = None
-    # A point missed in the words of a code answer whose run alone earned full marks: words add to a code score but
-    # never take from it (README, "How a code answer is scored"), so it cost nothing; it is still worth saying.
+    # A point missed in the words of a code answer whose code score is full (every check passed, and every point the
+    # question asks for in words was said): words add to a code score but never take from it (README, "How a code
+    # answer is scored"), so it cost nothing; it is still worth saying. Never a point marked `asked_in_words`.
     beyond_score: bool = False
 
     @classmethod

@@ -11,7 +11,7 @@ GATE_MESSAGES = {
     "non-answer": "The answer does not attempt the question (for example 'I don't know'), so it scores 0. "
     "Try stating what you do know, even partially.",
 }
-# The heading of the points a code answer's full run made unneeded for its score (PointVerdict.beyond_score).
+# The heading of the points a code answer's full code score made unneeded for it (PointVerdict.beyond_score).
 BEYOND_SCORE = "Not needed for the score, worth saying in an interview"
 
 

@@ -5,7 +5,7 @@ that looks right in code that fails is not praise)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from evaluators.base import Evaluation, PointVerdict, Verdict
@@ -82,6 +82,25 @@ def judge_run(question: Question, result: Mapping[str, Any]) -> tuple[list[Point
     return verdicts, round(sum(v.weight * v.credit for v in verdicts) / total, 4)
 
 
+def with_asked_words(question: Question, evaluation: Evaluation, run_share: float) -> float:
+    """A code answer's share of its code score (0-1): the run's share, and beside it the points the question asks the
+    candidate to say in words (`asked_in_words`), judged from the words (or a line of the code that states one in
+    full; a point stated in full counts whole, as a passed check does). The run stands for the checked points'
+    weight (in a task whose checks name no points, for that of every point not asked in words), so reference code
+    with no words on resnet-block, whose question asks why skip connections help and how to serve the model, is
+    7 / 11 of the way, not 5 / 5. A task whose question asks only for code is scored by its run alone, as before:
+    a run that passes every check is the surest evidence there is, and words never take from it."""
+    asked = {p.id: p.weight for p in question.rubric if p.asked_in_words}
+    if not asked:
+        return run_share
+    checked = {point for check in question.code.checks for point in check.points} if question.code else set()
+    run_weight = sum(p.weight for p in question.rubric if (p.id in checked if checked else p.id not in asked))
+    # A point stated in full counts whole, as a check passed does (its credit may sit just under 1).
+    said = sum(p.weight * (1.0 if p.verdict is Verdict.COVERED else p.credit)
+               for p in evaluation.points if p.point_id in asked)
+    return round((run_share * run_weight + said) / (run_weight + sum(asked.values())), 4)
+
+
 def _overruled(run: PointVerdict, words: PointVerdict, *, said_after_run: Sequence[str],
                wrong: Sequence[str]) -> PointVerdict:
     """The run's verdict on a point, carrying the sentence of the words that stated in full a point the run missed
@@ -137,11 +156,13 @@ def with_run(evaluation: Evaluation, verdicts: Sequence[PointVerdict], *, failin
         "points": points, "feedback": compose_feedback(points, evaluation.misconceptions, evaluation.gate)})
 
 
-def beyond_full_run(evaluation: Evaluation) -> Evaluation:
-    """The evaluation of a code answer whose run alone earned full marks: a point the words missed cost nothing (words
-    add to a code score, never take from it), so it is marked `beyond_score` and the feedback says it was not needed
-    for the score rather than calling it missing beside a 5 / 5."""
-    points = [p.model_copy(update={"beyond_score": True}) if p.verdict is Verdict.MISSED and not p.checks else p
+def beyond_full_run(evaluation: Evaluation, asked: Collection[str] = ()) -> Evaluation:
+    """The evaluation of a code answer whose code score is full: a point the words missed cost nothing (words add to a
+    code score, never take from it), so it is marked `beyond_score` and the feedback says it was not needed for the
+    score rather than calling it missing beside a 5 / 5. A point the question asks for in words (`asked`: ids) counts
+    in the code score, so it is never beyond it."""
+    points = [p.model_copy(update={"beyond_score": True})
+              if p.verdict is Verdict.MISSED and not p.checks and p.point_id not in asked else p
               for p in evaluation.points]
     if points == evaluation.points:
         return evaluation

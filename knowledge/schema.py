@@ -78,12 +78,18 @@ class _Strict(BaseModel):
 
 
 class RubricPoint(_Strict):
-    """One key idea a complete answer states; `evidence` lists phrasings that show it."""
+    """One key idea a complete answer states; `evidence` lists phrasings that show it.
+
+    `asked_in_words` marks a point of a code task that its question asks the candidate to say in words ("explain
+    why skip connections help", "when do you need a custom collate function?"): no run can show it, so it counts
+    in the code's score beside the points the hidden checks verify, and code that passes every check without it
+    is not full marks. Only on a code task, and only on a point no check names (a checked point is the run's)."""
 
     id: Slug
     description: str = Field(min_length=10)
     weight: float = Field(gt=0, le=5)
     evidence: list[str] = Field(min_length=1)
+    asked_in_words: bool = False
 
 
 class Misconception(_Strict):
@@ -215,6 +221,23 @@ def _check_points_named(checks: list[CodeCheck], point_ids: list[str]) -> None:
         raise ValueError(f"check {unnamed[0]!r} names no rubric point while others do: name the points it shows")
 
 
+def _asked_points_unchecked(code: CodeTask | None, rubric: list[RubricPoint]) -> None:
+    """A point marked `asked_in_words` belongs to a code task and no check of it names the point: the run judges a
+    checked point and the words judge the others, so a point both checked and asked for in words would be judged
+    twice, and on a concept question every point is judged from the words already."""
+    asked = [p.id for p in rubric if p.asked_in_words]
+    if not asked:
+        return
+    if code is None:
+        raise ValueError(f"rubric point {asked[0]!r} is marked asked_in_words, but this entry is no code task (every "
+                         "point of a concept question is judged from the words)")
+    for check in code.checks:
+        named = [p for p in asked if p in check.points]
+        if named:
+            raise ValueError(f"rubric point {named[0]!r} is marked asked_in_words, but check {check.name!r} verifies "
+                             "it: a point a check names is judged from the run; mark only a point no check names")
+
+
 def _presumed_check_named(code: CodeTask | None, follow_up: FollowUp) -> None:
     """A probe about the candidate's code belongs to a code task; one that presumes a check failed names a check of
     its task that verifies the probe's point."""
@@ -312,6 +335,7 @@ class Question(_Strict):
             raise ValueError("a code question needs a `code` block, and only code questions have one")
         if self.code is not None:
             _check_points_named(self.code.checks, point_ids)
+        _asked_points_unchecked(self.code, self.rubric)
         for follow_up in self.follow_ups:
             _presumed_check_named(self.code, follow_up)
         _presumed_for_one_point(self.follow_ups)

@@ -293,9 +293,13 @@ def test_code_answer_runs_the_checks(api, alice, bank):
         f"/v1/sessions/{created['id']}/answers", json={"code": f"x = 1  {PASSING_MARK}", "turn": 0}
     ).json()
     assert outcome["code_result"]["status"] == "passed" and outcome["code_result"]["score"] == 1.0
-    assert outcome["evaluation"]["code_score"] == 5.0 and api.runner.calls == [
-        created["prompt"]["question_id"]
-    ]
+    assert api.runner.calls == [created["prompt"]["question_id"]]
+    # Every check passed: the checked points' whole weight, beside what the question asks for in words (none said).
+    question = next(q for q in bank if q.id == created["prompt"]["question_id"])
+    checked = {point for check in question.code.checks for point in check.points}
+    shown = sum(p.weight for p in question.rubric if p.id in checked)
+    asked = sum(p.weight for p in question.rubric if p.asked_in_words)
+    assert outcome["evaluation"]["code_score"] == pytest.approx(5 * shown / (shown + asked), abs=0.06)
 
 
 def test_keys_are_required_and_checked(api):

@@ -550,3 +550,29 @@ def test_loading_a_pack_that_asks_one_question_twice_warns_in_one_line(tmp_path:
         (tmp_path / "mine.yaml").write_text(yaml.safe_dump([first, third]), encoding="utf-8")
         load_bank(tmp_path)
     assert caplog.records == []  # the built-in bank and a pack of distinct texts load without a word
+
+
+def test_a_point_asked_in_words_is_one_no_check_verifies_on_a_code_task(bank):
+    """`asked_in_words` counts a point in a code answer's score beside the run, judged from the words: on a point a
+    check names, run and words would both judge it; on a concept question every point is judged from the words."""
+    resnet = next(q for q in bank if q.id == "resnet-block").model_dump(mode="json")
+    checked = dict(resnet, rubric=[dict(p, asked_in_words=p["id"] == "residual-addition") for p in resnet["rubric"]])
+    with pytest.raises(ValidationError, match="'residual-addition' is marked asked_in_words, but check 'residual-add' "
+                                              "verifies it"):
+        Question.model_validate(checked)
+    concept = next(q for q in bank if q.code is None).model_dump(mode="json")
+    concept["rubric"][0]["asked_in_words"] = True
+    with pytest.raises(ValidationError, match="is marked asked_in_words, but this entry is no code task"):
+        Question.model_validate(concept)
+
+
+def test_a_code_question_that_asks_for_words_marks_the_points_it_asks_for(bank):
+    """A code task whose question asks to explain or describe something, or asks why, when or what, marks the
+    points it asks for `asked_in_words`, or code alone would score full marks on it (review s54: resnet-block,
+    cnn-image-classifier, custom-loss scored 5.0 / 5 for "Here is my solution." and the reference code)."""
+    import re
+
+    asking = re.compile(r"\b(explain|describe)\b|(^|[.?!]\s+)(why|when|what)\b", re.I)
+    unmarked = [q.id for q in bank if q.code is not None and asking.search(q.question)
+                and not any(p.asked_in_words for p in q.rubric)]
+    assert unmarked == []

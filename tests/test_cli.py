@@ -870,6 +870,29 @@ def test_the_terminals_feedback_lines_wrap_under_their_words_not_under_their_mar
         assert all(name in said for name in ("torch.nn.functional.cross_entropy", "梯度累积", "∂L/∂w")), said
 
 
+def test_the_terminal_lists_what_a_code_question_asks_for_in_words_as_missed_when_unsaid(embedder):
+    """Review s54: resnet-block's reference code with "Here is my solution." showed "Score 5.0 / 5" and
+    "· Skip connections give gradients a direct path ... (not needed for the score, worth saying in an interview)",
+    though the question asks to explain why skip connections help."""
+    from rich.console import Console
+
+    from app.cli_interview import show_outcome
+    from app.interview.models import TurnOutcome
+    from app.interview.scoring import AnswerScorer
+    from evaluators.rubric import RubricScorer
+    from knowledge.loader import bank_index
+    from tests.code_fixtures import ScriptedRunner
+
+    task = bank_index()["resnet-block"]
+    scored = AnswerScorer(evaluator=RubricScorer(embedder), code_runner=ScriptedRunner()).score(
+        task, text="Here is my solution.", code=task.code.solution, earlier=[])
+    console = Console(record=True, width=400)
+    show_outcome(console, TurnOutcome(status="active", evaluation=scored.evaluation))
+    shown = console.export_text()
+    assert "not needed for the score" not in shown
+    assert "✘ Skip connections give gradients a direct path" in shown and "✘ Deployment means the model" in shown
+
+
 def test_python_dash_m_runs_the_cli():
     out = subprocess.run([sys.executable, "-m", "app.cli", "--help"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "Usage" in out.stdout, (out.stdout, out.stderr)
@@ -926,6 +949,26 @@ def test_bank_validate_refuses_a_mistyped_solution_mark_in_one_line(tmp_path):
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     said = [line for line in done.stderr.splitlines() if "{{soluton}}" in line]
     assert len(said) == 1 and "entry relu-autograd-function" in said[0], done.stderr
+    assert "1 problem(s) in the bank" in done.stderr
+
+
+def test_bank_validate_refuses_a_point_asked_in_words_that_a_check_verifies(tmp_path):
+    """A point a check names is judged from the run: marked asked_in_words too, it would be judged twice."""
+    from knowledge.loader import load_bank
+
+    task = next(q for q in load_bank() if q.id == "resnet-block").model_dump(mode="json")
+    task.update(related=[], rubric=[dict(p, asked_in_words=p["id"] in {"why-skip-helps", "projection-shortcut"})
+                                    for p in task["rubric"]])
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "tasks.yaml").write_text(yaml.safe_dump([task], sort_keys=False), encoding="utf-8")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
+           "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_BANK_DIR": str(pack)}
+    done = run("bank", "validate", env=env)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    said = [line for line in done.stderr.splitlines() if "asked_in_words" in line]
+    assert len(said) == 1 and "entry resnet-block" in said[0] and "'projection-shortcut'" in said[0], done.stderr
+    assert "check 'projection-block-eval' verifies it" in said[0], done.stderr
     assert "1 problem(s) in the bank" in done.stderr
 
 

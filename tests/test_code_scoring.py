@@ -56,7 +56,9 @@ def test_a_check_weighs_what_the_rubric_points_it_shows_weigh(scorer, tasks):
     layer_norm = scored(scorer, tasks["layer-norm-from-scratch"], ScriptedRunner("biased-variance-and-eps"))
     # max-subtraction (3) missed of the 8 points' weight the checks verify.
     assert naive.evaluation["code_score"] == pytest.approx(5 * 5 / 8, abs=0.06)
-    assert layer_norm.evaluation["code_score"] == pytest.approx(5 * 5 / 7, abs=0.06)
+    # affine-params (2) and per-sample-stats (3) shown of the 7 the checks verify and the 2 of vs-batchnorm, which the
+    # question asks for in words and no words said.
+    assert layer_norm.evaluation["code_score"] == pytest.approx(5 * 5 / 9, abs=0.06)
     missed = {p["point_id"]: p["evidence"] for p in naive.evaluation["points"] if p["verdict"] == "missed"}
     assert missed["max-subtraction"] == "failed hidden check large-logits: wrong"
 
@@ -76,7 +78,7 @@ def test_points_the_run_shows_are_covered_by_it_not_listed_as_gaps(scorer, tasks
     result = scored(scorer, question, ScriptedRunner())
     checked = {"per-sample-stats", "biased-variance-eps", "affine-params"}  # the points its checks name
     verdicts = {p["point_id"]: p for p in result.evaluation["points"]}
-    assert result.score == 5.0
+    assert result.score == pytest.approx(5 * 7 / 9, abs=0.06)  # how it differs from batch norm, asked, is unsaid
     for point in checked:
         assert verdicts[point]["verdict"] == "covered" and verdicts[point]["evidence"].startswith("passed hidden check")
     assert "biased variance" not in result.evaluation["feedback"].split("Missing:")[-1]
@@ -577,3 +579,70 @@ def test_the_starters_not_implemented_error_is_said_once_beside_the_points(bank)
     assert said == ["failed hidden check output-shape: stopped at NotImplementedError (line 6): the starter's body "
                     "is not written yet"]
     assert len(evidence) > 1 and all(e.endswith(", with the same error") for e in evidence if e not in said)
+
+
+# The code tasks whose question asks for something in words beside the code (`asked_in_words` in the bank).
+ASKED_IN_WORDS = {
+    "resnet-block": {"why-skip-helps", "serving"},
+    "cnn-image-classifier": {"shape-walkthrough"},
+    "scaled-dot-product-attention": {"steps-explained"},
+    "sinusoidal-positional-encoding": {"why-positions"},
+    "layer-norm-from-scratch": {"vs-batchnorm"},
+    "warmup-cosine-schedule": {"why-warmup"},
+    "gradient-clipping": {"purpose", "value-vs-norm"},
+    "custom-collate-fn": {"when-needed"},
+    "gradient-accumulation": {"purpose"},
+    "custom-loss": {"module-or-function"},
+    "early-stopping": {"monitor-validation"},
+}
+
+
+def test_the_bank_marks_what_each_code_question_asks_for_in_words(tasks):
+    assert {t.id: {p.id for p in t.rubric if p.asked_in_words} for t in tasks.values()
+            if any(p.asked_in_words for p in t.rubric)} == ASKED_IN_WORDS
+
+
+@pytest.mark.parametrize("task_id", ["resnet-block", "cnn-image-classifier", "custom-loss"])
+def test_code_alone_is_not_full_marks_where_the_question_asks_for_an_explanation(scorer, tasks, task_id):
+    """Review s54: resnet-block ("..., explain why skip connections help, and describe how you would take the trained
+    model to an inference endpoint") answered "Here is my solution." with the reference code scored 5.0 / 5, and the
+    two points the question asks for were "not needed for the score, worth saying in an interview". They count in
+    the score now, as missed: the run shows the checked points' share of the weight, 7 / 11 on resnet-block."""
+    task = tasks[task_id]
+    result = scored(scorer, task, ScriptedRunner(), text="Here is my solution.")
+    asked = ASKED_IN_WORDS[task_id]
+    weight = {p.id: p.weight for p in task.rubric}
+    checked = {point for check in task.code.checks for point in check.points}
+    share = sum(weight[p] for p in checked) / sum(weight[p] for p in checked | asked)
+    assert result.code_result["status"] == "passed"
+    assert result.score == pytest.approx(5 * share, abs=0.06) and result.score < 4.5
+    points = {p["point_id"]: p for p in result.evaluation["points"]}
+    assert all(points[p]["verdict"] == "missed" and not points[p]["beyond_score"] for p in asked)
+    feedback = result.evaluation["feedback"]
+    assert "Missing:" in feedback and all(points[p]["description"].rstrip(".") in feedback.split("Missing:")[1]
+                                          for p in asked)
+    assert "Not needed for the score" not in feedback
+
+
+def test_the_words_a_question_asks_for_bring_reference_code_to_full_marks(scorer, tasks):
+    """Reference code with the explanation resnet-block asks for scores 5.0 / 5, as code alone did before."""
+    said = ("Skip connections give the gradient a direct path through the identity, so very deep networks still train "
+            "and a block can learn the identity by pushing its branch to zero. To serve it I put the model in eval "
+            "mode, export it with torch.export or ONNX, and run it behind an inference server such as Triton that "
+            "batches requests.")
+    result = scored(scorer, tasks["resnet-block"], ScriptedRunner(), text=said)
+    points = {p["point_id"]: p["verdict"] for p in result.evaluation["points"]}
+    assert points["why-skip-helps"] == "covered" and points["serving"] == "covered", points
+    assert result.score == 5.0
+
+
+@pytest.mark.parametrize("task_id", ["relu-autograd-function", "pairwise-distances", "freeze-layers"])
+def test_code_alone_is_still_full_marks_where_the_question_asks_only_for_code(scorer, tasks, task_id):
+    """A question that asks for code alone is scored by the run alone, as before: the points no check verifies add
+    to it in words but cost nothing, and are listed as not needed for the score."""
+    result = scored(scorer, tasks[task_id], ScriptedRunner(), text="Here is my solution.")
+    unchecked = {p.id for p in tasks[task_id].rubric} - {p for c in tasks[task_id].code.checks for p in c.points}
+    assert result.score == 5.0
+    assert {p["point_id"] for p in result.evaluation["points"] if p["verdict"] == "missed"} <= unchecked
+    assert all(p["beyond_score"] for p in result.evaluation["points"] if p["verdict"] == "missed")
+    assert "Missing:" not in result.evaluation["feedback"]

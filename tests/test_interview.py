@@ -851,7 +851,9 @@ def test_code_first_sent_on_a_follow_up_is_not_halved_as_a_fix(engine, user, ban
     code = engine.answer(session_id=session.id, user_id=user, text="", code=task.code.solution)
     assert code.code_result["status"] == "passed"
     assert not [n for n in code.evaluation.get("penalties", []) if "code fixed" in n]
-    assert code.evaluation["score"] == 5.0
+    # The run's whole share: every check passed, and how LayerNorm differs from batch norm, which the question asks
+    # for in words, is not said (7 of the 9 points' weight).
+    assert code.evaluation["score"] == pytest.approx(5 * 7 / 9, abs=0.06)
 
 
 def test_words_beside_passing_code_add_to_its_score_and_never_take_from_it(scorer, bank):

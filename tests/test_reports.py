@@ -1287,3 +1287,28 @@ def test_a_session_stored_before_evaluations_named_their_evaluator_still_renders
     assert built.questions[0].scored_by is None and not built.llm_judged
     for fmt in FORMATS:
         assert render(built, fmt)[0]
+
+
+def test_what_a_code_question_asks_for_in_words_is_missed_in_the_report_when_unsaid(bank, embedder) -> None:
+    """Review s54: resnet-block ("..., explain why skip connections help, and describe how you would take the
+    trained model to an inference endpoint") answered "Here is my solution." with the reference code: 5.0 / 5, among
+    the strengths, "Not yet covered: none", and the two points the question asks for "Not needed for the score". Now
+    they are missed: the question is to study and its topic has them left to cover."""
+    from app.interview.scoring import AnswerScorer
+    from evaluators.rubric import RubricScorer
+    from tests.code_fixtures import ScriptedRunner
+
+    task = bank["resnet-block"]
+    scored = AnswerScorer(evaluator=RubricScorer(embedder), code_runner=ScriptedRunner()).score(
+        task, text="Here is my solution.", code=task.code.solution, earlier=[])
+    turns = [turn(1, "resnet-block", "architectures", answer_text="Here is my solution.",
+                  answer_code=task.code.solution, evaluation=scored.evaluation, code_result=scored.code_result)]
+    built = build_report(session=session({"resnet-block": scored.score}), turns=turns, bank=bank)
+    entry = built.questions[0]
+    assert entry.score is not None and entry.score < 3.5
+    assert {p.point_id for p in entry.missed} == {"why-skip-helps", "serving"} and not entry.worth_saying
+    assert built.topics[0].missed == 2 and [g.topic for g in built.gaps] == ["architectures"]
+    assert not built.strengths and [s.question_id for s in built.study_plan] == ["resnet-block"]
+    for fmt, text in _document_texts(built).items():
+        assert w.WORTH_SAYING not in text, fmt
+        assert "Skip connections give gradients a direct path" in text[text.index("Missed"):], fmt

@@ -145,7 +145,7 @@ def show_feedback(evaluation: dict[str, Any] | None, code_result: dict[str, Any]
         st.markdown("\n".join(f"- {POINT_LISTS['missed'][1]} {literal(p['description'])}"
                                + (f" ({literal(' '.join(p['evidence'].split()))})" if p.get("checks") else "")
                                + _in_words(p) for p in missed))
-    if unneeded := [p for p in points if p.get("beyond_score")]:  # the code's run alone earned full marks
+    if unneeded := [p for p in points if p.get("beyond_score")]:  # the code score was full without them
         title, icon = POINT_LISTS["worth_saying"]
         st.markdown(f"**{title}**\n\n" + "\n".join(f"- {icon} {literal(p['description'])}" for p in unneeded))
     for wrong in evaluation.get("misconceptions", []):

@@ -102,7 +102,9 @@ class EvaluationOut(BaseModel):
                                         "fixed on a follow-up)")
     question_penalties: list[str] | None = Field(default=None, description="What the question's score has been "
                                                  "charged in all, this turn included")
-    code_score: float | None = None
+    code_score: float | None = Field(default=None, description="A code answer's score from its run: the share of the "
+                                      "checked points' weight the run showed, with the points the question asks for "
+                                      "in words beside them")
     rubric_score: float | None = None
 
 

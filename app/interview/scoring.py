@@ -8,7 +8,7 @@ from typing import Any
 from app.interview.fenced import contract_names, split_fenced
 from evaluators.base import Evaluation, Evaluator, GradingTask
 from evaluators.feedback import compose_feedback
-from evaluators.run_points import beyond_full_run, judge_run, with_run
+from evaluators.run_points import beyond_full_run, judge_run, with_asked_words, with_run
 from knowledge.schema import Question
 
 # For code tasks with both code and explanation, running code weighs most; words can add to the code's
@@ -152,8 +152,10 @@ class AnswerScorer:
         run_code = code or split_fenced("\n".join(earlier), names)[1]
         rubric = with_run(rubric, verdicts, failing_code="" if code_result.get("status") == "passed" else run_code,
                           said_after_run=said_after_run(text, code, earlier))
-        if share >= 1:  # the run alone earned full marks: what the words missed did not cost a point
-            rubric = beyond_full_run(rubric)
+        # What the question asks to be said in words counts beside the run (none asked: the run alone, as before).
+        share = with_asked_words(question, rubric, share)
+        if share >= 1:  # the code score is full: what the words missed beyond it did not cost a point
+            rubric = beyond_full_run(rubric, {p.id for p in question.rubric if p.asked_in_words})
         evaluation = {**rubric.model_dump(mode="json"), "rubric": rubric.model_dump(mode="json")}
         code_score = 5 * share
         words = text.strip() or any(e.strip() for e in earlier)

@@ -92,8 +92,9 @@ class QuestionEntry(_Frozen):
     covered: list[CoveredPoint] = Field(default_factory=list)
     partial: list[CoveredPoint] = Field(default_factory=list)
     missed: list[MissedPoint] = Field(default_factory=list)
-    # Not stated either, on a code task whose run alone earned full marks: words add to a code score but never take
-    # from it, so these cost nothing and are no gap; an interviewer still wants to hear them.
+    # Not stated either, on a code task whose code score is full: words add to a code score but never take from it,
+    # so these cost nothing and are no gap; an interviewer still wants to hear them. A point the question asks for
+    # in words (`asked_in_words` in the bank) counts in the code score: unsaid, it is in `missed`.
     worth_saying: list[MissedPoint] = Field(default_factory=list)
     misconceptions: list[MisconceptionNote] = Field(default_factory=list)
     penalties: list[str] = Field(default_factory=list)

@@ -194,7 +194,7 @@ def detail_lines(entry: QuestionEntry) -> list[str]:
 
 
 COVERED, PARTLY, MISSED = "Covered", "Partly stated", "Missed"
-# A code task's points not stated when its run alone earned full marks: they cost nothing (QuestionEntry.worth_saying).
+# A code task's points not stated when its code score is full: they cost nothing (QuestionEntry.worth_saying).
 WORTH_SAYING = "Not needed for the score, worth saying in an interview"
 
 
