@@ -12,7 +12,7 @@ from typing import Annotated, Any, TextIO
 import typer
 
 from app.cli_output import emit_json, err, open_bank_search, progress
-from app.errors import UserFacingError
+from app.errors import BadOptionError, UserFacingError
 
 INPUT_HELP = ("JSONL lines: answer, and question_id or question; reference_answer (a text, or a list of acceptable "
               "ones) grades against it instead of the bank, and a question_id beside it is your own label.")
@@ -170,7 +170,8 @@ def check(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (the default output).")] = True,
 ) -> None:
     """Run code files against a code task's hidden checks in the sandbox; one JSON object per file. Exits 1
-    when a file did not pass every check, so a CI job or a hook can gate on it."""
+    when a file did not pass every check, so a CI job or a hook can gate on it, and 2 when nothing could be
+    checked (no such task or file), so a job set up wrong is not taken for code that failed."""
     from app.config import get_settings
     from evaluators.code.runner import CodeRunner
     from evaluators.run_points import judge_run
@@ -178,13 +179,16 @@ def check(
 
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
-        raise UserFacingError(f"file not found: {', '.join(missing)}")
+        raise BadOptionError(f"file not found: {', '.join(missing)}")
     settings = get_settings()
+    question = bank_index(settings.bank_dir).get(question_id)
+    if question is None or question.code is None:
+        raise BadOptionError(f"no question with id {question_id!r} in the bank" if question is None else
+                             f"question {question_id!r} is not a code question: nothing to run")
     with CodeRunner.from_settings(settings) as runner:
         results = runner.check_files(question_id, [str(f) for f in files])
-    question = bank_index(settings.bank_dir).get(question_id)
-    if question is not None:  # the score a session gives the run: by the rubric points its checks verify
-        results = [{**r, "score": judge_run(question, r)[1]} for r in results]
+    # The score a session gives the run: by the rubric points its checks verify.
+    results = [{**r, "score": judge_run(question, r)[1]} for r in results]
     emit_json(results)
     if any(r["status"] != "passed" for r in results):  # as `pytest` and `bank validate` do
         sys.exit(1)

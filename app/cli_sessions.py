@@ -31,9 +31,12 @@ def full_session_id(repo: Any, user_id: int, given: str) -> str:
     """The session id `given` names: itself, or the one of the user's session ids that starts with it (the app
     shows ids by their first 8 characters, and names report files by them). Several is one line naming them; none
     is `given`, for the caller's "no session" line."""
-    if len(given) < SHORT_ID or repo.get_session(given, user_id) is not None:
+    if repo.get_session(given, user_id) is not None:
         return given
-    found = repo.session_ids_starting(given, user_id, limit=4)
+    if len(given) < SHORT_ID:
+        raise UserFacingError(f"{no_session(given)}; name a session by its id or its first {SHOWN_ID} characters")
+    # Ids are lower-case hex; SQLite's LIKE ignores case and PostgreSQL's does not, so both read the start alike.
+    found = repo.session_ids_starting(given.lower(), user_id, limit=4)
     if len(found) > 1:
         some = f"{len(found)}" if len(found) < 4 else "more than 3"
         raise UserFacingError(f"{given!r} starts {some} session ids ({', '.join(found[:3])}); give more of the id")

@@ -39,7 +39,13 @@ def _stored_user(name: str) -> str | None:
     from app.config import get_settings
     from app.services import repository_for
 
-    user = repository_for(get_settings()).user_named(name)
+    settings = get_settings()
+    if not settings.database_url and not (settings.data_dir / "interviewer.db").exists():
+        return None  # a fresh data directory holds no user yet, and asking must not create its database
+    try:
+        user = repository_for(settings).user_named(name)
+    except UserFacingError:  # a database that is down: the name's own error is the one to tell
+        return None
     return None if user is None else str(user.name)
 
 

@@ -8,8 +8,8 @@ class UserFacingError(Exception):
 
 
 class BadOptionError(UserFacingError):
-    """A command-line option's value refused by a rule of the domain (a user name): one line like any error here,
-    with the exit code of a usage error (2), not click's usage block."""
+    """A command-line option's or argument's value refused by a rule of the domain (a user name, a task id that is
+    no code task): one line like any error here, with the exit code of a usage error (2), not click's usage block."""
 
     exit_code = 2
 

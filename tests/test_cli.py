@@ -1276,7 +1276,21 @@ def test_a_session_is_named_by_the_start_of_its_id_unless_that_starts_several():
     repo = Sessions()
     assert full_session_id(repo, 1, "ff00") == "ff00000000"
     assert full_session_id(repo, 1, "ab12ef0000") == "ab12ef0000"
-    assert full_session_id(repo, 1, "ff0") == "ff0"  # too short to read as a start: the caller says "no session"
+    assert full_session_id(repo, 1, "FF00") == "ff00000000"  # on PostgreSQL too, whose LIKE minds the case
     assert full_session_id(repo, 1, "0000") == "0000"
+    with pytest.raises(UserFacingError, match=r"no session 'ff0' .*; name a session by its id or its first 8 char"):
+        full_session_id(repo, 1, "ff0")  # too short to read as a start (review2 s54: "no session" and no more)
     with pytest.raises(UserFacingError, match=r"'ab12' starts 2 session ids \(ab12cd0000, ab12ef0000\); give more"):
         full_session_id(repo, 1, "ab12")
+
+
+def test_a_refused_user_name_on_a_fresh_or_unreachable_store_is_the_names_error(tmp_path):
+    """Review2 s54: looking the refused name up among stored users created the database of a fresh data directory,
+    and with the database down the user was told of the connection instead of the name."""
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
+           "INTERVIEWER_DATA_DIR": str(tmp_path / "fresh")}
+    for extra in ({}, {"INTERVIEWER_DATABASE_URL": "postgresql+psycopg://nobody@127.0.0.1:9/none"}):
+        out = run("sessions", "--user", "my laptop", env={**env, **extra})
+        assert out.returncode == 2 and out.stderr.startswith("error: --user (or INTERVIEWER_USER): a user name "), \
+            out.stderr
+    assert not (tmp_path / "fresh" / "interviewer.db").exists()

@@ -269,6 +269,13 @@ def test_a_run_on_the_side_reports_the_score_a_session_would_give_it_and_exits_1
     done = run_bounded([*command, str(right)], text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert [r["status"] for r in json.loads(done.stdout)] == ["passed"]
+    # Review2 s54: a job set up wrong (no such task, a concept question, no such file) exited 1 as failed code did.
+    for args, said in ((["no-such-task", str(right)], "no question with id 'no-such-task'"),
+                       (["zero-grad", str(right)], "question 'zero-grad' is not a code question"),
+                       (["stable-log-softmax", str(tmp_path / "gone.py")], "file not found")):
+        done = run_bounded([*command[:2], *args], text=True, env=env)
+        assert done.returncode == 2 and done.stderr.startswith(f"error: {said}"), done.stderr
+        assert len(done.stderr.splitlines()) == 1 and done.stdout == ""
 
 
 def test_a_line_of_failing_code_is_no_evidence_for_a_point_no_check_verifies(scorer, tasks):

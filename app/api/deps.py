@@ -60,7 +60,7 @@ def _after_indexing(request: Request, name: str) -> Any:
     (a fresh data directory is indexed then): a search meanwhile would pick from part of the bank. Waits a while,
     then a 503 with Retry-After (StillWarming). A probe never waits: GET /readyz says the index is not ready."""
     warmup = getattr(request.app.state, "warmup", None)
-    if warmup is not None and request.url.path not in _PROBES:
+    if warmup is not None and request.url.path not in PROBES:
         warmup.part("questions").wait()
     return getattr(request.app.state, name)
 
@@ -246,7 +246,7 @@ def code_check_slot(user: UserRecord, limiter: SlidingWindowLimiter) -> Iterator
 
 # Monitors and load balancers add their own parameters to a probe (a cache-buster): a 422 there would mark a
 # healthy server down. "_" is the cache-buster browsers' HTTP libraries add (jQuery's `cache: false`).
-_PROBES = frozenset({"/healthz", "/readyz"})
+PROBES = frozenset({"/healthz", "/readyz"})
 _CACHE_BUSTERS = frozenset({"_"})
 
 
@@ -258,7 +258,7 @@ async def known_query_only(request: Request) -> None:
     on the event loop: a sync dependency takes a worker thread, and /healthz must answer while every thread
     is busy."""
     route = request.scope.get("route")
-    if isinstance(route, APIRoute) and route.path not in _PROBES and not _needs_key(route):
+    if isinstance(route, APIRoute) and route.path not in PROBES and not _needs_key(route):
         refuse_unknown_query(request)
 
 

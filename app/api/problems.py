@@ -16,6 +16,7 @@ from sqlalchemy.exc import DataError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
+from app.api.deps import PROBES
 from app.api.head import headers_only
 from app.errors import ConflictError, NotFoundError, UserFacingError, domain_errors, echoed, one_line
 from app.store.accounts import ACCOUNT_NAME, ACCOUNT_NAME_RULE
@@ -230,8 +231,8 @@ def use_problem_media_type(schema: dict[str, Any]) -> dict[str, Any]:
                     operation["responses"].setdefault(str(status), {"description": HTTPStatus(status).phrase})
             if name.startswith("/v1/"):  # any route: a server still indexing, stopping, or without its database
                 operation["responses"].setdefault("503", {"description": UNAVAILABLE})
-            # Any route: the app-wide check of the query (deps.known_query_only); FastAPI documents only its own.
-            operation["responses"].setdefault("422", {"description": UNKNOWN_QUERY})
+            if name not in PROBES:  # the app-wide check of the query (deps.known_query_only), which spares probes
+                operation["responses"].setdefault("422", {"description": UNKNOWN_QUERY})
             for status, response in operation.get("responses", {}).items():
                 if status.isdigit() and int(status) >= 400:
                     response["content"] = {PROBLEM_MEDIA_TYPE: {"schema": problem_ref}}
