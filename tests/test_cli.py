@@ -935,17 +935,22 @@ def test_bank_validate_stops_a_task_whose_check_never_returns_and_checks_the_nex
     assert "2 problem(s) in the bank" in done.stderr
 
 
+def _validate_pack(tmp_path: Path, entries: list[dict]):
+    """`bank validate` run on a pack of these entries, in a data directory of its own."""
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "tasks.yaml").write_text(yaml.safe_dump(entries, sort_keys=False), encoding="utf-8")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
+           "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_BANK_DIR": str(pack)}
+    return run("bank", "validate", env=env)
+
+
 def test_bank_validate_refuses_a_mistyped_solution_mark_in_one_line(tmp_path):
     from knowledge.loader import load_bank
 
     task = next(q for q in load_bank() if q.id == "relu-autograd-function").model_dump(mode="json")
     task.update(related=[], reference_answer="A custom Function saves its input.\n\n{{soluton}}\n")
-    pack = tmp_path / "pack"
-    pack.mkdir()
-    (pack / "tasks.yaml").write_text(yaml.safe_dump([task], sort_keys=False), encoding="utf-8")
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
-           "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_BANK_DIR": str(pack)}
-    done = run("bank", "validate", env=env)
+    done = _validate_pack(tmp_path, [task])
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     said = [line for line in done.stderr.splitlines() if "{{soluton}}" in line]
     assert len(said) == 1 and "entry relu-autograd-function" in said[0], done.stderr
@@ -959,12 +964,7 @@ def test_bank_validate_refuses_a_point_asked_in_words_that_a_check_verifies(tmp_
     task = next(q for q in load_bank() if q.id == "resnet-block").model_dump(mode="json")
     task.update(related=[], rubric=[dict(p, asked_in_words=p["id"] in {"why-skip-helps", "projection-shortcut"})
                                     for p in task["rubric"]])
-    pack = tmp_path / "pack"
-    pack.mkdir()
-    (pack / "tasks.yaml").write_text(yaml.safe_dump([task], sort_keys=False), encoding="utf-8")
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
-           "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_BANK_DIR": str(pack)}
-    done = run("bank", "validate", env=env)
+    done = _validate_pack(tmp_path, [task])
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     said = [line for line in done.stderr.splitlines() if "asked_in_words" in line]
     assert len(said) == 1 and "entry resnet-block" in said[0] and "'projection-shortcut'" in said[0], done.stderr
