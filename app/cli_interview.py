@@ -9,10 +9,11 @@ from contextlib import contextmanager
 from typing import Annotated, Any, TextIO
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.markdown import Markdown
 from rich.padding import Padding
 from rich.panel import Panel
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -57,15 +58,33 @@ def show_prompt(console: Console, prompt: Any) -> None:
         console.print(bank_markdown(prompt.code_contract))
 
 
-def _item(mark: str | tuple[str, str], said: str, style: str = "") -> Padding:
+class _Unpadded:
+    """A renderable printed without the spaces rich pads its lines with to the terminal's width: invisible there,
+    they went into a log or a copy, and a terminal that reflows its text when narrowed wrapped them onto blank lines."""
+
+    def __init__(self, renderable: RenderableType) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in console.render_lines(self.renderable, options, pad=False):
+            while line and not line[-1].control and not line[-1].text.rstrip(" "):
+                line.pop()
+            if line and not line[-1].control:
+                line[-1] = Segment(line[-1].text.rstrip(" "), line[-1].style)
+            yield from line
+            yield Segment.line()
+
+
+def _item(mark: str | tuple[str, str], said: str, style: str = "") -> _Unpadded:
     """One line of feedback led by its mark ("✔", "wrong:", "penalty:"), the lines it wraps onto starting under its
     words: printed as one Text, they went back to the terminal's margin, under the mark. rich wraps a grid's cells
-    each in its own column, so the words' column gives the hanging indent."""
+    each in its own column, so the words' column gives the hanging indent (rich pads the column's lines to its
+    width: `_Unpadded`)."""
     grid = Table.grid(padding=(0, 1, 0, 0))
     grid.add_column(no_wrap=True)
     grid.add_column(overflow="fold")  # a name longer than the line is cut at its end, not at "…"
     grid.add_row(Text.assemble(mark, style=style), Text(said, style=style))
-    return Padding(grid, (0, 0, 0, 1), expand=False)
+    return _Unpadded(Padding(grid, (0, 0, 0, 1), expand=False))
 
 
 def show_outcome(console: Console, outcome: Any) -> None:

@@ -870,6 +870,26 @@ def test_the_terminals_feedback_lines_wrap_under_their_words_not_under_their_mar
         assert all(name in said for name in ("torch.nn.functional.cross_entropy", "梯度累积", "∂L/∂w")), said
 
 
+@pytest.mark.parametrize("width", [60, 100])
+def test_the_terminals_feedback_lines_end_at_their_last_word_not_padded_to_the_width(width):
+    """Review s54: each line of a wrapped point ended in spaces up to the terminal's width, which a log or a copy
+    kept and a terminal reflowing on resize wrapped onto blank lines."""
+    from rich.console import Console
+
+    from app.cli_interview import show_outcome
+    from app.interview.models import TurnOutcome
+
+    long = "torch.nn.functional.cross_entropy combines log_softmax and nll_loss, so passing probabilities " * 2
+    console = Console(record=True, width=width)
+    show_outcome(console, TurnOutcome(status="active", evaluation={
+        "score": 2.0, "penalties": ["1 hint(s) used: -0.5 points"], "notes": [f"judge note: {long}"],
+        "points": [{"verdict": "covered", "description": f"Covered: {long}"},
+                   {"verdict": "partial", "description": "Short."}],
+        "misconceptions": [{"claim": "c", "quote": "grads reset", "correction": long}]}))
+    lines = console.export_text().splitlines()
+    assert len(lines) > 8 and [line for line in lines if line != line.rstrip()] == [], lines
+    assert " ~ Short." in lines and " penalty: 1 hint(s) used: -0.5 points" in lines
+
 def test_the_terminal_lists_what_a_code_question_asks_for_in_words_as_missed_when_unsaid(embedder):
     """Review s54: resnet-block's reference code with "Here is my solution." showed "Score 5.0 / 5" and
     "· Skip connections give gradients a direct path ... (not needed for the score, worth saying in an interview)",

@@ -121,3 +121,56 @@ def test_a_model_answers_inline_code_is_set_in_the_mono_face_without_its_backtic
     names = [font for text, font in prose if text.strip() in ("weight_ih", "weight_hh")]
     assert len(names) == 2 and all("Mono" in font or "Courier" in font for font in names), prose
     assert "Mono" not in next(font for text, font in prose if "Keep the input-to-hidden" in text)
+
+
+@pytest.mark.parametrize(("question_id", "words"), [
+    ("timing-pytorch-code", ["profile(activities=[ProfilerActivity.CPU,", "ProfilerActivity.CUDA])"]),
+    ("overfitting", ['tf.keras.callbacks.EarlyStopping(monitor="val_loss",', "restore_best_weights=True)"]),
+])
+def test_an_inline_code_span_longer_than_half_a_line_breaks_at_its_spaces_not_inside_a_name(bank, question_id, words):
+    """Review s54: every space of a model answer's code span was a no-break space, so a span longer than a line was
+    one word that reportlab cut where the line was full: "ProfilerActivit" / "y.CUDA]) as prof:",
+    'EarlyStopping(monitor="val_loss"' / ', patience=3, ...'. A short span still stays on one line."""
+    from tests.test_reports import _model_answer_report
+
+    if not (DEJAVU / "DejaVuSansMono.ttf").is_file():
+        pytest.skip("fonts-dejavu-core is not installed (make test installs it)")
+    rows = _rows(_pdf_lines(render(_model_answer_report(bank, question_id), "pdf")[0]))
+    lines = ["".join(text for _, text in pieces).replace("\u00a0", " ") for pieces in rows]
+    lines = lines[next(n for n, line in enumerate(lines) if "Model answer" in line):]
+    assert [word for word in words if not any(word in line.split() for line in lines)] == [], lines
+    from app.reports.pdf_doc import _kept_whole
+
+    assert _kept_whole("torch.load(path, map_location=device)") == "torch.load(path,\u00a0map_location=device)"
+    assert _kept_whole("sum(p.numel() for p in model.parameters() if p.requires_grad and x.shape == (3, 5))") == \
+        "sum(p.numel() for p in model.parameters() if p.requires_grad and x.shape == (3,\u00a05))"
+
+
+def test_an_indentation_wider_than_a_line_is_cut_to_half_a_line_and_no_line_is_wider_than_the_width() -> None:
+    """Review s54: 120 spaces of indentation were a line of their own, wider than the block (its grey box ran past
+    the page's margin), and the code went on at the margin under it; spaces at a break went on past the width."""
+    code = "deeply_indented_beyond_the_width = 1"
+    assert wrapped(" " * 120 + code, 95, "DejaVuSansMono").split("\n") == [" " * 47 + code]
+    assert wrapped(" " * 120, 95, "DejaVuSansMono").split("\n") == [" " * 47]
+    lines = wrapped(" " * 80 + code + " and" * 20, 95, "DejaVuSansMono").split("\n")
+    assert lines[0].startswith(" " * 47 + code) and all(line.strip() for line in lines), lines
+    lines = wrapped("x" + " " * 200 + "y = 1", 95, "DejaVuSansMono").split("\n")
+    assert lines == ["x" + " " * 94, "y = 1"], [len(line) for line in lines]
+    assert wrapped(" " * 40 + "x = 1", 95, "DejaVuSansMono") == " " * 40 + "x = 1"  # a line that fits, as written
+
+
+def test_a_study_plan_of_ten_items_or_more_starts_each_items_text_where_its_lines_under_it_start(bank) -> None:
+    """Review s54: "10." and the gap after it were wider than the number's slot, so item 10's first line started
+    4 points right of its wrapped lines and of its "Work on" line; items 1-9 lined up."""
+    ids = [qid for qid in bank if bank[qid].code is None][:12]
+    turns = [turn(n, qid, bank[qid].topic, answer_text="Not sure.", evaluation=evaluation(0.5, []))
+             for n, qid in enumerate(ids, start=1)]
+    built = build_report(session=session(dict.fromkeys(ids, 0.5)), turns=turns, bank=bank)
+    rows = _rows(_pdf_lines(render(built, "pdf")[0]))
+    rows = rows[max(n for n, pieces in enumerate(rows) if pieces[0][1].startswith("Study plan")):]
+    numbered = {pieces[0][1].strip(): n for n, pieces in enumerate(rows) if pieces[0][1].strip() in
+                [f"{number}." for number in range(1, 13)]}
+    assert len(numbered) == 12, rows
+    for number, at in numbered.items():
+        work_on = next(pieces for pieces in rows[at:] if pieces[0][1].startswith("Work on:"))
+        assert rows[at][1][0] == work_on[0][0], (number, rows[at], work_on)

@@ -10,6 +10,7 @@ prints as black boxes or not at all; what DejaVu lacks (Chinese, an emoji) is se
 from __future__ import annotations
 
 from io import BytesIO
+from math import ceil
 from xml.sax.saxutils import escape
 
 from reportlab.graphics.shapes import Drawing, String
@@ -19,6 +20,7 @@ from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 from reportlab.lib.units import cm
+from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.platypus import (
     Flowable,
     Paragraph,
@@ -45,19 +47,21 @@ SMALL = ParagraphStyle("small", parent=BODY, fontSize=8.5, textColor=colors.HexC
 LIST_TITLE = ParagraphStyle("list-title", parent=BODY, keepWithNext=1)
 # An item's wrapped lines start under its text, not under its bullet or number: reportlab sets a paragraph's bullet at
 # bulletIndent and every line of its text at leftIndent. A study-plan item is numbered, its lines under it indented
-# to its text (as the Markdown nests them).
+# to its text (as the Markdown nests them): `_plan_styles`.
 BULLET = ParagraphStyle("bullet", parent=BODY, leftIndent=12, bulletIndent=2)
-NUMBERED = ParagraphStyle("numbered", parent=BODY, leftIndent=18, bulletIndent=0, bulletFontName=FACE[""])  # "10." fits
-UNDER_ITEM = ParagraphStyle("under-item", parent=SMALL, leftIndent=NUMBERED.leftIndent)
-BULLET_UNDER_ITEM = ParagraphStyle("bullet-under-item", parent=BULLET,
-                                   leftIndent=NUMBERED.leftIndent + BULLET.leftIndent,
-                                   bulletIndent=NUMBERED.leftIndent + BULLET.bulletIndent)
+NUMBERED = ParagraphStyle("numbered", parent=BODY, leftIndent=18, bulletIndent=0, bulletFontName=FACE[""])
 MONO = ParagraphStyle("mono", parent=BODY, fontName=FACE.get("Mono", "Courier"), fontSize=8, leading=10,
                       leftIndent=8, backColor=colors.HexColor("#f6f6f6"))
 MONO_LINE = 95  # characters of the 8-point mono face across A4 less its margins
 # A printed transcript quotes at most this much of each answer or code: the API takes 20,000 characters of text
 # and 50,000 of code an answer, and set in full, 9 such answers took 3.7 s to lay out and 2.5 MB.
 QUOTED_CHARS, QUOTED_LINES = 4_000, 80
+MARGIN = 2 * cm
+# A model answer's inline code span up to half a line long stays on one line (its spaces are no-break spaces): moved
+# whole to the next line, it leaves at most half a line empty. A longer one breaks at its spaces as the words around
+# it do (not inside a short bracketed group): kept whole, a span longer than the line was cut wherever the line was
+# full, "ProfilerActivit" / "y.CUDA]) as prof".
+WHOLE_SPAN = (A4[0] - 2 * MARGIN) / 2
 _ANCHOR = {"start": "start", "middle": "middle", "end": "end"}
 
 
@@ -77,7 +81,7 @@ def render_pdf(report: Report) -> bytes:
     """The report as PDF bytes; an empty session gets one short page."""
     buffer = BytesIO()
     doc = SimpleDocTemplate(buffer, pagesize=A4, title=f"{w.TITLE} {report.session_id}",
-                            leftMargin=2 * cm, rightMargin=2 * cm, topMargin=2 * cm, bottomMargin=2 * cm)
+                            leftMargin=MARGIN, rightMargin=MARGIN, topMargin=MARGIN, bottomMargin=MARGIN)
     story: list[Flowable] = [Paragraph(w.TITLE, H1), *_overall(report)]
     if not report.empty:
         for section in (_topics, _questions, _strengths, _misconceptions, _study_plan):
@@ -177,14 +181,21 @@ def _transcript(entry: QuestionEntry) -> list[Flowable]:
 
 def _prose(line: str) -> str:
     """A line of the bank's prose, its `weight_ih` spans set in the mono face as the HTML sets them in <code>
-    (the PDF printed the backticks), each on one line: its spaces are no-break spaces, which reportlab never
-    breaks at."""
+    (the PDF printed the backticks), a short one on one line (`WHOLE_SPAN`)."""
     def words(text: str) -> str:  # esc() trims: the spaces around a code span are kept
         return (" " if text[:1].isspace() else "") + esc(text) + (" " if text[-1:].isspace() else "")
 
     mono = MONO.fontName
-    return "".join(f'<font face="{mono}">{in_faces(escape(text).replace(" ", chr(0xa0)), mono)}</font>' if code
+    return "".join(f'<font face="{mono}">{in_faces(escape(_kept_whole(text)), mono)}</font>' if code
                    else words(text) for code, text in w.code_spans(line))
+
+
+def _kept_whole(code: str) -> str:
+    """An inline code span with no-break spaces where reportlab may not break its line: all its spaces when it is
+    short, those of its short bracketed groups when it is not."""
+    if stringWidth(code, MONO.fontName, BODY.fontSize) <= WHOLE_SPAN:
+        return code.replace(" ", "\u00a0")
+    return unbroken(code)
 
 
 def _quoted(text: str) -> str:
@@ -214,12 +225,27 @@ def _misconceptions(report: Report) -> list[Flowable]:
 
 def _study_plan(report: Report) -> list[Flowable]:
     story: list[Flowable] = [Paragraph(w.STUDY_PLAN, H2)]
+    numbered, under_item, bullet_under_item = _plan_styles(len(report.study_plan))
     for n, item in enumerate(report.study_plan, start=1):
         story.append(Paragraph(f"<b>Q{item.number}. {esc(item.question)}</b> ({esc(item.topic)}, "
-                               f"{w.score_text(item.score)})", NUMBERED, bulletText=f"{n}."))
+                               f"{w.score_text(item.score)})", numbered, bulletText=f"{n}."))
         entry = report.question(item.number)
-        story += [Paragraph(esc(said), UNDER_ITEM) for said in (w.study_reason_text(entry), w.work_on_text(entry))
+        story += [Paragraph(esc(said), under_item) for said in (w.study_reason_text(entry), w.work_on_text(entry))
                   if said]
         story += _bullets([f"Study next: <font face='Courier'>{esc(link.id)}</font> \u2014 "
-                           f"{esc(link.question)}" for link in item.next], BULLET_UNDER_ITEM)
+                           f"{esc(link.question)}" for link in item.next], bullet_under_item)
     return story if report.study_plan else [*story, Paragraph(w.NO_STUDY, BODY)]
+
+
+def _plan_styles(items: int) -> tuple[ParagraphStyle, ParagraphStyle, ParagraphStyle]:
+    """A numbered item's style, then those of its lines and links under it, all indented to the text of an item
+    whose number is the list's widest: reportlab moves an item's first line right when its number and
+    the gap after it (0.6 of the font size) are wider than the indent, so "10." started 4 points right of its
+    wrapped lines."""
+    number = max((stringWidth(f"{n}.", NUMBERED.bulletFontName, NUMBERED.bulletFontSize) for n in range(1, items + 1)),
+                 default=0.0) + 0.6 * NUMBERED.bulletFontSize
+    indent = max(NUMBERED.leftIndent, ceil(NUMBERED.bulletIndent + number))
+    return (ParagraphStyle("numbered-item", parent=NUMBERED, leftIndent=indent),
+            ParagraphStyle("under-item", parent=SMALL, leftIndent=indent),
+            ParagraphStyle("bullet-under-item", parent=BULLET, leftIndent=indent + BULLET.leftIndent,
+                           bulletIndent=indent + BULLET.bulletIndent))

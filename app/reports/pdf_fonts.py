@@ -174,20 +174,32 @@ def wrapped(text: str, width: int, face: str) -> str:
 
     lines: list[str] = []
     for line in printable(text, face).split("\n"):
-        while (cut := _cut(line, width, cost)) < len(line):
-            lines.append(line[:cut])
-            line = line[cut:]
+        line = _shallower(line, width, cost)
+        while (cut := _cut(line, width, cost))[1] < len(line):
+            lines.append(line[:cut[0]])
+            line = line[cut[1]:]
         lines.append(line)
     return "\n".join(lines)
 
 
-def _cut(line: str, width: int, cost: Callable[[str], float]) -> int:
-    """Where `line` breaks: its length when it fits in `width`; a space it breaks at stays at the line's end."""
+def _shallower(line: str, width: int, cost: Callable[[str], float]) -> str:
+    """`line` with its indentation cut to half the width when it is deeper and the line has to wrap: kept, an
+    indentation as wide as the line stood on a line of its own, its code under it at the margin, and the block
+    ran past the page's margin."""
+    code = line.lstrip(" ")
+    if len(line) - len(code) <= width // 2 or sum(map(cost, line)) <= width:
+        return line
+    return " " * (width // 2) + code
+
+
+def _cut(line: str, width: int, cost: Callable[[str], float]) -> tuple[int, int]:
+    """Where `line` breaks: where its first line ends and where the next one starts, both its length when it fits
+    in `width`. The spaces it breaks at stay at the line's end as far as they fit (copied, the words stay apart)."""
     used, fits = 0.0, 0
     while fits < len(line) and (used := used + cost(line[fits])) <= width:
         fits += 1
     if fits == len(line):
-        return fits
+        return fits, fits
 
     def wide(at: int) -> bool:  # Chinese, Japanese, Korean or an emoji: a line may break beside any of them
         return at < len(line) and unicodedata.east_asian_width(line[at]) in ("W", "F")
@@ -200,11 +212,12 @@ def _cut(line: str, width: int, cost: Callable[[str], float]) -> int:
     def space(at: int) -> bool:
         return line[at:at + 1] == " " and at not in kept
 
-    indent = len(line) - len(line.lstrip(" "))
+    indent = len(line) - len(line.lstrip(" "))  # at most half the width (`_shallower`): some code always follows
     cuts = [c for c in range(fits, indent, -1) if c not in inside]  # the latest first, never inside the indentation
     cut = next((c for c in cuts if space(c - 1) or space(c) or wide(c - 1) or wide(c) or c in beside), None) \
         or next((c for c in cuts if line[c - 1] in NAME_BREAKS), None) or max(fits, 1)
-    return len(line) - len(line[cut:].lstrip(" "))
+    after = len(line) - len(line[cut:].lstrip(" "))
+    return max(cut, min(after, fits)), after
 
 
 @cache
