@@ -40,7 +40,7 @@ def _stored_user(name: str) -> str | None:
     from app.services import repository_for
 
     settings = get_settings()
-    if not settings.database_url and not (settings.data_dir / "interviewer.db").exists():
+    if not settings.database_url and not settings.sqlite_path.exists():
         return None  # a fresh data directory holds no user yet, and asking must not create its database
     try:
         user = repository_for(settings).user_named(name)

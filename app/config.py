@@ -132,8 +132,13 @@ class Settings(BaseSettings):
         return self.data_dir / "rubric-vectors.sqlite3"
 
     @property
+    def sqlite_path(self) -> Path:
+        """The database file used when no database URL is given."""
+        return self.data_dir / "interviewer.db"
+
+    @property
     def sqlalchemy_url(self) -> str:
-        return self.database_url or f"sqlite:///{self.data_dir / 'interviewer.db'}"
+        return self.database_url or f"sqlite:///{self.sqlite_path}"
 
 
 @lru_cache
