@@ -56,22 +56,26 @@ def serve(
     # starts. One worker indexes a fresh or changed bank itself once it listens (GET /readyz says so meanwhile);
     # several are given an index in line with the bank first, so that they never index it at the same time.
     repository_for(settings)
+    from app.said_once import handed_to_workers, noting
     from knowledge.loader import cached_bank
 
-    cached_bank(settings.bank_dir)  # a broken pack is one line here, not a start-up traceback (parsed once: kept)
+    with noting("knowledge.loader") as said:  # a pack's warning, said here once, not again by each worker
+        cached_bank(settings.bank_dir)  # a broken pack is one line here, not a start-up traceback (parsed once: kept)
     if workers > 1:
         open_bank_search(settings)
     else:
         store_for(settings).count()
-    uvicorn.run(
-        "app.main:create_app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        proxy_headers=False,
-        server_header=False,
-    )
+    # One worker is this process, whose bank stays parsed: only separate workers parse it (and would warn) again.
+    with handed_to_workers(said if workers > 1 else []):
+        uvicorn.run(
+            "app.main:create_app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            proxy_headers=False,
+            server_header=False,
+        )
 
 
 @keys_app.command("create")
