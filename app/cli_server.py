@@ -11,7 +11,8 @@ from typing import Annotated, Any
 import typer
 
 from app.cli_output import console
-from app.cli_user import DEFAULT_USER, UserOption, as_user
+from app.cli_user import UserOption, as_user
+from app.config import LOCAL_USER
 from app.errors import NotFoundError, UserFacingError
 
 # A key opens its user's account: `keys create --user` makes the user on first use (as `interview --user` does).
@@ -81,7 +82,7 @@ def serve(
 @keys_app.command("create")
 def keys_create(
     name: Annotated[str, typer.Option("--name", help="A label for the key, unique per user.")],
-    user: UserOption = DEFAULT_USER,
+    user: UserOption = LOCAL_USER,
     as_json: Annotated[bool, typer.Option("--json", help='Print {"name", "key"}.')] = False,
 ) -> None:
     """Create a key and print it once; only its hash is stored."""
@@ -101,7 +102,7 @@ def keys_create(
 
 @keys_app.command("list")
 def keys_list(
-    user: UserOption = DEFAULT_USER,
+    user: UserOption = LOCAL_USER,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """The user's keys (name, prefix, created, revoked); never the keys themselves."""
@@ -130,7 +131,7 @@ def keys_list(
 @keys_app.command("revoke")
 def keys_revoke(
     name: Annotated[str, typer.Option("--name", help="The key's name.")],
-    user: UserOption = DEFAULT_USER,
+    user: UserOption = LOCAL_USER,
 ) -> None:
     """Revoke a key at once; requests with it get 401 from then on."""
     repo = _repo()
