@@ -11,7 +11,7 @@ import os
 
 import streamlit as st
 
-from ui import address, history_page, interview_page, report_page, start_page, state
+from ui import address, history_page, interview_page, report_page, start_page, state, wrapping
 from ui.client import ApiClient, ApiError, api_url
 from ui.editor import ace_available
 from ui.widgets import literal
@@ -51,6 +51,7 @@ def main() -> None:
     page = st.session_state.get("nav", "Start")
     address.keep(page)
     state.show_page(page)
+    wrapping.code_blocks_fit()  # on every page: the code submitted, a model answer's code, a run's output
     try:
         if page != "Interview":
             interview_page.keep_what_was_typed(api)

@@ -19,7 +19,8 @@ from rich.text import Text
 
 from app.cli_answers import over_limit, read_answer
 from app.cli_sessions import print_report, resume_command, session_to_resume, unfinished_note
-from app.cli_user import DEFAULT_USER, UserOption
+from app.cli_user import UserOption
+from app.config import LOCAL_USER
 from app.errors import UserFacingError
 from evaluators.run_points import failure_said
 
@@ -126,7 +127,7 @@ def show_outcome(console: Console, outcome: Any) -> None:
 
 def run_interview(
     engine: Any, user_id: int, session_id: str, prompt: Any, stream: TextIO, console: Console, *,
-    max_chars: int = 20_000, max_code_chars: int = 50_000, drafts: Any = None, user: str = DEFAULT_USER,
+    max_chars: int = 20_000, max_code_chars: int = 50_000, drafts: Any = None, user: str = LOCAL_USER,
 ) -> None:
     """The session's questions in the terminal from `prompt` on, until it ends or is paused. `drafts` (the
     repository) keeps an answer interrupted while it is scored."""
@@ -171,7 +172,7 @@ def run_interview(
 @contextmanager
 def _kept_if_interrupted(
     console: Console, drafts: Any, *, session_id: str, user_id: int, turn: int, text: str | None, code: str | None,
-    user: str = DEFAULT_USER,
+    user: str = LOCAL_USER,
 ) -> Iterator[None]:
     """Ctrl-C while an answer is scored (an LLM judge can take minutes on a CPU) left the answer nowhere: the
     turn is recorded only once scored. It is kept as the prompt's draft, which the API returns with the session."""
@@ -237,7 +238,7 @@ def interview(
     mode: Annotated[str, typer.Option(
         help="practice or interview.", callback=_one_of("practice", "interview"))] = "practice",
     seed: Annotated[int | None, typer.Option(help=SEED_HELP)] = None,
-    user: UserOption = DEFAULT_USER,
+    user: UserOption = LOCAL_USER,
 ) -> None:
     """Run a mock interview in the terminal (or resume one) and print the report at the end."""
     from app.cli_output import console as make_console
@@ -293,7 +294,7 @@ def _config(topics: list[str] | None, questions: int, difficulty: str, mode: str
 
 
 def _resumed(engine: Any, repo: Any, user_id: int, given: str | None, out: Console,
-             user: str = DEFAULT_USER) -> tuple[str, Any]:
+             user: str = LOCAL_USER) -> tuple[str, Any]:
     """The session to resume and its prompt on screen, with the answer kept unsent for that prompt (a Ctrl-C while
     it was scored, or the app's draft), to type again."""
     session_id = str(session_to_resume(repo, user_id, given, user).id)

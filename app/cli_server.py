@@ -11,7 +11,8 @@ from typing import Annotated, Any
 import typer
 
 from app.cli_output import console
-from app.cli_user import DEFAULT_USER, UserOption, as_user
+from app.cli_user import UserOption, as_user
+from app.config import LOCAL_USER
 from app.errors import NotFoundError, UserFacingError
 
 # A key opens its user's account: `keys create --user` makes the user on first use (as `interview --user` does).
@@ -56,28 +57,32 @@ def serve(
     # starts. One worker indexes a fresh or changed bank itself once it listens (GET /readyz says so meanwhile);
     # several are given an index in line with the bank first, so that they never index it at the same time.
     repository_for(settings)
+    from app.said_once import handed_to_workers, noting
     from knowledge.loader import cached_bank
 
-    cached_bank(settings.bank_dir)  # a broken pack is one line here, not a start-up traceback (parsed once: kept)
+    with noting("knowledge.loader") as said:  # a pack's warning, said here once, not again by each worker
+        cached_bank(settings.bank_dir)  # a broken pack is one line here, not a start-up traceback (parsed once: kept)
     if workers > 1:
         open_bank_search(settings)
     else:
         store_for(settings).count()
-    uvicorn.run(
-        "app.main:create_app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        proxy_headers=False,
-        server_header=False,
-    )
+    # One worker is this process, whose bank stays parsed: only separate workers parse it (and would warn) again.
+    with handed_to_workers(said if workers > 1 else []):
+        uvicorn.run(
+            "app.main:create_app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            proxy_headers=False,
+            server_header=False,
+        )
 
 
 @keys_app.command("create")
 def keys_create(
     name: Annotated[str, typer.Option("--name", help="A label for the key, unique per user.")],
-    user: UserOption = DEFAULT_USER,
+    user: UserOption = LOCAL_USER,
     as_json: Annotated[bool, typer.Option("--json", help='Print {"name", "key"}.')] = False,
 ) -> None:
     """Create a key and print it once; only its hash is stored."""
@@ -97,7 +102,7 @@ def keys_create(
 
 @keys_app.command("list")
 def keys_list(
-    user: UserOption = DEFAULT_USER,
+    user: UserOption = LOCAL_USER,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """The user's keys (name, prefix, created, revoked); never the keys themselves."""
@@ -126,7 +131,7 @@ def keys_list(
 @keys_app.command("revoke")
 def keys_revoke(
     name: Annotated[str, typer.Option("--name", help="The key's name.")],
-    user: UserOption = DEFAULT_USER,
+    user: UserOption = LOCAL_USER,
 ) -> None:
     """Revoke a key at once; requests with it get 401 from then on."""
     repo = _repo()

@@ -12,14 +12,15 @@ from rich.markdown import Markdown
 from rich.table import Column, Table
 
 from app.cli_output import console, emit_json, err
-from app.cli_user import DEFAULT_USER, UserOption, as_user
+from app.cli_user import UserOption, as_user
+from app.config import LOCAL_USER
 from app.errors import ConflictError, NotFoundError, UserFacingError, no_session
 
 # Report formats by name, and as a file's extension names them (`--output report.pdf`).
 FORMAT_NAMES = {"md": "markdown", "markdown": "markdown", "html": "html", "htm": "html", "pdf": "pdf", "json": "json"}
 
 
-def resume_command(session_id: str, user: str = DEFAULT_USER) -> str:
+def resume_command(session_id: str, user: str = LOCAL_USER) -> str:
     return f"interviewer interview --resume {session_id}{as_user(user)}"
 
 
@@ -43,7 +44,7 @@ def full_session_id(repo: Any, user_id: int, given: str) -> str:
     return found[0] if found else given
 
 
-def session_to_resume(repo: Any, user_id: int, given: str | None, user: str = DEFAULT_USER) -> Any:
+def session_to_resume(repo: Any, user_id: int, given: str | None, user: str = LOCAL_USER) -> Any:
     """The session `given` names, or the user's latest one still going; a UserFacingError saying why there is none
     to resume."""
     also = as_user(user)
@@ -63,7 +64,7 @@ def session_to_resume(repo: Any, user_id: int, given: str | None, user: str = DE
     return session
 
 
-def unfinished_note(repo: Any, user_id: int, user: str = DEFAULT_USER) -> str | None:
+def unfinished_note(repo: Any, user_id: int, user: str = LOCAL_USER) -> str | None:
     """Said when a new session starts while others wait: each `:quit` left one more, with no word of them."""
     waiting = repo.list_sessions(user_id, status="active")
     if not waiting:
@@ -73,14 +74,14 @@ def unfinished_note(repo: Any, user_id: int, user: str = DEFAULT_USER) -> str | 
 
 
 def _of(user: str) -> str:
-    return "" if user == DEFAULT_USER else f" for user {user!r}"
+    return "" if user == LOCAL_USER else f" for user {user!r}"
 
 
 def _whose(user: str) -> str:
-    return "yours" if user == DEFAULT_USER else f"those of user {user!r}"
+    return "yours" if user == LOCAL_USER else f"those of user {user!r}"
 
 
-def stored_report(repo: Any, session_id: str, user_id: int, settings: Any, user: str = DEFAULT_USER) -> Any:
+def stored_report(repo: Any, session_id: str, user_id: int, settings: Any, user: str = LOCAL_USER) -> Any:
     """The session's report as the API builds it; a ConflictError for an interview-mode one still going (its scores
     are kept until it ends: app/reports/ready.py, the API's rule)."""
     from app.reports import build_report
@@ -102,7 +103,7 @@ def _not_theirs(session_id: str, user: str) -> NotFoundError:
 
 
 def print_report(out: Console, repo: Any, session_id: str, user_id: int, settings: Any,
-                 user: str = DEFAULT_USER) -> None:
+                 user: str = LOCAL_USER) -> None:
     """The report at the end of a terminal session, or why there is none yet."""
     try:
         report = stored_report(repo, session_id, user_id, settings, user)
@@ -132,7 +133,7 @@ def terminal_report(report: Any) -> Markdown:
     return Markdown(body.decode("utf-8"))
 
 
-def _terminal_user(repo: Any, name: str = DEFAULT_USER) -> int | None:
+def _terminal_user(repo: Any, name: str = LOCAL_USER) -> int | None:
     """The id of the user the terminal acts as: by default `local`, the user an auth-disabled server acts as too
     (so the app's History lists the terminal's sessions and the terminal resumes the app's), else --user, an API
     key's user; None before their first session (reading creates none)."""
@@ -144,7 +145,7 @@ def sessions(
     active: Annotated[bool, typer.Option("--active", help="Only the sessions still going (to resume).")] = False,
     limit: Annotated[int, typer.Option("--limit", min=1, max=200, help="How many, newest first.")] = 20,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (as GET /v1/sessions).")] = False,
-    user: UserOption = DEFAULT_USER,
+    user: UserOption = LOCAL_USER,
 ) -> None:
     """Your terminal sessions, newest first: which to resume (`interview --resume ID`) or report on."""
     from app.api.schemas import session_summary
@@ -181,7 +182,7 @@ def report(
     fmt: Annotated[str | None, typer.Option(
         "--format", help="md, html, pdf or json; by default, as --output's extension says, else shown here.")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="The file to write it to.")] = None,
-    user: UserOption = DEFAULT_USER,
+    user: UserOption = LOCAL_USER,
 ) -> None:
     """A session's report, shown here or written in a format (as GET /v1/sessions/{id}/report renders it)."""
     from app.config import get_settings

@@ -1,6 +1,7 @@
 """Whom the terminal acts as: the one `--user` (or INTERVIEWER_USER) of `interview`, `sessions`, `report` and `keys`.
 
-Only typer at import: `interviewer --help` must not load the store (SQLAlchemy) for an option it does not use.
+Only typer and app.config (which `interviewer` loads anyway) at import: `interviewer --help` must not load the store
+(SQLAlchemy) for an option it does not use.
 """
 
 from __future__ import annotations
@@ -10,11 +11,8 @@ from typing import Annotated
 
 import typer
 
+from app.config import LOCAL_USER  # the terminal's user without --user, the one a keyless local server acts as
 from app.errors import BadOptionError, UserFacingError
-
-# The user an auth-disabled server acts as (app.api.deps.LOCAL_USER, kept apart so that this module imports no
-# API), so the terminal's history and the local app's are one.
-DEFAULT_USER = "local"
 
 
 def user_name(value: str) -> str:
@@ -60,4 +58,4 @@ UserOption = Annotated[str, typer.Option(
 def as_user(user: str) -> str:
     """The --user to add to a command we suggest, when it is not the default; quoted for the shell when a name kept
     from before the naming rule needs it ("my laptop")."""
-    return "" if user == DEFAULT_USER else f" --user {shlex.quote(user)}"
+    return "" if user == LOCAL_USER else f" --user {shlex.quote(user)}"

@@ -10,6 +10,9 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ADMIN_KEY_MIN_CHARS = 32
+# The user a server with auth_disabled acts as, and the terminal's when no --user is given: named once here, below
+# both front ends, so that the terminal's history and the local app's stay one (each front end wrote it apart).
+LOCAL_USER = "local"
 
 
 class Settings(BaseSettings):

@@ -33,6 +33,7 @@ with stop_ends_the_import():
     from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter
     from app.api.slow_routes import SlowRouteLimit
     from app.config import Settings, get_settings
+    from app.said_once import drop_said
 
 COMPONENTS = ("repo", "store", "bank", "evaluator", "runner", "engine")
 
@@ -191,6 +192,7 @@ def _json_media(media: bytes) -> bool:
 def create_app(settings: Settings | None = None) -> FastAPI:
     """A configured application; components are built at startup unless already on app.state."""
     settings = settings or get_settings()
+    drop_said("knowledge.loader")  # a worker of `serve --workers N`: the bank's warning was said once, by `serve`
     app = FastAPI(
         title="PyTorch mock interviewer",
         version="1.0.0",

@@ -150,6 +150,31 @@ def test_public_bind_with_auth_disabled_is_refused(tmp_path):
     assert refused.returncode == 1 and "refusing to bind 0.0.0.0" in refused.stderr
 
 
+def test_serve_with_workers_says_a_packs_warning_once(tmp_path, bank):
+    """`serve --workers 2` on a pack asking one question twice said its one-line warning 3 times: once before the
+    workers started, then again in each worker (each loads the bank anew)."""
+    import yaml
+
+    first, second = ({**q.model_dump(mode="json"), "related": []} for q in bank[:2])
+    second["question"] = first["question"]
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "pack" / "mine.yaml").write_text(yaml.safe_dump([first, second]), encoding="utf-8")
+    env = server_env(tmp_path / "data", INTERVIEWER_AUTH_DISABLED="true", INTERVIEWER_BANK_DIR=str(tmp_path / "pack"))
+    proc = subprocess.Popen([*CLI, "serve", "--port", str(free_port()), "--workers", "2"], env=env, cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    said: list[str] = []
+    try:
+        assert proc.stderr is not None
+        # Each worker warns while it builds its components, before it says its start-up is complete.
+        while sum("Application startup complete" in line for line in said) < 2:
+            said.append(proc.stderr.readline())
+            assert said[-1], "".join(said)  # the server ended first
+    finally:
+        _stop(proc)
+    warned = [line for line in said if line.startswith("warning: ")]
+    assert len(warned) == 1 and "same text as entry" in warned[0], "".join(said)
+
+
 def test_serve_on_a_fresh_data_dir_indexes_the_bank_and_is_ready_within_a_minute(tmp_path, bank):
     """No `interviewer ingest`, the default model: serve indexes the bank, warms up, then says ready;
     until then /readyz is 503 and says why, so no candidate meets a half-warm server."""

@@ -7,9 +7,11 @@ width, in the browser: Streamlit does not tell the app the window's width, and t
 wider) changes the editor's anyway. Whether the browser is a phone's (its headers) was no guide: a desktop browser's
 narrow window scrolled sideways as a phone had.
 
-The read-only code blocks (the code submitted, a model answer's) are left to scroll sideways in their own box when
-narrow: Streamlit's block has no hanging indent, so a wrapped rest there starts at column 0 and reads as dedented
-Python, and the page itself still fits.
+The read-only code blocks (the code submitted, a model answer's) wrap by the same rule, by their own width, in CSS
+(`CODE_BLOCKS_BY_WIDTH`): on a phone they scrolled sideways in their own box, a third of each long line out of sight.
+Streamlit's block holds no line per element, so a wrapped rest cannot start at its own line's indentation as the
+editor's does; it hangs 4 columns in from the margin, and each line of the code still starts at its own indentation,
+so a rest is not taken for a line of its own.
 """
 
 from __future__ import annotations
@@ -47,6 +49,30 @@ EDITOR_BY_WIDTH = """<script>
   setInterval(() => document.querySelectorAll(FRAME).forEach(watch), 250);
 })();
 </script>""".replace("WRAP_BELOW_COLUMNS", str(WRAP_BELOW_COLUMNS))
+
+
+# Each `st.code` block (and each fenced block of a Markdown model answer) is a container measured by its own width:
+# narrower than WRAP_BELOW_COLUMNS columns, its lines wrap, between words where they can and anywhere in a longer
+# run (a URL, a long name), and each wrapped rest hangs 4 columns in (`each-line`: not the code's own lines, which
+# begin after a line break). The container's `ch` is its body face's, within a tenth of the code face's.
+CODE_BLOCKS_BY_WIDTH = """<style>
+[data-testid="stCode"] { container-type: inline-size; }
+@container (max-width: WRAP_BELOW_COLUMNSch) {
+  [data-testid="stCode"] code {
+    white-space: pre-wrap !important;  /* over the inline `pre` Streamlit sets */
+    overflow-wrap: anywhere;
+    display: block;
+    padding-left: 4ch;
+    text-indent: -4ch each-line;
+  }
+}
+</style>""".replace("WRAP_BELOW_COLUMNS", str(WRAP_BELOW_COLUMNS))
+
+
+def code_blocks_fit() -> None:
+    """Draw the style that has each read-only code block wrap its lines when it is narrow (a style alone takes no
+    room on the page)."""
+    st.html(CODE_BLOCKS_BY_WIDTH)
 
 
 def editor_lines_by_width() -> None:

@@ -20,14 +20,13 @@ from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter, SlotsUnavailable
-from app.config import Settings
+from app.config import LOCAL_USER, Settings
 from app.errors import echoed, no_session
 from app.store.records import UserRecord
 from knowledge.schema import Question
 from knowledge.vectorstore import QuestionStore
 
 log = logging.getLogger(__name__)
-LOCAL_USER = "local"
 bearer = HTTPBearer(
     auto_error=False,
     description="An API key from `interviewer keys create --name NAME`, "
