@@ -22,6 +22,7 @@ from app.cli_sessions import print_report, resume_command, session_to_resume, un
 from app.cli_user import UserOption
 from app.config import LOCAL_USER
 from app.errors import UserFacingError
+from app.interview.turns import late, time_left_s
 from evaluators.run_points import failure_said
 
 HELP = (
@@ -55,8 +56,25 @@ def show_prompt(console: Console, prompt: Any) -> None:
     console.print(Panel(Text(prompt.text), title=f"Question {prompt.number} of {prompt.total}", subtitle=title))
     for note in prompt.notes:  # why this question: fewer than asked for, another level, review
         console.print(Text(note), style="cyan")
+    if said := time_limit_said(prompt):
+        console.print(said)
     if prompt.code_contract and prompt.kind.value == "question":
         console.print(bank_markdown(prompt.code_contract))
+
+
+def time_limit_said(prompt: Any) -> Text | None:
+    """The prompt's time limit as it is shown, in the app's words: how long is left, or that time is up (on a prompt
+    shown again, or resumed, after it passed). No countdown: the terminal shows it once with the prompt."""
+    limit = prompt.time_limit_s
+    if not limit:
+        return None
+    if prompt.asked_at is None:  # not said when it was asked: the limit alone
+        return Text(f"Time limit: {limit} s on this question: an answer after that scores half.", style="cyan")
+    if late(prompt.asked_at, limit):
+        return Text(f"Time is up ({limit} s): an answer given now scores half.", style="yellow")
+    left = int(time_left_s(prompt.asked_at, limit) or 0)
+    return Text(f"Time limit: {limit} s on this question, {left // 60}:{left % 60:02d} left: an answer after that "
+                "scores half.", style="cyan")
 
 
 class _Unpadded:
@@ -150,6 +168,9 @@ def run_interview(
         if command == "answer" and not (text or "").strip() and not (code or "").strip():
             console.print("An answer needs text or code (or :skip / :idk); nothing was sent.", style="red")
             continue
+        if command == "answer" and prompt.asked_at is not None and late(prompt.asked_at, prompt.time_limit_s):
+            # Said before it is scored (an LLM judge can take minutes), not first in the report's penalties.
+            console.print(f"Time is up ({prompt.time_limit_s} s): this answer scores half.", style="yellow")
         try:
             if command == "answer":
                 with _kept_if_interrupted(console, drafts, session_id=session_id, user_id=user_id,
@@ -220,7 +241,8 @@ def _topic_list(given: list[str] | None) -> list[str] | None:
 # Not "reproducible": questions asked before are left out of the draw (no repeats), so the history counts too.
 SEED_HELP = ("Random seed: the same seed and settings draw the same questions for the same history. Questions you were "
              "asked before wait until the others are used up (no repeats), so the same seed again can draw others.")
-SETUP = ("topics", "questions", "difficulty", "mode", "seed")  # what a resumed session keeps from its start
+# What a resumed session keeps from its start (each one's option: its name with dashes).
+SETUP = ("topics", "questions", "difficulty", "mode", "seed", "time_limit_s")
 
 
 def interview(
@@ -238,6 +260,10 @@ def interview(
     mode: Annotated[str, typer.Option(
         help="practice or interview.", callback=_one_of("practice", "interview"))] = "practice",
     seed: Annotated[int | None, typer.Option(help=SEED_HELP)] = None,
+    time_limit_s: Annotated[int | None, typer.Option(
+        "--time-limit-s", min=30, max=3600, show_default=False,
+        help="Seconds to answer each prompt (30 to 3600; the API's time_limit_s): an answer after that scores half. "
+             "Default: no limit.")] = None,
     user: UserOption = LOCAL_USER,
 ) -> None:
     """Run a mock interview in the terminal (or resume one) and print the report at the end."""
@@ -249,7 +275,8 @@ def interview(
     if session and not resume:
         raise UserFacingError(f"a session id is for resuming one: `{resume_command(session, user)}`")
     # By the source's name: typer's own copy of click has its own ParameterSource.
-    given = [f"--{name}" for name in SETUP if getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE"]
+    given = [f"--{name.replace('_', '-')}" for name in SETUP
+             if getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE"]
     if resume and given:
         raise UserFacingError(f"--resume continues a session as it was set up: leave out {', '.join(given)}")
     settings = get_settings()
@@ -271,7 +298,8 @@ def interview(
         else:
             if note := unfinished_note(repo, user_id, user):
                 out.print(note, style="cyan", soft_wrap=True)
-            started, prompt = engine.start(user_id=user_id, config=_config(topics, questions, difficulty, mode, seed))
+            started, prompt = engine.start(user_id=user_id, config=_config(topics, questions, difficulty, mode, seed,
+                                                                         time_limit_s))
             session_id = str(started.id)
         # Bytes that are not UTF-8 arrive as lone surrogates whatever the locale (read_answer shows them as
         # U+FFFD), rather than stopping the interview with a UnicodeDecodeError.
@@ -285,12 +313,14 @@ def interview(
                 runner.close()
 
 
-def _config(topics: list[str] | None, questions: int, difficulty: str, mode: str, seed: int | None) -> Any:
+def _config(topics: list[str] | None, questions: int, difficulty: str, mode: str, seed: int | None,
+            time_limit_s: int | None = None) -> Any:
     from app.interview.models import SessionConfig
 
     level: str | int = int(difficulty) if difficulty in ("1", "2", "3") else difficulty
     return SessionConfig.model_validate(
-        {"topics": topics, "num_questions": questions, "mode": mode, "seed": seed, "difficulty": level})
+        {"topics": topics, "num_questions": questions, "mode": mode, "seed": seed, "difficulty": level,
+         "time_limit_s": time_limit_s})
 
 
 def _resumed(engine: Any, repo: Any, user_id: int, given: str | None, out: Console,

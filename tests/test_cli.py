@@ -1314,3 +1314,98 @@ def test_a_refused_user_name_on_a_fresh_or_unreachable_store_is_the_names_error(
         assert out.returncode == 2 and out.stderr.startswith("error: --user (or INTERVIEWER_USER): a user name "), \
             out.stderr
     assert not (tmp_path / "fresh" / "interviewer.db").exists()
+
+
+class _TimedEngine:
+    """Scores nothing: notes what the terminal had said when an answer was sent, and ends the session."""
+
+    hint = skip = repeat = dont_know = finish = None
+
+    def __init__(self, console) -> None:
+        self.console, self.said_before_scoring = console, None
+
+    def answer(self, **_: object):
+        from app.interview.models import TurnOutcome
+
+        self.said_before_scoring = self.console.export_text(clear=False)
+        return TurnOutcome(status="completed")
+
+
+def _timed_prompt():
+    from datetime import UTC, datetime
+
+    from app.interview.models import Prompt, PromptKind
+
+    return Prompt(turn=0, kind=PromptKind.QUESTION, question_id="q", text="What is a tensor?", topic="tensors",
+                  difficulty=1, number=1, total=1, time_limit_s=30, asked_at=datetime.now(UTC))
+
+
+@pytest.mark.parametrize("asked_s_ago, typing_s", [(0, 0), (0, 40), (45, 0)], ids=["in-time", "typed-past", "resumed"])
+def test_the_terminal_shows_a_prompts_time_limit_and_says_time_is_up_before_scoring(monkeypatch, asked_s_ago, typing_s):
+    """A timed question's limit was never shown in the terminal, yet a late answer scored half: the candidate first
+    read of it in the report's penalties (review s55). Now it is shown with the prompt and, past it, said to be up:
+    on the prompt shown after the limit (resumed) and before a late answer is scored."""
+    import io
+
+    from rich.console import Console
+
+    from app import cli_interview
+    from app.interview import turns
+
+    clock = {"elapsed": asked_s_ago}  # since the prompt was asked; the typing time is added as the answer is read
+    monkeypatch.setattr(turns, "elapsed_s", lambda since: clock["elapsed"])
+
+    class Typing(io.StringIO):
+        def __next__(self) -> str:
+            clock["elapsed"] = asked_s_ago + typing_s
+            return super().__next__()
+
+    console = Console(record=True, width=200)
+    engine = _TimedEngine(console)
+    cli_interview.run_interview(engine, 1, "s", _timed_prompt(), Typing("A tensor.\n.\n"), console)
+    shown = " ".join(engine.said_before_scoring.split())
+    if asked_s_ago:  # resumed past its limit: said with the prompt, and again as the answer is sent
+        assert "Time is up (30 s): an answer given now scores half." in shown and "Time limit:" not in shown
+    else:
+        assert "Time limit: 30 s on this question, 0:30 left: an answer after that scores half." in shown, shown
+        assert "Time is up (30 s): an answer given now" not in shown
+    late = bool(asked_s_ago or typing_s)
+    assert ("Time is up (30 s): this answer scores half." in shown) is late, shown
+
+
+def test_a_terminal_interview_starts_timed_with_the_apis_option_name(monkeypatch):
+    """The app and the API could time each question (`time_limit_s`); `interviewer interview` could not."""
+    import typer
+    from typer.testing import CliRunner
+
+    from app import cli_interview, cli_output, services
+    from app.errors import UserFacingError
+
+    started = []
+
+    class Engine:
+        def start(self, *, user_id, config):
+            started.append(config)
+            raise UserFacingError("started")  # what follows is the terminal interview tested elsewhere
+
+    class Repo:
+        def get_or_create_user(self, name):
+            return type("User", (), {"id": 1})()
+
+    monkeypatch.setattr(services, "repository_for", lambda settings: Repo())
+    monkeypatch.setattr(services, "engine_for", lambda settings, **_: Engine())
+    monkeypatch.setattr(cli_output, "open_bank_search", lambda settings: None)
+    monkeypatch.setattr(cli_interview, "unfinished_note", lambda *_: None)
+    root = typer.Typer()
+    root.callback()(lambda: None)
+    cli_interview.register(root)
+
+    run_in = CliRunner().invoke
+    out = run_in(root, ["interview", "--mode", "interview", "--questions", "1", "--time-limit-s", "45"])
+    assert isinstance(out.exception, UserFacingError), out.output
+    assert [(c.time_limit_s, c.mode.value) for c in started] == [(45, "interview")]
+    assert run_in(root, ["interview"]).exception is not None and started[-1].time_limit_s is None  # untimed
+    too_short = run_in(root, ["interview", "--time-limit-s", "10"])
+    assert too_short.exit_code == 2 and "--time-limit-s" in too_short.output
+    resumed = run_in(root, ["interview", "--resume", "--time-limit-s", "60"])
+    assert "leave out --time-limit-s" in str(resumed.exception)

@@ -658,7 +658,7 @@ def test_a_hint_on_a_follow_up_names_its_point_once(engine, user):
 
 
 def test_a_late_follow_up_halves_only_what_it_adds(repo, ingested_store, bank, scorer, monkeypatch):
-    import app.interview.feedback as feedback_module
+    import app.interview.turns as turns_module  # whose clock times an answer against its limit (turns.late)
 
     def follow_up_score(late: bool) -> tuple[float, float]:
         engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
@@ -666,11 +666,11 @@ def test_a_late_follow_up_halves_only_what_it_adds(repo, ingested_store, bank, s
         user = repo.get_or_create_user(f"late-{late}").id
         config = SessionConfig(num_questions=1, topics=["training-loop"], seed=1, time_limit_s=30)
         session, prompt = engine.start(user_id=user, config=config)
-        monkeypatch.setattr(feedback_module, "elapsed_s", lambda _: 1.0)
+        monkeypatch.setattr(turns_module, "elapsed_s", lambda _: 1.0)
         first = engine.answer(session_id=session.id, user_id=user, code=None,
                               text="It resets the gradients before the next backward pass.")
         assert first.prompt.kind is PromptKind.FOLLOW_UP
-        monkeypatch.setattr(feedback_module, "elapsed_s", lambda _: 1000.0 if late else 1.0)
+        monkeypatch.setattr(turns_module, "elapsed_s", lambda _: 1000.0 if late else 1.0)
         reference = by_id(bank)[prompt.question_id].reference_answer
         engine.answer(session_id=session.id, user_id=user, text=reference, code=None)
         scores = repo.get_session(session.id, user).state["question_scores"]
@@ -923,19 +923,19 @@ def test_a_hint_on_a_follow_up_costs_its_points_when_the_follow_up_is_given_up(e
 def test_a_late_follow_up_charges_a_hint_taken_before_the_first_answer_once(
     repo, ingested_store, bank, scorer, monkeypatch
 ):
-    import app.interview.feedback as feedback_module
+    import app.interview.turns as turns_module  # whose clock times an answer against its limit (turns.late)
 
     engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
                              scorer=AnswerScorer(evaluator=scorer))
     user = repo.get_or_create_user("hinted").id
     config = SessionConfig(num_questions=1, topics=["training-loop"], seed=1, time_limit_s=30)
     session, prompt = engine.start(user_id=user, config=config)
-    monkeypatch.setattr(feedback_module, "elapsed_s", lambda _: 1.0)
+    monkeypatch.setattr(turns_module, "elapsed_s", lambda _: 1.0)
     engine.hint(session_id=session.id, user_id=user)
     text = "It resets the gradients before the next backward pass."
     first = engine.answer(session_id=session.id, user_id=user, code=None, text=text)
     assert first.prompt.kind is PromptKind.FOLLOW_UP and first.evaluation["penalties"]
-    monkeypatch.setattr(feedback_module, "elapsed_s", lambda _: 1000.0)
+    monkeypatch.setattr(turns_module, "elapsed_s", lambda _: 1000.0)
     engine.answer(session_id=session.id, user_id=user, text=text, code=None)  # adds nothing, and is late
     late = repo.get_session(session.id, user).state["question_scores"][prompt.question_id]
     assert late == pytest.approx(first.evaluation["score"], abs=0.11)  # not the hint charged a second time
@@ -963,18 +963,18 @@ def test_the_code_run_is_counted_only_for_code_on_the_current_code_prompt(engine
 def test_a_late_answer_stays_halved_when_a_follow_up_on_time_adds_nothing(
     repo, ingested_store, bank, scorer, monkeypatch
 ):
-    import app.interview.feedback as feedback_module
+    import app.interview.turns as turns_module  # whose clock times an answer against its limit (turns.late)
 
     engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
                              scorer=AnswerScorer(evaluator=scorer))
     user = repo.get_or_create_user("slow").id
     session, prompt = engine.start(user_id=user, config=SessionConfig(
         num_questions=1, topics=["training-loop"], seed=1, time_limit_s=30))
-    monkeypatch.setattr(feedback_module, "elapsed_s", lambda _: 1000.0)
+    monkeypatch.setattr(turns_module, "elapsed_s", lambda _: 1000.0)
     first = engine.answer(session_id=session.id, user_id=user, code=None,
                           text="It resets the gradients before the next backward pass.")
     assert first.prompt.kind is PromptKind.FOLLOW_UP and first.evaluation["score"] > 0
-    monkeypatch.setattr(feedback_module, "elapsed_s", lambda _: 1.0)
+    monkeypatch.setattr(turns_module, "elapsed_s", lambda _: 1.0)
     quick = engine.answer(session_id=session.id, user_id=user, text="That is all I can say about it.", code=None)
     assert quick.evaluation["score"] == pytest.approx(first.evaluation["score"], abs=0.11)  # not back to whole
     # The note is the first answer's: the follow-up answered in time showed it as its own (review s50); the

@@ -11,7 +11,7 @@ from app.interview.penalties import HINT_COST, charge_answer, charge_give_up, qu
 from app.interview.phrasing import Phraser
 from app.interview.scoring import ScoredAnswer
 from app.interview.selection import QuestionSelector
-from app.interview.turns import SessionTurns, elapsed_s
+from app.interview.turns import SessionTurns, late
 from knowledge.schema import Question
 
 
@@ -22,12 +22,12 @@ def charged(
     follow_up = turn.kind == PromptKind.FOLLOW_UP
     earlier = turns.last_evaluation_dict(turn.session_id, turn.question_id) if follow_up else None
     limit = config.time_limit_s
-    late = limit is not None and limit > 0 and elapsed_s(turn.created_at) > limit
+    answered_late = late(turn.created_at, limit)
     charge = charge_answer(
         scored.score, follow_up=follow_up, kept=state.question_scores.get(turn.question_id, 0.0),
         raw_before=state.raw_so_far, earlier_notes=question_penalties(earlier or {}),
         hints_on_question=turns.hints_on_question(turn.session_id, turn.question_id),
-        hints_on_turn=turn.hints_used, late_after_s=limit if late else None,
+        hints_on_turn=turn.hints_used, late_after_s=limit if answered_late else None,
         # Code first sent on a follow-up (asked for after an answer in words) fixes no run the candidate saw fail.
         code_rerun=bool(scored.code_result) and turns.last_code_result(turn.session_id, turn.question_id) is not None,
     )

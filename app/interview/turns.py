@@ -98,3 +98,15 @@ def aware(at: datetime) -> datetime:
 def elapsed_s(since: datetime) -> float:
     """Seconds since a turn was asked or answered: a time limit runs from the one, a resumed step from the other."""
     return (datetime.now(UTC) - aware(since)).total_seconds()
+
+
+def time_left_s(asked_at: datetime, limit_s: int | None) -> float | None:
+    """Seconds left of a prompt's time limit (None: untimed), below 0 once it has passed."""
+    return limit_s - elapsed_s(asked_at) if limit_s else None
+
+
+def late(asked_at: datetime, limit_s: int | None) -> bool:
+    """Whether an answer sent now comes after the limit: it is charged for it (`penalties.LATE_SHARE`), and the
+    terminal says so before it is scored."""
+    left = time_left_s(asked_at, limit_s)
+    return left is not None and left < 0
