@@ -425,8 +425,12 @@ def test_a_refused_hint_is_an_error_and_the_hints_given_stay(server, monkeypatch
     assert "no more hints for this question" in texts(at.error)
     assert "moved on elsewhere" not in texts(at.info) and texts(at.info).count("hints cost") == 2
 
-    again = app_at(monkeypatch, url, keys["hinter"], created["id"])  # a reload: the hints' cost is still shown
-    assert "2 hint(s) taken here" in texts(again.info)
+    # A reload: the hints are shown again, each under the ask for it (review s55: only "2 hint(s) taken here" was).
+    given = httpx.get(f"{url}/v1/sessions/{created['id']}", headers=auth).json()["prompt"]["hints"]
+    again = app_at(monkeypatch, url, keys["hinter"], created["id"])
+    assert len(given) == 2 and all(f"{hint} (hints cost points on this question)" in texts(again.info)
+                                   for hint in given), (given, texts(again.info))
+    assert texts(again.markdown).count("Could I have a hint?") == 2 and "hint(s) taken here" not in texts(again.info)
 
     body = {"text": "It resets a thing before the next pass.", "turn": 0}
     follow_up = httpx.post(f"{url}/v1/sessions/{created['id']}/answers", json=body, headers=auth).json()["prompt"]
