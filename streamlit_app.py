@@ -55,7 +55,8 @@ def main() -> None:
     try:
         if page != "Interview":
             interview_page.keep_what_was_typed(api)
-        PAGES[page](api)
+        if not address.withheld(page):
+            PAGES[page](api)
     except ApiError as exc:
         st.error(literal(str(exc)))
 

@@ -19,7 +19,7 @@ from tests.conftest import REPO
 from tests.test_api_server import free_port, running_server
 
 USERS = ("starter", "flow", "historian", "reader", "switcher", "hinter", "drafter", "ender", "reloader", "numberer",
-         "behind", "quick", "restorer", "resender", "leaver", "chooser")
+         "behind", "quick", "restorer", "resender", "leaver", "chooser", "waiter")
 # The bank's own reference solution: a correct answer the hidden checks must accept.
 RELU = bank_index()["relu-autograd-function"].code.solution
 
@@ -425,8 +425,12 @@ def test_a_refused_hint_is_an_error_and_the_hints_given_stay(server, monkeypatch
     assert "no more hints for this question" in texts(at.error)
     assert "moved on elsewhere" not in texts(at.info) and texts(at.info).count("hints cost") == 2
 
-    again = app_at(monkeypatch, url, keys["hinter"], created["id"])  # a reload: the hints' cost is still shown
-    assert "2 hint(s) taken here" in texts(again.info)
+    # A reload: the hints are shown again, each under the ask for it (review s55: only "2 hint(s) taken here" was).
+    given = httpx.get(f"{url}/v1/sessions/{created['id']}", headers=auth).json()["prompt"]["hints"]
+    again = app_at(monkeypatch, url, keys["hinter"], created["id"])
+    assert len(given) == 2 and all(f"{hint} (hints cost points on this question)" in texts(again.info)
+                                   for hint in given), (given, texts(again.info))
+    assert texts(again.markdown).count("Could I have a hint?") == 2 and "hint(s) taken here" not in texts(again.info)
 
     body = {"text": "It resets a thing before the next pass.", "turn": 0}
     follow_up = httpx.post(f"{url}/v1/sessions/{created['id']}/answers", json=body, headers=auth).json()["prompt"]
@@ -518,6 +522,33 @@ def test_a_mangled_session_address_opens_the_start_page(server, monkeypatch, add
     created = httpx.post(f"{url}/v1/sessions", json={"num_questions": 1}, headers=auth).json()
     at = app_at(monkeypatch, url, keys["reader"], address.format(sid=created["id"]))
     assert not at.exception and not at.error and at.session_state["nav"] == "Start"
+    # Said, not dropped without a word (review s55), and gone from the address.
+    assert "was found for this API key" in texts(at.warning) and "session" not in at.query_params
+
+
+def test_the_session_in_the_address_waits_for_an_api_that_is_down(server, monkeypatch):
+    """Review s55: with the API down, ?session= said "No interview in progress" (and "No report yet") and was dropped
+    from the address, so a reload once the API was back did not open the session again."""
+    url, keys = server
+    auth = {"Authorization": f"Bearer {keys['waiter']}"}
+    created = httpx.post(f"{url}/v1/sessions", json={"num_questions": 2}, headers=auth).json()
+    down = f"http://127.0.0.1:{free_port()}"
+    at = app_at(monkeypatch, down, keys["waiter"], {"session": created["id"], "page": "interview"})
+    assert not at.exception, at.exception
+    assert f"cannot reach the API at {down}" in texts(at.error) and "reload the page then" in texts(at.error)
+    assert "No interview in progress" not in texts(at.info)
+    assert at.query_params.get("session") == created["id"]
+    at.sidebar.radio(key="nav").set_value("Report").run()
+    assert "No report yet" not in texts(at.info) and f"cannot reach the API at {down}" in texts(at.error)
+    assert at.query_params.get("session") == created["id"]
+
+    again = reload(monkeypatch, url, keys["waiter"], at)  # the API is back
+    assert not again.exception and not again.error, texts(again.error)
+    assert again.session_state["sid"] == created["id"] and again.session_state["nav"] == "Report"
+    still_down = app_at(monkeypatch, down, keys["waiter"], {"session": created["id"], "page": "interview"})
+    monkeypatch.setenv("INTERVIEWER_API_URL", url)
+    still_down.run()  # and without a reload, on the next click
+    assert still_down.session_state["sid"] == created["id"] and not still_down.error
 
 
 

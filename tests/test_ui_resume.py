@@ -96,3 +96,37 @@ def test_the_report_page_of_a_new_tab_shows_the_report_so_far_of_the_session_in_
     assert "/v1/sessions/s1/report?format=json" in page.session_state["sent"]
     next(b for b in page.button if b.label == "Continue the interview").click().run()
     assert page.session_state["sid"] == "s1" and page.session_state["nav"] == "Interview"
+
+
+def _hinted(detail: dict, prompt: dict) -> None:
+    """A session reopened (a reload, a new tab) after hints on an answered question and on the open one; the first
+    turn's hints are from before their texts were kept (its `hints` empty)."""
+    import streamlit as st
+
+    from ui import interview_page, state
+
+    answered = {**detail["transcript"][0], "hints_used": 2, "hints": []}
+    open_turn = {**answered, "position": 1, "question_id": "zero-grad", "prompt": prompt["text"], "action": None,
+                 "answer_text": None, "hints_used": 2,
+                 "hints": ["Think of what backward adds to.", "Gradients accumulate across calls."]}
+    state.resume_session({**detail, "prompt": {**prompt, "turn": 1, "hints": open_turn["hints"]},
+                          "transcript": [answered, open_turn]})
+    for entry in st.session_state["chat"]:
+        interview_page._show_entry(entry)
+
+
+def test_a_reopened_session_shows_the_hints_taken_under_their_question() -> None:
+    """Review s55: a paid hint's text was gone after a reload, the chat saying only "1 hint(s) taken here" though the
+    API sends the texts (the transcript's and the prompt's `hints`)."""
+    page = AppTest.from_function(_hinted, args=(DETAIL, PROMPT), default_timeout=30).run()
+    assert not page.exception, page.exception
+    assert [box.value for box in page.info] == [
+        "2 hint(s) taken here (each costs points on this question).",  # texts not kept: counted, as before
+        "Think of what backward adds to. (hints cost points on this question)",
+        "Gradients accumulate across calls. (hints cost points on this question)"]
+    said = _said(page)
+    assert said.count("Could I have a hint?") == 2 and said.count(PROMPT["text"]) == 1  # the open question once
+    chat = [entry.get("text") or entry.get("prompt", {}).get("text") for entry in page.session_state["chat"]]
+    assert chat[chat.index(PROMPT["text"]):] == [  # the open question, then its hints in the order taken
+        PROMPT["text"], "Could I have a hint?", "Think of what backward adds to. (hints cost points on this question)",
+        "Could I have a hint?", "Gradients accumulate across calls. (hints cost points on this question)"]

@@ -17,16 +17,26 @@ import streamlit as st
 from ui import state
 from ui.client import ApiClient, ApiError, api_url
 from ui.editor import ace_available
+from ui.widgets import literal
 
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # an id, not a path ("../me/progress") or a mangled link
 PAGE_NAMES = {page.lower(): page for page in state.PAGES}
 PLAIN_EDITOR = "plain_editor"  # the sidebar checkbox's key
+# (session id, why) for the address's session while the API cannot say whether it exists (down, failing, or the key
+# refused): it stays in the address, so a reload once the API is back opens it, and each run tries again.
+UNOPENED = "_address_session_unopened"
 
 
 def restore() -> None:
     """On the first run of a browser session, open what the address names; a part that names nothing this
-    key can open (gone, someone else's, mangled) is dropped and the rest opens as usual."""
+    key can open (gone, someone else's, mangled) is dropped, with a word for a session, and the rest opens as usual.
+    A session the API could not be asked about (down, failing) stays in the address and is asked for on each run."""
     if st.session_state.get("_address_read"):
+        unopened = st.session_state.get(UNOPENED)
+        if unopened and st.query_params.get("session") != unopened[0]:
+            del st.session_state[UNOPENED]  # another session began since
+        elif unopened:  # the API may answer now (or the key typed in the sidebar be right)
+            _resume_session(unopened[0])
         return
     st.session_state["_address_read"] = True
     if st.query_params.get("editor") == "plain" and ace_available():
@@ -40,7 +50,7 @@ def restore() -> None:
     page = PAGE_NAMES.get(st.query_params.get("page") or "")
     if page:
         st.session_state["_goto"] = page
-    elif resumed:
+    elif resumed or UNOPENED in st.session_state:
         st.session_state["_goto"] = "Interview"  # an address from before ?page= was kept
 
 
@@ -55,6 +65,18 @@ def keep(page: str) -> None:
         _set("editor", "plain" if st.session_state.get(PLAIN_EDITOR) else None)
 
 
+def withheld(page: str) -> bool:
+    """On a page that would show the address's session (the interview, or the report of no past session), say why it
+    is not open yet, instead of "No interview in progress". True when that took the page's place."""
+    shows_it = page == "Interview" or (page == "Report" and not st.session_state.get("report_sid"))
+    if UNOPENED not in st.session_state or not shows_it:
+        return False
+    sid, why = st.session_state[UNOPENED]
+    st.error(literal(f"Session {sid[:8]} in this page's address could not be opened: {why}. It opens once the API "
+                     "answers: reload the page then."))
+    return True
+
+
 def _resume_session(sid: str | None) -> bool:
     if not sid:
         return False
@@ -63,10 +85,15 @@ def _resume_session(sid: str | None) -> bool:
     if SESSION_ID.fullmatch(sid):
         try:
             detail = ApiClient(api_url(), key.strip() or None).get(f"/v1/sessions/{sid}")
-        except ApiError:
-            pass
+        except ApiError as exc:
+            if exc.status != 404:  # not "no such session": keep it, for a reload once the API can say
+                st.session_state[UNOPENED] = (sid, str(exc))
+                return False
+    st.session_state.pop(UNOPENED, None)
     if not isinstance(detail, dict) or "transcript" not in detail:
         del st.query_params["session"]
+        st.warning(literal(f"No session {sid[:64]!r} was found for this API key: the address named one that is gone, "
+                           "someone else's, or mistyped."))
         return False
     state.resume_session(detail)
     return True

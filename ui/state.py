@@ -90,16 +90,17 @@ def resume_session(detail: dict[str, Any]) -> None:
     """Rebuild the chat from a stored session (GET /v1/sessions/{id}) to continue or review it."""
     begin_session({**detail, "prompt": None})
     chat: list[dict[str, Any]] = st.session_state["chat"]
-    number = 0
+    open_prompt = detail.get("prompt")
+    number, shown_open = 0, False
     for turn in detail["transcript"]:
         # The transcript has no "question k of n": k counts the main questions so far (a follow-up keeps its
         # question's k), as the API numbers its prompts.
         number += turn["kind"] == "question"
         prompt = {**turn, "text": turn["prompt"], "number": number or None, "total": detail["config"]["num_questions"]}
+        if open_prompt and turn.get("position") == open_prompt["turn"]:
+            prompt, shown_open = open_prompt, True  # the API's own: its number, code task and time limit
         chat.append({"role": "assistant", "type": "prompt", "prompt": prompt})
-        if turn.get("hints_used"):  # the hints' texts are not stored; what they cost is
-            chat.append({"role": "assistant", "type": "message",
-                         "text": f"{turn['hints_used']} hint(s) taken here (each costs points on this question)."})
+        chat += _hints_taken(turn)
         if turn.get("action"):
             chat.append(_user_entry(turn["action"], turn.get("answer_text"), turn.get("answer_code")))
         if turn.get("evaluation"):
@@ -111,10 +112,27 @@ def resume_session(detail: dict[str, Any]) -> None:
         told = {note for turn in detail["transcript"] for note in turn.get("notes") or []}
         chat += [{"role": "assistant", "type": "message", "text": note}
                  for note in detail.get("notes") or [] if note not in told]
-    if detail.get("prompt") and chat and chat[-1]["type"] == "prompt":
-        chat.pop()  # the open turn is shown again, with its number, by show_prompt
-    show_prompt(detail.get("prompt"))
+    if shown_open:  # in its place, before the hints taken on it, not again after them
+        st.session_state["prompt"] = open_prompt
+        st.session_state.pop("check_result", None)
+    else:
+        show_prompt(open_prompt)
     _restore_draft(detail)
+
+
+def _hints_taken(turn: dict[str, Any]) -> list[dict[str, Any]]:
+    """The hints taken on a turn as the live page showed them: the ask, then the hint. A turn stored before the hints'
+    texts were kept has only their count (hints_used), so those are only counted."""
+    texts = list(turn.get("hints") or [])
+    entries: list[dict[str, Any]] = []
+    for text in texts:
+        entries += [_user_entry("hint", None, None),
+                    {"role": "assistant", "type": "message", "text": f"{text} (hints cost points on this question)"}]
+    untold = (turn.get("hints_used") or 0) - len(texts)
+    if untold > 0:
+        entries.append({"role": "assistant", "type": "message",
+                        "text": f"{untold} hint(s) taken here (each costs points on this question)."})
+    return entries
 
 
 def _restore_draft(detail: dict[str, Any]) -> None:
