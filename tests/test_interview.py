@@ -1313,6 +1313,27 @@ def test_weak_topics_of_earlier_sessions_come_back_in_part_and_say_why(engine, r
     assert any(f"{weak} comes back for review" in n for n in repo.get_session(second.id, user).state["notes"])
 
 
+def test_an_unfinished_interview_hides_its_scores_from_review_but_not_its_questions(engine, repo, user):
+    """A reviewer answered an interview-mode session's first question badly and, without ending it, started a
+    practice session on the topic: its notes said "deployment comes back for review: your latest answers on it
+    averaged 0.7 / 5" while that interview's report was still withheld. Its scores stay out of other sessions until
+    it ends; its questions are still not asked again; once it ends its answers count as any others."""
+    topic, review = "deployment", "deployment comes back for review"
+    config = SessionConfig(num_questions=3, topics=[topic], seed=1)
+    interview, first = engine.start(user_id=user, config=config.model_copy(update={"mode": Mode.INTERVIEW}))
+    engine.answer(session_id=interview.id, user_id=user, text="You deploy it somehow on a server, I think.", code=None)
+    assert repo.question_scores(user)[0].score < 2  # weak: a completed session's would bring the topic back
+
+    practice, prompt = engine.start(user_id=user, config=config.model_copy(update={"num_questions": 1}))
+    assert not any(review in n for n in repo.get_session(practice.id, user).state["notes"])
+    assert prompt.question_id != first.question_id  # the interview's question is still not asked again
+    engine.finish(session_id=practice.id, user_id=user)
+
+    engine.finish(session_id=interview.id, user_id=user)
+    later, _ = engine.start(user_id=user, config=config)
+    assert any(review in n for n in repo.get_session(later.id, user).state["notes"])
+
+
 def test_an_adaptive_session_starts_where_the_last_answers_left_off(engine, user, bank):
     bank_map = by_id(bank)
     config = SessionConfig(num_questions=3, topics=["autograd", "tensors", "modules"], seed=5)
