@@ -1431,6 +1431,88 @@ def start_at(engine, user, question, **config):
     raise AssertionError(f"no seed draws {question.id} first")
 
 
+SHARED_BEST_STATE = '''import math
+import torch
+
+
+class EarlyStopping:
+    def __init__(self, patience: int, min_delta: float = 0.0):
+        self.patience = patience
+        self.min_delta = min_delta
+        self.best_loss = math.inf
+        self.counter = 0
+        self.best_state = None
+
+    def step(self, val_loss: float, model: torch.nn.Module) -> bool:
+        if val_loss < self.best_loss:
+            self.best_loss = val_loss
+            self.counter = 0
+            self.best_state = model.state_dict()
+        else:
+            self.counter += 1
+        return self.counter > self.patience
+'''
+
+CLONED_BEST_STATE = '''import copy
+import math
+import torch
+
+
+class EarlyStopping:
+    def __init__(self, patience: int, min_delta: float = 0.0):
+        self.patience = patience
+        self.min_delta = min_delta
+        self.best_loss = math.inf
+        self.counter = 0
+        self.best_state = None
+
+    def step(self, val_loss: float, model: torch.nn.Module) -> bool:
+        if val_loss < self.best_loss - self.min_delta:
+            self.best_loss = val_loss
+            self.counter = 0
+            self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        else:
+            self.counter += 1
+        return self.counter >= self.patience
+'''
+
+
+def test_a_wrong_line_of_code_replaced_by_a_fix_is_not_charged_after_it(engine, repo, user, bank):
+    """A reviewer's early-stopping code kept `self.best_state = model.state_dict()` (a reference, not a copy), charged
+    as a misconception; the fix sent on the follow-up cloned the state and passed every check, yet the old line was
+    still quoted as a wrong claim, and the report listed it under "Misconceptions to unlearn". Code sent replaces the
+    code before it: the claim read only in the replaced code is no longer charged, and the report says it was
+    corrected, here and on a later follow-up answered in words."""
+    from app.reports import build_report
+    from tests.code_fixtures import ScriptedRunner
+
+    class CopyChecked:  # the best-state check fails while the state is kept by reference
+        def check(self, spec, code, question_id):
+            return ScriptedRunner(*(["best-state-is-a-copy"] if ".clone()" not in code else [])).check(
+                spec, code, question_id)
+
+    engine._scorer = AnswerScorer(evaluator=engine._scorer._evaluator, code_runner=CopyChecked())
+    task = by_id(bank)["early-stopping"]
+    session = start_at(engine, user, task, difficulty=task.difficulty)
+    first = engine.answer(session_id=session.id, user_id=user, text="Here is my helper.", code=SHARED_BEST_STATE)
+    assert [m["quote"] for m in first.evaluation["misconceptions"]] == ["self.best_state = model.state_dict()"]
+    assert first.prompt is not None and first.prompt.kind is PromptKind.FOLLOW_UP
+    fixed = engine.answer(session_id=session.id, user_id=user, code=CLONED_BEST_STATE,
+                          text="Fixed: I now store a cloned copy of the state dict.")
+    assert fixed.code_result["status"] == "passed"
+    assert fixed.evaluation["misconceptions"] == []
+    assert fixed.prompt is not None  # a follow-up answered in words reads on without the replaced code
+    words = engine.answer(session_id=session.id, user_id=user, code=None,
+                          text="The best weights are restored once training stops.")
+    assert words.evaluation["misconceptions"] == []
+    if words.prompt is not None:
+        engine.finish(session_id=session.id, user_id=user)
+    report = build_report(session=repo.get_session(session.id, user), turns=repo.turns(session.id), bank=by_id(bank))
+    (entry,) = report.questions
+    assert report.misconceptions == [] and entry.misconceptions == []
+    assert any("then corrected it on a follow-up" in note for note in entry.scoring_notes)
+
+
 def test_a_follow_up_says_the_code_failed_in_a_way_only_when_the_run_showed_it(repo, ingested_store, bank, scorer):
     """pairwise-distances answered with its starter (NotImplementedError in every check) was asked "Your distances
     occasionally come out as NaN for duplicate points": a bug its code does not have. That probe is asked after a
