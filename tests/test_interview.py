@@ -1313,6 +1313,27 @@ def test_weak_topics_of_earlier_sessions_come_back_in_part_and_say_why(engine, r
     assert any(f"{weak} comes back for review" in n for n in repo.get_session(second.id, user).state["notes"])
 
 
+def test_an_unfinished_interview_hides_its_scores_from_review_but_not_its_questions(engine, repo, user):
+    """A reviewer answered an interview-mode session's first question badly and, without ending it, started a
+    practice session on the topic: its notes said "deployment comes back for review: your latest answers on it
+    averaged 0.7 / 5" while that interview's report was still withheld. Its scores stay out of other sessions until
+    it ends; its questions are still not asked again; once it ends its answers count as any others."""
+    topic, review = "deployment", "deployment comes back for review"
+    config = SessionConfig(num_questions=3, topics=[topic], seed=1)
+    interview, first = engine.start(user_id=user, config=config.model_copy(update={"mode": Mode.INTERVIEW}))
+    engine.answer(session_id=interview.id, user_id=user, text="You deploy it somehow on a server, I think.", code=None)
+    assert repo.question_scores(user)[0].score < 2  # weak: a completed session's would bring the topic back
+
+    practice, prompt = engine.start(user_id=user, config=config.model_copy(update={"num_questions": 1}))
+    assert not any(review in n for n in repo.get_session(practice.id, user).state["notes"])
+    assert prompt.question_id != first.question_id  # the interview's question is still not asked again
+    engine.finish(session_id=practice.id, user_id=user)
+
+    engine.finish(session_id=interview.id, user_id=user)
+    later, _ = engine.start(user_id=user, config=config)
+    assert any(review in n for n in repo.get_session(later.id, user).state["notes"])
+
+
 def test_an_adaptive_session_starts_where_the_last_answers_left_off(engine, user, bank):
     bank_map = by_id(bank)
     config = SessionConfig(num_questions=3, topics=["autograd", "tensors", "modules"], seed=5)
@@ -1408,6 +1429,88 @@ def start_at(engine, user, question, **config):
             return session
         engine.finish(session_id=session.id, user_id=user)
     raise AssertionError(f"no seed draws {question.id} first")
+
+
+SHARED_BEST_STATE = '''import math
+import torch
+
+
+class EarlyStopping:
+    def __init__(self, patience: int, min_delta: float = 0.0):
+        self.patience = patience
+        self.min_delta = min_delta
+        self.best_loss = math.inf
+        self.counter = 0
+        self.best_state = None
+
+    def step(self, val_loss: float, model: torch.nn.Module) -> bool:
+        if val_loss < self.best_loss:
+            self.best_loss = val_loss
+            self.counter = 0
+            self.best_state = model.state_dict()
+        else:
+            self.counter += 1
+        return self.counter > self.patience
+'''
+
+CLONED_BEST_STATE = '''import copy
+import math
+import torch
+
+
+class EarlyStopping:
+    def __init__(self, patience: int, min_delta: float = 0.0):
+        self.patience = patience
+        self.min_delta = min_delta
+        self.best_loss = math.inf
+        self.counter = 0
+        self.best_state = None
+
+    def step(self, val_loss: float, model: torch.nn.Module) -> bool:
+        if val_loss < self.best_loss - self.min_delta:
+            self.best_loss = val_loss
+            self.counter = 0
+            self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        else:
+            self.counter += 1
+        return self.counter >= self.patience
+'''
+
+
+def test_a_wrong_line_of_code_replaced_by_a_fix_is_not_charged_after_it(engine, repo, user, bank):
+    """A reviewer's early-stopping code kept `self.best_state = model.state_dict()` (a reference, not a copy), charged
+    as a misconception; the fix sent on the follow-up cloned the state and passed every check, yet the old line was
+    still quoted as a wrong claim, and the report listed it under "Misconceptions to unlearn". Code sent replaces the
+    code before it: the claim read only in the replaced code is no longer charged, and the report says it was
+    corrected, here and on a later follow-up answered in words."""
+    from app.reports import build_report
+    from tests.code_fixtures import ScriptedRunner
+
+    class CopyChecked:  # the best-state check fails while the state is kept by reference
+        def check(self, spec, code, question_id):
+            return ScriptedRunner(*(["best-state-is-a-copy"] if ".clone()" not in code else [])).check(
+                spec, code, question_id)
+
+    engine._scorer = AnswerScorer(evaluator=engine._scorer._evaluator, code_runner=CopyChecked())
+    task = by_id(bank)["early-stopping"]
+    session = start_at(engine, user, task, difficulty=task.difficulty)
+    first = engine.answer(session_id=session.id, user_id=user, text="Here is my helper.", code=SHARED_BEST_STATE)
+    assert [m["quote"] for m in first.evaluation["misconceptions"]] == ["self.best_state = model.state_dict()"]
+    assert first.prompt is not None and first.prompt.kind is PromptKind.FOLLOW_UP
+    fixed = engine.answer(session_id=session.id, user_id=user, code=CLONED_BEST_STATE,
+                          text="Fixed: I now store a cloned copy of the state dict.")
+    assert fixed.code_result["status"] == "passed"
+    assert fixed.evaluation["misconceptions"] == []
+    assert fixed.prompt is not None  # a follow-up answered in words reads on without the replaced code
+    words = engine.answer(session_id=session.id, user_id=user, code=None,
+                          text="The best weights are restored once training stops.")
+    assert words.evaluation["misconceptions"] == []
+    if words.prompt is not None:
+        engine.finish(session_id=session.id, user_id=user)
+    report = build_report(session=repo.get_session(session.id, user), turns=repo.turns(session.id), bank=by_id(bank))
+    (entry,) = report.questions
+    assert report.misconceptions == [] and entry.misconceptions == []
+    assert any("then corrected it on a follow-up" in note for note in entry.scoring_notes)
 
 
 def test_a_follow_up_says_the_code_failed_in_a_way_only_when_the_run_showed_it(repo, ingested_store, bank, scorer):

@@ -246,6 +246,27 @@ def test_a_wrong_claim_the_llm_judge_leaves_out_on_a_follow_up_is_not_called_cor
     assert any("then corrected it on a follow-up" in n for n in built.question(1).scoring_notes) is corrected
 
 
+@pytest.mark.parametrize("evaluator", ["offline-rubric", "llm-judge:fake"])
+def test_a_wrong_line_of_code_a_later_answer_replaced_is_called_corrected(bank, evaluator) -> None:
+    """early-stopping's code kept `self.best_state = model.state_dict()`; the fix sent on the follow-up cloned it.
+    The follow-up's evaluation reads the replaced code no more, so it neither charges nor clears the claim: the LLM
+    judge's silence there is no sign it left the claim standing, and the report says it was corrected."""
+    line = "self.best_state = model.state_dict()"
+    wrong = [{"claim": "Storing model.state_dict() in a variable keeps a snapshot of the weights.", "quote": line,
+              "correction": "The state_dict holds references; clone it.", "from_code": True}]
+    first = evaluation(0.1, [], misconceptions=wrong, evaluator=evaluator)
+    later = evaluation(4.0, [], evaluator=evaluator)
+    fix = "def step(model):\n    self.best_state = {k: v.clone() for k, v in model.state_dict().items()}\n"
+    turns = [turn(1, "early-stopping", "regularisation", answer_text="Here is my helper.",
+                  answer_code=f"def step(model):\n    {line}\n", evaluation=first),
+             turn(2, "early-stopping", "regularisation", kind="follow_up", evaluation=later,
+                  answer_text="Fixed: I now store a cloned copy.", answer_code=fix)]
+    built = build_report(session=session({"early-stopping": 4.0}), turns=turns, bank=bank)
+    assert built.misconceptions == [] and built.question(1).misconceptions == []
+    assert f"Your code had \u201c{line}\u201d, then corrected it on a follow-up, so it is not counted as a wrong " \
+           "claim." in built.question(1).scoring_notes
+
+
 def test_an_i_dont_know_typed_as_the_answer_is_labelled_as_the_buttons_in_every_format(bank) -> None:
     """Sessions stored before the engine recorded a typed "I don't know" as the button's kept it as an answer (gated
     as a non-answer, scored 0): the transcript said "Your answer", the question counted as answered and was flagged

@@ -11,7 +11,7 @@ from typing import Any
 from app.errors import ConflictError
 from app.interview.choice import until_recorded
 from app.interview.followups import SHOW_IN_CODE
-from app.interview.models import Prompt, PromptKind, SessionConfig, SessionState
+from app.interview.models import Prompt, PromptKind, SessionConfig, SessionState, scores_withheld
 from app.interview.phrasing import Phraser
 from app.interview.selection import History, QuestionSelector, level_for, why_chosen
 from app.interview.turns import SessionTurns, aware
@@ -139,6 +139,11 @@ class Asker:
 
     def history(self, user_id: int, *, besides: str | None = None) -> History:
         """What the user was asked, and how they did in sessions other than `besides` (this one's answers are
-        its own business: one weak answer must not turn the rest of it into review)."""
-        scores = [(row.topic, row.score) for row in self._turns.question_scores(user_id) if row.session_id != besides]
+        its own business: one weak answer must not turn the rest of it into review). An interview-mode session
+        still going lends its questions (never asked again) but not its scores: they are hidden until it ends, and
+        a note "deployment comes back for review: your latest answers on it averaged 0.7 / 5" in another session,
+        or a starting level read from them, told them (a review a reviewer saw while that report was a 409)."""
+        hidden = {s.id for s in self._turns.list_sessions(user_id) if s.id == besides or scores_withheld(s)}
+        scores = [(row.topic, row.score) for row in self._turns.question_scores(user_id)
+                  if row.session_id not in hidden]
         return History.from_scores(self._turns.seen_questions(user_id), scores)

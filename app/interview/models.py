@@ -16,6 +16,13 @@ class Mode(StrEnum):
     INTERVIEW = "interview"  # feedback only in the final report
 
 
+def scores_withheld(session: Any) -> bool:
+    """An interview-mode session still going (a stored session: its `config` dict and `status`): its scores, feedback
+    and report are kept from the candidate, and so is anything read from them (a later session's review notes and
+    starting level among them). Stated here, where the engine reads it; app/reports/ready.py holds the refusals."""
+    return session.config.get("mode") == Mode.INTERVIEW.value and session.status != "completed"
+
+
 # The seed fixes the draw, not the questions for ever: a user is not asked a question again until every one in
 # the chosen topics has been asked, so what they were asked before is left out of the draw. A draw that ignored
 # that history would repeat questions, which the no-repeat guarantee forbids.

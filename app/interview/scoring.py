@@ -39,6 +39,19 @@ def without_handed(answer: str, handed: str | None) -> str:
     return "\n".join(line for line in answer.splitlines() if line.strip() not in lines)
 
 
+def words_of(earlier: list[str], names: list[str]) -> list[str]:
+    """Earlier answers to a code task as read once an answer sends new code to run: their words alone (fenced code
+    out, `names` the contract's, as split_fenced reads them).
+
+    Code sent is a whole new submission: it is what runs and is judged, so the code before it is no longer the
+    candidate's answer. Read on beside the fix, a wrong line it replaced was still charged (`self.best_state =
+    model.state_dict()` quoted as a misconception after a fix that cloned the state and passed every check, and
+    listed under "Misconceptions to unlearn" in the report); so is a point the old code's lines showed and the new
+    code's do not. Words stay: a claim said in words is taken back only by saying the correction, which the detector
+    reads (evaluators/misconceptions.py)."""
+    return [split_fenced(answer, names)[0] for answer in earlier]
+
+
 def code_quotes_labelled(evaluation: Evaluation, answers: list[str]) -> Evaluation:
     """The evaluation with each quote that is a line of the code, not of the words, marked as the code's (a
     credited point's and a wrong claim's alike).

@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from app.interview.fenced import split_fenced
 from app.interview.models import AskedQuestion
 from app.interview.penalties import question_penalties
 from app.interview.scoring import handed_lines
@@ -227,9 +228,19 @@ def _misconceptions(
                 number=number, question_id=question_id, topic=topic, claim=item["claim"],
                 correction=item["correction"], quote=quote, from_code=bool(item.get("from_code")),
             ))
-    standing = {key for key in notes if key[0] in charged or (judged_by_llm and key[0] not in cleared)}
+    read = _read_last(answered)
+    standing = {key for key, note in notes.items() if key[0] in charged
+                or (judged_by_llm and key[0] not in cleared and quote_in(note.quote, read))}
     return ([n for key, n in notes.items() if key in standing],
             [n for key, n in notes.items() if key not in standing])
+
+
+def _read_last(answered: list[TurnRecord]) -> list[str]:
+    """What the question's latest evaluation read: the answers, but of those before the latest code sent only their
+    words, since code sent replaces the code before it (app/interview/scoring.py, words_of). A claim quoted from
+    replaced code was not left out by a judge that could have charged it again: the code was fixed."""
+    last = max((i for i, turn in enumerate(answered) if (turn.answer_code or "").strip()), default=0)
+    return [split_fenced(turn.answer_text or "")[0] for turn in answered[:last]] + answer_texts(answered[last:])
 
 
 def _corrected_note(note: MisconceptionNote) -> str:

@@ -1,21 +1,19 @@
 """When a session's scores may be shown: an interview-mode session keeps them, and its report, until it is over.
 
-The one statement of the rule, for the API's report, transcript and progress routes and the terminal's report alike:
-each had its own copy of the test, and the API and the terminal their own words for the refusal.
+The refusal for the API's report, transcript and progress routes and the terminal's report alike: each had its own
+copy of the test, and the API and the terminal their own words for the refusal. The rule itself is stated once, in
+app.interview.models (the engine keeps those scores out of later sessions' review by it too).
 """
 
 from __future__ import annotations
 
 from app.errors import ConflictError
-from app.interview.models import Mode
+from app.interview.models import scores_withheld
 from app.store.records import SessionRecord
 
+__all__ = ["REPORT_WAITS", "require_report_ready", "scores_withheld"]
+
 REPORT_WAITS = "an interview-mode report is ready once the session is completed"
-
-
-def scores_withheld(session: SessionRecord) -> bool:
-    """An interview-mode session still going: its scores, feedback and report are kept from the candidate."""
-    return session.config.get("mode") == Mode.INTERVIEW.value and session.status != "completed"
 
 
 def require_report_ready(session: SessionRecord, *, how_to_go_on: str = "") -> None:
