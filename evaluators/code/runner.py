@@ -110,6 +110,12 @@ class CodeRunner:
             results.append(result.to_json(file=str(path)))
         return results
 
+    def check_sources(self, question_id: str, sources: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
+        """`check_files` for texts the caller read: (file name, source) pairs, so a file that can be read once
+        only (a pipe, such as bash's `<(git show HEAD:x.py)`) is read by the one who checked it."""
+        task = self._task(question_id)
+        return [self.check(task, source, question_id).to_json(file=name) for name, source in sources]
+
     def _task(self, question_id: str) -> CodeTask:
         if self._questions is None:
             from knowledge.loader import bank_index
