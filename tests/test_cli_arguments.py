@@ -27,6 +27,8 @@ def no_bank(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr("knowledge.loader.bank_index", refuse)
     monkeypatch.setattr("knowledge.loader.load_bank", refuse)
+    monkeypatch.setattr("knowledge.loader.cached_bank", refuse)
+    monkeypatch.setattr("app.services.store_for", refuse)  # the search index, which a first use fills
 
 
 @pytest.mark.parametrize("make, said", [
@@ -72,6 +74,30 @@ def test_an_endless_device_is_read_only_as_far_as_a_submission_may_go():
 
     ((_, source),) = read_code_files([Path("/dev/zero")], 1000)
     assert len(source) > 1000
+
+
+@pytest.mark.parametrize("make, said", [
+    (lambda tmp: tmp / "nonexistent.md", "nonexistent.md: cannot read file (No such file or directory)"),
+    (lambda tmp: _write(tmp / "notes.md", b"# Notes\n\nNothing asked here.\n"), "notes.md: no questions found"),
+])
+def test_ingest_says_a_document_is_unusable_before_indexing_the_bank(monkeypatch, capsys, tmp_path, no_bank, make,
+                                                                     said):
+    """Review s55: `interviewer ingest --docs /nonexistent.md` embedded the bank (and stored its rubric vectors)
+    before saying the file was not there."""
+    code, stderr = interviewer(monkeypatch, capsys, "ingest", "--docs", str(make(tmp_path)),
+                               "--out", str(tmp_path / "drafts.yaml"))
+    assert code == 1 and stderr.startswith("error: ") and said in stderr, stderr
+
+
+@pytest.mark.parametrize("args, said", [
+    (["nosuch"], "no session 'nosuch'"),
+    ([], "no paused session to resume"),
+])
+def test_resume_says_there_is_no_such_session_before_indexing_the_bank(monkeypatch, capsys, no_bank, args, said):
+    """Review s55: `interviewer interview --resume nosuch` indexed the bank ("indexing its 138 entries...") before
+    saying there was no such session."""
+    code, stderr = interviewer(monkeypatch, capsys, "interview", "--resume", *args)
+    assert code == 1 and stderr.startswith(f"error: {said}") and "index" not in stderr, stderr
 
 
 def _write(path: Path, data: bytes) -> Path:
