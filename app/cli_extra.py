@@ -171,7 +171,8 @@ def check(
 ) -> None:
     """Run code files against a code task's hidden checks in the sandbox; one JSON object per file. Exits 1
     when a file did not pass every check, so a CI job or a hook can gate on it, and 2 when nothing could be
-    checked (no such task or file), so a job set up wrong is not taken for code that failed."""
+    checked (no such task; a file missing, a folder, empty or not UTF-8 text), so a job set up wrong is not taken
+    for code that failed."""
     from app.config import get_settings
     from evaluators.code.runner import CodeRunner
     from evaluators.run_points import judge_run
