@@ -171,27 +171,71 @@ def check(
 ) -> None:
     """Run code files against a code task's hidden checks in the sandbox; one JSON object per file. Exits 1
     when a file did not pass every check, so a CI job or a hook can gate on it, and 2 when nothing could be
-    checked (no such task or file), so a job set up wrong is not taken for code that failed."""
+    checked (no such task; a file missing, a folder, empty or not UTF-8 text), so a job set up wrong is not taken
+    for code that failed."""
     from app.config import get_settings
     from evaluators.code.runner import CodeRunner
     from evaluators.run_points import judge_run
     from knowledge.loader import bank_index
 
-    missing = [str(f) for f in files if not f.is_file()]
-    if missing:
-        raise BadOptionError(f"file not found: {', '.join(missing)}")
     settings = get_settings()
+    sources = read_code_files(files, settings.max_code_chars)  # before the bank is read: said at once
     question = bank_index(settings.bank_dir).get(question_id)
     if question is None or question.code is None:
         raise BadOptionError(f"no question with id {question_id!r} in the bank" if question is None else
                              f"question {question_id!r} is not a code question: nothing to run")
     with CodeRunner.from_settings(settings) as runner:
-        results = runner.check_files(question_id, [str(f) for f in files])
+        results = runner.check_sources(question_id, sources)
     # The score a session gives the run: by the rubric points its checks verify.
     results = [{**r, "score": judge_run(question, r)[1]} for r in results]
     emit_json(results)
     if any(r["status"] != "passed" for r in results):  # as `pytest` and `bank validate` do
         sys.exit(1)
+
+
+def read_code_files(files: list[Path], max_chars: int) -> list[tuple[str, str]]:
+    """Each file's (name, text), read once: a pipe (bash's `<(...)`) cannot be read twice. A file that is no
+    code to check (missing, a folder, unreadable, empty, not UTF-8) is a BadOptionError naming every such file,
+    so `check` exits 2 with one line, not 1 as if code had run and failed (review s55: a non-UTF-8 file was
+    "error" with four checks "not_run" and exit 1, and /dev/null or a folder was "file not found")."""
+    sources: list[tuple[str, str]] = []
+    missing: list[str] = []
+    problems: list[str] = []
+    # UTF-8 takes at most 4 bytes a character: past this many bytes (and a byte-order mark) the file is longer
+    # than any submission may be, which the runner says in its result as for any long one; the cap keeps a
+    # device that never ends (/dev/zero) from being read for ever.
+    cap = 4 * max_chars + 3
+    for path in files:
+        try:
+            with path.open("rb") as file:
+                raw = file.read(cap + 1)
+        except FileNotFoundError:
+            missing.append(str(path))
+            continue
+        except IsADirectoryError:
+            problems.append(f"{path} is a folder, not a code file")
+            continue
+        except OSError as exc:
+            problems.append(f"{path} cannot be read ({exc.strerror or exc})")
+            continue
+        if raw.startswith((b"\xff\xfe", b"\xfe\xff")):  # Windows PowerShell's `>` writes UTF-16
+            problems.append(f"{path} is UTF-16 text: save it as UTF-8")
+            continue
+        try:
+            # A byte-order mark (Notepad's) is no code; an over-long file may be cut mid-character.
+            source = raw.decode("utf-8-sig", errors="replace" if len(raw) > cap else "strict")
+        except UnicodeDecodeError as exc:
+            problems.append(f"{path} is not UTF-8 text (byte {exc.start + 1}): save it as UTF-8")
+            continue
+        if not source.strip():
+            problems.append(f"{path} is empty: no code to check")
+            continue
+        sources.append((str(path), source))
+    if missing:
+        problems.insert(0, f"file not found: {', '.join(missing)}")
+    if problems:
+        raise BadOptionError("; ".join(problems))
+    return sources
 
 
 def register(app: typer.Typer) -> None:

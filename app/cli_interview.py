@@ -291,10 +291,13 @@ def interview(
 
     out = make_console()
     try:
-        engine = engine_for(settings, repo=repo, store=open_bank_search(settings), runner=start_runner)
         user_id = repo.get_or_create_user(user).id
-        if resume:
-            session_id, prompt = _resumed(engine, repo, user_id, session, out, user)
+        # Found before the bank search is opened, which may index the bank first: no such session (or none paused)
+        # is said at once (review s55: `--resume nosuch` indexed the bank, then said so).
+        resuming = str(session_to_resume(repo, user_id, session, user).id) if resume else None
+        engine = engine_for(settings, repo=repo, store=open_bank_search(settings), runner=start_runner)
+        if resuming is not None:
+            session_id, prompt = _resumed(engine, repo, user_id, resuming, out)
         else:
             if note := unfinished_note(repo, user_id, user):
                 out.print(note, style="cyan", soft_wrap=True)
@@ -323,11 +326,9 @@ def _config(topics: list[str] | None, questions: int, difficulty: str, mode: str
          "time_limit_s": time_limit_s})
 
 
-def _resumed(engine: Any, repo: Any, user_id: int, given: str | None, out: Console,
-             user: str = LOCAL_USER) -> tuple[str, Any]:
+def _resumed(engine: Any, repo: Any, user_id: int, session_id: str, out: Console) -> tuple[str, Any]:
     """The session to resume and its prompt on screen, with the answer kept unsent for that prompt (a Ctrl-C while
     it was scored, or the app's draft), to type again."""
-    session_id = str(session_to_resume(repo, user_id, given, user).id)
     prompt = engine.current_prompt(session_id=session_id, user_id=user_id)
     if prompt is None:  # an answer to it is being scored elsewhere (the app, another terminal)
         raise UserFacingError(f"session {session_id} has no question open right now (an answer to it is still being "

@@ -31,6 +31,12 @@ def classify_documents(
     on_file: Callable[[Path], None] | None = None,
 ) -> list[DraftCandidate]:
     """Parse every document (all must parse before anything is written) and match against the bank."""
+    return match_bank(store, parse_documents(paths, on_file=on_file))
+
+
+def parse_documents(paths: Sequence[Path], *, on_file: Callable[[Path], None] | None = None) -> list[ParsedQuestion]:
+    """Every document's questions; the first that cannot be used is a DocumentError. Needs no search index, so a
+    bad document is said before the bank is indexed."""
     parsed: list[ParsedQuestion] = []
     names = Counter(path.name for path in paths)
     for path in paths:
@@ -38,6 +44,11 @@ def classify_documents(
         parsed.extend(parse_file(path, source=path.name if names[path.name] == 1 else str(path)))
         if on_file:
             on_file(path)
+    return parsed
+
+
+def match_bank(store: QuestionStore, parsed: Sequence[ParsedQuestion]) -> list[DraftCandidate]:
+    """Each parsed question with the bank entry it duplicates, if any."""
     candidates = []
     for item in parsed:
         hits = store.search(item.text, k=1)

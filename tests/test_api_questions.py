@@ -107,3 +107,15 @@ def test_a_search_of_a_pack_larger_than_two_hundred_counts_every_question(tmp_pa
     in_bank = alice.get("/v1/questions", params={"q": "zero_grad"}).json()
     assert found["total"] == len(many) > 300 and len(found["items"]) == min(100, len(many) - 300)
     assert found["matched"] == 3 * in_bank["matched"] > 0
+
+
+@pytest.mark.parametrize("path, params", [("/v1/questions", {"q": "\x00"}), ("/v1/questions", {"q": "zero\x00grad"}),
+                                          ("/v1/sessions", {"cursor": "\x00"})])
+def test_a_nul_in_the_query_is_refused_as_in_a_body(alice, path, params):
+    """Review s55: `GET /v1/questions?q=%00` was searched for (200), where a NUL in a request body is a 422."""
+    (name, value), = params.items()
+    body = assert_problem(alice.get(path, params=params), 422)
+    at = value.index("\x00")
+    said = f"holds a NUL character (\\u0000) at character {at}, which is not text"
+    assert body["detail"] == f"invalid query.{name}: {said}"
+    assert alice.get(path, params={name: value.replace("\x00", " ")}).status_code != 422  # the text without it

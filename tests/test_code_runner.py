@@ -420,7 +420,22 @@ def test_code_stopped_by_a_limit_lists_every_check_as_not_run(
 def test_every_run_that_reached_no_check_lists_the_tasks_checks_as_not_run(raw: RawOutcome, status: Status) -> None:
     """Each way a run can end before any check (limits, a crash, an exit, a lost worker): the task's checks, each
     not run with the reason, so the total is the task's and never 0 of 0."""
-    judged = CodeRunner._judge(SimpleNamespace(timeout_s=5.0), relu_task(), QUESTION_ID, {}, raw)  # type: ignore[arg-type]
+    judged = CodeRunner._judge(SimpleNamespace(timeout_s=5.0, output_limit=1 << 20), relu_task(), QUESTION_ID, {},  # type: ignore[arg-type]
+                               raw)
     assert judged.status is status and (judged.passed_checks, judged.total_checks) == (0, 4)
     assert [c.name for c in judged.checks] == [c.name for c in relu_task().checks]
     assert all(c.failure is Failure.NOT_RUN and c.message and c.message.startswith("not run: ") for c in judged.checks)
+
+
+@pytest.mark.parametrize("limit, said", [(1 << 20, "more than 1 MB of output"), (64 << 10, "more than 64 KB of output"),
+                                         (1000, "more than 1000 bytes of output")])
+def test_too_much_output_names_the_limit_not_how_far_past_it_the_run_got(limit: int, said: str) -> None:
+    """Review s55: `for i in range(10**6): print('x'*100)` was told "more than 1079892 bytes" on one run and
+    "1055349" on the next: the count where the worker happened to be stopped, not the limit it passed."""
+    for printed in (1_079_892, 1_055_349):
+        raw = RawOutcome(output_exceeded=True, stdout_bytes=printed)
+        judged = CodeRunner._judge(SimpleNamespace(timeout_s=5.0, output_limit=limit), relu_task(), QUESTION_ID,  # type: ignore[arg-type]
+                                   {}, raw)
+        assert judged.status is Status.RESOURCE_LIMIT
+        assert all(said in (c.message or "") and str(printed) not in (c.message or "") for c in judged.checks), \
+            judged.checks[0].message

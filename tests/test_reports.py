@@ -390,7 +390,9 @@ def test_html_escapes_answers_and_embeds_charts_inline(report: Report) -> None:
     page = body.decode()
     assert media.startswith("text/html")
     assert "<script" not in page and "&lt;script&gt;" in page
-    assert page.count("<svg") == 2 and "Score per topic" in page and "Score per question" in page
+    # Each chart twice: a wide drawing and a narrow one for phones (CSS shows one of them).
+    assert page.count("<svg") == 4 and page.count('class="narrow"') == 2
+    assert "Score per topic" in page and "Score per question" in page
     assert not re.search(r"(?:src|href)\s*=|url\(|<link|https?://", page)
     for heading in HEADINGS:
         assert heading in page
@@ -473,15 +475,16 @@ def test_markdown_shows_the_candidates_words_as_written_in_a_gfm_viewer() -> Non
     assert page.replace("&amp;", "&").removeprefix("<p>").removesuffix("</p>\n") == said
 
 
+@pytest.mark.parametrize("width", [520, 340])  # the charts' WIDTH, and NARROW_WIDTH for phones
 @pytest.mark.parametrize("labels", [
     ["regularisation", "performance-memory", "tensorflow-core", "frameworks", "autograd", "tensors",
      "training-loop", "data-loading", "architectures", "transfer-learning"],
     [f"Q{n}" for n in range(1, 31)],
 ])
-def test_chart_labels_and_values_do_not_run_into_each_other(labels: list[str]) -> None:
+def test_chart_labels_and_values_do_not_run_into_each_other(labels: list[str], width: int) -> None:
     from app.reports.charts import CHAR_W, BarChart, Text, layout
 
-    shapes = layout(BarChart("Scores", labels, [0.0] * len(labels)))
+    shapes = layout(BarChart("Scores", labels, [0.0] * len(labels)), width)
     texts = [s for s in shapes if isinstance(s, Text) and s.size == 9 and not s.text.isdigit()]
     rows: dict[float, list[tuple[float, float]]] = {}
     for text in texts:  # centred texts: their extents on each row must not overlap
@@ -1333,3 +1336,38 @@ def test_what_a_code_question_asks_for_in_words_is_missed_in_the_report_when_uns
     for fmt, text in _document_texts(built).items():
         assert w.WORTH_SAYING not in text, fmt
         assert "Skip connections give gradients a direct path" in text[text.index("Missed"):], fmt
+
+
+def test_the_html_report_fits_a_phone_screen(report: Report) -> None:
+    """Review s55, at 390 px: the "Per topic" table was 420 px wide with its last column cut off, "3.1 / 5" broke
+    over two lines, and the charts, shrunk to fit, had axis labels ~6 px high. Measured in chromium after the fix
+    (a 390 px page): the table fits its 358 px column, a badge is one line, a chart label is 10 px high (was 7)."""
+    from app.reports.html_doc import CSS
+
+    page = render(report, "html")[0].decode()
+    css = re.sub(r"\s+", "", CSS)
+
+    def rule(selector: str, within: str = css) -> str:
+        found = re.search(r"(?:^|[}])" + re.escape(selector) + r"\{([^}]*)\}", within)
+        assert found, f"no CSS rule for {selector}"
+        return found.group(1)
+
+    assert "white-space:nowrap" in rule(".score")  # "3.1 / 5" is one unit
+    table = page[page.index("Per topic</h2>"):]
+    assert table.removeprefix("Per topic</h2>").startswith('<div class="table-box"><table>')
+    assert "overflow-x:auto" in rule(".table-box")  # wider than the page, it scrolls in its box, never off screen
+    column = 390 - 2 * 16  # a 390 px screen less the body's padding (1rem each side)
+    phone = re.search(r"@media\(max-width:(\d+)rem\)\{((?:[^{}]*\{[^}]*\})*)\}", css)
+    assert phone and 390 <= int(phone.group(1)) * 16, "no narrow layout at 390 px"
+    assert "display:none" in rule(".chartssvg.wide", phone.group(2))
+    assert "display:block" in rule(".chartssvg.narrow", phone.group(2))
+    narrow = re.findall(r'<svg viewBox="0 0 ([\d.]+) [\d.]+" width="[\d.]+" height="[\d.]+" class="narrow"(.*?)</svg>',
+                        page, re.S)
+    assert len(narrow) == 2  # one for each chart
+    for width, drawing in narrow:
+        # Drawn at its own size in the column (not shrunk), so a label's font-size is its height in pixels.
+        assert float(width) <= column
+        sizes = [float(size) for size in re.findall(r'font-size="([\d.]+)"', drawing)]
+        assert sizes and min(sizes) >= 9
+        xs = [float(x) for x in re.findall(r' x[12]?="(-?[\d.]+)"', drawing)]
+        assert xs and 0 <= min(xs) and max(xs) <= float(width)  # nothing drawn outside its box

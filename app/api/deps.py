@@ -23,6 +23,7 @@ from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter, SlotsUnavaila
 from app.config import LOCAL_USER, Settings
 from app.errors import echoed, no_session
 from app.store.records import UserRecord
+from app.text_input import not_text
 from knowledge.schema import Question
 from knowledge.vectorstore import QuestionStore
 
@@ -279,6 +280,12 @@ def refuse_unknown_query(request: Request) -> None:
     for name, takes_many in sorted(known.items()):
         if not takes_many and len(values := request.query_params.getlist(name)) > 1:
             raise HTTPException(422, f"query parameter {name!r} is given {len(values)} times; it takes one value")
+        # What a body's text may not hold (a NUL: app/text_input.py) a query's may not either: `?q=%00` was searched
+        # for (200) where the same text in a body is a 422 (review s55). Percent-decoding makes bytes that are not
+        # UTF-8 U+FFFD, so no lone surrogate gets this far.
+        for value in request.query_params.getlist(name):
+            if why := not_text(value):
+                raise HTTPException(422, f"invalid query.{name}: {why}")
 
 
 def _needs_key(route: APIRoute) -> bool:

@@ -12,6 +12,9 @@ from html import escape
 from app.reports.model import Report
 
 WIDTH, HEIGHT = 520, 230
+# The HTML report's charts on a phone: drawn 340 wide, they show at about their own size in a 390 px screen's
+# column (358 px), where the 520-wide ones were shrunk to 69% and their 9-unit labels to ~6 px (review s55).
+NARROW_WIDTH = 340
 LEFT, RIGHT, TOP, BOTTOM = 34, 10, 30, 42  # margins: axis labels left, title top, bar labels below
 MAX_SCORE = 5.0
 LABEL_CHARS = 16  # longer labels under a column are cut so neighbouring labels do not overlap
@@ -87,16 +90,16 @@ def report_charts(report: Report) -> list[BarChart]:
     ]
 
 
-def layout(chart: BarChart) -> list[Shape]:
-    """Shapes in a WIDTH x chart.height box, origin top-left, y growing downwards (as in SVG)."""
-    return _across(chart) if chart.across else _columns(chart)
+def layout(chart: BarChart, width: float = WIDTH) -> list[Shape]:
+    """Shapes in a `width` x chart.height box, origin top-left, y growing downwards (as in SVG)."""
+    return _across(chart, width) if chart.across else _columns(chart, width)
 
 
-def _across(chart: BarChart) -> list[Shape]:
+def _across(chart: BarChart, width: float) -> list[Shape]:
     left = 12 + CHAR_W * max((len(label) for label in chart.labels), default=0)  # the longest label, whole
-    plot_w = WIDTH - left - RIGHT - VALUE_W  # room after the longest bar for its value
+    plot_w = width - left - RIGHT - VALUE_W  # room after the longest bar for its value
     base = TOP + ROW * len(chart.values)
-    shapes: list[Shape] = [Text(WIDTH / 2, 16, chart.title, size=12, bold=True)]
+    shapes: list[Shape] = [Text(width / 2, 16, chart.title, size=12, bold=True)]
     for tick in range(int(MAX_SCORE) + 1):
         x = left + plot_w * tick / MAX_SCORE
         shapes += [Line(x, TOP, x, base), Text(x, base + 14, str(tick), size=9)]
@@ -110,13 +113,13 @@ def _across(chart: BarChart) -> list[Shape]:
     return shapes
 
 
-def _columns(chart: BarChart) -> list[Shape]:
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+def _columns(chart: BarChart, width: float) -> list[Shape]:
+    plot_w, plot_h = width - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     base = TOP + plot_h
-    shapes: list[Shape] = [Text(WIDTH / 2, 16, chart.title, size=12, bold=True)]
+    shapes: list[Shape] = [Text(width / 2, 16, chart.title, size=12, bold=True)]
     for tick in range(int(MAX_SCORE) + 1):
         y = base - plot_h * tick / MAX_SCORE
-        shapes += [Line(LEFT, y, WIDTH - RIGHT, y), Text(LEFT - 6, y + 3, str(tick), anchor="end", size=9)]
+        shapes += [Line(LEFT, y, width - RIGHT, y), Text(LEFT - 6, y + 3, str(tick), anchor="end", size=9)]
     slot = plot_w / max(len(chart.values), 1)
     bar_w = min(slot * 0.7, 60)
     # Labels get their slot's width; where that is too narrow for a readable label, every other one
@@ -131,7 +134,7 @@ def _columns(chart: BarChart) -> list[Shape]:
         if slot >= VALUE_W:
             shapes.append(Text(centre, base - h - 4, f"{value:.1f}", size=9))
         shapes.append(Text(centre, base + 14 + 12 * (i % rows), _short(label, chars), size=9))
-    shapes.append(Line(LEFT, base, WIDTH - RIGHT, base, stroke="#333333"))
+    shapes.append(Line(LEFT, base, width - RIGHT, base, stroke="#333333"))
     return shapes
 
 
@@ -139,14 +142,15 @@ def _short(label: str, chars: int = LABEL_CHARS) -> str:
     return label if len(label) <= chars else label[: chars - 1] + "\u2026"
 
 
-def to_svg(chart: BarChart) -> str:
+def to_svg(chart: BarChart, width: float = WIDTH, css_class: str = "") -> str:
     """An inline <svg> element for an HTML page (no xmlns needed there); labels come from data, so are
     escaped."""
     parts = [
-        f'<svg viewBox="0 0 {WIDTH} {chart.height:g}" width="{WIDTH}" '
-        f'height="{chart.height:g}" role="img" aria-label="{escape(chart.title)}" font-family="sans-serif">'
+        f'<svg viewBox="0 0 {width:g} {chart.height:g}" width="{width:g}" height="{chart.height:g}"'
+        + (f' class="{css_class}"' if css_class else "")
+        + f' role="img" aria-label="{escape(chart.title)}" font-family="sans-serif">'
     ]
-    for shape in layout(chart):
+    for shape in layout(chart, width):
         parts.append(_svg_shape(shape))
     parts.append("</svg>")
     return "".join(parts)

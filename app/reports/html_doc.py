@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 
 from app.reports import wording as w
-from app.reports.charts import report_charts, score_colour, to_svg
+from app.reports.charts import NARROW_WIDTH, WIDTH, report_charts, score_colour, to_svg
 from app.reports.model import QuestionEntry, Report
 
 CSS = """
@@ -17,9 +17,12 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:52
 padding:0 1rem;color:#222;line-height:1.45}
 h1{border-bottom:2px solid #333}h2{margin-top:2rem;border-bottom:1px solid #ccc}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}
-.score{font-weight:bold;padding:0 .4rem;border-radius:.3rem;color:#fff}
+.table-box{overflow-x:auto}
+.score{font-weight:bold;padding:0 .4rem;border-radius:.3rem;color:#fff;white-space:nowrap}
 blockquote,q{font-style:italic;color:#444}.flag{color:#666;font-size:.9rem}
-.charts svg{max-width:100%;height:auto;display:block;margin:1rem 0}
+.charts svg{max-width:100%;height:auto;display:block;margin:1rem 0}.charts svg.narrow{display:none}
+@media (max-width:34rem){.charts svg.wide{display:none}.charts svg.narrow{display:block}
+table{font-size:.9rem}td,th{padding:.25rem .35rem}}
 section.question{border-left:3px solid #ddd;padding-left:1rem;margin:1rem 0}
 pre{white-space:pre-wrap;background:#f6f6f6;padding:.5rem;font-size:.9rem}
 """
@@ -49,15 +52,20 @@ def _badge(score: float | None) -> str:
 
 def _overall(report: Report) -> str:
     paragraphs = "".join(f"<p>{esc(line)}</p>" for line in w.overview_lines(report))
-    charts = "".join(to_svg(chart) for chart in report_charts(report))
+    # Each chart twice: the narrow drawing replaces the wide one on a phone (CSS above), where the wide one shrunk
+    # to fit the column set its labels ~6 px high (review s55).
+    charts = "".join(to_svg(chart, WIDTH, "wide") + to_svg(chart, NARROW_WIDTH, "narrow")
+                     for chart in report_charts(report))
     return f"<h2>{esc(w.OVERALL)}</h2>{paragraphs}<div class=\"charts\">{charts}</div>"
 
 
 def _topics(report: Report) -> str:
     rows = "".join(f"<tr><td>{esc(t.topic)}</td><td>{t.questions}</td><td>{_badge(t.score)}</td>"
                    f"<td>{esc(w.topic_gaps_text(t))}</td></tr>" for t in report.topics)
-    return (f"<h2>{esc(w.PER_TOPIC)}</h2><table><tr><th>Topic</th><th>Questions</th>"
-            f"<th>Mean score</th><th>{esc(w.TOPIC_GAPS)}</th></tr>{rows}</table>")
+    # In a box of its own that scrolls sideways: on a phone the table was wider than the page (420 px of 390, review
+    # s55) and its last column was cut off, not reachable.
+    return (f"<h2>{esc(w.PER_TOPIC)}</h2><div class=\"table-box\"><table><tr><th>Topic</th><th>Questions</th>"
+            f"<th>Mean score</th><th>{esc(w.TOPIC_GAPS)}</th></tr>{rows}</table></div>")
 
 
 def _questions(report: Report) -> str:

@@ -110,6 +110,12 @@ class CodeRunner:
             results.append(result.to_json(file=str(path)))
         return results
 
+    def check_sources(self, question_id: str, sources: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
+        """`check_files` for texts the caller read: (file name, source) pairs, so a file that can be read once
+        only (a pipe, such as bash's `<(git show HEAD:x.py)`) is read by the one who checked it."""
+        task = self._task(question_id)
+        return [self.check(task, source, question_id).to_json(file=name) for name, source in sources]
+
     def _task(self, question_id: str) -> CodeTask:
         if self._questions is None:
             from knowledge.loader import bank_index
@@ -152,7 +158,7 @@ class CodeRunner:
                 load_error, resource = _clip(meta.get("error")), _resource(meta)
             elif kind == "end":
                 break  # anything after the child's own `end` was not written by the harness
-        status, reason = _status(raw, load_error, resource, exit_info, self.timeout_s)
+        status, reason = _status(raw, load_error, resource, exit_info, self.timeout_s, self.output_limit)
         checks = []
         for check in task.checks:
             if load_error is not None:
@@ -210,7 +216,7 @@ def _resource(meta: dict[str, Any]) -> str | None:
 
 
 def _status(raw: RawOutcome, load_error: str | None, resource: str | None, exit_info: dict | None,
-            timeout_s: float) -> tuple[Status, str]:
+            timeout_s: float, output_limit: int) -> tuple[Status, str]:
     """Overall status, and why checks that produced nothing did not run."""
     sig = exit_info.get("signal") if exit_info else None
     if raw.memory_exceeded:  # shmem, files' kernel objects, several processes: past what rlimits see
@@ -218,7 +224,9 @@ def _status(raw: RawOutcome, load_error: str | None, resource: str | None, exit_
     if raw.timed_out or sig == signal.SIGXCPU:
         return Status.TIMED_OUT, f"your code exceeded the {timeout_s:g} s time limit"
     if raw.output_exceeded:
-        return Status.RESOURCE_LIMIT, f"your code printed more than {raw.stdout_bytes} bytes of output"
+        # The limit, not the count: how far past it the output got before the worker was stopped varies from run
+        # to run (review s55: "more than 1079892 bytes", then "1055349", for the same code).
+        return Status.RESOURCE_LIMIT, f"your code printed more than {_size(output_limit)} of output"
     if sig == signal.SIGXFSZ:
         return Status.RESOURCE_LIMIT, "your code wrote a file larger than the limit"
     if resource:
@@ -233,6 +241,14 @@ def _status(raw: RawOutcome, load_error: str | None, resource: str | None, exit_
     if load_error is not None:
         return Status.ERROR, load_error
     return Status.PASSED, "the run ended before this check"
+
+
+def _size(count: int) -> str:
+    """A byte count as people write a limit: 1 MB, 64 KB, or bytes when it is no round number of either."""
+    for unit, size in (("MB", 1 << 20), ("KB", 1 << 10)):
+        if count >= size and count % size == 0:
+            return f"{count // size} {unit}"
+    return f"{count} bytes"
 
 
 def _signal_name(number: int) -> str:
