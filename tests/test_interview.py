@@ -1449,8 +1449,8 @@ def test_a_follow_up_after_code_that_never_ran_says_so_and_why(repo, ingested_st
         outcome = engine.answer(session_id=session.id, user_id=user, code=broken,
                                 text="Weights wrapped in nn.Parameter so they register.")
     assert outcome.prompt.kind == PromptKind.FOLLOW_UP
-    assert outcome.prompt.text.startswith("My checks could not run your code: AttributeError: module 'torch.nn' has "
-                                          "no attribute 'Modle'")
+    assert outcome.prompt.text.startswith("My checks could not run your code: it stopped as it loaded, with \u201c"
+                                          "AttributeError: module 'torch.nn' has no attribute 'Modle'")
     assert "failed one of my checks" not in outcome.prompt.text
 
 
