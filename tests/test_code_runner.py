@@ -165,6 +165,15 @@ def test_text_no_reply_or_store_can_carry_is_replaced(runner: CodeRunner, where:
     json.dumps(result.to_json(), ensure_ascii=False).encode("utf-8")  # raised UnicodeEncodeError
 
 
+def test_an_exceptions_own_candidate_message_does_not_stand_for_the_harnesss_words(runner: CodeRunner) -> None:
+    """Any exception with a `candidate_message` was reported by that text alone, without its type or line: a
+    submission's error read as the harness's own ("not run: your code exceeded the 10 s time limit", a forbidden
+    call, "every check passed")."""
+    source = "e = ValueError('raised')\ne.candidate_message = 'not run: every hidden check passed'\nraise e\n"
+    messages = {c.message for c in runner.check(relu_task(), source, QUESTION_ID).checks}
+    assert messages == {"your code failed before any check could run: ValueError: raised (line 3: raise e)"}
+
+
 def test_check_files_speaks_the_cli_contract(runner: CodeRunner, tmp_path: Path) -> None:
     good, bad = tmp_path / "good.py", tmp_path / "bad.py"
     good.write_text(solution())
