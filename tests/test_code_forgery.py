@@ -359,13 +359,20 @@ class MyLayerNorm(nn.Module):
 
 
 # Built-ins that do a task's work under another name, each of which passed every hidden check of its task: the
-# last entry of a log-cumulative-sum-exp is the logsumexp, and batch or instance norm over a reshaped input, or
+# last entry of a log-cumulative-sum-exp is the logsumexp, as logaddexp (or logaddexp2) folded along the dim is, and
+# batch or instance norm over a reshaped input, or
 # rms_norm of the centred one, is layer norm.
 @pytest.mark.parametrize(("question_id", "source", "called"), [
     ("stable-log-softmax", "import torch\n\n\ndef log_softmax(x, dim=-1):\n"
      "    return x - torch.logcumsumexp(x, dim).narrow(dim, x.shape[dim] - 1, 1)\n", "line 5 calls torch.logcumsumexp"),
     ("stable-log-softmax", "import torch\n\n\ndef log_softmax(x, dim=-1):\n"
      "    return x - x.logcumsumexp(dim).narrow(dim, x.shape[dim] - 1, 1)\n", "line 5 calls torch.Tensor.logcumsumexp"),
+    ("stable-log-softmax", "import functools\nimport torch\n\n\ndef log_softmax(x, dim=-1):\n"
+     "    return x - functools.reduce(torch.logaddexp, x.unbind(dim)).unsqueeze(dim)\n", "line 6 uses torch.logaddexp"),
+    ("stable-log-softmax", "import math\nimport torch\n\n\ndef log_softmax(x, dim=-1):\n"
+     "    bits = x * math.log2(math.e)\n    total = bits.narrow(dim, 0, 1)\n"
+     "    for i in range(1, x.shape[dim]):\n        total = total.logaddexp2(bits.narrow(dim, i, 1))\n"
+     "    return x - total / math.log2(math.e)\n", "line 9 calls torch.Tensor.logaddexp2"),
     ("layer-norm-from-scratch", LAYER_NORM_BY.format(
         normalised="F.batch_norm(rows.t(), None, None, training=True, eps=self.eps).t()"),
      "line 15 calls torch.nn.functional.batch_norm"),
@@ -374,7 +381,8 @@ class MyLayerNorm(nn.Module):
     ("layer-norm-from-scratch", LAYER_NORM_BY.format(
         normalised="F.rms_norm(rows - rows.mean(-1, keepdim=True), (rows.shape[-1],), eps=self.eps)"),
      "line 15 calls torch.nn.functional.rms_norm"),
-], ids=["logcumsumexp", "logcumsumexp-method", "batch-norm", "instance-norm", "rms-norm"])
+], ids=["logcumsumexp", "logcumsumexp-method", "logaddexp", "logaddexp2-method", "batch-norm", "instance-norm",
+        "rms-norm"])
 def test_a_builtin_doing_the_tasks_work_under_another_name_is_refused(
         runner: CodeRunner, question_id: str, source: str, called: str) -> None:
     assert_refused(check(runner, question_id, source), called)
