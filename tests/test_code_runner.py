@@ -152,15 +152,15 @@ def test_stdout_is_captured(runner: CodeRunner) -> None:
 def test_text_no_reply_or_store_can_carry_is_replaced(runner: CodeRunner, where: str) -> None:
     """An exception's message may hold half a surrogate pair (and NUL): the API's JSON reply refused it (a 500 on
     /v1/code/check), and a session answer that stored it answered 500 on every read after (its page, its report).
-    Shown as U+FFFD, as undecodable output is."""
-    raise_it = "raise ValueError('half \\ud800 pair, nul \\x00 here')"
+    Shown as U+FFFD, as undecodable output is, as are control characters in a message (said in terminals too)."""
+    raise_it = "raise ValueError('half \\ud800 pair, nul \\x00 here, escape \\x1b[2J')"
     source = ("import sys\nsys.stdout.write('out \\x00 put')\n"
               + (f"{raise_it}\n" if where == "at import" else
                  f"import torch\nclass MyReLU(torch.autograd.Function):\n    @staticmethod\n"
                  f"    def forward(ctx, x):\n        {raise_it}\n"))
     result = runner.check(relu_task(), source, QUESTION_ID)
     messages = " ".join(c.message or "" for c in result.checks)
-    assert "half \ufffd pair, nul \ufffd here" in messages
+    assert "half \ufffd pair, nul \ufffd here, escape \ufffd[2J" in messages  # a terminal cleared its screen
     assert "out \ufffd put" in result.stdout
     json.dumps(result.to_json(), ensure_ascii=False).encode("utf-8")  # raised UnicodeEncodeError
 

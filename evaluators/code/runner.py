@@ -39,6 +39,9 @@ MAX_MESSAGE = 2000
 # JSON in the reply and SQLite both refuse it: the API answered 500 and a session that stored it answered 500 on every
 # read after) and NUL (PostgreSQL's text refuses it). Each is shown as U+FFFD, as undecodable output is.
 _UNSTORABLE = re.compile("[\ud800-\udfff\x00]")
+# In a check's message (said in feedback, reports and the terminal), control characters too, but tab and line feed:
+# an escape sequence in the error a submission raised cleared a terminal's screen and drew its own text there.
+_UNSHOWABLE = re.compile("[\ud800-\udfff\x00-\x08\x0b-\x1f\x7f-\x9f]")
 CRASH_SIGNALS = {signal.SIGSEGV: "a segmentation fault (often recursion too deep for the C stack)",
                  signal.SIGABRT: "an abort", signal.SIGBUS: "a bus error",
                  signal.SIGFPE: "a fatal arithmetic error"}
@@ -177,7 +180,8 @@ class CodeRunner:
         if raw.stdout_bytes > len(raw.stdout):
             stdout += f"\n[... output cut at {len(raw.stdout)} of {raw.stdout_bytes} bytes]"
         # Every text here may hold the submission's own (its exceptions' messages, values `verify` quotes).
-        checks = [dataclasses.replace(c, message=_storable(c.message)) if c.message else c for c in checks]
+        checks = [dataclasses.replace(c, message=_UNSHOWABLE.sub("\ufffd", c.message)) if c.message else c
+                  for c in checks]
         return CodeResult(question_id, status, checks, _storable(stdout), raw.duration_ms)
 
 
