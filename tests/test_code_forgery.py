@@ -388,6 +388,22 @@ def test_a_builtin_doing_the_tasks_work_under_another_name_is_refused(
     assert_refused(check(runner, question_id, source), called)
 
 
+def test_flex_attention_is_no_way_around_computing_the_attention(runner: CodeRunner) -> None:
+    """torch.nn.attention's flex_attention is a built-in attention the lists did not name: an encoder layer that left
+    its attention to it (per batch item, the padded keys sliced off) passed 7 of 8 hidden checks over HTTP (all but
+    the input gradient, which it cannot give on CPU)."""
+    solution = task("transformer-encoder-layer").solution
+    start, end = solution.index("        scores = q @ k"), solution.index("        return self.out_proj(out)\n")
+    flex = ("        from torch.nn.attention.flex_attention import flex_attention\n"
+            "        outs = []\n"
+            "        for i in range(b):\n"
+            "            keep = slice(None) if key_padding_mask is None else ~key_padding_mask[i]\n"
+            "            outs.append(flex_attention(q[i:i + 1], k[i:i + 1, :, keep], v[i:i + 1, :, keep]))\n"
+            "        out = torch.cat(outs).transpose(1, 2).reshape(b, l, d)\n")
+    result = check(runner, "transformer-encoder-layer", solution[:start] + flex + solution[end:])
+    assert_refused(result, "torch.nn.attention.flex_attention.flex_attention")
+
+
 def test_catching_the_refusal_and_falling_back_still_fails(runner: CodeRunner) -> None:
     honest = task("stable-log-softmax").solution.replace("def log_softmax(", "def _honest(")
     source = CROSS_ENTROPY.replace("def log_softmax(", "def _forged(") + honest + '''
