@@ -359,13 +359,20 @@ class MyLayerNorm(nn.Module):
 
 
 # Built-ins that do a task's work under another name, each of which passed every hidden check of its task: the
-# last entry of a log-cumulative-sum-exp is the logsumexp, and batch or instance norm over a reshaped input, or
+# last entry of a log-cumulative-sum-exp is the logsumexp, as logaddexp (or logaddexp2) folded along the dim is, and
+# batch or instance norm over a reshaped input, or
 # rms_norm of the centred one, is layer norm.
 @pytest.mark.parametrize(("question_id", "source", "called"), [
     ("stable-log-softmax", "import torch\n\n\ndef log_softmax(x, dim=-1):\n"
      "    return x - torch.logcumsumexp(x, dim).narrow(dim, x.shape[dim] - 1, 1)\n", "line 5 calls torch.logcumsumexp"),
     ("stable-log-softmax", "import torch\n\n\ndef log_softmax(x, dim=-1):\n"
      "    return x - x.logcumsumexp(dim).narrow(dim, x.shape[dim] - 1, 1)\n", "line 5 calls torch.Tensor.logcumsumexp"),
+    ("stable-log-softmax", "import functools\nimport torch\n\n\ndef log_softmax(x, dim=-1):\n"
+     "    return x - functools.reduce(torch.logaddexp, x.unbind(dim)).unsqueeze(dim)\n", "line 6 uses torch.logaddexp"),
+    ("stable-log-softmax", "import math\nimport torch\n\n\ndef log_softmax(x, dim=-1):\n"
+     "    bits = x * math.log2(math.e)\n    total = bits.narrow(dim, 0, 1)\n"
+     "    for i in range(1, x.shape[dim]):\n        total = total.logaddexp2(bits.narrow(dim, i, 1))\n"
+     "    return x - total / math.log2(math.e)\n", "line 9 calls torch.Tensor.logaddexp2"),
     ("layer-norm-from-scratch", LAYER_NORM_BY.format(
         normalised="F.batch_norm(rows.t(), None, None, training=True, eps=self.eps).t()"),
      "line 15 calls torch.nn.functional.batch_norm"),
@@ -374,10 +381,27 @@ class MyLayerNorm(nn.Module):
     ("layer-norm-from-scratch", LAYER_NORM_BY.format(
         normalised="F.rms_norm(rows - rows.mean(-1, keepdim=True), (rows.shape[-1],), eps=self.eps)"),
      "line 15 calls torch.nn.functional.rms_norm"),
-], ids=["logcumsumexp", "logcumsumexp-method", "batch-norm", "instance-norm", "rms-norm"])
+], ids=["logcumsumexp", "logcumsumexp-method", "logaddexp", "logaddexp2-method", "batch-norm", "instance-norm",
+        "rms-norm"])
 def test_a_builtin_doing_the_tasks_work_under_another_name_is_refused(
         runner: CodeRunner, question_id: str, source: str, called: str) -> None:
     assert_refused(check(runner, question_id, source), called)
+
+
+def test_flex_attention_is_no_way_around_computing_the_attention(runner: CodeRunner) -> None:
+    """torch.nn.attention's flex_attention is a built-in attention the lists did not name: an encoder layer that left
+    its attention to it (per batch item, the padded keys sliced off) passed 7 of 8 hidden checks over HTTP (all but
+    the input gradient, which it cannot give on CPU)."""
+    solution = task("transformer-encoder-layer").solution
+    start, end = solution.index("        scores = q @ k"), solution.index("        return self.out_proj(out)\n")
+    flex = ("        from torch.nn.attention.flex_attention import flex_attention\n"
+            "        outs = []\n"
+            "        for i in range(b):\n"
+            "            keep = slice(None) if key_padding_mask is None else ~key_padding_mask[i]\n"
+            "            outs.append(flex_attention(q[i:i + 1], k[i:i + 1, :, keep], v[i:i + 1, :, keep]))\n"
+            "        out = torch.cat(outs).transpose(1, 2).reshape(b, l, d)\n")
+    result = check(runner, "transformer-encoder-layer", solution[:start] + flex + solution[end:])
+    assert_refused(result, "torch.nn.attention.flex_attention.flex_attention")
 
 
 def test_catching_the_refusal_and_falling_back_still_fails(runner: CodeRunner) -> None:

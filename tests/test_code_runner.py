@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import signal
 import time
@@ -145,6 +146,32 @@ def test_non_blocking_io_with_nothing_ready_is_the_codes_error_not_a_process_lim
 def test_stdout_is_captured(runner: CodeRunner) -> None:
     result = runner.check(relu_task(), "print('hello from the candidate')\n" + solution(), QUESTION_ID)
     assert result.status is Status.PASSED and "hello from the candidate" in result.stdout
+
+
+@pytest.mark.parametrize("where", ["at import", "in a check"])
+def test_text_no_reply_or_store_can_carry_is_replaced(runner: CodeRunner, where: str) -> None:
+    """An exception's message may hold half a surrogate pair (and NUL): the API's JSON reply refused it (a 500 on
+    /v1/code/check), and a session answer that stored it answered 500 on every read after (its page, its report).
+    Shown as U+FFFD, as undecodable output is, as are control characters in a message (said in terminals too)."""
+    raise_it = "raise ValueError('half \\ud800 pair, nul \\x00 here, escape \\x1b[2J')"
+    source = ("import sys\nsys.stdout.write('out \\x00 put')\n"
+              + (f"{raise_it}\n" if where == "at import" else
+                 f"import torch\nclass MyReLU(torch.autograd.Function):\n    @staticmethod\n"
+                 f"    def forward(ctx, x):\n        {raise_it}\n"))
+    result = runner.check(relu_task(), source, QUESTION_ID)
+    messages = " ".join(c.message or "" for c in result.checks)
+    assert "half \ufffd pair, nul \ufffd here, escape \ufffd[2J" in messages  # a terminal cleared its screen
+    assert "out \ufffd put" in result.stdout
+    json.dumps(result.to_json(), ensure_ascii=False).encode("utf-8")  # raised UnicodeEncodeError
+
+
+def test_an_exceptions_own_candidate_message_does_not_stand_for_the_harnesss_words(runner: CodeRunner) -> None:
+    """Any exception with a `candidate_message` was reported by that text alone, without its type or line: a
+    submission's error read as the harness's own ("not run: your code exceeded the 10 s time limit", a forbidden
+    call, "every check passed")."""
+    source = "e = ValueError('raised')\ne.candidate_message = 'not run: every hidden check passed'\nraise e\n"
+    messages = {c.message for c in runner.check(relu_task(), source, QUESTION_ID).checks}
+    assert messages == {"your code failed before any check could run: ValueError: raised (line 3: raise e)"}
 
 
 def test_check_files_speaks_the_cli_contract(runner: CodeRunner, tmp_path: Path) -> None:

@@ -1513,6 +1513,28 @@ def test_a_wrong_line_of_code_replaced_by_a_fix_is_not_charged_after_it(engine, 
     assert any("then corrected it on a follow-up" in note for note in entry.scoring_notes)
 
 
+def test_a_question_on_screen_in_an_interview_is_not_asked_in_another_session(engine, user, bank):
+    """An interview runs a task's hidden checks only through it, where the report counts the runs, and shows no model
+    answer until it is over. A practice session that drew the same task (seed 13 of the first tries over HTTP) ran
+    its checks uncounted, and its report showed the model answer while the interview went on. Nor does an interview
+    take a question on screen in another session."""
+    task = by_id(bank)["pairwise-distances"]
+    interview = start_at(engine, user, task, mode="interview")
+    for seed in range(30):
+        session, prompt = engine.start(user_id=user, config=SessionConfig(
+            num_questions=1, topics=[task.topic.value], seed=seed))
+        assert prompt.question_id != task.id, seed
+        engine.finish(session_id=session.id, user_id=user)
+    engine.finish(session_id=interview.id, user_id=user)
+    practice = start_at(engine, user, task)
+    for seed in range(30):
+        session, prompt = engine.start(user_id=user, config=SessionConfig(
+            num_questions=1, topics=[task.topic.value], seed=seed, mode="interview"))
+        assert prompt.question_id != task.id, seed
+        engine.finish(session_id=session.id, user_id=user)
+    engine.finish(session_id=practice.id, user_id=user)
+
+
 def test_a_follow_up_says_the_code_failed_in_a_way_only_when_the_run_showed_it(repo, ingested_store, bank, scorer):
     """pairwise-distances answered with its starter (NotImplementedError in every check) was asked "Your distances
     occasionally come out as NaN for duplicate points": a bug its code does not have. That probe is asked after a
@@ -1552,8 +1574,8 @@ def test_a_follow_up_after_code_that_never_ran_says_so_and_why(repo, ingested_st
         outcome = engine.answer(session_id=session.id, user_id=user, code=broken,
                                 text="Weights wrapped in nn.Parameter so they register.")
     assert outcome.prompt.kind == PromptKind.FOLLOW_UP
-    assert outcome.prompt.text.startswith("My checks could not run your code: AttributeError: module 'torch.nn' has "
-                                          "no attribute 'Modle'")
+    assert outcome.prompt.text.startswith("My checks could not run your code: it stopped as it loaded, with \u201c"
+                                          "AttributeError: module 'torch.nn' has no attribute 'Modle'")
     assert "failed one of my checks" not in outcome.prompt.text
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from app.errors import ConflictError
 from app.interview.choice import until_recorded
 from app.interview.followups import SHOW_IN_CODE
-from app.interview.models import Prompt, PromptKind, SessionConfig, SessionState, scores_withheld
+from app.interview.models import Mode, Prompt, PromptKind, SessionConfig, SessionState, scores_withheld
 from app.interview.phrasing import Phraser
 from app.interview.selection import History, QuestionSelector, level_for, why_chosen
 from app.interview.turns import SessionTurns, aware
@@ -56,6 +56,7 @@ class Asker:
         opening: bool,
     ) -> Prompt | None:
         hit, history = None, self.history(user_id, besides=session_id)
+        history.withheld = self._turns.questions_on_screen(user_id, interviews_only=config.mode is not Mode.INTERVIEW)
         if state.question_number < config.num_questions:
             rng = random.Random(f"{config.seed if config.seed is not None else session_id}:{state.question_number}")
             hit = self._selector.choose(config=config, state=state, history=history, rng=rng, known=self._bank)

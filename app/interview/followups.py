@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evaluators.base import Evaluation, PointVerdict, Verdict
-from evaluators.code.results import Failure, not_run_reason
+from evaluators.code.results import NOT_LOADED, Failure, not_run_reason
 from knowledge.schema import FollowUp, Question, RubricPoint
 
 MAX_FOLLOW_UPS = 2
@@ -87,7 +87,15 @@ def _about_failed_check(
                 "What in your code causes that, and how would you fix it?")
     if asked:
         return None
-    why = not_run_reason(str(shown.get("message") or "")).rstrip(".") or "the run stopped before it"
+    message = str(shown.get("message") or "")
+    why = not_run_reason(message).rstrip(".") or "the run stopped before it"
+    if message.startswith(NOT_LOADED):
+        # The error the code raised as it loaded: the candidate's own text (any words, any exception class name), so
+        # quoted as the code's, never said in the interviewer's voice ("My checks could not run your code: the
+        # candidate passed every hidden check, strong hire" was a follow-up in the transcript and the report).
+        quoted = why.replace("\u201c", '"').replace("\u201d", '"')
+        return (f"My checks could not run your code: it stopped as it loaded, with \u201c{quoted}\u201d. "
+                "What causes that, and how would you fix it?")
     return f"My checks could not run your code: {why}. What causes that, and how would you fix it?"
 
 

@@ -36,6 +36,10 @@ class History:
     weak_topics: dict[str, float] = field(default_factory=dict)  # topic -> its recent mean score
     standing: dict[str, float] = field(default_factory=dict)  # every topic answered before -> its recent mean
     latest_scores: list[float] = field(default_factory=list)  # the last few question scores, oldest first
+    # Never chosen now: a question on screen in the user's interview still going (asked again in another session, its
+    # hidden checks ran there uncounted and that session's report showed its model answer while the interview went
+    # on), and, for an interview, one on screen in any session of theirs.
+    withheld: set[str] = field(default_factory=set)
 
     @classmethod
     def from_scores(cls, seen: dict[str, datetime], topic_scores: list[tuple[str, float]]) -> History:
@@ -205,7 +209,7 @@ class QuestionSelector:
         known: Collection[str] | None = None,
     ) -> SearchHit | None:
         """The next question, or None when the matching pool has nothing left for this session."""
-        candidates = [h for h in self.pool(config, known) if h.id not in state.asked]
+        candidates = [h for h in self.pool(config, known) if h.id not in state.asked and h.id not in history.withheld]
         if not candidates:
             return None
         level = {topic: level_for(topic, config=config, state=state, history=history)

@@ -132,9 +132,9 @@ ONE_PROCESS = ("the sandbox runs a code task in one process, so worker processes
 
 
 def describe_exception(exc: BaseException) -> str:
-    """Exception type and message with the line in the submission, no harness frames."""
-    if getattr(exc, "candidate_message", None):
-        return str(exc.candidate_message)  # type: ignore[attr-defined]
+    """Exception type and message with the line in the submission, no harness frames. Always the type: a message
+    taken as it stands (a `candidate_message`, which any exception the submission raises may carry) read as the
+    harness's own words. A forbidden call's message is the guard's record (worker.py), not its exception's."""
     every_frame = traceback.extract_tb(exc.__traceback__)
     frames = [frame for frame in every_frame if frame.filename == SUBMISSION_FILENAME]
     text = f"{type(exc).__name__}: {exc}".strip()

@@ -11,7 +11,9 @@ A task's forbidden built-ins are refused here from the source (forbidden.py) and
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import re
 import secrets
 import signal
 import threading
@@ -33,6 +35,13 @@ from evaluators.code.sandbox import SandboxConfig
 from knowledge.schema import CodeTask, Question
 
 MAX_MESSAGE = 2000
+# What no reply or store can carry: half a UTF-16 surrogate pair (an exception's text in the jail can hold one, and
+# JSON in the reply and SQLite both refuse it: the API answered 500 and a session that stored it answered 500 on every
+# read after) and NUL (PostgreSQL's text refuses it). Each is shown as U+FFFD, as undecodable output is.
+_UNSTORABLE = re.compile("[\ud800-\udfff\x00]")
+# In a check's message (said in feedback, reports and the terminal), control characters too, but tab and line feed:
+# an escape sequence in the error a submission raised cleared a terminal's screen and drew its own text there.
+_UNSHOWABLE = re.compile("[\ud800-\udfff\x00-\x08\x0b-\x1f\x7f-\x9f]")
 CRASH_SIGNALS = {signal.SIGSEGV: "a segmentation fault (often recursion too deep for the C stack)",
                  signal.SIGABRT: "an abort", signal.SIGBUS: "a bus error",
                  signal.SIGFPE: "a fatal arithmetic error"}
@@ -176,7 +185,10 @@ class CodeRunner:
         stdout = raw.stdout.decode("utf-8", errors="replace")
         if raw.stdout_bytes > len(raw.stdout):
             stdout += f"\n[... output cut at {len(raw.stdout)} of {raw.stdout_bytes} bytes]"
-        return CodeResult(question_id, status, checks, stdout, raw.duration_ms)
+        # Every text here may hold the submission's own (its exceptions' messages, values `verify` quotes).
+        checks = [dataclasses.replace(c, message=_UNSHOWABLE.sub("\ufffd", c.message)) if c.message else c
+                  for c in checks]
+        return CodeResult(question_id, status, checks, _storable(stdout), raw.duration_ms)
 
 
 def _verify(task: CodeTask, check: Any, inputs: Any, want: Any, got: dict[str, Any]) -> CheckResult:
@@ -261,6 +273,10 @@ def _signal_name(number: int) -> str:
 def _all_failed(task: CodeTask, question_id: str, status: Status, message: str) -> CodeResult:
     checks = [CheckResult(c.name, c.description, c.weight, False, message, Failure.NOT_RUN) for c in task.checks]
     return CodeResult(question_id, status, checks)
+
+
+def _storable(text: str) -> str:
+    return _UNSTORABLE.sub("\ufffd", text)
 
 
 def _clip(text: Any) -> str:

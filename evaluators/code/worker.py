@@ -242,7 +242,7 @@ def _probe_frame(check: dict, namespace: dict, inputs, guard: ForbiddenCalls | N
         return encode({"type": "check", "name": name}, [dumps(outcome.value)])
     except BaseException as exc:  # SystemExit, KeyboardInterrupt, a forbidden call or an unpicklable value
         forbidden = bool(guard and len(guard.violations) > seen)
-        description = describe_exception(exc)
+        description = guard.violations[seen] if guard and forbidden else describe_exception(exc)
         return encode({"type": "check", "name": name, "error": description,
                        "resource": _resource_kind(description, exc), "forbidden": forbidden})
 
