@@ -60,7 +60,8 @@ def score_note(verdicts: list[PointVerdict], wrong: list[DetectedMisconception],
     closeness it reads how much of the whole model answer the answer matches, word by word and by the share of the
     model answer's words it uses, and a concise answer stating every point lacks the rest. requires_grad's five
     points all covered scored 3.8 with 33% of the model answer's words, where the model answer itself reads
-    4.8 (bench/SCORER_FINDINGS.md). The LLM judge's score is its points' credits, so it passes neither."""
+    4.8 (tests/test_rubric_scorer.py). The LLM judge's score is its points' credits, so it passes neither; a code
+    answer's feedback, composed again after its run, has a score the run gives, and no note either."""
     if score is None or content_share is None or score >= FULL_ANSWER_SCORE or wrong:
         return None
     if any(p.verdict is Verdict.MISSED and not p.beyond_score for p in verdicts):
