@@ -105,15 +105,17 @@ class RubricScorer(Evaluator):
             gate: str | None = "non-answer" if said else "empty"
             wrong: list[DetectedMisconception] = []
             verdicts, score = [PointVerdict.judged(p, Verdict.MISSED, 0.0, None) for p in task.rubric], 0.0
+            content_share: float | None = None
         else:
             values, supports, wrong = self._signals(task, rubric, *reading)
             verdicts = [PointVerdict.judged(point, *self.model.points.read(support, len(point.evidence)), quote)
                         for point, (support, quote) in zip(task.rubric, supports, strict=True)]
-            gate, score = None, 5 * self.model.share(values)
+            gate, score, content_share = None, 5 * self.model.share(values), values["stem_recall"]
+        score = round(score, 1)  # the model's share is 0-1
+        feedback = compose_feedback(verdicts, wrong, gate, score=score, content_share=content_share)
         return Evaluation(
-            question_id=task.question_id, score=round(score, 1), points=verdicts,  # the model's share is 0-1
-            misconceptions=wrong, feedback=compose_feedback(verdicts, wrong, gate), model_answer=task.reference_answer,
-            evaluator=self.name, gate=gate,
+            question_id=task.question_id, score=score, points=verdicts, misconceptions=wrong, feedback=feedback,
+            model_answer=task.reference_answer, evaluator=self.name, gate=gate,
         )
 
     def _signals(

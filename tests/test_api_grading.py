@@ -25,6 +25,17 @@ def test_grade_against_a_bank_entry(alice, bank):
     assert (unknown["score"], unknown["gate"]) == (0, "non-answer")  # a zero that was never read is said so
 
 
+def test_a_right_concise_answer_under_four_is_told_in_its_grade_what_the_score_also_reads(alice):
+    """The reviewer's POST /v1/grade (stop 55): every point covered, 3.8, and nothing said where the rest went."""
+    from tests.test_rubric_scorer import REQUIRES_GRAD_CONCISE
+
+    graded = alice.post("/v1/grade", json={"question_id": "requires-grad", "answer": REQUIRES_GRAD_CONCISE}).json()
+    assert graded["score"] < 4.0 and all(p["verdict"] != "missed" for p in graded["points"])
+    assert graded["feedback"].splitlines()[-1].startswith(
+        "No point is missing, but the score also weighs how much of the full model answer's content you give (you "
+        "used 33% of its content words)")
+
+
 def test_grade_against_an_own_reference_and_by_matching(alice):
     body = {
         "question": "What does model.eval() change?",

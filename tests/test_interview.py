@@ -205,6 +205,32 @@ def test_hint_costs_credit_and_is_recorded(engine, user, bank):
     assert engine._repo.turns(session.id)[0].hints_used == 1
 
 
+def test_a_right_concise_answer_under_four_says_why_in_the_feedback_and_the_report(engine, repo, user):
+    """Every point of requires-grad stated in a few sentences scores under 4: the practice feedback says what the
+    score also reads, and the report lists it under the question in every format."""
+    from app.reports import build_report, render
+    from app.reports.html_doc import esc
+    from app.reports.markdown_doc import md
+    from tests.test_rubric_scorer import REQUIRES_GRAD_CONCISE
+
+    config = SessionConfig(num_questions=3, topics=["autograd"], difficulty=1, seed=5)  # the topic's three 1s
+    session, prompt = engine.start(user_id=user, config=config)
+    shown = None
+    while prompt is not None:
+        concise = prompt.question_id == "requires-grad" and prompt.kind is PromptKind.QUESTION
+        outcome = engine.answer(session_id=session.id, user_id=user, code=None,
+                                text=REQUIRES_GRAD_CONCISE if concise else "I don't know")
+        shown = outcome.evaluation if concise else shown
+        prompt = outcome.prompt
+    note = "No point is missing, but the score also weighs how much of the full model answer's content you give"
+    assert shown is not None and shown["score"] < 4.0 and note in shown["feedback"]
+    report = build_report(session=repo.get_session(session.id, user), turns=repo.turns(session.id), bank={})
+    (entry,) = [q for q in report.questions if q.question_id == "requires-grad"]
+    assert any(n.startswith(note) for n in entry.scoring_notes)
+    assert f"- Scoring: {md(note)}" in render(report, "markdown")[0].decode()
+    assert f"Scoring: {esc(note)}" in render(report, "html")[0].decode()
+
+
 def test_a_hint_given_is_shown_again_on_reload_and_quoted_in_the_report(engine, repo, user):
     from app.reports import build_report, render
     from app.reports.html_doc import esc

@@ -1389,3 +1389,20 @@ def test_the_html_report_fits_a_phone_screen(report: Report) -> None:
         assert sizes and min(sizes) >= 9
         xs = [float(x) for x in re.findall(r' x[12]?="(-?[\d.]+)"', drawing)]
         assert xs and 0 <= min(xs) and max(xs) <= float(width)  # nothing drawn outside its box
+
+
+def test_the_final_answers_score_note_is_a_scoring_note_under_its_question(bank) -> None:
+    """An answer missing no point that scored under 4 says why in its feedback (evaluators/feedback.score_note); the
+    report, which lists points rather than the feedback, says it under the question. An earlier answer's note is
+    left out: the final answer's score is the question's."""
+    note = ("No point is missing, but the score also weighs how much of the full model answer's content you give "
+            "(you used 33% of its content words), so see the model answer for what more it says.")
+    first = evaluation(3.8, [point("a", "covered", "x")], feedback=f"Right: a (you said: \"x\")\n{note}")
+    turns = [turn(1, "autograd-basics", "autograd", answer_text="x", evaluation=first)]
+    built = build_report(session=session({"autograd-basics": 3.8}), turns=turns, bank=bank)
+    assert note in built.question(1).scoring_notes
+    assert f"Scoring: {note}" in render(built, "markdown")[0].decode()
+    later = evaluation(4.4, [point("a", "covered", "x")], feedback="Right: a (you said: \"x\")")
+    turns.append(turn(2, "autograd-basics", "autograd", kind="follow_up", answer_text="y", evaluation=later))
+    built = build_report(session=session({"autograd-basics": 4.4}), turns=turns, bank=bank)
+    assert note not in built.question(1).scoring_notes

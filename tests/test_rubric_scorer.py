@@ -467,3 +467,49 @@ def test_feedback_quotes_the_sentence_that_earned_a_partial_point():
     assert partly == 'Partly there: The answer says a (you said: "a might be said")'
     assert compose_feedback([PointVerdict.judged(point, Verdict.PARTIAL, 0.5, None)], [], None) == \
         "Partly there: The answer says a"
+
+
+# The reviewer's answer to requires-grad (stop 55): every point stated, in a fifth of the model answer's length.
+REQUIRES_GRAD_CONCISE = (
+    "requires_grad=True makes autograd record every operation on the tensor so backward() can compute its gradient "
+    "into .grad. Results of operations on it also require grad and have a grad_fn. Plain tensors default to False, "
+    "while nn.Parameter defaults to True, so model weights are tracked automatically. Only floating point and complex "
+    "tensors can require grad. Setting it to False freezes a parameter, for example a pretrained backbone, which "
+    "saves compute and memory."
+)
+
+
+def test_a_right_concise_answer_scored_under_four_is_told_what_the_score_also_reads(scorer, by_id):
+    """No point missed and nothing wrong, yet 3.8: the score also reads how much of the whole model answer the
+    answer matches (word by word, and the share of its words used: 33% here, the model answer's own 99%), which
+    the verdicts do not show. The feedback says so with the figure, and points to the model answer."""
+    question = by_id["requires-grad"]
+    concise = grade(scorer, question, REQUIRES_GRAD_CONCISE)
+    assert all(p.verdict is not Verdict.MISSED for p in concise.points) and not concise.misconceptions
+    assert concise.score < 4.0
+    assert concise.feedback.splitlines()[-1] == (
+        "No point is missing, but the score also weighs how much of the full model answer's content you give "
+        "(you used 33% of its content words), so see the model answer for what more it says.")
+    # Not said where the score is no lower than a model answer's, nor where a missed point already says why.
+    assert "No point is missing" not in grade(scorer, question, question.reference_answer).feedback
+    first = REQUIRES_GRAD_CONCISE.split(". ")[0] + "."
+    short = grade(scorer, question, first)
+    assert short.score < 4.0 and any(p.verdict is Verdict.MISSED for p in short.points)
+    assert "No point is missing" not in short.feedback
+
+
+def test_the_score_note_is_the_offline_scorers_alone():
+    """The LLM judge's score is its points' credits, so it passes no content share, and its feedback has no note;
+    a wrong claim or a missed point is reason enough on its own."""
+    from evaluators.base import DetectedMisconception, PointVerdict
+    from evaluators.feedback import compose_feedback, score_note_in
+
+    covered = [PointVerdict(point_id="a", description="A.", weight=1, verdict=Verdict.COVERED, credit=1.0,
+                            evidence="a")]
+    missed = [*covered, PointVerdict(point_id="b", description="B.", weight=1, verdict=Verdict.MISSED, credit=0.0)]
+    wrong = [DetectedMisconception(claim="c", correction="d", quote="e")]
+    assert score_note_in(compose_feedback(covered, [], None, score=3.0, content_share=0.25)) is not None
+    assert score_note_in(compose_feedback(covered, [], None, score=3.0)) is None  # the judge's call
+    assert score_note_in(compose_feedback(covered, [], None, score=4.0, content_share=0.25)) is None
+    assert score_note_in(compose_feedback(missed, [], None, score=3.0, content_share=0.25)) is None
+    assert score_note_in(compose_feedback(covered, wrong, None, score=3.0, content_share=0.25)) is None

@@ -22,6 +22,7 @@ from app.reports.quotes import answer_texts
 from app.reports.replies import reply_action
 from app.store.records import TurnRecord
 from evaluators.base import LLM_JUDGE
+from evaluators.feedback import score_note_in
 from evaluators.quotes import normalise, quote_in
 from evaluators.run_points import failure_said
 from knowledge.schema import Question
@@ -92,8 +93,10 @@ def question_entry(
         worth_saying=[p for p in not_stated if p.point_id in unneeded],
         misconceptions=wrong,
         penalties=question_penalties(evaluation),
+        # The final answer's score read lower than its verdicts explain: why, as its feedback said (score_note).
         scoring_notes=list(dict.fromkeys([*(str(n) for t in answered for n in (t.evaluation or {}).get("notes") or []),
-                                          *map(_corrected_note, corrected)])),
+                                          *map(_corrected_note, corrected),
+                                          *filter(None, [score_note_in(str(evaluation.get("feedback") or ""))])])),
         scored_by=scored_by(evaluation),
         feedback=evaluation.get("feedback"),
         transcript=[Exchange(kind="follow_up" if t.kind == "follow_up" else "question", prompt=t.prompt,
