@@ -1479,28 +1479,9 @@ class EarlyStopping:
         return self.counter > self.patience
 '''
 
-CLONED_BEST_STATE = '''import copy
-import math
-import torch
-
-
-class EarlyStopping:
-    def __init__(self, patience: int, min_delta: float = 0.0):
-        self.patience = patience
-        self.min_delta = min_delta
-        self.best_loss = math.inf
-        self.counter = 0
-        self.best_state = None
-
-    def step(self, val_loss: float, model: torch.nn.Module) -> bool:
-        if val_loss < self.best_loss - self.min_delta:
-            self.best_loss = val_loss
-            self.counter = 0
-            self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        else:
-            self.counter += 1
-        return self.counter >= self.patience
-'''
+# The fix: the best state kept as a copy of the weights, not a reference to them.
+CLONED_BEST_STATE = SHARED_BEST_STATE.replace(
+    "model.state_dict()", "{k: v.detach().clone() for k, v in model.state_dict().items()}")
 
 
 def test_a_wrong_line_of_code_replaced_by_a_fix_is_not_charged_after_it(engine, repo, user, bank):
