@@ -593,3 +593,14 @@ def test_a_session_stored_with_half_a_surrogate_pair_is_read_with_a_replacement_
         assert report.status_code == 200, (fmt, report.text)
         if fmt != "pdf":
             assert "half \ufffd pair" in report.content.decode("utf-8"), fmt
+
+
+def test_a_session_says_what_each_hint_costs_for_a_screen_that_shows_its_hints_again(api, alice):
+    """The hint's reply says its cost ("hints cost 0.5 points each"); the transcript a reloaded screen reads kept the
+    hints' texts but no figure, so the app could only say that hints "cost points"."""
+    created = start(alice, topics=["autograd"], num_questions=1)
+    given = alice.post(f"/v1/sessions/{created['id']}/hint", params={"turn": 0}).json()
+    detail = alice.get(f"/v1/sessions/{created['id']}").json()
+    assert detail["hint_cost"] == 0.5 and f"hints cost {detail['hint_cost']} points each" in given["message"]
+    schema = api.app.openapi()["components"]["schemas"]["SessionDetail"]["properties"]["hint_cost"]
+    assert schema["type"] == "number" and "each hint costs" in schema["description"]
