@@ -8,6 +8,7 @@ str, but the tokenizer, the database and the JSON writer all fail on it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 # JSON decoding joins every escaped pair into one character, so a surrogate left in a str is alone.
@@ -32,17 +33,17 @@ def as_text(value: str) -> str:
     return _SURROGATE.sub(REPLACEMENT, value).replace("\x00", REPLACEMENT)
 
 
-def as_text_throughout(value: Any) -> Any:
-    """`value` (str, or lists and dicts of them, as a JSON payload is) with every string passed through `as_text`.
+def as_text_throughout(value: Any, each: Callable[[str], str] = as_text) -> Any:
+    """`value` (str, or lists and dicts of them, as a JSON payload is) with every string passed through `each`.
 
     For what was stored before input was checked: a check's message or a submission's output could carry half a
     surrogate pair into a session's payloads, and every later read of that session failed to encode it."""
     if isinstance(value, str):
-        return as_text(value)
+        return each(value)
     if isinstance(value, list | tuple):
-        return [as_text_throughout(item) for item in value]
+        return [as_text_throughout(item, each) for item in value]
     if isinstance(value, dict):
-        return {as_text_throughout(key): as_text_throughout(item) for key, item in value.items()}
+        return {as_text_throughout(key, each): as_text_throughout(item, each) for key, item in value.items()}
     return value
 
 
