@@ -32,6 +32,7 @@ with stop_ends_the_import():
     from app.api.head import HeadAsGet
     from app.api.ratelimit import InFlightLimit, SlidingWindowLimiter
     from app.api.slow_routes import SlowRouteLimit
+    from app.api.text_json import TextJSONResponse
     from app.config import Settings, get_settings
     from app.said_once import drop_said
 
@@ -200,6 +201,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         "scoring, sandboxed code checks and reports. Authenticate with `Authorization: Bearer <key>`.",
         lifespan=lifespan,
         dependencies=[Depends(deps.known_query_only)],
+        # Not FastAPI's own encoder: text stored before input was checked must not fail a read (app/api/text_json).
+        default_response_class=TextJSONResponse,
     )
     app.state.settings = settings
     slots = settings.data_dir / "run-slots"  # shared by the server's workers: see app/api/ratelimit.py

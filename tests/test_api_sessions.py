@@ -8,9 +8,9 @@ import json
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select, update
 
-from app.store.models import InterviewSession, new_session_id
+from app.store.models import CodeResult, Evaluation, InterviewSession, new_session_id
 from tests.api_fixtures import PASSING_MARK, alice, api, assert_problem, build_api, scorer  # noqa: F401
 
 CONFIG = {"topics": ["autograd", "tensors"], "num_questions": 2, "seed": 3}
@@ -563,3 +563,44 @@ def test_a_seed_draws_the_same_questions_for_the_same_history_and_says_so(api, a
     said = " ".join(api.app.openapi()["components"]["schemas"]["SessionConfigIn"]["properties"]["seed"]["description"]
                     .split())
     assert "same history" in said and "no repeats" in said, said
+
+
+def test_a_session_stored_with_half_a_surrogate_pair_is_read_with_a_replacement_character(api, alice, bank):
+    """Before input was checked, a check's message or a submission's output could carry half a UTF-16 surrogate pair
+    into a session's payloads (JSON-escaped there, so the store kept it). Every read of that session failed to
+    encode it: its page and transcript (the app's History too) and its report in every format were a 500. Now each
+    shows U+FFFD; the stored row is left as it is."""
+    pairs = {(q.topic.value, q.difficulty) for q in bank if q.code}
+    topic, difficulty = next(
+        p for p in sorted(pairs) if all(q.code for q in bank if (q.topic.value, q.difficulty) == p)
+    )
+    sid = start(alice, topics=[topic], difficulty=difficulty, num_questions=1)["id"]
+    alice.post(f"/v1/sessions/{sid}/answers", json={"code": "x = 1", "text": "It sums.", "turn": 0}).raise_for_status()
+    alice.post(f"/v1/sessions/{sid}/finish").raise_for_status()
+    with api.repo._writing() as db:  # as an older server wrote it
+        code = db.scalars(select(CodeResult)).one()
+        code.payload = {**code.payload, "stdout": "out \udfff", "checks": [
+            {**check, "message": "half \ud800 pair"} for check in code.payload["checks"]]}
+        scored = db.scalars(select(Evaluation)).one()
+        scored.payload = {**scored.payload, "feedback": "said \ud83d here"}
+    detail = alice.get(f"/v1/sessions/{sid}")
+    assert detail.status_code == 200, detail.text
+    shown = detail.json()["transcript"][0]
+    assert shown["code_result"]["checks"][0]["message"] == "half \ufffd pair"
+    assert shown["evaluation"]["feedback"].startswith("said \ufffd here")
+    for fmt in ("json", "markdown", "html", "pdf"):
+        report = alice.get(f"/v1/sessions/{sid}/report", params={"format": fmt})
+        assert report.status_code == 200, (fmt, report.text)
+        if fmt != "pdf":
+            assert "half \ufffd pair" in report.content.decode("utf-8"), fmt
+
+
+def test_a_session_says_what_each_hint_costs_for_a_screen_that_shows_its_hints_again(api, alice):
+    """The hint's reply says its cost ("hints cost 0.5 points each"); the transcript a reloaded screen reads kept the
+    hints' texts but no figure, so the app could only say that hints "cost points"."""
+    created = start(alice, topics=["autograd"], num_questions=1)
+    given = alice.post(f"/v1/sessions/{created['id']}/hint", params={"turn": 0}).json()
+    detail = alice.get(f"/v1/sessions/{created['id']}").json()
+    assert detail["hint_cost"] == 0.5 and f"hints cost {detail['hint_cost']} points each" in given["message"]
+    schema = api.app.openapi()["components"]["schemas"]["SessionDetail"]["properties"]["hint_cost"]
+    assert schema["type"] == "number" and "each hint costs" in schema["description"]

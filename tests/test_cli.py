@@ -593,6 +593,29 @@ def test_the_terminal_report_wraps_a_model_answer_once():
     assert len(paragraph) > 3 and all(len(line) > 60 for line in paragraph[:-1]), paragraph
 
 
+def test_the_terminal_report_of_a_session_stored_with_half_a_surrogate_pair_shows_a_replacement_character():
+    """A check's message stored before input was checked could hold half a UTF-16 surrogate pair: `interviewer
+    report` (and the report after a terminal interview) ended in a UnicodeEncodeError traceback."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from app.cli_sessions import print_report
+    from app.config import Settings
+    from tests.test_reports import session, session_turns
+
+    turns = session_turns()
+    stored = turns[2].code_result
+    checks = [{**check, "message": "half \ud800 pair"} for check in stored["checks"]]
+    turns[2] = dataclasses.replace(turns[2], code_result={**stored, "checks": checks})
+    record = session({"autograd-basics": 3.8, "relu-autograd-function": 2.5, "save-and-load-models": 0.0})
+    repo = SimpleNamespace(get_session=lambda *_: record, turns=lambda _: turns)
+    console = Console(width=100, record=True)
+    print_report(console, repo, "s1", 7, Settings())
+    assert "half \ufffd pair" in console.export_text()
+
+
 def test_the_terminal_report_wraps_a_contracts_list_items_once():
     """A contract's list item goes on over lines indented under its text ("must give finite,\n  accurate results");
     those lines were kept, so at 80 columns each was wrapped again: "must give finite," alone on a line, then

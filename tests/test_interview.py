@@ -1066,6 +1066,50 @@ def test_a_fixed_level_is_kept_before_topics_spread_and_its_end_is_told_with_tha
     assert any("No question at difficulty 3 that you have not seen is left" in n for n in main[-1].notes)
 
 
+def test_an_interview_does_not_say_the_level_its_own_answers_reached_while_its_scores_are_withheld(
+        engine, user, bank):
+    """In interview mode the scores wait for the end, yet a strong candidate read "Your answers put you at difficulty
+    3, but no question at that level ... is left" on a prompt: their own answers' level, said while their report was
+    a 409. An interview holds it until it ends, then says it (in its notes and report), naming the question; a
+    practice session says it at once (the test above)."""
+    from app.interview.models import Mode
+
+    bank_map = by_id(bank)
+    hard = [q for q in bank if q.topic.value == "autograd" and q.difficulty == 3]
+    config = SessionConfig(num_questions=len(hard) + 3, topics=["autograd"], seed=2, mode=Mode.INTERVIEW)
+    session, prompt = engine.start(user_id=user, config=config)
+    told = list(prompt.notes)
+    while prompt is not None:
+        outcome = engine.answer(session_id=session.id, user_id=user, text=bank_map[prompt.question_id].reference_answer,
+                                code=None)
+        prompt = outcome.prompt
+        stored = engine._repo.get_session(session.id, user)
+        if prompt is not None:
+            told += [*prompt.notes, *stored.state["notes"]]
+            assert not any("Your answers put you at difficulty" in n for n in told), told
+    ended = engine._repo.get_session(session.id, user)
+    assert ended.status == "completed"
+    assert any(n.startswith("Question ") and ": Your answers put you at difficulty 3, but no question at that level"
+               in n and n.endswith(", so it is at difficulty 2.") for n in ended.state["notes"]), ended.state["notes"]
+
+
+def test_an_interview_ended_early_tells_the_level_note_it_held(engine, user, bank):
+    """Ended early (Finish), an interview tells what it held until its end as well as when it runs its course."""
+    from app.interview.models import Mode
+
+    bank_map = by_id(bank)
+    hard = [q for q in bank if q.topic.value == "autograd" and q.difficulty == 3]
+    config = SessionConfig(num_questions=len(hard) + 3, topics=["autograd"], seed=2, mode=Mode.INTERVIEW)
+    session, prompt = engine.start(user_id=user, config=config)
+    while not engine._repo.get_session(session.id, user).state["held_notes"]:
+        prompt = engine.answer(session_id=session.id, user_id=user, text=bank_map[prompt.question_id].reference_answer,
+                               code=None).prompt
+    ended = engine.finish(session_id=session.id, user_id=user)
+    assert any("Your answers put you at difficulty 3" in n for n in ended.notes), ended.notes
+    state = engine._repo.get_session(session.id, user).state
+    assert state["held_notes"] == [] and any("Your answers put you at difficulty 3" in n for n in state["notes"])
+
+
 def test_the_prompt_words_do_not_repeat_its_number_or_kind(engine, user, bank):
     """Every screen titles a prompt "Question 2 of 5" or "follow-up" from its fields; the words said it again
     ("Question 2 of 5. Question 2 of 5. What is..." on the terminal, "Follow-up: Follow-up: ..." in the report)."""

@@ -130,3 +130,15 @@ def test_a_reopened_session_shows_the_hints_taken_under_their_question() -> None
     assert chat[chat.index(PROMPT["text"]):] == [  # the open question, then its hints in the order taken
         PROMPT["text"], "Could I have a hint?", "Think of what backward adds to. (hints cost points on this question)",
         "Could I have a hint?", "Gradients accumulate across calls. (hints cost points on this question)"]
+
+
+def test_a_reopened_sessions_hints_say_what_each_cost_as_the_live_reply_did() -> None:
+    """The live reply to a hint says "(hints cost 0.5 points each on this question)"; after a reload the same hint
+    said only "(hints cost points on this question)": the figure is in the API's constant, which `ui` may not
+    import. The session's `hint_cost` now gives it."""
+    page = AppTest.from_function(_hinted, args=({**DETAIL, "hint_cost": 0.5}, PROMPT), default_timeout=30).run()
+    assert not page.exception, page.exception
+    assert [box.value for box in page.info] == [
+        "2 hint(s) taken here (each costs 0.5 points on this question).",
+        "Think of what backward adds to. (hints cost 0.5 points each on this question)",
+        "Gradients accumulate across calls. (hints cost 0.5 points each on this question)"]

@@ -100,7 +100,7 @@ def resume_session(detail: dict[str, Any]) -> None:
         if open_prompt and turn.get("position") == open_prompt["turn"]:
             prompt, shown_open = open_prompt, True  # the API's own: its number, code task and time limit
         chat.append({"role": "assistant", "type": "prompt", "prompt": prompt})
-        chat += _hints_taken(turn)
+        chat += _hints_taken(turn, detail.get("hint_cost"))
         if turn.get("action"):
             chat.append(_user_entry(turn["action"], turn.get("answer_text"), turn.get("answer_code")))
         if turn.get("evaluation"):
@@ -120,18 +120,21 @@ def resume_session(detail: dict[str, Any]) -> None:
     _restore_draft(detail)
 
 
-def _hints_taken(turn: dict[str, Any]) -> list[dict[str, Any]]:
-    """The hints taken on a turn as the live page showed them: the ask, then the hint. A turn stored before the hints'
-    texts were kept has only their count (hints_used), so those are only counted."""
+def _hints_taken(turn: dict[str, Any], cost: float | None = None) -> list[dict[str, Any]]:
+    """The hints taken on a turn as the live page showed them: the ask, then the hint with what it costs (`cost`, the
+    session's `hint_cost`; a server before it was sent only says that hints cost points). A turn stored before the
+    hints' texts were kept has only their count (hints_used), so those are only counted."""
     texts = list(turn.get("hints") or [])
+    each = "points" if cost is None else f"{cost:g} points each"
     entries: list[dict[str, Any]] = []
     for text in texts:
         entries += [_user_entry("hint", None, None),
-                    {"role": "assistant", "type": "message", "text": f"{text} (hints cost points on this question)"}]
+                    {"role": "assistant", "type": "message", "text": f"{text} (hints cost {each} on this question)"}]
     untold = (turn.get("hints_used") or 0) - len(texts)
     if untold > 0:
+        costs = "costs points" if cost is None else f"costs {cost:g} points"
         entries.append({"role": "assistant", "type": "message",
-                        "text": f"{untold} hint(s) taken here (each costs points on this question)."})
+                        "text": f"{untold} hint(s) taken here (each {costs} on this question)."})
     return entries
 
 

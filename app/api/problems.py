@@ -18,6 +18,7 @@ from starlette.routing import Match
 
 from app.api.deps import PROBES
 from app.api.head import headers_only
+from app.api.text_json import TextJSONResponse
 from app.errors import ConflictError, NotFoundError, UserFacingError, domain_errors, echoed, one_line
 from app.store.accounts import ACCOUNT_NAME, ACCOUNT_NAME_RULE
 from app.warmup import StillWarming
@@ -50,7 +51,7 @@ def problem(status: int, detail: str, *, headers: dict[str, str] | None = None, 
         "detail": detail,
         **extra,
     }
-    return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM_MEDIA_TYPE)
+    return TextJSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM_MEDIA_TYPE)
 
 
 def status_for(exc: BaseException) -> int:

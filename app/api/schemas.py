@@ -11,6 +11,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 
 from app.errors import echoed
 from app.interview.models import Prompt, SessionConfig
+from app.interview.penalties import HINT_COST
 from app.store.records import DraftRecord, SessionRecord
 from app.text_input import not_text
 from evaluators.base import DetectedMisconception, PointVerdict
@@ -193,6 +194,10 @@ class SessionDetail(SessionCreated):
     transcript: list[TranscriptTurn]
     draft: DraftOut | None = Field(default=None, description="The unsent draft for the current prompt (PUT "
                                    "/v1/sessions/{id}/draft), gone once that prompt is answered")
+    # Said with each hint as it is given (the hint's reply); a screen that shows the transcript's hints again after a
+    # reload had no figure to say, only that they "cost points".
+    hint_cost: float = Field(default=HINT_COST, description="Score points (of 5) each hint costs on the question it "
+                             "is taken on: what each of the transcript's `hints` was charged")
 
 
 def draft_out(draft: DraftRecord) -> DraftOut:

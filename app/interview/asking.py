@@ -13,7 +13,7 @@ from app.interview.choice import until_recorded
 from app.interview.followups import SHOW_IN_CODE
 from app.interview.models import Mode, Prompt, PromptKind, SessionConfig, SessionState, scores_withheld
 from app.interview.phrasing import Phraser
-from app.interview.selection import History, QuestionSelector, level_for, why_chosen
+from app.interview.selection import History, QuestionSelector, held_until_the_end, level_for, why_chosen
 from app.interview.turns import SessionTurns, aware
 from evaluators.code.forbidden import contract_with_refusals
 from knowledge.schema import FollowUp, Question
@@ -64,11 +64,13 @@ class Asker:
             raise ConflictError("no question in these topics can be asked now; widen the selection and start again")
         if hit is None:
             state.current_turn_id = state.current_question_id = None
+            state.release_held_notes()
             self._turns.save_state(session_id, state=state.model_dump(mode="json"), status="completed")
             return None
         question = self._bank[hit.id]
         pool = self._selector.pool(config, self._bank)
         state.note(*why_chosen(hit, config=config, state=state, history=history, pool=pool))
+        state.held_notes += held_until_the_end(hit, config=config, state=state, history=history, pool=pool)
         state.question_number += 1
         phrased = self._phraser.question(question, number=state.question_number, total=config.num_questions)
         state.note_wording(f"Q{state.question_number}", phrased.note)

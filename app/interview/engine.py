@@ -208,6 +208,7 @@ class InterviewEngine:
                 state.note(f"Ended early: question {state.question_number} of {config.num_questions} was "
                            "shown but not answered, so it is not scored.")
             state.current_turn_id = state.current_question_id = None
+            state.release_held_notes()
             self._repo.save_state(session_id, state=state.model_dump(mode="json"), status="completed",
                                   open_turn=None if current.answered else current.id)  # unless answered meanwhile
             return TurnOutcome(status="completed", notes=state.new_notes,

@@ -77,6 +77,9 @@ class SessionState(BaseModel):
     asked_topics: list[str] = Field(default_factory=list)
     question_scores: dict[str, float] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)  # e.g. LLM fallbacks, shown in the transcript
+    # Notes an interview tells only once it ends, since they are read from the scores it keeps until then (the
+    # level its answers reached: selection.held_until_the_end); moved into `notes` as it completes.
+    held_notes: list[str] = Field(default_factory=list)
     # The notes told with each turn, by its position: a prompt shown again (a reload of the app, a step a crash cut
     # short finished by the next request) tells them again, and the transcript keeps them with their turn.
     turn_notes: dict[int, list[str]] = Field(default_factory=dict)
@@ -100,6 +103,11 @@ class SessionState(BaseModel):
         once a session, under the prompt it first hit."""
         if note and not any(told == note or told.endswith(f": {note}") for told in self.notes):
             self.notes.append(f"{where}: {note}")
+
+    def release_held_notes(self) -> None:
+        """At the session's end: what was held until then is told (and kept for the report)."""
+        self.note(*self.held_notes)
+        self.held_notes = []
 
     @property
     def new_notes(self) -> list[str]:

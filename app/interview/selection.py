@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from app.errors import UserFacingError
-from app.interview.models import SessionConfig, SessionState
+from app.interview.models import Mode, SessionConfig, SessionState
 from knowledge.vectorstore import QuestionStore, SearchHit
 
 STRONG, WEAK = 4.0, 2.0  # a question score at or above STRONG steps up; at or below WEAK steps down
@@ -93,39 +93,56 @@ def why_chosen(
     hit: SearchHit, *, config: SessionConfig, state: SessionState, history: History, pool: list[SearchHit]
 ) -> list[str]:
     """What the candidate is told about a choice: a question asked before, a level other than the one asked for
-    or reached (unseen questions come first), and a topic back for review."""
+    or reached (unseen questions come first), and a topic back for review. Not what `held_until_the_end` keeps."""
     # A question seen before is said to be a repeat when it is chosen: sessions started together each counted
     # the topics' new questions before the others took them, so the count at the start cannot say it.
     notes = [REPEATED] if hit.id in history.seen else []
-    if level := _other_level(hit, config=config, state=state, history=history, pool=pool):
+    level, own = _other_level(hit, config=config, state=state, history=history, pool=pool)
+    if level and not (own and config.mode is Mode.INTERVIEW):
         notes.append(level)
     if (mean := history.weak_topics.get(hit.topic)) is not None and review_open(config, state, history):
         notes.append(f"{hit.topic} comes back for review: your latest answers on it averaged {mean:.1f} / 5.")
     return notes
 
 
+def held_until_the_end(
+    hit: SearchHit, *, config: SessionConfig, state: SessionState, history: History, pool: list[SearchHit]
+) -> list[str]:
+    """What an interview tells only once it ends: the level its own answers reached ("Your answers put you at
+    difficulty 3, but ...") is read from the scores it keeps until then, and told a strong candidate how they did
+    while their report was a 409. Named by its question, since it is read after the session."""
+    level, own = _other_level(hit, config=config, state=state, history=history, pool=pool)
+    if not level or not own or config.mode is not Mode.INTERVIEW:
+        return []
+    return [f"Question {state.question_number + 1}: {level.replace('this one is', 'it is')}"]
+
+
 def _other_level(
     hit: SearchHit, *, config: SessionConfig, state: SessionState, history: History, pool: list[SearchHit]
-) -> str | None:
-    """Why a question is not at the level it was chosen for, when none is left there. In adaptive mode the level is
-    the one the answers reached, never one the candidate chose, and the starting level (neither chosen nor reached)
-    goes unsaid: "These topics have no question at difficulty 1" puzzled a candidate who never chose one."""
+) -> tuple[str | None, bool]:
+    """Why a question is not at the level it was chosen for, when none is left there, and whether that level was
+    moved by this session's own answers (its topic asked here, or the session's level after any answer). In
+    adaptive mode the level is the one the answers reached, never one the candidate chose, and the starting level
+    (neither chosen nor reached) goes unsaid: "These topics have no question at difficulty 1" puzzled a candidate
+    who never chose one."""
     target = level_for(hit.topic, config=config, state=state, history=history)
     none_at_level = target not in {h.difficulty for h in pool}
     if hit.difficulty == target or not none_at_level and any(
             h.difficulty == target and h.id not in history.seen and h.id not in state.asked for h in pool):
-        return None
+        return None, False
     if config.difficulty != "adaptive":
         return (f"These topics have no question at difficulty {target}, so the questions are at other levels."
                 if none_at_level else f"No question at difficulty {target} that you have not seen is left in these "
-                "topics, so some questions are at another level.")
+                "topics, so some questions are at another level."), False
     reached = hit.topic in state.topic_levels or hit.topic in history.standing or state.question_scores \
         or history.latest_scores
     if not reached:
-        return None
+        return None, False
+    own = hit.topic in state.topic_levels or hit.topic not in history.standing and bool(state.question_scores)
     lacking = "these topics have no question at that level" if none_at_level else \
         "no question at that level that you have not seen is left in these topics"
-    return f"Your answers put you at difficulty {target}, but {lacking}, so this one is at difficulty {hit.difficulty}."
+    return (f"Your answers put you at difficulty {target}, but {lacking}, so this one is at difficulty "
+            f"{hit.difficulty}."), own
 
 
 def review_open(config: SessionConfig, state: SessionState, history: History) -> bool:

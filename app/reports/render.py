@@ -7,6 +7,7 @@ from collections.abc import Callable
 from app.reports.html_doc import render_html
 from app.reports.markdown_doc import render_markdown
 from app.reports.model import Report
+from app.text_input import as_text_throughout
 
 
 def _json(report: Report) -> bytes:
@@ -36,7 +37,14 @@ SAVED_AS = {"json": ("json", "inline"), "markdown": ("md", "attachment"), "html"
 def render(report: Report, fmt: str) -> tuple[bytes, str]:
     """The report in `fmt` (json, markdown, html or pdf) and the media type to serve it with."""
     renderer, media = _renderer(fmt)
-    return renderer(report), media
+    return renderer(_as_text(report)), media
+
+
+def _as_text(report: Report) -> Report:
+    """The report with half a surrogate pair (and NUL) in any of its text shown as U+FFFD. A session stored before
+    input was checked can hold one in a check's message or a submission's output, and UTF-8 cannot encode it: every
+    format of its report, the API's and the CLI's, failed. Here, once for every format; the stored row is kept."""
+    return Report.model_validate(as_text_throughout(report.model_dump()))
 
 
 def media_type(fmt: str) -> str:
