@@ -127,6 +127,18 @@ def test_every_commands_line_in_the_help_is_one_paragraph_without_line_breaks():
     assert [(name, first) for name, first in listed if "\n" in first] == []
 
 
+@pytest.mark.parametrize(("args", "said"), [
+    (("interview", "--resume", "--time-limit-s", "60"), "leave out --time-limit-s"),
+    (("interview", "abc123"), "a session id is for resuming one"),
+    (("keys", "create", "--name", " "), "--name cannot be empty"),
+])
+def test_options_that_do_not_go_together_exit_2_as_usage_errors(monkeypatch, capsys, no_bank, args, said):
+    """README: a usage error exits 2. `interview --resume ID --time-limit-s 60` (and the other setup options with
+    --resume, a session id without it, an empty key --name) exited 1, as if something had failed at run time."""
+    code, err = interviewer(monkeypatch, capsys, *args)
+    assert (code, said in err) == (2, True), err
+
+
 def test_check_help_says_one_bad_file_runs_none():
     """README and the help said `check` exits 2 "when none could be checked", but one bad file among good ones
     exits 2 and runs none of them."""
