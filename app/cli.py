@@ -33,8 +33,10 @@ def ingest(
     ),
     replace: Annotated[bool, typer.Option(help="Write over an existing --out file.")] = False,
 ) -> None:
-    """Embed the bank into Chroma (only what changed) and store its rubric vectors for scoring, or
-    parse raw documents into draft entries."""
+    """Embed the bank into Chroma (only what changed) and store its rubric vectors; --docs also drafts entries.
+
+    With --docs, raw question documents are parsed, matched against the bank, and written to --out as draft
+    entries; the bank's own files are not changed."""
     from app.services import store_for, store_rubric_vectors
     from ingest.drafts import match_bank, parse_documents, write_drafts
     from ingest.pipeline import ingest_bank

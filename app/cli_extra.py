@@ -169,10 +169,14 @@ def check(
     files: Annotated[list[Path], typer.Argument(help="Python files to check.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (the default output).")] = True,
 ) -> None:
-    """Run code files against a code task's hidden checks in the sandbox; one JSON object per file. Exits 1
-    when a file did not pass every check, so a CI job or a hook can gate on it, and 2 when nothing could be
-    checked (no such task; a file missing, a folder, empty or not UTF-8 text), so a job set up wrong is not taken
-    for code that failed."""
+    """Run code files against a code task's hidden checks in the sandbox; one JSON object per file.
+
+    Exits 1 when a file did not pass every check, so a CI job or a hook can gate on it. Exits 2, running no
+    file, when the task is not a code task in the bank or any one file is no code to check (missing, a folder,
+    unreadable, empty, not UTF-8 text), naming each such file in one line: a job set up wrong is not taken for
+    code that failed."""
+    # The first paragraph is the command's line in `interviewer --help`, where its line breaks are printed as they
+    # are: it stays on one line of source.
     from app.config import get_settings
     from evaluators.code.runner import CodeRunner
     from evaluators.run_points import judge_run

@@ -21,7 +21,7 @@ from app.cli_answers import over_limit, read_answer
 from app.cli_sessions import print_report, resume_command, session_to_resume, unfinished_note
 from app.cli_user import UserOption
 from app.config import LOCAL_USER
-from app.errors import UserFacingError
+from app.errors import BadOptionError, UserFacingError
 from app.interview.turns import late, time_left_s
 from evaluators.run_points import failure_said
 
@@ -272,13 +272,14 @@ def interview(
     from app.config import get_settings
     from app.services import code_runner_for, engine_for, repository_for
 
+    # Options that do not go together are usage errors: exit 2, as click's own (README: "a usage error ... exits 2").
     if session and not resume:
-        raise UserFacingError(f"a session id is for resuming one: `{resume_command(session, user)}`")
+        raise BadOptionError(f"a session id is for resuming one: `{resume_command(session, user)}`")
     # By the source's name: typer's own copy of click has its own ParameterSource.
     given = [f"--{name.replace('_', '-')}" for name in SETUP
              if getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE"]
     if resume and given:
-        raise UserFacingError(f"--resume continues a session as it was set up: leave out {', '.join(given)}")
+        raise BadOptionError(f"--resume continues a session as it was set up: leave out {', '.join(given)}")
     settings = get_settings()
     repo = repository_for(settings)
     runners: list[Any] = []  # the sandboxed runner, once a code answer needed it

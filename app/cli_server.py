@@ -13,7 +13,7 @@ import typer
 from app.cli_output import console
 from app.cli_user import UserOption, as_user
 from app.config import LOCAL_USER
-from app.errors import NotFoundError, UserFacingError
+from app.errors import BadOptionError, NotFoundError, UserFacingError
 
 # A key opens its user's account: `keys create --user` makes the user on first use (as `interview --user` does).
 keys_app = typer.Typer(help="API keys: create (shown once), list, revoke.", no_args_is_help=True)
@@ -87,7 +87,7 @@ def keys_create(
 ) -> None:
     """Create a key and print it once; only its hash is stored."""
     if not name.strip():
-        raise UserFacingError("--name cannot be empty")
+        raise BadOptionError("--name cannot be empty")  # a usage error: exit 2
     repo = _repo()
     plaintext, record = repo.create_api_key(repo.get_or_create_user(user).id, name)
     if as_json:

@@ -1121,7 +1121,7 @@ def test_a_paused_terminal_interview_is_resumed_listed_and_reported_from_the_ter
     assert so_far.returncode == 0 and json.loads(so_far.stdout)["session_id"] == sid, so_far.stderr
 
     given = run("interview", "--resume", "--questions", "3", env=env)
-    assert given.returncode == 1 and "leave out --questions" in given.stderr
+    assert given.returncode == 2 and "leave out --questions" in given.stderr  # a usage error
     from app.store import open_repository
 
     repo = open_repository(f"sqlite:///{data / 'interviewer.db'}")  # a draft of the open prompt, as the app keeps

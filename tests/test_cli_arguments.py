@@ -103,3 +103,47 @@ def test_resume_says_there_is_no_such_session_before_indexing_the_bank(monkeypat
 def _write(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
     return path
+
+
+def test_every_commands_line_in_the_help_is_one_paragraph_without_line_breaks():
+    """`interviewer --help` prints each command's first docstring paragraph with its line breaks as they are: check's
+    read "... one JSON object per file. Exits 1 / when a file did not pass every check, ... 2 when nothing could be /
+    checked", broken mid-sentence (ingest's too). Each first paragraph is one line of source."""
+    import inspect
+
+    import typer.main
+
+    cli._register_optional_commands()
+
+    def lines(group: object, name: str) -> list[tuple[str, str]]:
+        found = []
+        for sub_name, sub in getattr(group, "commands", {}).items():
+            found.append((f"{name} {sub_name}", inspect.cleandoc(sub.short_help or sub.help or "").split("\n\n")[0]))
+            found += lines(sub, f"{name} {sub_name}")
+        return found
+
+    listed = lines(typer.main.get_command(cli.app), "interviewer")
+    assert {"interviewer check", "interviewer ingest"} <= {name for name, _ in listed}
+    assert [(name, first) for name, first in listed if "\n" in first] == []
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("interview", "--resume", "--time-limit-s", "60"), "leave out --time-limit-s"),
+    (("interview", "abc123"), "a session id is for resuming one"),
+    (("keys", "create", "--name", " "), "--name cannot be empty"),
+])
+def test_options_that_do_not_go_together_exit_2_as_usage_errors(monkeypatch, capsys, no_bank, args, said):
+    """README: a usage error exits 2. `interview --resume ID --time-limit-s 60` (and the other setup options with
+    --resume, a session id without it, an empty key --name) exited 1, as if something had failed at run time."""
+    code, err = interviewer(monkeypatch, capsys, *args)
+    assert (code, said in err) == (2, True), err
+
+
+def test_check_help_says_one_bad_file_runs_none():
+    """README and the help said `check` exits 2 "when none could be checked", but one bad file among good ones
+    exits 2 and runs none of them."""
+    from app import cli_extra
+
+    assert "any one file" in (cli_extra.check.__doc__ or "") and "running no" in (cli_extra.check.__doc__ or "")
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    assert "none could be checked" not in readme and "running none, when the task is no code task or any file" in readme

@@ -1795,3 +1795,40 @@ def test_a_runner_given_as_a_function_is_started_at_the_first_code_answer_and_on
     none = AnswerScorer(evaluator=scorer, code_runner=start(None)).score(
         question, text="", code=question.code.solution, earlier=[])
     assert none.message == "code checks are unavailable on this server; your code was read as text only"
+
+
+def test_an_interview_kept_from_questions_on_screen_elsewhere_names_those_sessions(engine, user, bank):
+    """Practice sessions never expire: ten left open on autograd, each showing one of its questions, refused an
+    interview on it with "no question in these topics can be asked now; widen the selection" (wrong cause, wrong
+    advice). The refusal names the sessions to finish or end; one ended lets the interview start."""
+    topic = "distributed"
+    count = sum(q.topic.value == topic for q in bank)
+    practice = [engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=[topic]))[0]
+                for _ in range(count)]
+    with pytest.raises(ConflictError) as refused:
+        engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=[topic], mode="interview"))
+    assert "on screen in your other open sessions" in str(refused.value)
+    assert all(s.id in str(refused.value) for s in practice)
+    assert "widen the selection" in str(refused.value)  # still true, but no longer the only advice
+    engine.finish(session_id=practice[0].id, user_id=user)
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=[topic],
+                                                                       mode="interview"))
+    assert prompt is not None
+
+
+def test_an_interview_ended_by_questions_on_screen_elsewhere_says_so(engine, user, bank):
+    """An interview whose next questions are all on screen in practice sessions opened since ended after its first
+    question with no word of why ("completed", no note) though it was to ask two."""
+    topic = "distributed"
+    count = sum(q.topic.value == topic for q in bank)
+    interview, first = engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=[topic],
+                                                                        mode="interview"))
+    practice = [engine.start(user_id=user, config=SessionConfig(num_questions=1, topics=[topic]))[0]
+                for _ in range(count - 1)]
+    outcome = engine.answer(session_id=interview.id, user_id=user, text="no idea", code=None)
+    while outcome.prompt is not None and outcome.prompt.kind == PromptKind.FOLLOW_UP:
+        outcome = engine.answer(session_id=interview.id, user_id=user, text="no idea", code=None)
+    assert outcome.status == "completed"
+    said = " ".join(outcome.notes)
+    assert "Ended after question 1 of 2" in said and "on screen in your other open sessions" in said, outcome.notes
+    assert all(s.id in said for s in practice)

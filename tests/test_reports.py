@@ -1406,3 +1406,23 @@ def test_the_final_answers_score_note_is_a_scoring_note_under_its_question(bank)
     turns.append(turn(2, "autograd-basics", "autograd", kind="follow_up", answer_text="y", evaluation=later))
     built = build_report(session=session({"autograd-basics": 4.4}), turns=turns, bank=bank)
     assert note not in built.question(1).scoring_notes
+
+
+def test_earlier_answers_are_split_as_the_engine_split_them_for_the_judge(bank) -> None:
+    """The engine reads earlier answers to a code task, once new code is sent, with the contract's names
+    (scoring.words_of): a block showing them in use (`y = MyReLU.apply(x)`) stays in the words the judge reads. The
+    report split them without the names, took that block for replaced code, and called a claim quoted from it
+    "corrected on a follow-up" though the judge read it and did not clear it."""
+    said = "y = MyReLU.apply(x)  # the gradient flows to negative inputs too"
+    answer = (f"My first try:\n```python\nclass MyReLU(torch.autograd.Function):\n    pass\n```\nand in use:\n"
+              f"```python\n{said}\n```\n")
+    wrong = [{"claim": "ReLU passes gradient to negative inputs.", "quote": said,
+              "correction": "ReLU's gradient is zero for negative inputs."}]
+    first = evaluation(0.3, [], misconceptions=wrong, evaluator="llm-judge:fake")
+    later = evaluation(3.0, [], evaluator="llm-judge:fake")
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_text=answer, evaluation=first),
+             turn(2, "relu-autograd-function", "autograd", kind="follow_up", evaluation=later,
+                  answer_text="Here is the fix.", answer_code=CODE)]
+    built = build_report(session=session({"relu-autograd-function": 3.0}), turns=turns, bank=bank)
+    assert [m.quote for m in built.question(1).misconceptions] == [said]
+    assert not any("then corrected it on a follow-up" in n for n in built.question(1).scoring_notes)

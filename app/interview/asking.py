@@ -44,22 +44,42 @@ class Asker:
         history, and otherwise it is chosen again (`choice.until_recorded`). The store's lock is held for that
         check and the insert alone, not while an LLM words the question. `opening`: the session's first question,
         stored with the session itself (Repository.open_session)."""
-        with self._user_locks[user_id % USER_LOCK_STRIPES]:  # each try on a copy: one not recorded leaves nothing
-            return until_recorded(
-                lambda asked: self._choose_and_ask(session_id, user_id, config, state.model_copy(deep=True), asked,
-                                                   opening=opening),
-                lambda: self._turns.questions_asked(user_id),  # read before the history the choice is made from
-            )
+        tried: list[SessionState] = []
+
+        def attempt(asked: int) -> Prompt | None:  # each try on a copy: one not recorded leaves nothing
+            tried.append(state.model_copy(deep=True))
+            return self._choose_and_ask(session_id, user_id, config, tried[-1], asked, opening=opening)
+
+        with self._user_locks[user_id % USER_LOCK_STRIPES]:
+            prompt = until_recorded(attempt, lambda: self._turns.questions_asked(user_id))  # asked: read first
+        if prompt is None:  # completed: what the last try noted (why it ended) is told with the outcome
+            state.note(*tried[-1].new_notes)
+        return prompt
 
     def _choose_and_ask(
         self, session_id: str, user_id: int, config: SessionConfig, state: SessionState, asked: int, *,
         opening: bool,
     ) -> Prompt | None:
         hit, history = None, self.history(user_id, besides=session_id)
-        history.withheld = self._turns.questions_on_screen(user_id, interviews_only=config.mode is not Mode.INTERVIEW)
+        # The rule: a question on screen in one of the user's open sessions is not drawn by another when either of
+        # the two is an interview (its hidden checks and model answer must not be reachable beside it). Practice
+        # sessions never expire, so this can leave nothing to ask: then the candidate is told so, with the sessions
+        # to finish or end, never "widen the selection", nor an interview cut short without a word.
+        on_screen = self._turns.questions_on_screen(user_id, interviews_only=config.mode is not Mode.INTERVIEW)
+        on_screen.pop(state.current_question_id or "", None)  # this session's own, already in state.asked
+        history.withheld = set(on_screen)
         if state.question_number < config.num_questions:
             rng = random.Random(f"{config.seed if config.seed is not None else session_id}:{state.question_number}")
             hit = self._selector.choose(config=config, state=state, history=history, rng=rng, known=self._bank)
+            held = self._held_elsewhere(config, state, on_screen, session_id) if hit is None else None
+            if held and opening:
+                raise ConflictError(f"every question in these topics is on screen in {held}, and an interview shares "
+                                    "no question with another open session: finish or end those, or widen the "
+                                    "selection, and start again")
+            if held:
+                state.note(f"Ended after question {state.question_number} of {config.num_questions}: every question "
+                           f"left in these topics is on screen in {held}, and an interview shares no question with "
+                           "another open session.")
         if hit is None and opening:  # nothing stored yet: there is no session to complete
             raise ConflictError("no question in these topics can be asked now; widen the selection and start again")
         if hit is None:
@@ -84,6 +104,18 @@ class Asker:
         turn = self._add_turn(session_id, state, question, PromptKind.QUESTION, phrased.text, None, user_asked=asked,
                               opens=opens)
         return self.prompt_for(turn, config, state)
+
+    def _held_elsewhere(
+        self, config: SessionConfig, state: SessionState, on_screen: dict[str, list[str]], session_id: str
+    ) -> str | None:
+        """When the session has nothing left to ask only because its questions are on screen in other sessions:
+        those sessions, as the candidate reads them ("your other open sessions (ids ...)"); else None."""
+        left = {h.id for h in self._selector.pool(config, self._bank) if h.id not in state.asked}
+        ids = sorted({sid for qid, sids in on_screen.items() if qid in left for sid in sids} - {session_id})
+        if not ids:
+            return None
+        kind = "open interviews" if config.mode is not Mode.INTERVIEW else "other open sessions"
+        return f"your {kind} (ids {', '.join(ids)})"
 
     def follow_up(
         self, session_id: str, config: SessionConfig, state: SessionState, question: Question, follow_up: FollowUp,

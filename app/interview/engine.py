@@ -12,7 +12,7 @@ from typing import Any
 from app.errors import ConflictError, UserFacingError, no_session
 from app.interview import feedback
 from app.interview.asking import Asker
-from app.interview.fenced import code_from_words, contract_names
+from app.interview.fenced import code_from_words
 from app.interview.followups import choose_follow_up, hint_for
 from app.interview.models import Prompt, PromptKind, SessionConfig, SessionState, TurnOutcome
 from app.interview.penalties import HINT_COST
@@ -137,7 +137,7 @@ class InterviewEngine:
         if before_code_run is not None and question.code is not None and (code or "").strip():
             before_code_run()
         if question.code is not None and (code or "").strip():  # new code replaces the old: see words_of
-            state.answers_so_far = words_of(state.answers_so_far, contract_names(question.code))
+            state.answers_so_far = words_of(state.answers_so_far, question.code)
         scored = self._scorer.score(
             question, text=text or "", code=code, earlier=state.answers_so_far,
             earlier_code=self._repo.last_code_result(session_id, question.id),

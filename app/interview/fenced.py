@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
+from collections.abc import Mapping
+from typing import Any
 
 from knowledge.schema import CodeTask
 
@@ -112,9 +114,13 @@ def _is_example(source: str, names: list[str]) -> bool:
     return any(isinstance(node, ast.Name) and node.id in names for node in ast.walk(tree))
 
 
-def contract_names(task: CodeTask) -> list[str]:
+def contract_names(task: CodeTask | Mapping[str, Any] | None) -> list[str]:
     """The names a solution must define: those the starter defines (the reference solution's in a pack whose
-    starter defines none)."""
+    starter defines none). `task` may be a stored copy of one (a turn's `bank_entry["code"]`); None: none."""
+    if task is None:
+        return []
+    if isinstance(task, Mapping):
+        return _top_level(str(task.get("starter") or "")) or _top_level(str(task.get("solution") or ""))
     return _top_level(task.starter) or _top_level(task.solution)
 
 

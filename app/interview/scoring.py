@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -9,7 +10,7 @@ from app.interview.fenced import contract_names, split_fenced
 from evaluators.base import Evaluation, Evaluator, GradingTask
 from evaluators.feedback import compose_feedback
 from evaluators.run_points import beyond_full_run, judge_run, with_asked_words, with_run
-from knowledge.schema import Question
+from knowledge.schema import CodeTask, Question
 
 # For code tasks with both code and explanation, running code weighs most; words can add to the code's
 # score but never take from it (an explanation, or a follow-up answered in words, must not cost points).
@@ -39,9 +40,11 @@ def without_handed(answer: str, handed: str | None) -> str:
     return "\n".join(line for line in answer.splitlines() if line.strip() not in lines)
 
 
-def words_of(earlier: list[str], names: list[str]) -> list[str]:
+def words_of(earlier: list[str], task: CodeTask | Mapping[str, Any] | None) -> list[str]:
     """Earlier answers to a code task as read once an answer sends new code to run: their words alone (fenced code
-    out, `names` the contract's, as split_fenced reads them).
+    out, read by split_fenced with the contract's names, so a block showing them in use stays in the words). `task`:
+    the code task, or a turn's stored copy of it. The engine and the report both read them through this call: the
+    report split them without the names, and so differed from what the judge had read.
 
     Code sent is a whole new submission: it is what runs and is judged, so the code before it is no longer the
     candidate's answer. Read on beside the fix, a wrong line it replaced was still charged (`self.best_state =
@@ -49,6 +52,7 @@ def words_of(earlier: list[str], names: list[str]) -> list[str]:
     listed under "Misconceptions to unlearn" in the report); so is a point the old code's lines showed and the new
     code's do not. Words stay: a claim said in words is taken back only by saying the correction, which the detector
     reads (evaluators/misconceptions.py)."""
+    names = contract_names(task)
     return [split_fenced(answer, names)[0] for answer in earlier]
 
 
@@ -161,7 +165,7 @@ class AnswerScorer:
         # the run scores by those points' rubric weights; a task whose checks name no points by the checks' own.
         verdicts, share = judge_run(question, code_result)
         # The code the run judged: this turn's, or on a follow-up in words the fenced code said on the question.
-        names = contract_names(question.code) if question.code else []
+        names = contract_names(question.code)
         run_code = code or split_fenced("\n".join(earlier), names)[1]
         rubric = with_run(rubric, verdicts, failing_code="" if code_result.get("status") == "passed" else run_code,
                           said_after_run=said_after_run(text, code, earlier))

@@ -6,10 +6,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from app.interview.fenced import split_fenced
 from app.interview.models import AskedQuestion
 from app.interview.penalties import question_penalties
-from app.interview.scoring import handed_lines
+from app.interview.scoring import handed_lines, words_of
 from app.reports.model import (
     CoveredPoint,
     Exchange,
@@ -64,7 +63,9 @@ def question_entry(
     gate = evaluation.get("gate")
     if final is not None and reply[final.id] == "dont_know" and gate in ("non-answer", "empty"):
         gate = "dont_know"  # as the button's (a session stored before the engine recorded a typed one as such)
-    wrong, corrected = _misconceptions(number, question_id, turns[0].topic, answered, texts)
+    # The code task as asked (the turn's copy), so earlier answers are split as the engine split them (words_of).
+    code = turns[0].bank_entry.get("code") if turns[0].bank_entry else in_bank.code if in_bank else None
+    wrong, corrected = _misconceptions(number, question_id, turns[0].topic, answered, texts, code)
     not_stated = _missed_points(question, answered, stated, wrong=[m.quote for m in wrong]) if answered else []
     # Points the final evaluation says the code's full run made unneeded for the score (words never take from it).
     unneeded = {p["point_id"] for p in evaluation.get("points") or [] if p.get("beyond_score")}
@@ -208,7 +209,7 @@ def _missed_points(
 
 
 def _misconceptions(
-    number: int, question_id: str, topic: str, answered: list[TurnRecord], texts: list[str]
+    number: int, question_id: str, topic: str, answered: list[TurnRecord], texts: list[str], code: Any = None,
 ) -> tuple[list[MisconceptionNote], list[MisconceptionNote]]:
     """The wrong claims quoted from the answers: those that stand, and those a later answer corrected. The latest
     evaluation read every answer to the question; a claim it no longer charges was corrected when it could have
@@ -231,19 +232,20 @@ def _misconceptions(
                 number=number, question_id=question_id, topic=topic, claim=item["claim"],
                 correction=item["correction"], quote=quote, from_code=bool(item.get("from_code")),
             ))
-    read = _read_last(answered)
+    read = _read_last(answered, code)
     standing = {key for key, note in notes.items() if key[0] in charged
                 or (judged_by_llm and key[0] not in cleared and quote_in(note.quote, read))}
     return ([n for key, n in notes.items() if key in standing],
             [n for key, n in notes.items() if key not in standing])
 
 
-def _read_last(answered: list[TurnRecord]) -> list[str]:
+def _read_last(answered: list[TurnRecord], code: Any) -> list[str]:
     """What the question's latest evaluation read: the answers, but of those before the latest code sent only their
-    words, since code sent replaces the code before it (app/interview/scoring.py, words_of). A claim quoted from
-    replaced code was not left out by a judge that could have charged it again: the code was fixed."""
+    words, since code sent replaces the code before it, split as the engine split them (`words_of`, given the code
+    task `code`). A claim quoted from replaced code was not left out by a judge that could have charged it again: the
+    code was fixed."""
     last = max((i for i, turn in enumerate(answered) if (turn.answer_code or "").strip()), default=0)
-    return [split_fenced(turn.answer_text or "")[0] for turn in answered[:last]] + answer_texts(answered[last:])
+    return words_of([turn.answer_text or "" for turn in answered[:last]], code) + answer_texts(answered[last:])
 
 
 def _corrected_note(note: MisconceptionNote) -> str:

@@ -64,16 +64,20 @@ class SessionRepository(RepositoryBase):
     def questions_in_interview(self, user_id: int) -> set[str]:
         """The questions on screen in the user's interview-mode sessions still going: an interview shows no
         rubric until it is over, so grading one of them on the side must not show it either."""
-        return self.questions_on_screen(user_id, interviews_only=True)
+        return set(self.questions_on_screen(user_id, interviews_only=True))
 
-    def questions_on_screen(self, user_id: int, *, interviews_only: bool = False) -> set[str]:
-        """The questions on screen in the user's sessions still going (in interview-mode ones only, if asked)."""
+    def questions_on_screen(self, user_id: int, *, interviews_only: bool = False) -> dict[str, list[str]]:
+        """The questions on screen in the user's sessions still going (in interview-mode ones only, if asked),
+        each with the ids of the sessions showing it: a choice they keep from a session names them."""
         query = select(InterviewSession).where(InterviewSession.user_id == user_id,
                                                InterviewSession.status == "active")
         with self._reading() as session:
             records = [session_record(row) for row in session.scalars(query)]
-        return {str(r.state["current_question_id"]) for r in records
-                if (not interviews_only or r.config.get("mode") == "interview") and r.state.get("current_question_id")}
+        shown: dict[str, list[str]] = {}
+        for r in records:
+            if (not interviews_only or r.config.get("mode") == "interview") and r.state.get("current_question_id"):
+                shown.setdefault(str(r.state["current_question_id"]), []).append(r.id)
+        return shown
 
     def save_state(
         self, session_id: str, *, state: dict[str, Any], status: str | None = None, open_turn: int | None = None
