@@ -425,10 +425,12 @@ def test_a_refused_hint_is_an_error_and_the_hints_given_stay(server, monkeypatch
     assert "no more hints for this question" in texts(at.error)
     assert "moved on elsewhere" not in texts(at.info) and texts(at.info).count("hints cost") == 2
 
-    # A reload: the hints are shown again, each under the ask for it (review s55: only "2 hint(s) taken here" was).
-    given = httpx.get(f"{url}/v1/sessions/{created['id']}", headers=auth).json()["prompt"]["hints"]
+    # A reload: the hints are shown again, each under the ask for it (review s55: only "2 hint(s) taken here" was),
+    # with what each cost, as the live reply said it.
+    detail = httpx.get(f"{url}/v1/sessions/{created['id']}", headers=auth).json()
+    given, cost = detail["prompt"]["hints"], detail["hint_cost"]
     again = app_at(monkeypatch, url, keys["hinter"], created["id"])
-    assert len(given) == 2 and all(f"{hint} (hints cost points on this question)" in texts(again.info)
+    assert len(given) == 2 and all(f"{hint} (hints cost {cost:g} points each on this question)" in texts(again.info)
                                    for hint in given), (given, texts(again.info))
     assert texts(again.markdown).count("Could I have a hint?") == 2 and "hint(s) taken here" not in texts(again.info)
 
