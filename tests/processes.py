@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
+import selectors
 import signal
 import subprocess
 import time
@@ -79,14 +79,18 @@ def read_until(proc: subprocess.Popen, marker: str, watch: Watch) -> str:
     the pipe unbuffered, so what comes after the marker is left for `communicate`."""
     assert proc.stdout is not None
     fd, seen = proc.stdout.fileno(), b""
-    while marker.encode() not in seen:
-        if select.select([fd], [], [], POLL_S)[0]:
-            chunk = os.read(fd, 1)  # a byte at a time: nothing past the marker is taken
-            if not chunk:
-                pytest.fail(f"the process ended before it wrote {marker!r}: {seen.decode(errors='replace')[-2000:]}")
-            seen += chunk
-        elif (why := watch.stuck()) is not None:
-            pytest.fail(f"no {marker!r} yet and the process {why}: {seen.decode(errors='replace')[-2000:]}")
+    # A selector, not select.select: that refuses a descriptor numbered 1024 or more, which a long test run reaches.
+    with selectors.DefaultSelector() as readable:
+        readable.register(fd, selectors.EVENT_READ)
+        while marker.encode() not in seen:
+            if readable.select(POLL_S):
+                chunk = os.read(fd, 1)  # a byte at a time: nothing past the marker is taken
+                if not chunk:
+                    said = seen.decode(errors="replace")[-2000:]
+                    pytest.fail(f"the process ended before it wrote {marker!r}: {said}")
+                seen += chunk
+            elif (why := watch.stuck()) is not None:
+                pytest.fail(f"no {marker!r} yet and the process {why}: {seen.decode(errors='replace')[-2000:]}")
     return seen.decode(errors="replace")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import select
+import selectors
 import signal
 import subprocess
 import sys
@@ -714,8 +714,10 @@ def test_answer_survives_kill_9(db_url: str) -> None:
     )
     try:
         watch = Watch(proc.pid)  # however long a loaded machine takes to start it
-        while not select.select([proc.stdout], [], [], 0.5)[0]:
-            assert (why := watch.stuck()) is None, f"the writer never reported its commit: it {why}"
+        with selectors.DefaultSelector() as readable:  # not select.select: it refuses descriptors past 1023
+            readable.register(proc.stdout, selectors.EVENT_READ)
+            while not readable.select(0.5):
+                assert (why := watch.stuck()) is None, f"the writer never reported its commit: it {why}"
         word, session_id = proc.stdout.readline().split()  # type: ignore[union-attr]
         assert word == "committed"
         proc.send_signal(signal.SIGKILL)
