@@ -256,6 +256,22 @@ def _bytes_read_under(root: int) -> int:
     return total
 
 
+def test_checks_run_when_the_server_already_holds_over_1024_descriptors() -> None:
+    """A busy server's pipes to its workers are numbered past 1023, where select.select refuses them."""
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with CodeRunner(workers=1, timeout_s=5.0) as code_runner:
+            assert code_runner.check(relu_task(), solution(), QUESTION_ID).status is Status.PASSED
+            wrong = code_runner.check(relu_task(), WRONG_BACKWARD, QUESTION_ID)
+            assert wrong.status is Status.FAILED and 0 < wrong.passed_checks < wrong.total_checks
+            endless = "import time\nprint('hi', flush=True)\ntime.sleep(30)\n"
+            stuck = code_runner.check(relu_task(), endless, QUESTION_ID)
+            assert stuck.status is Status.TIMED_OUT and "hi" in stuck.stdout
+    finally:
+        for fd in held:
+            os.close(fd)
+
+
 def test_a_worker_dead_between_jobs_costs_no_job(runner: CodeRunner) -> None:
     (jail,) = runner.pool.worker_pids()
     os.killpg(jail, signal.SIGKILL)

@@ -6,9 +6,11 @@ the harness writes, and its output is counted in full but kept only up to what t
 
 from __future__ import annotations
 
+import math
 import os
 import select
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +22,18 @@ CHILD_FRAMES = ("check", "load_error", "end")  # all a child may say; the worker
 # each, or thousands of `load_error` frames with a 1 MB message each (1.7 GB in a 10 s job), would otherwise all
 # be held by the trusted process.
 MAX_CHILD_BYTES = 2 * MAX_FRAME
+
+
+def ready_to_read(fds: Sequence[int], timeout: float) -> list[int]:
+    """Those of `fds` that can be read now or within `timeout` seconds (end of file counts).
+
+    poll, not select.select: select refuses a descriptor numbered 1024 or more, and a server holding
+    many connections and stores reaches that, which would fail every code check."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    wait_ms = math.ceil(max(timeout, 0.0) * 1000)
+    return [fd for fd, _ in poller.poll(wait_ms)]
 
 
 @dataclass
@@ -98,6 +112,6 @@ def ended_cleanly(outcome: RawOutcome) -> bool:
 def drain_output(fd: int, outcome: RawOutcome, keep: int, wait: float) -> None:
     """Output written before the child died; the group is dead, so this ends quickly."""
     deadline = time.monotonic() + wait
-    while select.select([fd], [], [], max(deadline - time.monotonic(), 0))[0]:
+    while ready_to_read([fd], deadline - time.monotonic()):
         if not read_output(fd, outcome, keep) or outcome.stdout_bytes > 4 * keep + (1 << 20):
             return

@@ -18,7 +18,6 @@ import array
 import collections
 import contextlib
 import os
-import select
 import signal
 import socket
 import struct
@@ -40,6 +39,7 @@ from evaluators.code.raw_outcome import (
     ended,
     ended_cleanly,
     read_output,
+    ready_to_read,
 )
 from evaluators.code.sandbox import PROJECT_ROOT, SANDBOX_UID, SandboxConfig, worker_command
 
@@ -133,7 +133,7 @@ class Worker:
         try:
             while (frame := self._decoder.frame()) is None:
                 remaining = deadline - time.monotonic()
-                if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                if remaining <= 0 or not ready_to_read([fd], remaining):
                     return None
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:
@@ -145,7 +145,7 @@ class Worker:
 
     def _child_pid(self, timeout: float) -> int:
         """Host pid of the pre-forked child, from the credentials on its hello."""
-        if not select.select([self._side], [], [], timeout)[0]:
+        if not ready_to_read([self._side.fileno()], timeout):
             raise ProtocolError("sandbox child did not say hello")
         size = socket.CMSG_SPACE(struct.calcsize("3i"))
         msg, ancillary, _, _ = self._side.recvmsg(16, size)
@@ -216,7 +216,7 @@ class Worker:
             return
         deadline = time.monotonic() + GRACE_S
         while not results.closed and time.monotonic() < deadline:
-            if select.select([results.fd], [], [], max(deadline - time.monotonic(), 0))[0]:
+            if ready_to_read([results.fd], deadline - time.monotonic()):
                 results.read_into(outcome)
         while not outcome.worker_lost and outcome.exit is None:
             frame = self._next_frame(deadline)
@@ -231,7 +231,7 @@ class Worker:
         watched = [fd, results.fd, out_r]
         while not ended(outcome):
             remaining = deadline - time.monotonic()
-            ready = select.select(watched, [], [], remaining)[0] if remaining > 0 else []
+            ready = ready_to_read(watched, remaining) if remaining > 0 else []
             if not ready:
                 outcome.timed_out = True
                 return
