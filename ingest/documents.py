@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import textwrap
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from ingest.formats import (
     strip_markup,
     title_slug,
 )
+from ingest.topics import heading_topic
 
 
 class DocumentError(ValueError):
@@ -42,6 +44,7 @@ class DocumentError(ValueError):
 class ParsedQuestion:
     source: str
     section: str | None
+    topic: str | None  # the bank topic the nearest heading that names one gives it
     number: int | None
     ref: str
     text: str
@@ -52,8 +55,9 @@ class ParsedQuestion:
 @dataclass
 class _Draft:
     section: str | None
+    topic: str | None
     number: int | None
-    ordinal: int  # position inside its section, the ref of questions the document does not number
+    ordinal: int  # place among its section's unnumbered questions: the ref of a question the document does not number
     text: str
     difficulty: int | None
     indent: int
@@ -71,7 +75,12 @@ class _Walker:
         self.kind = "questions"
         self.section: str | None = None
         self.level: int | None = None
-        self.counts: Counter[str | None] = Counter()  # questions per section, for unnumbered refs
+        self.counts: Counter[str | None] = Counter()  # questions per section: the slugs taken
+        self.unnumbered: Counter[str | None] = Counter()  # unnumbered questions per section, for their refs
+        # Markdown depth of the heading that named the section (0: a plain line); a neutral heading below it names
+        # a section of its own, so "# PyTorch Questions" over "## Autograd" does not name Autograd's questions.
+        self.section_depth: int | None = None
+        self.headings: list[tuple[int, str | None]] = []  # open headings: depth and the bank topic each names
         self.last: int | None = None
         self.heading_since_last = False
         self.section_since_last = False
@@ -102,7 +111,7 @@ class _Walker:
             return None
         heading = self._heading(body, markdown=bool(md))
         if heading:
-            return self._on_heading(heading, body, indent)
+            return self._on_heading(heading, body, indent, len(md["marks"]) if md else 0)
         if self.kind == "real" and self._task(stripped, indent):
             return None
         return self._answer(line, code)
@@ -205,11 +214,15 @@ class _Walker:
             self.heading_since_last = True  # an unlabelled title may still head a renumbered block
         return heading
 
-    def _on_heading(self, heading: Heading, body: str, indent: int) -> None:
+    def _on_heading(self, heading: Heading, body: str, indent: int, depth: int) -> None:
         self._close()
         self.pending = None
         self.heading_since_last = True
+        self._open(depth, heading_topic(body))
         if heading.kind == "neutral":
+            if self.section_depth is not None and depth > self.section_depth:  # "## Autograd" under the title
+                self.section = self._unique(title_slug(body))
+                self.section_since_last = True
             return
         self.kind = heading.kind
         if heading.kind == "skip":
@@ -217,16 +230,28 @@ class _Walker:
         # Several "X vs Y?" headings share one comparison section; other sections must not merge.
         self.section = heading.slug if heading.kind != "questions" else self._unique(heading.slug)
         self.section_since_last = True
+        self.section_depth = depth
         self.level = heading.difficulty
         if heading.kind == "comparison":  # "PyTorch vs TensorFlow – Which One Should You Pick?"
             self._start(clean_question(body)[0], None, None, indent)
 
-    def _unique(self, slug: str | None) -> str | None:
+    def _open(self, depth: int, topic: str | None) -> None:
+        """A heading closes those at its depth or deeper (a plain line, depth 0, closes all)."""
+        while self.headings and self.headings[-1][0] >= depth:
+            self.headings.pop()
+        self.headings.append((depth, topic))
+
+    def _topic(self) -> str | None:
+        """The nearest open heading that names a topic: "### Hooks" under "## Autograd" is still autograd."""
+        return next((topic for _, topic in reversed(self.headings) if topic), None)
+
+    def _unique(self, slug: str | None, taken: Collection[str | None] | None = None) -> str | None:
         """A slug reused by a later section gets a suffix, so refs stay unique."""
-        if slug is None or slug not in self.counts:
+        taken = self.counts if taken is None else taken
+        if slug is None or slug not in taken:
             return slug
         n = 2
-        while f"{slug}-{n}" in self.counts:
+        while f"{slug}-{n}" in taken:
             n += 1
         return f"{slug}-{n}"
 
@@ -239,10 +264,14 @@ class _Walker:
     def _start(self, text: str, number: int | None, difficulty: int | None, indent: int) -> None:
         self._close()
         self.counts[self.section] += 1
+        if number is None:
+            self.unnumbered[self.section] += 1
         wrapping = number is not None and difficulty is None and not is_complete(text)
         level = difficulty or self.level
-        ordinal = self.counts[self.section]
-        self.current = _Draft(self.section, number, ordinal, text, level, indent, wrapping, self.title)
+        ordinal = self.unnumbered[self.section] if number is None else 0
+        self.current = _Draft(
+            self.section, self._topic(), number, ordinal, text, level, indent, wrapping, self.title
+        )
         self.section_since_last = False
         if number is not None:
             self.last, self.heading_since_last = number, False
@@ -265,7 +294,22 @@ class _Walker:
             for draft in self.drafts:
                 if draft.section is None and draft.number is not None and draft.title:
                     draft.section = title_slug(draft.title)
+            self._part_unnumbered()
         return self.drafts
+
+    def _part_unnumbered(self) -> None:
+        """Refs carry sections here, so "Q:" cards after the Data list would be refs data#1, data#2 like the
+        list's own items: a section's unnumbered questions are named as a block of their own (data-2)."""
+        listed = {d.section for d in self.drafts if d.number is not None and d.section}
+        taken = {d.section for d in self.drafts} | set(self.counts)
+        blocks: dict[str, str | None] = {}
+        for draft in self.drafts:
+            if draft.number is None and draft.section in listed:
+                assert draft.section is not None
+                if draft.section not in blocks:
+                    blocks[draft.section] = self._unique(draft.section, taken)
+                    taken.add(blocks[draft.section])
+                draft.section = blocks[draft.section]
 
 
 def _answer_text(lines: list[str]) -> str:
@@ -293,6 +337,7 @@ def parse_document(text: str, *, source: str) -> list[ParsedQuestion]:
         ParsedQuestion(
             source=source,
             section=d.section,
+            topic=d.topic,
             number=d.number,
             ref=_ref(d, walker.restarted),
             text=d.text,

@@ -66,7 +66,7 @@ def draft_entry(candidate: DraftCandidate) -> dict[str, object]:
         "id": None,
         "question": item.text,
         "framework": None,
-        "topic": None,
+        "topic": item.topic,
         "difficulty": item.difficulty,
         "kind": "concept",
         "reference_answer": item.answer or None,
@@ -80,9 +80,9 @@ DRAFT_HEADER = """\
 # Draft entries for curation. Fill in, for every entry:
 #   id: a unique slug (lowercase words joined by hyphens, e.g. tensor-stride)
 #   framework: pytorch, tensorflow or general
-#   topic: one of frameworks, tensors, autograd, modules, training-loop, data-loading, optimisation,
-#          regularisation, architectures, transfer-learning, performance-memory, distributed, deployment,
-#          debugging, tensorflow-core
+#   topic: where still null, one of frameworks, tensors, autograd, modules, training-loop, data-loading,
+#          optimisation, regularisation, architectures, transfer-learning, performance-memory, distributed,
+#          deployment, debugging, tensorflow-core (a document heading that names a topic has filled it in)
 #   difficulty: 1, 2 or 3 (where still null)
 #   reference_answer: a model answer of 40 characters or more (where still null)
 #   rubric: 3 to 7 points, each {id: slug, description: the idea (10+ characters), weight: above 0 up to 5,

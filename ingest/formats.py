@@ -38,7 +38,7 @@ ANSWER_RE = re.compile(r"^\s*(?:\*\*)?(?:answer|ans|a)\s*\d*\s*(?:\*\*)?\s*:\s*(
 # question may wait on the next line ("Q:" alone), and its answer may follow on the same line ("? A: ...").
 QA_QUESTION_RE = re.compile(r"^(?:[-*•]\s*)?(?:Q|Question)\s*[:)]\s*(?P<rest>.*)$", re.IGNORECASE)
 QA_SAME_LINE_ANSWER_RE = re.compile(r"(?<=[?？])\s+A\s*:\s*")
-MD_HEADING_RE = re.compile(r"^#{1,6}\s+(?P<body>.*?)\s*#*\s*$")
+MD_HEADING_RE = re.compile(r"^(?P<marks>#{1,6})\s+(?P<body>.*?)\s*#*\s*$")
 RULE_RE = re.compile(r"^(?:-{3,}|\*{3,}|_{3,})$")
 FENCE_RE = re.compile(r"^\s*(?P<mark>`{3,}|~{3,})")
 QUOTED_TASK_RE = re.compile(r"^[-•*·]\s*[“\"‘'](?P<task>.+?)[”\"’']\s*$")

@@ -43,6 +43,14 @@ class Glossary:
             )
         return added
 
+    def synonyms(self, term: str) -> list[str]:
+        """The other terms of the group that holds `term` itself; a group whose term only contains it does not
+        count ("tensorflow" is not a synonym of "tensorflow core")."""
+        parts = tuple(tokenize(term))
+        return [
+            other for group in self._groups if any(p == parts for _, p in group) for other, p in group if p != parts
+        ]
+
     def expand(self, query: str) -> str:
         added = self.related_terms(query)
         return f"{query} ({', '.join(added)})" if added else query

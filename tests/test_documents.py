@@ -465,3 +465,103 @@ def test_flash_cards_wrapped_waiting_or_answered_on_the_same_line() -> None:
         ("Why warm up?", "Early updates are noisy."),
         ("How do you export a model?", "With torch.export.")]
 
+
+
+# --- sections and topics named by the nearest heading (review s56) -------------------------
+
+_AUTOGRAD_AND_DATA = (
+    "## Autograd\n\n1. What does backward() fill in?\nThe .grad of every leaf.\n\n"
+    "2. Why clear gradients between steps?\nBackward adds to them.\n\n"
+    "## Data\n\n1. What does a Dataset hand back?\nOne sample by index.\n\n"
+    "2. Why raise num_workers?\nBatches load in parallel.\n"
+)
+
+
+def test_a_document_title_does_not_name_the_sections_under_it() -> None:
+    """Under `# PyTorch interview questions` the Autograd questions were refs pytorch#1, pytorch#2; without the
+    title line they were autograd#1, autograd#2. The title only wraps the sections."""
+    titled = _parse("# PyTorch interview questions\n\n" + _AUTOGRAD_AND_DATA)
+    untitled = _parse(_AUTOGRAD_AND_DATA)
+    expected = ["autograd#1", "autograd#2", "data#1", "data#2"]
+    assert [q.ref for q in untitled] == expected
+    assert [q.ref for q in titled] == expected
+    assert [q.section for q in titled] == ["autograd", "autograd", "data", "data"]
+
+
+def test_cards_under_a_title_take_their_subsection() -> None:
+    doc = "# PyTorch interview questions\n\n## Autograd\n\nQ: What is a leaf tensor?\nA: One the user made.\n"
+    assert [(q.ref, q.section) for q in _parse(doc)] == [("autograd#1", "autograd")]
+
+
+def test_flash_cards_after_a_numbered_list_are_not_counted_in_it() -> None:
+    """Two `Q:` cards after the Data list were refs data#3 and data#4, as if items 3 and 4 of that list."""
+    doc = _AUTOGRAD_AND_DATA + (
+        "\nQ: What is a leaf tensor?\nA: One the user made.\n\n"
+        "Q: What does detach() return?\nA: A tensor off the graph.\n"
+    )
+    refs = [q.ref for q in _parse(doc)]
+    assert refs == ["autograd#1", "autograd#2", "data#1", "data#2", "data-2#1", "data-2#2"]
+
+
+def test_flash_cards_after_a_list_never_share_a_ref_with_it() -> None:
+    """A card after item 2 took ref data#3, the same ref as the list's own item 3 after it."""
+    doc = _AUTOGRAD_AND_DATA + (
+        "\nQ: What is a leaf tensor?\nA: One the user made.\n\n3. Why pin memory?\nCopies go faster.\n"
+    )
+    refs = [q.ref for q in _parse(doc)]
+    assert len(refs) == len(set(refs)) == 6
+    assert refs[-2:] == ["data-2#1", "data#3"]
+
+
+def test_flash_cards_after_an_unsectioned_list_count_from_one() -> None:
+    doc = "1. What is a tensor?\nAn array.\n2. What is a view?\nShared storage.\nQ: What is a stride?\nA: A step.\n"
+    assert [q.ref for q in _parse(doc)] == ["#1", "#2", "item#1"]
+
+
+def test_a_heading_that_names_a_bank_topic_gives_its_questions_that_topic() -> None:
+    """`topic:` stayed null under `## Autograd`, though the bank has an autograd topic."""
+    doc = (
+        "# PyTorch interview questions\n\n## Autograd\n\nQ: What is a leaf tensor?\nA: One the user made.\n\n"
+        "### Hooks\n\nQ: When does a tensor hook run?\nA: When its gradient is computed.\n\n"
+        "## Fine-tuning\n\nQ: Why freeze the backbone first?\nA: The new head is still random.\n\n"
+        "## Data\n\nQ: What does a sampler decide?\nA: The order of indices.\n"
+    )
+    assert [q.topic for q in _parse(doc)] == ["autograd", "autograd", "transfer-learning", None]
+
+
+@pytest.mark.parametrize(
+    ("heading", "topic"),
+    [
+        ("Autograd", "autograd"),
+        ("PyTorch Autograd Interview Questions", "autograd"),
+        ("Section 2: Autodiff", "autograd"),  # a glossary synonym
+        ("Transfer Learning", "transfer-learning"),
+        ("Regularization", "regularisation"),  # the American spelling
+        ("Performance and Memory", "performance-memory"),
+        ("TensorFlow Core", "tensorflow-core"),
+        ("Tensors", "tensors"),
+        ("Data", None),
+        ("TF", None),  # a synonym of TensorFlow, not of the tensorflow-core topic
+        ("Training and Optimization Techniques", None),  # two subjects: left to the curator
+        ("PyTorch Interview Questions", None),
+    ],
+)
+def test_heading_topic(heading: str, topic: str | None) -> None:
+    from ingest.topics import heading_topic
+
+    assert heading_topic(heading) == topic
+
+
+@pytest.mark.parametrize("name", sorted(SEED_COUNTS))
+def test_seed_questions_keep_their_sections_and_topics(name: str) -> None:
+    """No seed heading names a bank topic, so the seeds' drafts keep topic null; sections are as before."""
+    sections = {
+        "000_57e8f2a1b364a0e7.txt": {None},
+        "001_9b9cc9a2aec78816.txt": {"pytorch"},
+        "002_a8e96841d809bc4a.txt": {"easy", "medium", "hard"},
+        "003_3b896f906c2e9aa0.txt": {ref.split("#")[0] for ref in SECTIONED_REFS},
+        "004_bb08e4be5dc5a30a.txt": {"pytorch-tensorflow"},
+    }
+    questions = _seed(name)
+    assert {q.section for q in questions} == sections[name]
+    assert {q.topic for q in questions} == {None}

@@ -139,3 +139,16 @@ def test_unfilled_drafts_are_named_by_position_and_question(tmp_path: Path):
                for line in problems)
     assert any(line.startswith('d.yaml: entry #2 (no id yet: "Why zero the gradients before backward?"): field id')
                for line in problems)
+
+
+def test_a_draft_under_a_topic_heading_has_its_topic_filled(tmp_path: Path):
+    """Drafts under `## Autograd` had `topic: null`, though autograd is a bank topic; under `## Data`, which names
+    none, the topic stays null and the header says to fill it where it is."""
+    out, drafts = _drafts_of(
+        tmp_path,
+        "# PyTorch interview questions\n\n## Autograd\n\nQ: What is a leaf tensor?\nA: One the user made.\n\n"
+        "## Data\n\nQ: What does a sampler decide?\nA: The order of indices.\n",
+    )
+    assert [(d["topic"], d["sources"][0]["ref"]) for d in drafts] == [("autograd", "autograd#1"), (None, "data#1")]
+    header = out.read_text(encoding="utf-8").split("\n- ")[0]
+    assert "topic: where still null" in header

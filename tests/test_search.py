@@ -158,3 +158,13 @@ def test_grading_match_says_how_sure_it_is(ingested_store, bank):
     assert line.matched_id == "relu-autograd-function" and line.match_confidence >= MATCH_THRESHOLD
     refused = grader.resolve({"question": "What is a VAE's reparameterization trick?", "answer": "x"})
     assert not refused.tasks and "confidence" in refused.error and refused.matched_id is None
+
+
+def test_glossary_synonyms_are_of_the_whole_term():
+    """What ingest fills a draft's topic from: "autodiff" is a synonym of the autograd topic; "tensorflow core" (a
+    topic) has none, though its group-mate "tf" is a synonym of "tensorflow"."""
+    from knowledge.glossary import Glossary
+
+    glossary = Glossary([["automatic differentiation", "autodiff", "autograd"], ["tensorflow", "tf"]])
+    assert glossary.synonyms("Autograd") == ["automatic differentiation", "autodiff"]
+    assert glossary.synonyms("tensorflow core") == []
