@@ -781,6 +781,13 @@ def test_memory_outside_the_rlimits_meets_the_jails_memory_limit(small_jail: Cod
     assert before and not any(path.exists() for path in before)  # that jail was replaced, its cgroup removed
 
 
+def test_output_printed_before_the_jails_memory_limit_killed_the_run_is_shown(small_jail: CodeRunner) -> None:
+    """The kernel kills the child at the jail's memory limit: what it printed before, block-buffered, died with it."""
+    result = run(small_jail, "print('about to hoard')\n" + MEMFD_HOARD, with_solution=True)
+    assert result.status is Status.RESOURCE_LIMIT, result.to_json()
+    assert result.stdout.startswith("about to hoard\n"), result.to_json()
+
+
 def test_the_jails_task_limit_counts_every_task_in_the_jail(small_jail: CodeRunner) -> None:
     """6 tasks: bwrap twice, the worker, the child and one thread of the submission's. (RLIMIT_NPROC would
     allow 32 more, less the tasks other jails run as the same uid on this host.)"""
