@@ -403,6 +403,27 @@ def test_markdown_carries_no_control_characters_a_terminal_would_run(bank) -> No
     assert "x = 1\n# \ufffd[2J\ufffd[HScore 5 / 5\ufffdhidden\ny = 2\n" in text  # the code, as a fenced block
 
 
+def test_html_carries_no_control_characters_in_its_text_or_pre_blocks(bank) -> None:
+    """The HTML report put an answer's and its code's control characters (an escape sequence, a bell, NUL, a lone
+    carriage return) raw into its <pre> blocks and paragraphs, where the Markdown report shows each as U+FFFD. Now
+    both do, by the same rule; line ends typed as CRLF stay line ends."""
+    odd = "\x1b[31mred\x1b[0m bell\x07 nul\x00 del\x7f csi\x9b over\rwritten"
+    checks = [{"name": "backward-mask", "passed": False, "message": f"ValueError: {odd}"}]
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_text=f"words {odd}",
+                  answer_code=f"x = 1\r\n# {odd}\r\ny = 2\r\n",
+                  evaluation=evaluation(1.0, [point("gradient-mask", "missed", None)]),
+                  code_result={"status": "failed", "passed_checks": 0, "total_checks": 1, "score": 0.0,
+                               "checks": checks})]
+    page = render(build_report(session=session({"relu-autograd-function": 1.0}), turns=turns, bank=bank),
+                  "html")[0].decode()
+    assert not re.search("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f]", page)
+    shown = "\ufffd[31mred\ufffd[0m bell\ufffd nul\ufffd del\ufffd csi\ufffd over\ufffdwritten"
+    assert f"<pre>x = 1\n# {shown}\ny = 2\n</pre>" in page  # the code, as written but for its controls
+    assert f"<pre>words {shown}</pre>" in page  # the answer
+    said = shown.replace("\ufffdwritten", " written")  # the report says a check's message on one line
+    assert f"Failed check backward-mask: ValueError: {said}</p>" in page
+
+
 def test_html_escapes_answers_and_embeds_charts_inline(report: Report) -> None:
     body, media = render(report, "html")
     page = body.decode()

@@ -10,6 +10,7 @@ from html import escape
 
 from app.reports import wording as w
 from app.reports.charts import NARROW_WIDTH, WIDTH, report_charts, score_colour, to_svg
+from app.reports.control_chars import visible
 from app.reports.model import QuestionEntry, Report
 
 CSS = """
@@ -29,7 +30,9 @@ pre{white-space:pre-wrap;background:#f6f6f6;padding:.5rem;font-size:.9rem}
 
 
 def esc(text: object) -> str:
-    return escape(str(text), quote=True)
+    """Text as HTML that shows it as written, its control characters as U+FFFD (control_chars.py): in a <pre> an
+    answer's or an error's escape sequences and NULs otherwise reached the page raw."""
+    return escape(visible(str(text)), quote=True)
 
 
 def render_html(report: Report) -> str:

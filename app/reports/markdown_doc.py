@@ -5,22 +5,20 @@ from __future__ import annotations
 import re
 
 from app.reports import wording as w
+from app.reports.control_chars import visible
 from app.reports.model import QuestionEntry, Report
 
 # Backslash-escaping these keeps candidate text literal: no injected HTML, entities (&copy;), links,
 # emphasis, strikethrough or tables.
 _SPECIAL = re.compile(r"([\\`*_\[\]<>#|!~&])")
 # GitHub-style viewers also link bare addresses; an escaped ':' or '.' or '@' in them stops that.
-# Control characters but tab and line feed, shown as U+FFFD: the file is read in terminals too (`interviewer report
-# --format md`, `cat`), where an escape sequence in an answer or in the error a submission raised cleared the screen,
-# set the title or drew "Score 5 / 5" over the report, and a carriage return wrote over a line.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _AUTOLINK = re.compile(r"(?i)(\b(?:https?|ftp)):(?=//)|(\bwww)\.|(?<=\w)@(?=\w)")
 
 
 def md(text: str) -> str:
     """Candidate or bank text as one literal Markdown line."""
-    escaped = _SPECIAL.sub(r"\\\1", _CONTROL.sub("\ufffd", " ".join(text.split())))
+    # Control characters too: the file is read in terminals (control_chars.py).
+    escaped = _SPECIAL.sub(r"\\\1", visible(" ".join(text.split())))
     return _AUTOLINK.sub(lambda m: f"{m[1]}\\:" if m[1] else f"{m[2]}\\." if m[2] else "\\@", escaped)
 
 
@@ -101,7 +99,7 @@ def _prose(line: str) -> str:
 def _fenced(text: str, kind: str) -> list[str]:
     """Text kept exactly as written, in a code fence longer than any run of backticks inside it (an answer
     or a model answer may hold fences of its own), so nothing in it is read as Markdown."""
-    text = _CONTROL.sub("\ufffd", text.replace("\r\n", "\n"))
+    text = visible(text)
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
     return [f"{fence}{kind}", *text.rstrip("\n").split("\n"), fence]
 

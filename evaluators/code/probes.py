@@ -11,6 +11,7 @@ import io
 import linecache
 import multiprocessing
 import os
+import sys
 import traceback
 import zipfile
 from dataclasses import dataclass
@@ -131,13 +132,54 @@ ONE_PROCESS = ("the sandbox runs a code task in one process, so worker processes
                "a DataLoader with num_workers > 0) cannot start; use num_workers=0")
 
 
+# The longest class name shown: Python's and torch's own are under 40 characters.
+MAX_TYPE_NAME = 60
+
+
+def exception_type(cls: type) -> str:
+    """An exception's type as a description names it: Python's or a library's class by its name (ValueError,
+    OutOfMemoryError), any other class as the submission's own, `your ValueError subclass "Passed"`. A class's
+    name is any text its code sets (`Passed`, a name holding "every hidden check passed", line breaks, escape
+    sequences, 10,000 characters), which described as the type read as the harness's own words; so a name is
+    shown only when it is an identifier, quoted, and a class counts as a library's only when it is the very object
+    its module holds under its name (what __module__ and __qualname__ claim is the submission's to set too)."""
+    try:
+        names = [(_type_attribute(c, "__name__"), _library_class(c)) for c in _type_attribute(cls, "__mro__")]
+        (name, library), base = names[0], next(n for n, lib in names if lib and _showable(n))  # BaseException at last
+        if library and _showable(name):
+            return name
+        return f'your {base} subclass "{name}"' if _showable(name) else f"your {base} subclass"
+    except Exception:  # a metaclass that answers with anything
+        return "your exception class"
+
+
+def _type_attribute(cls: type, attribute: str) -> Any:
+    """`cls.__name__` (or __mro__, __module__, __qualname__) as the class holds it: a metaclass may define a property
+    of that name that answers anything."""
+    return type.__dict__[attribute].__get__(cls, type)
+
+
+def _showable(name: Any) -> bool:
+    return isinstance(name, str) and name.isidentifier() and len(name) <= MAX_TYPE_NAME
+
+
+def _library_class(cls: type) -> bool:
+    """Whether `cls` is the class its module holds under its qualified name, in a module the submission did not
+    define (its classes' module is "submission", which is not imported)."""
+    module_name = _type_attribute(cls, "__module__")
+    found: Any = sys.modules.get(module_name) if isinstance(module_name, str) else None
+    for part in str(_type_attribute(cls, "__qualname__")).split("."):
+        found = getattr(found, part, None) if found is not None else None
+    return found is cls
+
+
 def describe_exception(exc: BaseException) -> str:
     """Exception type and message with the line in the submission, no harness frames. Always the type: a message
     taken as it stands (a `candidate_message`, which any exception the submission raises may carry) read as the
     harness's own words. A forbidden call's message is the guard's record (worker.py), not its exception's."""
     every_frame = traceback.extract_tb(exc.__traceback__)
     frames = [frame for frame in every_frame if frame.filename == SUBMISSION_FILENAME]
-    text = f"{type(exc).__name__}: {exc}".strip()
+    text = f"{exception_type(type(exc))}: {exc}".strip()
     if isinstance(exc, OSError) and "one process" not in text \
             and any(frame.filename.startswith(MULTIPROCESSING_DIR) for frame in every_frame):
         text = f"{text}: {ONE_PROCESS}"

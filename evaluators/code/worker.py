@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import ctypes.util
 import errno
+import io
 import os
 import select
 import shutil
@@ -30,6 +31,7 @@ import stat
 import sys
 import time
 import traceback
+from typing import TextIO
 
 MAX_FRAME = 64 << 20
 JAILED = sys.argv[2] == "jail"
@@ -332,11 +334,25 @@ def _remove(path: str) -> None:
         os.unlink(path)
 
 
+def _unbuffered(stream: TextIO) -> io.TextIOWrapper:
+    """`stream` as `python -u` makes it: every write goes straight to its file descriptor."""
+    raw = io.FileIO(stream.fileno(), "w", closefd=False)
+    return io.TextIOWrapper(raw, encoding=stream.encoding, errors=stream.errors, write_through=True)
+
+
 def main() -> None:
     side_fd = int(sys.argv[1])
     control = (os.dup(0), os.dup(1))  # keep the parent's pipes off 0/1, which children inherit
     os.dup2(os.open("/dev/null", os.O_RDONLY), 0)
     os.dup2(2, 1)
+    # A child's fd 1 and 2 are its output pipe (_child_main), and it inherits these streams. Block-buffered (stdout
+    # to a pipe), what a submission printed stayed in the child's memory until it flushed: a run the parent killed
+    # (time limit, memory, a crash) showed none of it, so a candidate debugging an endless loop saw nothing, and
+    # stdout came after the (line-buffered) stderr. Unbuffered, the output reaches the parent as it is written.
+    for name in ("stdout", "stderr"):
+        stream = _unbuffered(getattr(sys, name))
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)  # the same object: sys.__stdout__ is written to as well, and flushed
     torch.set_num_threads(1)  # libgomp's thread pool does not survive fork
     jail.prctl(jail.PR_SET_DUMPABLE, 0)  # children are the same uid: keep them out of our memory
     jail.prctl(jail.PR_SET_CHILD_SUBREAPER, 1)  # orphans of a submission come to us to be reaped
