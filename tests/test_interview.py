@@ -1450,6 +1450,32 @@ def test_an_adaptive_level_is_called_the_one_the_answers_reached_and_the_startin
         "These topics have no question at difficulty 1, so the questions are at other levels."]
 
 
+def test_the_starting_level_no_answer_moved_is_not_said_to_be_where_the_answers_put_the_candidate():
+    """A two-question pack, both at difficulty 1: the first came at 1 with no note, and after a middling answer the
+    second said "Your answers put you at difficulty 2", the level the session started at, which no answer set
+    (review s56). The note says it is the starting level the answers left alone; a level an answer did move, or
+    one read from earlier sessions, is still put down to the answers."""
+    from app.interview.models import Mode, SessionState
+    from app.interview.selection import History, held_until_the_end, why_chosen
+    from knowledge.vectorstore import SearchHit
+
+    first, second = (SearchHit(id=i, question="q", topic="autograd", difficulty=1, framework="pytorch",
+                               kind="concept", score=1.0) for i in ("a", "b"))
+    middling = SessionState(target_difficulty=2, topic_levels={"autograd": 2}, asked=["a"], question_scores={"a": 3.0},
+                            question_number=1)
+    said = ("Difficulty 2 is where a session starts and your answers so far have left you there, but these topics "
+            "have no question at that level, so this one is at difficulty 1.")
+    practice = SessionConfig(num_questions=2)
+    assert why_chosen(second, config=practice, state=middling, history=History(), pool=[first, second]) == [said]
+    interview = SessionConfig(num_questions=2, mode=Mode.INTERVIEW)  # the answers' level waits for the end there
+    assert held_until_the_end(second, config=interview, state=middling, history=History(),
+                              pool=[first, second]) == [f"Question 2: {said.replace('this one is', 'it is')}"]
+    earlier = History(latest_scores=[3.0], standing={"autograd": 3.0})
+    assert why_chosen(second, config=practice, state=middling, history=earlier, pool=[first, second]) == [
+        "Your answers put you at difficulty 2, but these topics have no question at that level, so this one is at "
+        "difficulty 1."]
+
+
 def test_a_question_chosen_though_seen_before_is_said_to_be_a_repeat():
     """A re-check started 12 sessions of one user at once on autograd's 10 questions: two repeated a question
     and neither said so (the note was decided by the count of new questions read before the others chose)."""
