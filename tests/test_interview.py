@@ -645,6 +645,23 @@ def test_a_poll_while_an_answer_is_scored_adds_no_second_turn(
     assert poller.current_prompt(session_id=session.id, user_id=user).turn == 1
 
 
+def test_an_action_on_a_prompt_another_one_took_says_what_was_done_to_it(engine, user):
+    """Answer, skip and "I don't know" sent at once on one prompt: the skip won, and the rest were told "it was
+    answered already" (review s56). A refusal names what the winner did: skipped, answered, or "I don't know"."""
+    session, _ = engine.start(user_id=user, config=SessionConfig(num_questions=5, topics=["tensors"], seed=2))
+    engine.skip(session_id=session.id, user_id=user, turn=0)
+    with pytest.raises(ConflictError, match=r"turn 0 is not the current prompt \(turn 1 is\): it was skipped already"):
+        engine.answer(session_id=session.id, user_id=user, text="a racing answer", code=None, turn=0)
+    engine.dont_know(session_id=session.id, user_id=user, turn=1)
+    with pytest.raises(ConflictError, match="turn 1 is not .*: it was answered \u201cI don't know\u201d already"):
+        engine.skip(session_id=session.id, user_id=user, turn=1)
+    moved = engine.answer(session_id=session.id, user_id=user, text="It is a view of the same storage.", code=None,
+                          turn=2)
+    with pytest.raises(ConflictError, match="turn 2 is not the current prompt .*: it was answered already"):
+        engine.dont_know(session_id=session.id, user_id=user, turn=2)
+    assert moved.prompt is not None and moved.prompt.turn == 3
+
+
 def test_an_action_on_a_prompt_already_answered_is_refused_and_records_nothing(engine, repo, user):
     session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=3, topics=["tensors"], seed=2))
     assert prompt.turn == 0
