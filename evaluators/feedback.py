@@ -13,7 +13,7 @@ GATE_MESSAGES = {
 }
 # The heading of the points a code answer's full code score made unneeded for it (PointVerdict.beyond_score).
 BEYOND_SCORE = "Not needed for the score, worth saying in an interview"
-# A score under this, on an answer with no point missed and no wrong claim, is lower than its verdicts explain: the
+# A score under this, on an answer with every point covered and no wrong claim, is lower than its verdicts explain: the
 # bank's 138 model answers, each graded as an answer to its question, all score at least this (lowest 4.7, mean 4.79).
 # It only decides whether the feedback says why (score_note); the score does not read it.
 FULL_ANSWER_SCORE = 4.0
@@ -55,16 +55,18 @@ def compose_feedback(
 
 def score_note(verdicts: list[PointVerdict], wrong: list[DetectedMisconception], score: float | None,
                content_share: float | None) -> str | None:
-    """Why an answer missing no point and stating nothing wrong scored under FULL_ANSWER_SCORE, in the candidate's
+    """Why an answer covering every point and stating nothing wrong scored under FULL_ANSWER_SCORE, in the candidate's
     terms. The score is fitted on teachers' grades of whole answers (evaluators/signals.py): beside the points'
     closeness it reads how much of the whole model answer the answer matches, word by word and by the share of the
     model answer's words it uses, and a concise answer stating every point lacks the rest. requires_grad's five
     points all covered scored 3.8 with 33% of the model answer's words, where the model answer itself reads
     4.8 (tests/test_rubric_scorer.py). The LLM judge's score is its points' credits, so it passes neither; a code
-    answer's feedback, composed again after its run, has a score the run gives, and no note either."""
+    answer's feedback, composed again after its run, has a score the run gives, and no note either. A point only
+    partly stated gets none: its "Partly there" line already says where credit went, and "no point is missing" would
+    read as praise for a wrong answer (reference "Paris", answer "Lyon" is one partial point)."""
     if score is None or content_share is None or score >= FULL_ANSWER_SCORE or wrong:
         return None
-    if any(p.verdict is Verdict.MISSED and not p.beyond_score for p in verdicts):
+    if any(p.verdict is not Verdict.COVERED and not p.beyond_score for p in verdicts):
         return None
     return (f"{SCORE_NOTE_START} how much of the full model answer's content you give "
             f"(you used {content_share:.0%} of its content words), so see the model answer for what more it says.")

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from knowledge.errors import BankError
 from knowledge.schema import PACK_CONTEXT, Question
@@ -24,7 +25,22 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def _describe(error: ValidationError) -> list[str]:
     """One line per field the entry gets wrong, not only the first: a pack with a bad topic and a bad
     difficulty in one entry took a run of `bank validate` per mistake."""
-    return [f"field {'.'.join(str(part) for part in e['loc']) or '(entry)'}: {e['msg']}" for e in error.errors()]
+    return [f"field {'.'.join(str(part) for part in e['loc']) or '(entry)'}: {e['msg']}{_read_as(e)}"
+            for e in error.errors()]
+
+
+# The bare words YAML 1.1 (PyYAML) reads as a boolean, in any case, and one to show quoted: `id: off` is False.
+_BOOLEAN_WORDS = {True: ("yes, on and true", "on"), False: ("no, off and false", "off")}
+
+
+def _read_as(error: ErrorDetails) -> str:
+    """Why a text field got no text, when YAML read the word as a boolean: "Input should be a valid string" alone
+    left a pack's author looking at `id: off` for the mistake."""
+    if error["type"] != "string_type" or not isinstance(error.get("input"), bool):
+        return ""
+    words, example = _BOOLEAN_WORDS[error["input"]]
+    return (f" (YAML read the bare word as the boolean {str(error['input']).lower()}, as it does {words}: put it "
+            f'in quotes, e.g. "{example}")')
 
 
 def _entry_name(item: object, index: int) -> str:

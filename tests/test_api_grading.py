@@ -36,6 +36,14 @@ def test_a_right_concise_answer_under_four_is_told_in_its_grade_what_the_score_a
         "used 33% of its content words)")
 
 
+def test_a_wrong_answer_to_an_own_reference_is_not_told_no_point_is_missing(alice):
+    """The reviewer's ad-hoc grade (stop 56): "Lyon" for "Paris" is partly there, not complete."""
+    body = {"question": "What is the capital of France?", "reference_answer": "Paris", "answer": "Lyon"}
+    graded = alice.post("/v1/grade", json=body).json()
+    assert graded["score"] < 4.0 and [p["verdict"] for p in graded["points"]] == ["partial"]
+    assert "Partly there" in graded["feedback"] and "No point is missing" not in graded["feedback"]
+
+
 def test_grade_against_an_own_reference_and_by_matching(alice):
     body = {
         "question": "What does model.eval() change?",

@@ -1000,6 +1000,29 @@ def test_bank_validate_refuses_a_mistyped_solution_mark_in_one_line(tmp_path):
     assert "1 problem(s) in the bank" in done.stderr
 
 
+def test_bank_validate_says_when_yaml_read_a_bare_word_as_a_boolean(tmp_path):
+    """`id: off` on a rubric point was refused with "Input should be a valid string" alone (review s56): YAML reads
+    the bare word as false, and the line now says so and to quote it."""
+    from knowledge.loader import load_bank
+
+    entry = next(q for q in load_bank() if q.id == "requires-grad").model_dump(mode="json")
+    entry["related"] = []
+    text = yaml.safe_dump([entry], sort_keys=False)
+    for point, word in zip(entry["rubric"], ("off", "Yes"), strict=False):
+        text = text.replace(f"- id: {point['id']}\n", f"- id: {word}\n", 1)
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "p.yaml").write_text(text, encoding="utf-8")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
+           "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_BANK_DIR": str(pack)}
+    done = run("bank", "validate", env=env)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert ("p.yaml: entry requires-grad: field rubric.0.id: Input should be a valid string (YAML read the bare word "
+            'as the boolean false, as it does no, off and false: put it in quotes, e.g. "off")') in done.stderr
+    assert ("field rubric.1.id: Input should be a valid string (YAML read the bare word as the boolean true, as it "
+            'does yes, on and true: put it in quotes, e.g. "on")') in done.stderr
+
+
 def test_bank_validate_refuses_a_point_asked_in_words_that_a_check_verifies(tmp_path):
     """A point a check names is judged from the run: marked asked_in_words too, it would be judged twice."""
     from knowledge.loader import load_bank

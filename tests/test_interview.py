@@ -645,6 +645,23 @@ def test_a_poll_while_an_answer_is_scored_adds_no_second_turn(
     assert poller.current_prompt(session_id=session.id, user_id=user).turn == 1
 
 
+def test_an_action_on_a_prompt_another_one_took_says_what_was_done_to_it(engine, user):
+    """Answer, skip and "I don't know" sent at once on one prompt: the skip won, and the rest were told "it was
+    answered already" (review s56). A refusal names what the winner did: skipped, answered, or "I don't know"."""
+    session, _ = engine.start(user_id=user, config=SessionConfig(num_questions=5, topics=["tensors"], seed=2))
+    engine.skip(session_id=session.id, user_id=user, turn=0)
+    with pytest.raises(ConflictError, match=r"turn 0 is not the current prompt \(turn 1 is\): it was skipped already"):
+        engine.answer(session_id=session.id, user_id=user, text="a racing answer", code=None, turn=0)
+    engine.dont_know(session_id=session.id, user_id=user, turn=1)
+    with pytest.raises(ConflictError, match="turn 1 is not .*: it was answered \u201cI don't know\u201d already"):
+        engine.skip(session_id=session.id, user_id=user, turn=1)
+    moved = engine.answer(session_id=session.id, user_id=user, text="It is a view of the same storage.", code=None,
+                          turn=2)
+    with pytest.raises(ConflictError, match="turn 2 is not the current prompt .*: it was answered already"):
+        engine.dont_know(session_id=session.id, user_id=user, turn=2)
+    assert moved.prompt is not None and moved.prompt.turn == 3
+
+
 def test_an_action_on_a_prompt_already_answered_is_refused_and_records_nothing(engine, repo, user):
     session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=3, topics=["tensors"], seed=2))
     assert prompt.turn == 0
@@ -1448,6 +1465,32 @@ def test_an_adaptive_level_is_called_the_one_the_answers_reached_and_the_startin
     chosen = SessionConfig(num_questions=3, difficulty=1)
     assert why_chosen(hit, config=chosen, state=SessionState(), history=History(), pool=[hit]) == [
         "These topics have no question at difficulty 1, so the questions are at other levels."]
+
+
+def test_the_starting_level_no_answer_moved_is_not_said_to_be_where_the_answers_put_the_candidate():
+    """A two-question pack, both at difficulty 1: the first came at 1 with no note, and after a middling answer the
+    second said "Your answers put you at difficulty 2", the level the session started at, which no answer set
+    (review s56). The note says it is the starting level the answers left alone; a level an answer did move, or
+    one read from earlier sessions, is still put down to the answers."""
+    from app.interview.models import Mode, SessionState
+    from app.interview.selection import History, held_until_the_end, why_chosen
+    from knowledge.vectorstore import SearchHit
+
+    first, second = (SearchHit(id=i, question="q", topic="autograd", difficulty=1, framework="pytorch",
+                               kind="concept", score=1.0) for i in ("a", "b"))
+    middling = SessionState(target_difficulty=2, topic_levels={"autograd": 2}, asked=["a"], question_scores={"a": 3.0},
+                            question_number=1)
+    said = ("Difficulty 2 is where a session starts and your answers so far have left you there, but these topics "
+            "have no question at that level, so this one is at difficulty 1.")
+    practice = SessionConfig(num_questions=2)
+    assert why_chosen(second, config=practice, state=middling, history=History(), pool=[first, second]) == [said]
+    interview = SessionConfig(num_questions=2, mode=Mode.INTERVIEW)  # the answers' level waits for the end there
+    assert held_until_the_end(second, config=interview, state=middling, history=History(),
+                              pool=[first, second]) == [f"Question 2: {said.replace('this one is', 'it is')}"]
+    earlier = History(latest_scores=[3.0], standing={"autograd": 3.0})
+    assert why_chosen(second, config=practice, state=middling, history=earlier, pool=[first, second]) == [
+        "Your answers put you at difficulty 2, but these topics have no question at that level, so this one is at "
+        "difficulty 1."]
 
 
 def test_a_question_chosen_though_seen_before_is_said_to_be_a_repeat():

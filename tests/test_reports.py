@@ -1429,6 +1429,18 @@ def test_the_final_answers_score_note_is_a_scoring_note_under_its_question(bank)
     assert note not in built.question(1).scoring_notes
 
 
+def test_a_stored_no_point_is_missing_beside_a_partial_point_is_not_a_scoring_note(bank) -> None:
+    """A session graded before stop 56 stored the note beside a point only partly stated ("Lyon" for "Paris"); the
+    report lists that point as partly stated and does not repeat the note's claim that none is missing."""
+    note = ("No point is missing, but the score also weighs how much of the full model answer's content you give "
+            "(you used 0% of its content words), so see the model answer for what more it says.")
+    stored = evaluation(2.2, [point("a", "partial", "Lyon")], feedback=f'Partly there: a (you said: "Lyon")\n{note}')
+    turns = [turn(1, "autograd-basics", "autograd", answer_text="Lyon", evaluation=stored)]
+    built = build_report(session=session({"autograd-basics": 2.2}), turns=turns, bank=bank)
+    assert built.question(1).scoring_notes == []
+    assert "No point is missing" not in render(built, "markdown")[0].decode()
+
+
 def test_earlier_answers_are_split_as_the_engine_split_them_for_the_judge(bank) -> None:
     """The engine reads earlier answers to a code task, once new code is sent, with the contract's names
     (scoring.words_of): a block showing them in use (`y = MyReLU.apply(x)`) stays in the words the judge reads. The

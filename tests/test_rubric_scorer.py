@@ -513,3 +513,17 @@ def test_the_score_note_is_the_offline_scorers_alone():
     assert score_note_in(compose_feedback(covered, [], None, score=4.0, content_share=0.25)) is None
     assert score_note_in(compose_feedback(missed, [], None, score=3.0, content_share=0.25)) is None
     assert score_note_in(compose_feedback(covered, wrong, None, score=3.0, content_share=0.25)) is None
+
+
+def test_a_partly_stated_point_is_not_told_no_point_is_missing():
+    """The reviewer's ad-hoc grade (stop 56): reference "Paris", answer "Lyon" is one point partly there at 2.2, and
+    its feedback went on "No point is missing, but...", as if the answer were complete. The note is for answers
+    whose every point is covered; the "Partly there" line says where the credit went."""
+    from evaluators.base import PointVerdict
+    from evaluators.feedback import compose_feedback, score_note_in
+
+    partial = [PointVerdict(point_id="claim-1", description="Expected answer: Paris", weight=1,
+                            verdict=Verdict.PARTIAL, credit=0.4, evidence="Lyon")]
+    feedback = compose_feedback(partial, [], None, score=2.2, content_share=0.0)
+    assert feedback == 'Partly there: Expected answer: Paris (you said: "Lyon")'
+    assert score_note_in(feedback) is None

@@ -434,6 +434,18 @@ def test_a_give_up_that_loses_to_a_hint_is_refused_in_its_own_words(repo: Reposi
     assert not repo.turns(session_id)[0].answered
 
 
+@pytest.mark.parametrize(("action", "done"), [
+    ("answer", "answered"), ("skip", "skipped"), ("dont_know", "answered \u201cI don't know\u201d"),
+])
+def test_an_action_that_loses_a_race_is_told_what_the_winner_did_to_the_turn(repo: Repository, action, done) -> None:
+    """Five requests on one prompt at once: a skip won, and the others were told the turn "was already answered"
+    (review s56). The refusal says what the turn's recorded action was."""
+    user_id, session_id, turn_id = _session_with_turn(repo)
+    repo.record_answer(turn_id, action=action, evaluation=EVALUATION)
+    with pytest.raises(ConflictError, match=f"^turn 0 was already {done}; nothing was recorded$"):
+        repo.record_answer(turn_id, action="answer", evaluation=EVALUATION)
+
+
 def test_a_session_ended_takes_no_answer_and_no_hint_on_the_prompt_it_left_open(repo: Repository) -> None:
     """Another process ends the session while this one scores an answer or chooses a hint: both were stored on the
     ended session (the answer's state putting back the prompt the end had closed; a hint on an unscored turn)."""

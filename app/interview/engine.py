@@ -21,7 +21,7 @@ from app.interview.scoring import AnswerScorer, ScoredAnswer, with_code, words_o
 from app.interview.selection import QuestionSelector, next_difficulty, session_size
 from app.interview.turns import SessionTurns, elapsed_s
 from app.llm_breaker import llm_step
-from app.store.models import new_session_id
+from app.store.models import ACTION_DONE, new_session_id
 from evaluators.text import is_non_answer
 from knowledge.schema import Question
 
@@ -293,7 +293,10 @@ class InterviewEngine:
             raise ConflictError("this session is completed; start a new one or fetch its report")
         current = self._repo.turn(session_id, state.current_turn_id).position
         if expected is not None and expected != current:
-            why = "it was answered already" if expected < current else "it has not been asked"
+            # What happened to it, read from the turn: a skip that won a race was called an answer to the others.
+            done = next((t.action for t in self._repo.turns(session_id) if t.position == expected), None)
+            why = f"it was {ACTION_DONE.get(done or '', 'answered')} already" if expected < current \
+                else "it has not been asked"
             raise ConflictError(f"turn {expected} is not the current prompt (turn {current} is): {why}, so nothing "
                                 "was recorded; fetch the session for the current prompt")
         return session, config, state

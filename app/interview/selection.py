@@ -18,6 +18,7 @@ RECENT = 3  # a topic's standing is the mean of its latest few questions: a topi
 # At most this share of a session's questions are review questions on weak topics (at least one), so the
 # topics a candidate does well in still come up and review is spread over sessions.
 REVIEW_SHARE = 0.4
+START = 2  # an adaptive session's level before any answer of the user's was scored, in this session or before
 
 
 def topic_standing(scores: list[tuple[str, float]]) -> dict[str, float]:
@@ -50,10 +51,10 @@ class History:
 
     @property
     def starting_difficulty(self) -> int:
-        """An adaptive session starts where the user's latest answers left off (2 with none)."""
+        """An adaptive session starts where the user's latest answers left off (START with none)."""
         if not self.latest_scores:
-            return 2
-        return next_difficulty(2, sum(self.latest_scores) / len(self.latest_scores))
+            return START
+        return next_difficulty(START, sum(self.latest_scores) / len(self.latest_scores))
 
 
 def level_for(topic: str, *, config: SessionConfig, state: SessionState, history: History) -> int:
@@ -141,8 +142,11 @@ def _other_level(
     own = hit.topic in state.topic_levels or hit.topic not in history.standing and bool(state.question_scores)
     lacking = "these topics have no question at that level" if none_at_level else \
         "no question at that level that you have not seen is left in these topics"
-    return (f"Your answers put you at difficulty {target}, but {lacking}, so this one is at difficulty "
-            f"{hit.difficulty}."), own
+    # With no earlier session's scores, a level of START is where the session began, and a middling answer keeps
+    # it there: "Your answers put you at difficulty 2" told a candidate whose answers had moved nothing.
+    why = (f"Difficulty {target} is where a session starts and your answers so far have left you there"
+           if target == START and not history.latest_scores else f"Your answers put you at difficulty {target}")
+    return f"{why}, but {lacking}, so this one is at difficulty {hit.difficulty}.", own
 
 
 def review_open(config: SessionConfig, state: SessionState, history: History) -> bool:

@@ -97,7 +97,7 @@ def question_entry(
         # The final answer's score read lower than its verdicts explain: why, as its feedback said (score_note).
         scoring_notes=list(dict.fromkeys([*(str(n) for t in answered for n in (t.evaluation or {}).get("notes") or []),
                                           *map(_corrected_note, corrected),
-                                          *filter(None, [score_note_in(str(evaluation.get("feedback") or ""))])])),
+                                          *filter(None, [_score_note(evaluation)])])),
         scored_by=scored_by(evaluation),
         feedback=evaluation.get("feedback"),
         transcript=[Exchange(kind="follow_up" if t.kind == "follow_up" else "question", prompt=t.prompt,
@@ -107,6 +107,14 @@ def question_entry(
         contract=_code_part(turns[0], in_bank, "contract"),
         **_code_fields(answered),
     )
+
+
+def _score_note(evaluation: dict[str, Any]) -> str | None:
+    """The final answer's score note (evaluators/feedback.score_note), if its points were all covered: a session
+    graded before stop 56 stored "No point is missing" beside a point only partly stated, which is not so."""
+    if any(p.get("verdict") != "covered" and not p.get("beyond_score") for p in evaluation.get("points") or []):
+        return None
+    return score_note_in(str(evaluation.get("feedback") or ""))
 
 
 _FALLBACK = re.compile(r"\(fallback from " + re.escape(LLM_JUDGE))

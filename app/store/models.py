@@ -29,6 +29,9 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 SESSION_STATUSES = ("active", "completed")
 TURN_KINDS = ("question", "follow_up")
 ANSWER_ACTIONS = ("answer", "skip", "dont_know")
+# What each action did to its turn, as a refusal of a later action on it says: a skip that won a race with an
+# answer on one prompt was reported to the answer as "answered already".
+ACTION_DONE = {"answer": "answered", "skip": "skipped", "dont_know": "answered \u201cI don't know\u201d"}
 
 
 def utcnow() -> datetime:

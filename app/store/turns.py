@@ -12,6 +12,7 @@ from app.errors import ChoiceOutdatedError, ConflictError, NotFoundError
 from app.store.base import RepositoryBase, require_choice, require_keys
 from app.store.history import asked_count
 from app.store.models import (
+    ACTION_DONE,
     ANSWER_ACTIONS,
     TURN_KINDS,
     AnswerDraft,
@@ -100,7 +101,8 @@ class TurnRepository(RepositoryBase):
             if turn is None:
                 raise NotFoundError(f"no turn with id {turn_id}")
             if turn.answered_at is not None:
-                raise ConflictError(f"turn {turn.position} was already answered; nothing was recorded")
+                done = ACTION_DONE.get(turn.action or "", "answered")  # a skip that won a race is not an answer
+                raise ConflictError(f"turn {turn.position} was already {done}; nothing was recorded")
             # Locked after the turn, as add_hint does. A session ended (by another process) while this answer was
             # scored stays ended: the answer, stored anyway, put back the prompt the end had closed and asked on.
             taken, again = _ACTION_WORDS[action]
