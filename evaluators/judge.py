@@ -20,7 +20,14 @@ from evaluators.base import LLM_JUDGE, DetectedMisconception, Evaluation, Evalua
 from evaluators.chat import LLMError, StructuredChatModel
 from evaluators.feedback import compose_feedback
 from evaluators.judge_batch import Stop, in_flight
-from evaluators.judge_offline import MISCONCEPTION_PENALTY, combined_score, corrected, read_offline, stated
+from evaluators.judge_offline import (
+    MISCONCEPTION_PENALTY,
+    combined_score,
+    corrected,
+    offline_reading,
+    read_offline,
+    stated,
+)
 from evaluators.judge_prompt import SYSTEM_PROMPT, fitted_prompt
 from evaluators.judge_reply import SCORE_SCALE, JudgedPoint, JudgeReply, reply_schema
 from evaluators.judge_verdicts import check_notes, known_ids, verified_misconceptions, verified_points
@@ -106,13 +113,19 @@ class LLMJudge(Evaluator):
             # differ from the offline one by being summed from the verdicts (3.1 for SmolLM2 where offline gave 4.1).
             return self._fall_back(task, "no verdict of the reply quotes the answer")
         verdicts, unstated = stated(self._fallback, task, verdicts)
-        verdicts, residual = read_offline(self._fallback, task, verdicts, dropped + unjudged)
+        offline = offline_reading(self._fallback, task)
+        verdicts, residual = read_offline(offline, verdicts, dropped + unjudged)
         charges = self._charges(task, reply, texts)
-        score, carried = combined_score(verdicts, read_offline_ids={*dropped, *unjudged}, residual=residual,
-                                        penalty=self._penalty * len(charges.wrong))
+        ceiling = offline.score if offline is not None else None
+        # A verdict lowered to what its quote states is the offline scorer's reading too, so it carries the offline
+        # score's gap like the points read offline (a model crediting every point with the bank's model answer's
+        # sentences scored 0.32 below offline on 40 questions without it, 0.12 with it).
+        score, carried = combined_score(verdicts, read_offline_ids={*dropped, *unjudged, *unstated}, residual=residual,
+                                        penalty=self._penalty * len(charges.wrong), ceiling=ceiling)
         notes = check_notes(dropped=dropped, unjudged=unjudged, wrong_dropped=charges.dropped, unknown=unknown,
                             unlisted=charges.unlisted, refuted=charges.refuted, unstated=unstated)
-        notes += _score_notes(reply, score=score, carried=carried, residual=residual, unchecked=charges.unchecked)
+        notes += _score_notes(reply, score=score, carried=carried, residual=residual, unchecked=charges.unchecked,
+                              ceiling=ceiling)
         # The model's prose may praise what we just dropped, or a score we did not give: keep it only when
         # every claim checked out and its own score is within a point of the verified one (a score off the
         # scale agrees with none: its prose may well say "7/10").
@@ -173,9 +186,14 @@ class Charges:
     cleared: list[str] = field(default_factory=list)  # the claims of `refuted`
 
 
-def _score_notes(reply: JudgeReply, *, score: float, carried: float, residual: float, unchecked: bool) -> list[str]:
+def _score_notes(
+    reply: JudgeReply, *, score: float, carried: float, residual: float, unchecked: bool, ceiling: float | None
+) -> list[str]:
     """How the verified score came about, where it is not simply the reply's own."""
     notes = []
+    if ceiling is not None and score >= round(ceiling, 1) and (reply.own_score or 0) > score + 0.05:
+        notes.append(f"LLM judge: score held at the offline score {score:.1f}, what the answer's words support "
+                     "(the model's verdicts may lower it, not raise it)")
     own = reply.own_score
     if abs(carried) >= 0.05:
         notes.append(f"LLM judge: {carried:+.1f} for the points read offline, the offline "
