@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from evaluators.base import LLM_JUDGE, DetectedMisconception, Evaluation, Evaluator, GradingTask, PointVerdict
+from evaluators.base import (
+    LLM_JUDGE,
+    DetectedMisconception,
+    Evaluation,
+    Evaluator,
+    GradingTask,
+    PointVerdict,
+    Verdict,
+)
 from evaluators.chat import LLMError, StructuredChatModel
 from evaluators.feedback import compose_feedback
 from evaluators.judge_batch import Stop, in_flight
@@ -37,6 +45,13 @@ MAX_FEEDBACK_CHARS = 2000  # the model's own comments, kept beside ours
 # Calls in flight when grading a batch: enough to hide round trips, few enough for a local server
 # (Ollama, llama.cpp) that queues requests anyway.
 JUDGE_CALLS_IN_FLIGHT = 4
+# A missed verdict needs no quote, so nothing checks it. Where the model calls missed points the offline scorer
+# reads as covered (a sentence of the answer states them) and that takes the score this far below the offline one,
+# the reply is not used: a candidate expects a correct answer not to be zeroed on an unverifiable word (a reply
+# calling every point missed gave the zero-grad model answer 0.0, offline 4.8, with no note). A smaller such
+# disagreement keeps the model's score, which may know better than the embedder, and says so in a note with the
+# offline score. An honest fake model crediting the bank's model answers scored at most 0.6 below offline.
+STRONG_DISAGREEMENT = 2.0
 
 
 class LLMJudge(Evaluator):
@@ -122,8 +137,15 @@ class LLMJudge(Evaluator):
         # sentences scored 0.32 below offline on 40 questions without it, 0.12 with it).
         score, carried = combined_score(verdicts, read_offline_ids={*dropped, *unjudged, *unstated}, residual=residual,
                                         penalty=self._penalty * len(charges.wrong), ceiling=ceiling)
+        denied = _denied(by_id, offline)
+        if denied and offline is not None and offline.score - score >= STRONG_DISAGREEMENT:
+            return self._fall_back(task, f"it called missed {len(denied)} point(s) the answer states "
+                                         f"({', '.join(denied)}), {score:.1f} against the offline {offline.score:.1f}")
         notes = check_notes(dropped=dropped, unjudged=unjudged, wrong_dropped=charges.dropped, unknown=unknown,
                             unlisted=charges.unlisted, refuted=charges.refuted, unstated=unstated)
+        if denied and offline is not None:
+            notes.append(f"LLM judge called missed {len(denied)} point(s) the offline scorer reads as covered "
+                         f"({', '.join(denied)}); offline score {offline.score:.1f}")
         notes += _score_notes(reply, score=score, carried=carried, residual=residual, unchecked=charges.unchecked,
                               ceiling=ceiling)
         # The model's prose may praise what we just dropped, or a score we did not give: keep it only when
@@ -184,6 +206,12 @@ class Charges:
     refuted: int  # the answer states the correction
     unchecked: bool  # whether the answer corrects them could not be read
     cleared: list[str] = field(default_factory=list)  # the claims of `refuted`
+
+
+def _denied(by_id: dict[str, JudgedPoint], offline: Evaluation | None) -> list[str]:
+    """The points the model called missed that the offline scorer reads as covered."""
+    read = {p.point_id: p.verdict for p in offline.points} if offline is not None else {}
+    return [i for i, v in by_id.items() if v.verdict == Verdict.MISSED.value and read.get(i) is Verdict.COVERED]
 
 
 def _score_notes(

@@ -527,7 +527,9 @@ def test_the_models_comments_go_when_its_score_is_not_ours_and_a_word_names_no_c
                   misconceptions=[{"claim": "backward", "quote": "write forward and backward"}])
     result = LLMJudge(ScriptedChatModel(replies=[JudgeReply.model_validate(boast)], name="m"), offline).evaluate(
         GradingTask.from_question(relu, ANSWER))
-    assert result.score == round(5 * 2 / 6, 1) and "Perfect" not in result.feedback
+    # Its verdicts give 5 * 2 / 6 = 1.7, over 2 below the offline 3.8 on two points the answer states: not used.
+    assert result.score == JUDGED and "called missed 2 point(s)" in result.notes[-1]
+    assert "Perfect" not in result.feedback
     assert result.misconceptions == []  # "backward" is a word of a claim, not the claim
 
 
@@ -622,6 +624,31 @@ def test_an_answer_that_repeats_the_question_earns_what_it_earns_offline(offline
     task = GradingTask.from_question(question, question.question)
     result = LLMJudge(_crediting_everything(task, question.question), offline).evaluate(task)
     assert result.score <= offline.evaluate(task).score, result.points
+
+
+def test_a_reply_calling_a_correct_answer_wrong_throughout_is_not_used(offline, bank):
+    """A missed verdict needs no quote: a reply calling every point missed gave the bank's own model answer 0.0
+    (offline 4.8) with no note. Against points the answer states, offline read as covered, it is not used."""
+    zero_grad = next(q for q in bank if q.id == "zero-grad")
+    task = GradingTask.from_question(zero_grad, zero_grad.reference_answer)
+    missed = reply(points=[{"point_id": p.id, "verdict": "missed", "evidence_quote": None} for p in zero_grad.rubric],
+                   score=0.0, feedback="Nothing right.")
+    result = LLMJudge(ScriptedChatModel(replies=[JudgeReply.model_validate(missed)], name=MODEL),
+                      offline).evaluate(task)
+    assert result.score == offline.evaluate(task).score >= 4
+    assert "fallback" in result.evaluator and "called missed" in result.notes[-1], result.notes
+
+
+def test_a_point_called_missed_that_the_answer_states_is_noted_with_the_offline_score(offline, relu):
+    task = GradingTask.from_question(relu, ANSWER)
+    alone = offline.evaluate(task)
+    stated_id = next(p.point_id for p in alone.points if p.verdict is Verdict.COVERED)
+    points = [{**p, "verdict": "missed", "evidence_quote": None} if p["point_id"] == stated_id else p
+              for p in reply()["points"]]
+    result = LLMJudge(ScriptedChatModel(replies=[reply(points=points)], name=MODEL), offline).evaluate(task)
+    assert result.evaluator == f"llm-judge:{MODEL}"
+    assert (f"LLM judge called missed 1 point(s) the offline scorer reads as covered ({stated_id}); offline score "
+            f"{alone.score:.1f}") in result.notes
 
 
 def test_a_key_the_model_writes_into_a_good_reply_is_not_kept(fake_openai, offline, relu):
