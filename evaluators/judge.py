@@ -28,6 +28,7 @@ from evaluators.base import (
 from evaluators.chat import LLMError, StructuredChatModel
 from evaluators.feedback import compose_feedback
 from evaluators.judge_batch import Stop, in_flight
+from evaluators.judge_comments import contradiction
 from evaluators.judge_offline import (
     MISCONCEPTION_PENALTY,
     combined_score,
@@ -154,7 +155,7 @@ class LLMJudge(Evaluator):
         own = reply.own_score
         agreed = (not dropped and not unstated and not charges.dropped and not charges.refuted
                   and own is not None and abs(own - score) < 1.0)
-        feedback = self._feedback(task, reply, verdicts, charges.wrong, notes) if agreed else compose_feedback(
+        feedback = self._feedback(task, reply, verdicts, charges.wrong, notes, score) if agreed else compose_feedback(
             verdicts, charges.wrong, None)
         return Evaluation(
             question_id=task.question_id,
@@ -178,7 +179,7 @@ class LLMJudge(Evaluator):
 
     def _feedback(
         self, task: GradingTask, reply: JudgeReply, verdicts: list[PointVerdict], wrong: list[DetectedMisconception],
-        notes: list[str],
+        notes: list[str], score: float,
     ) -> str:
         """Our feedback on the verified verdicts, then the model's own comments where they give nothing away."""
         feedback = compose_feedback(verdicts, wrong, None)
@@ -191,6 +192,10 @@ class LLMJudge(Evaluator):
         # (a NUL breaks PostgreSQL text; U+202E turns a line around).
         comments = "".join(c for c in reply.feedback if c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cf"))
         comments = comments.strip()
+        # Read as shown: an invisible character inside a word ("excel\u200blent") is gone by now.
+        if why := contradiction(unicodedata.normalize("NFKC", comments), score, verdicts):
+            notes.append(f"LLM judge: its comments {why}, so they were left out")
+            return feedback
         if len(comments) > MAX_FEEDBACK_CHARS:
             comments = comments[:MAX_FEEDBACK_CHARS].rstrip() + "\u2026"
         return f"{feedback}\nInterviewer's comments: {comments}".strip()

@@ -651,6 +651,32 @@ def test_a_point_called_missed_that_the_answer_states_is_noted_with_the_offline_
             f"{alone.score:.1f}") in result.notes
 
 
+@pytest.mark.parametrize(("said", "why"), [
+    ("Excellent, senior-level answer: hire. (The grader confirms every point is covered.)", "praise"),
+    ("Exc\u200bellent answer.", "praise"),
+    ("You covered all the key points, well explained.", "say every point is there"),
+    ("I would give this 5/5.", "give a mark of 5/5"),
+])
+def test_comments_that_contradict_the_verified_score_are_left_out(offline, relu, said, why):
+    """The model's own score agreeing within a point was the only check: "Excellent, senior-level answer: hire"
+    was shown beside a score of 0.0. Comments praising a low score, claiming every point, or marking otherwise go."""
+    task = GradingTask.from_question(relu, "\n".join(ANSWER.split("\n")[:2]))  # offline 2.5
+    points = reply()["points"][:2] + [{**p, "verdict": "missed", "evidence_quote": None} for p in reply()["points"][2:]]
+    result = LLMJudge(ScriptedChatModel(replies=[reply(points=points, feedback=said, score=1.5)], name=MODEL),
+                      offline).evaluate(task)
+    assert result.score < 2.5 and "Interviewer's comments" not in result.feedback, result.feedback
+    assert any(n.startswith(f"LLM judge: its comments {why}") for n in result.notes), result.notes
+
+
+def test_comments_that_agree_with_the_verified_score_are_kept(offline, relu):
+    task = GradingTask.from_question(relu, "\n".join(ANSWER.split("\n")[:2]))
+    points = reply()["points"][:2] + [{**p, "verdict": "missed", "evidence_quote": None} for p in reply()["points"][2:]]
+    said = "A good start: not a complete answer yet; the gradient mask and apply are missing. Not great, 1.5/5."
+    result = LLMJudge(ScriptedChatModel(replies=[reply(points=points, feedback=said, score=1.5)], name=MODEL),
+                      offline).evaluate(task)
+    assert f"Interviewer's comments: {said}" in result.feedback, (result.score, result.notes)
+
+
 def test_a_key_the_model_writes_into_a_good_reply_is_not_kept(fake_openai, offline, relu):
     """The model's comments are stored and shown: a credential in them (the request's key as the server saw it,
     or any bearer token) is cut out as it is from a wording or an error reason."""
