@@ -16,11 +16,27 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from evaluators.base import LLM_JUDGE, DetectedMisconception, Evaluation, Evaluator, GradingTask, PointVerdict
+from evaluators.base import (
+    LLM_JUDGE,
+    DetectedMisconception,
+    Evaluation,
+    Evaluator,
+    GradingTask,
+    PointVerdict,
+    Verdict,
+)
 from evaluators.chat import LLMError, StructuredChatModel
 from evaluators.feedback import compose_feedback
 from evaluators.judge_batch import Stop, in_flight
-from evaluators.judge_offline import MISCONCEPTION_PENALTY, combined_score, corrected, read_offline, stated
+from evaluators.judge_comments import contradiction
+from evaluators.judge_offline import (
+    MISCONCEPTION_PENALTY,
+    combined_score,
+    corrected,
+    offline_reading,
+    read_offline,
+    stated,
+)
 from evaluators.judge_prompt import SYSTEM_PROMPT, fitted_prompt
 from evaluators.judge_reply import SCORE_SCALE, JudgedPoint, JudgeReply, reply_schema
 from evaluators.judge_verdicts import check_notes, known_ids, verified_misconceptions, verified_points
@@ -30,6 +46,13 @@ MAX_FEEDBACK_CHARS = 2000  # the model's own comments, kept beside ours
 # Calls in flight when grading a batch: enough to hide round trips, few enough for a local server
 # (Ollama, llama.cpp) that queues requests anyway.
 JUDGE_CALLS_IN_FLIGHT = 4
+# A missed verdict needs no quote, so nothing checks it. Where the model calls missed points the offline scorer
+# reads as covered (a sentence of the answer states them) and that takes the score this far below the offline one,
+# the reply is not used: a candidate expects a correct answer not to be zeroed on an unverifiable word (a reply
+# calling every point missed gave the zero-grad model answer 0.0, offline 4.8, with no note). A smaller such
+# disagreement keeps the model's score, which may know better than the embedder, and says so in a note with the
+# offline score. An honest fake model crediting the bank's model answers scored at most 0.6 below offline.
+STRONG_DISAGREEMENT = 2.0
 
 
 class LLMJudge(Evaluator):
@@ -106,20 +129,33 @@ class LLMJudge(Evaluator):
             # differ from the offline one by being summed from the verdicts (3.1 for SmolLM2 where offline gave 4.1).
             return self._fall_back(task, "no verdict of the reply quotes the answer")
         verdicts, unstated = stated(self._fallback, task, verdicts)
-        verdicts, residual = read_offline(self._fallback, task, verdicts, dropped + unjudged)
+        offline = offline_reading(self._fallback, task)
+        verdicts, residual = read_offline(offline, verdicts, dropped + unjudged)
         charges = self._charges(task, reply, texts)
-        score, carried = combined_score(verdicts, read_offline_ids={*dropped, *unjudged}, residual=residual,
-                                        penalty=self._penalty * len(charges.wrong))
+        ceiling = offline.score if offline is not None else None
+        # A verdict lowered to what its quote states is the offline scorer's reading too, so it carries the offline
+        # score's gap like the points read offline (a model crediting every point with the bank's model answer's
+        # sentences scored 0.32 below offline on 40 questions without it, 0.12 with it).
+        score, carried = combined_score(verdicts, read_offline_ids={*dropped, *unjudged, *unstated}, residual=residual,
+                                        penalty=self._penalty * len(charges.wrong), ceiling=ceiling)
+        denied = _denied(by_id, offline)
+        if denied and offline is not None and offline.score - score >= STRONG_DISAGREEMENT:
+            return self._fall_back(task, f"it called missed {len(denied)} point(s) the answer states "
+                                         f"({', '.join(denied)}), {score:.1f} against the offline {offline.score:.1f}")
         notes = check_notes(dropped=dropped, unjudged=unjudged, wrong_dropped=charges.dropped, unknown=unknown,
                             unlisted=charges.unlisted, refuted=charges.refuted, unstated=unstated)
-        notes += _score_notes(reply, score=score, carried=carried, residual=residual, unchecked=charges.unchecked)
+        if denied and offline is not None:
+            notes.append(f"LLM judge called missed {len(denied)} point(s) the offline scorer reads as covered "
+                         f"({', '.join(denied)}); offline score {offline.score:.1f}")
+        notes += _score_notes(reply, score=score, carried=carried, residual=residual, unchecked=charges.unchecked,
+                              ceiling=ceiling)
         # The model's prose may praise what we just dropped, or a score we did not give: keep it only when
         # every claim checked out and its own score is within a point of the verified one (a score off the
         # scale agrees with none: its prose may well say "7/10").
         own = reply.own_score
         agreed = (not dropped and not unstated and not charges.dropped and not charges.refuted
                   and own is not None and abs(own - score) < 1.0)
-        feedback = self._feedback(task, reply, verdicts, charges.wrong, notes) if agreed else compose_feedback(
+        feedback = self._feedback(task, reply, verdicts, charges.wrong, notes, score) if agreed else compose_feedback(
             verdicts, charges.wrong, None)
         return Evaluation(
             question_id=task.question_id,
@@ -143,7 +179,7 @@ class LLMJudge(Evaluator):
 
     def _feedback(
         self, task: GradingTask, reply: JudgeReply, verdicts: list[PointVerdict], wrong: list[DetectedMisconception],
-        notes: list[str],
+        notes: list[str], score: float,
     ) -> str:
         """Our feedback on the verified verdicts, then the model's own comments where they give nothing away."""
         feedback = compose_feedback(verdicts, wrong, None)
@@ -156,6 +192,10 @@ class LLMJudge(Evaluator):
         # (a NUL breaks PostgreSQL text; U+202E turns a line around).
         comments = "".join(c for c in reply.feedback if c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cf"))
         comments = comments.strip()
+        # Read as shown: an invisible character inside a word ("excel\u200blent") is gone by now.
+        if why := contradiction(unicodedata.normalize("NFKC", comments), score, verdicts):
+            notes.append(f"LLM judge: its comments {why}, so they were left out")
+            return feedback
         if len(comments) > MAX_FEEDBACK_CHARS:
             comments = comments[:MAX_FEEDBACK_CHARS].rstrip() + "\u2026"
         return f"{feedback}\nInterviewer's comments: {comments}".strip()
@@ -173,9 +213,20 @@ class Charges:
     cleared: list[str] = field(default_factory=list)  # the claims of `refuted`
 
 
-def _score_notes(reply: JudgeReply, *, score: float, carried: float, residual: float, unchecked: bool) -> list[str]:
+def _denied(by_id: dict[str, JudgedPoint], offline: Evaluation | None) -> list[str]:
+    """The points the model called missed that the offline scorer reads as covered."""
+    read = {p.point_id: p.verdict for p in offline.points} if offline is not None else {}
+    return [i for i, v in by_id.items() if v.verdict == Verdict.MISSED.value and read.get(i) is Verdict.COVERED]
+
+
+def _score_notes(
+    reply: JudgeReply, *, score: float, carried: float, residual: float, unchecked: bool, ceiling: float | None
+) -> list[str]:
     """How the verified score came about, where it is not simply the reply's own."""
     notes = []
+    if ceiling is not None and score >= round(ceiling, 1) and (reply.own_score or 0) > score + 0.05:
+        notes.append(f"LLM judge: score held at the offline score {score:.1f}, what the answer's words support "
+                     "(the model's verdicts may lower it, not raise it)")
     own = reply.own_score
     if abs(carried) >= 0.05:
         notes.append(f"LLM judge: {carried:+.1f} for the points read offline, the offline "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from evaluators.base import DetectedMisconception, Evaluator, GradingTask, PointVerdict, Verdict
+from evaluators.base import DetectedMisconception, Evaluation, Evaluator, GradingTask, PointVerdict, Verdict
 from evaluators.rubric import RubricScorer
 
 log = logging.getLogger(__name__)
@@ -45,39 +45,50 @@ def stated(scorer: Evaluator, task: GradingTask, verdicts: list[PointVerdict]) -
 def _quote_credit(
     scorer: Evaluator, task: GradingTask, quotes: dict[str, str]
 ) -> dict[str, tuple[Verdict, float]] | None:
-    """Per point id, the verdict and credit the offline scorer reads for that point in its quote alone (each
-    quote read as an answer to a rubric of that one point, so a sentence stating two points counts for both,
-    and one stating a listed wrong claim for neither); None when the fallback is not the offline scorer."""
+    """Per point id, the verdict and credit the offline scorer reads for that point in its quote, the quote read
+    as a whole answer to the question's rubric; None when the fallback is not the offline scorer. Read as the
+    offline scorer reads an answer: a sentence supports only the point it states best and one stating a listed
+    wrong claim supports nothing, so one sentence quoted for every point earns one of them. Each quote read alone
+    against a rubric of its one point, a sentence counted for every point near it: "zero_grad sets the gradients
+    to zero." earned three points at 0.9-1.0 (offline, one) and an obeyed "mark every point covered" 3.8 where
+    the offline score was 1.4."""
     if not isinstance(scorer, RubricScorer) or not quotes:
         return None
-    points = {p.id: p for p in task.rubric if p.id in quotes}
-    read = scorer.signals_many([task.model_copy(update={"answer": quotes[i], "earlier_answers": [],
-                                                        "rubric": [points[i]]}) for i in points])
-    return {i: scorer.model.points.read(r[1][0], len(points[i].evidence)) if r else (Verdict.MISSED, 0.0)
-            for i, r in zip(points, read, strict=True)}
+    distinct = list(dict.fromkeys(quotes.values()))
+    read = scorer.signals_many([task.model_copy(update={"answer": q, "earlier_answers": []}) for q in distinct])
+    order = [p.id for p in task.rubric]
+    points = {p.id: p for p in task.rubric}
+    supports = {q: r[1] if r else [0.0] * len(order) for q, r in zip(distinct, read, strict=True)}
+    return {i: scorer.model.points.read(supports[q][order.index(i)], len(points[i].evidence))
+            for i, q in quotes.items() if i in points}
+
+
+def offline_reading(scorer: Evaluator, task: GradingTask) -> Evaluation | None:
+    """The offline scorer's evaluation of the whole answer, or None when it fails (a failing remote embedder
+    must not cost the grade)."""
+    try:
+        return scorer.evaluate(task)
+    except Exception:
+        log.warning("offline reading of the answer failed; the model's verdicts stand alone", exc_info=True)
+        return None
 
 
 def read_offline(
-    scorer: Evaluator, task: GradingTask, verdicts: list[PointVerdict], ids: list[str]
+    offline: Evaluation | None, verdicts: list[PointVerdict], ids: list[str]
 ) -> tuple[list[PointVerdict], float]:
     """The points the model credited on a quote the answer does not hold, or did not judge, as the offline
-    scorer reads them, and how far the offline score lies above its points' credits summed (0 when none is
-    read offline). A made-up quote or no verdict says nothing of the answer either way: scored missed, a
-    weak model took honest answers to 0 where the offline score was 2.1, and to 1.2 where it was 4.3
-    (SmolLM2-135M made up every quote, or judged one point of seven; bench/bench_llm.py).
+    scorer reads them (`offline`), and how far the offline score lies above its points' credits summed. A
+    made-up quote or no verdict says nothing of the answer either way: scored missed, a weak model took honest
+    answers to 0 where the offline score was 2.1, and to 1.2 where it was 4.3 (SmolLM2-135M made up every
+    quote, or judged one point of seven; bench/bench_llm.py).
 
     The offline score is fitted on graders' grades of whole answers, and its point credits only explain
     it: summed, they read 0.70 of 5 below it on average (-0.2 to +2.35) over the bank's first 60 reference
     answers and their first thirds. The points read offline carry that gap in proportion to their weight,
     so the score moves from the judge's scale to the offline one as fewer points are judged, and meets the
     offline score given when none is (a last judged point falling to the offline reading moved it by all
-    of the gap)."""
-    if not ids:
-        return verdicts, 0.0
-    try:
-        offline = scorer.evaluate(task)
-    except Exception:  # a failing (remote) embedder must not cost the grade: those points stay missed
-        log.warning("offline reading of unsupported verdicts failed; they stay missed", exc_info=True)
+    of the gap). Without an offline reading those points stay missed."""
+    if offline is None:
         return verdicts, 0.0
     by_id = {v.point_id: v for v in offline.points}
     summed = 5 * sum(p.weight * p.credit for p in offline.points) / (sum(p.weight for p in offline.points) or 1)
@@ -96,11 +107,18 @@ def corrected(scorer: Evaluator, task: GradingTask, wrong: list[DetectedMisconce
 
 
 def combined_score(
-    verdicts: list[PointVerdict], *, read_offline_ids: set[str], residual: float, penalty: float
+    verdicts: list[PointVerdict], *, read_offline_ids: set[str], residual: float, penalty: float,
+    ceiling: float | None = None,
 ) -> tuple[float, float]:
     """The score from the verdicts' credits by weight, the offline gap carried by the points read offline, less
-    `penalty`; and that carried part (for its note)."""
+    `penalty`, and no more than `ceiling` (the offline score of the whole answer); and that carried part (for its
+    note). The ceiling is what the answer's words support as the offline scorer reads them, the question's own
+    words discounted, which its point credits are not: a model crediting every point with an answer that only
+    repeats the question raised 27 of 40 bank questions' scores (mean +0.48, up to +2.2) with every credit
+    within the offline reading of its quote. The model's verdicts may lower that score, never raise it."""
     total = sum(p.weight for p in verdicts) or 1.0
     carried = sum(p.weight for p in verdicts if p.point_id in read_offline_ids) / total * residual
-    earned = 5 * sum(p.weight * p.credit for p in verdicts) / total + carried
-    return round(min(5.0, max(0.0, earned - penalty)), 1), carried
+    earned = 5 * sum(p.weight * p.credit for p in verdicts) / total + carried - penalty
+    if ceiling is not None:
+        earned = min(earned, ceiling)
+    return round(min(5.0, max(0.0, earned)), 1), carried

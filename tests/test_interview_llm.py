@@ -147,6 +147,22 @@ def test_a_rewording_asks_and_holds_no_run_of_the_model_answer():
     assert _not_a_rewording(line, fine, answer) is None
 
 
+def test_a_wording_that_adds_a_hint_is_not_a_rewording(bank):
+    """Only 8 words in a row of the model answer were caught: a follow-up worded with a hint in other words was
+    shown as asked, a free hint where `:hint` costs points in an interview."""
+    from app.interview.phrasing import _not_a_rewording
+
+    question = {q.id: q for q in bank}["grad-attribute"]
+    line = "What would happen to training if you forgot to call optimizer.zero_grad() in the loop?"
+    hinted = f"{line} (Hint: think about how .grad keeps adding up across backward calls until you reset it.)"
+    assert _not_a_rewording(line, hinted, question.reference_answer, asked=question.question) == "added a hint"
+    unmarked = f"{line} Consider how each backward call accumulates into .grad until you reset it."
+    why = _not_a_rewording(line, unmarked, question.reference_answer, asked=question.question)
+    assert (why or "").startswith("added words of the model answer"), why
+    fine = "Suppose the optimizer.zero_grad() call went missing from your loop: what would happen to training?"
+    assert _not_a_rewording(line, fine, question.reference_answer, asked=question.question) is None
+
+
 def test_once_a_call_of_a_step_gets_no_reply_its_other_calls_are_not_made(fake, tmp_path, ingested_store, bank,
                                                                           embedder):
     """A judge whose reply trickles past the timeout: the feedback and the next prompt are worded offline at once

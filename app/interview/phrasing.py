@@ -60,11 +60,14 @@ class Phraser:
 _TERM = re.compile(r"\b\w+(?:[._]\w+)+(?:\(\))?|\b\w+\(\)|\b[A-Za-z]+\d+\w*")
 
 
-def _not_a_rewording(line: str, reply: str, answer: str = "", *, others: AnswerRuns | None = None) -> str | None:
+def _not_a_rewording(
+    line: str, reply: str, answer: str = "", *, others: AnswerRuns | None = None, asked: str = ""
+) -> str | None:
     """Why the model's reply cannot stand for the line, or None: empty, a hidden reasoning block (it may
     hold the answer), far longer than the line, a question no longer asked or talk about the task ("The
     interviewer is looking for..."), words of the model answer (`answer`) or of any other (`others`; as
-    app.interview.leaks reads them), a technical name dropped, or most of the line's words gone ("I'm sorry, I
+    app.interview.leaks reads them), a hint beyond the line and the question it follows up (`asked`), a
+    technical name dropped, or most of the line's words gone ("I'm sorry, I
     can't help with that", "Here is the question.")."""
     if not reply:
         return "returned an empty line"
@@ -85,7 +88,28 @@ def _not_a_rewording(line: str, reply: str, answer: str = "", *, others: AnswerR
     for runs, whose in ((AnswerRuns([answer]), "the"), (others, "another question's")):
         if runs and runs.in_text(reply) - runs.in_text(line):  # a run the line itself has is the line's to keep
             return f"repeated {ANSWER_RUN} or more words of {whose} model answer in a row"
+    return _hint(f"{asked}\n{line}", reply, answer) if answer else None
+
+
+def _hint(line: str, reply: str, answer: str) -> str | None:
+    """Why the wording of a question or follow-up reads as a hint, or None: it says so ("Hint:", "think about
+    how...") where the line does not, or it brings in more than `ADDED_ANSWER_WORDS` content words of the model
+    answer that the line (with the question it follows up) does not use. A run of 8 words of the answer is caught
+    apart; a hint in other words was shown as the question ("...? (Hint: think about how .grad keeps adding up
+    across backward calls until you reset it.)"), a free hint where `:hint` costs points in an interview."""
+    if _HINTING.search(reply) and not _HINTING.search(line):
+        return "added a hint"
+    stems = [{w[:5] for w in content_words(text)} for text in (line, reply, answer)]
+    added = sorted((stems[1] - stems[0]) & stems[2])
+    if len(added) > ADDED_ANSWER_WORDS:
+        return f"added words of the model answer ({', '.join(added[:4])})"
     return None
+
+
+# A rewording may bring in a couple of the answer's words by chance ("loop", "first"); a hint brings in several.
+ADDED_ANSWER_WORDS = 2
+_HINTING = re.compile(
+    r"\bhints?\b|\bthink (about|of) (how|why|what)\b|\b(remember|recall) (that|how)\b|\bkeep in mind\b", re.I)
 
 
 def _longest_wording(line: str) -> int:
@@ -108,7 +132,7 @@ class LLMPhraser(Phraser):
         # may have seen in a judge prompt.
         self._others = AnswerRuns(bank_answers)
 
-    def _reword(self, template: Phrased, context: str, answer: str = "") -> Phrased:
+    def _reword(self, template: Phrased, context: str, answer: str = "", asked: str = "") -> Phrased:
         try:
             text = self._chat.complete_text(
                 system=SYSTEM, user=f"Context (bank entry):\n{context}\n\nLine:\n{template.text}",
@@ -122,7 +146,7 @@ class LLMPhraser(Phraser):
             failure = exc.reason if isinstance(exc, LLMError) else f"unexpected error: {type(exc).__name__}"
             return Phrased(template.text, note=f"LLM phrasing failed ({failure}); template used")
         text = " ".join(str(text).split())
-        why = _not_a_rewording(template.text, text, answer, others=self._others)
+        why = _not_a_rewording(template.text, text, answer, others=self._others, asked=asked)
         if why:
             return Phrased(template.text, note=f"LLM phrasing {why}; template used")
         return Phrased(text)
@@ -138,7 +162,7 @@ class LLMPhraser(Phraser):
     def follow_up(self, question: Question, probe: str, related: list[str] | None = None) -> Phrased:
         nearby = "".join(f"\nRelated bank question: {text}" for text in related or [])
         context = f"{question.question}\nProbe: {probe}{nearby}\nDo not answer the probe for the candidate."
-        return self._reword(super().follow_up(question, probe), context, question.reference_answer)
+        return self._reword(super().follow_up(question, probe), context, question.reference_answer, question.question)
 
     def feedback(self, question: Question, feedback: str) -> Phrased | None:
         """Only the verified rubric feedback is reworded: the model adds no judgement of its own."""
