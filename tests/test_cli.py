@@ -74,8 +74,8 @@ def cli_env(tmp_path_factory):
     return env
 
 
-def test_reingest_says_nothing_changed(cli_env):
-    again = run("ingest", env=cli_env)
+def test_reingest_says_nothing_changed(cli_env, cli):
+    again = cli("ingest", env=cli_env)
     assert again.returncode == 0 and "Bank unchanged" in again.stderr
 
 
@@ -137,9 +137,9 @@ def test_bad_input_is_one_line_without_traceback(cli_env, cli, args, message):
 
 
 @pytest.mark.parametrize("command", [("keys", "list"), ("serve", "--port", "9")])
-def test_a_database_that_cannot_be_opened_is_one_line_with_its_password_hidden(cli_env, command):
+def test_a_database_that_cannot_be_opened_is_one_line_with_its_password_hidden(cli_env, cli, command):
     env = {**cli_env, "INTERVIEWER_DATABASE_URL": "postgresql+psycopg://me:s3cret@127.0.0.1:9/interviews"}
-    out = run(*command, env=env)
+    out = (run if command[0] == "serve" else cli)(*command, env=env)  # `serve` a process: it might start serving
     assert out.returncode == 1 and "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
     assert "the database postgresql+psycopg://me:***@127.0.0.1:9/interviews cannot be opened" in out.stderr
     assert "s3cret" not in out.stderr
@@ -155,9 +155,9 @@ def test_unreadable_document_is_one_line_and_writes_nothing(cli_env, cli, tmp_pa
 
 
 @pytest.mark.parametrize("args", [("search", "--json", "tensors"), ("serve", "--port", "9")])
-def test_unreachable_chroma_server_is_one_clear_line(cli_env, args):
+def test_unreachable_chroma_server_is_one_clear_line(cli_env, cli, args):
     env = {**cli_env, "INTERVIEWER_CHROMA_HOST": "127.0.0.1", "INTERVIEWER_CHROMA_PORT": "9"}
-    out = run(*args, env=env)
+    out = (run if args[0] == "serve" else cli)(*args, env=env)  # `serve` a process: it might start serving
     assert out.returncode == 1 and "Chroma server at 127.0.0.1:9 is not reachable" in out.stderr
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
@@ -179,7 +179,7 @@ def test_bank_stats_json_contract(cli_env, cli):
     assert len(stats["seed_refs"]) == 157 and stats["code_tasks"] >= 20
 
 
-def test_grade_contract_continues_past_bad_lines(cli_env, tmp_path):
+def test_grade_contract_continues_past_bad_lines(cli_env, cli, tmp_path):
     lines = [
         json.dumps({"question_id": "zero-grad", "question": "q", "answer": "It clears old gradients."}),
         "{not json",
@@ -200,7 +200,7 @@ def test_grade_contract_continues_past_bad_lines(cli_env, tmp_path):
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     # A byte-order mark first, as Windows tools write one: the first line is still read.
     source.write_bytes("\ufeff".encode() + ("\n".join(lines) + "\n").encode() + b'{"answer": "\xff"}\n')
-    out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), env=cli_env)
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in target.read_text().splitlines()]
     assert len(rows) == 12
@@ -218,23 +218,23 @@ def test_grade_contract_continues_past_bad_lines(cli_env, tmp_path):
     assert "not true or false" in rows[10]["error"]
 
 
-def test_grade_at_the_standard_of_own_examples(cli_env, tmp_path):
+def test_grade_at_the_standard_of_own_examples(cli_env, cli, tmp_path):
     question = {"question": "Why is the sky blue?", "reference_answer": "Air scatters blue light more than red."}
     source, examples, target = tmp_path / "in.jsonl", tmp_path / "graded.jsonl", tmp_path / "out.jsonl"
     source.write_text(json.dumps({**question, "answer": "Because of scattering."}) + "\n")
     examples.write_text("".join(json.dumps({**question, "answer": a, "grade": 2, "grade_max": 2}) + "\n"
                                 for a in ("Scattering.", "Blue scatters more.")))
-    out = run("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
     assert out.returncode == 0, out.stderr
     (row,) = [json.loads(line) for line in target.read_text().splitlines()]
     assert row["score"] > row["score_without_examples"] and row["examples_used"] == 2
     examples.write_text(json.dumps({**question, "answer": "x", "grade": 3, "grade_max": 2}) + "\n")
-    out = run("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
     assert out.returncode == 1 and "example 1: field 'grade' must be a number from 0 to 2" in out.stderr
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
-def test_grade_says_which_examples_set_no_standard(cli_env, tmp_path):
+def test_grade_says_which_examples_set_no_standard(cli_env, cli, tmp_path):
     """As the API's `examples`: an example of no input line's question (a typo in its id) or a non-answer is
     named on a line of its own, with why; the run still succeeds."""
     question = {"question": "Why is the sky blue?", "reference_answer": "Air scatters blue light more than red."}
@@ -243,7 +243,7 @@ def test_grade_says_which_examples_set_no_standard(cli_env, tmp_path):
     examples.write_text("".join(json.dumps({**question, **extra, "grade": 2, "grade_max": 2}) + "\n" for extra in (
         {"question_id": "sky-1", "answer": "Scattering."}, {"question_id": "sky-11", "answer": "Blue scatters more."},
         {"question_id": "sky-1", "answer": "No idea"})))
-    out = run("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
     assert out.returncode == 0, out.stderr
     assert json.loads(target.read_text())["examples_used"] == 1
     said = [line for line in out.stderr.splitlines() if "set no standard" in line]
@@ -253,7 +253,7 @@ def test_grade_says_which_examples_set_no_standard(cli_env, tmp_path):
                     "standard, so it teaches none"]
 
 
-def test_grade_names_an_examples_line_when_blank_lines_come_before_it(cli_env, tmp_path):
+def test_grade_names_an_examples_line_when_blank_lines_come_before_it(cli_env, cli, tmp_path):
     """Blank lines in --examples are skipped, and "example 2" was the file's line 3: the line is said too."""
     question = {"question": "Why is the sky blue?", "reference_answer": "Air scatters blue light more than red."}
     source, examples, target = tmp_path / "in.jsonl", tmp_path / "graded.jsonl", tmp_path / "out.jsonl"
@@ -261,15 +261,15 @@ def test_grade_names_an_examples_line_when_blank_lines_come_before_it(cli_env, t
     first, typo = ({**question, "question_id": qid, "answer": "Scattering.", "grade": 2, "grade_max": 2}
                    for qid in ("sky-1", "sky-11"))
     examples.write_text(f"{json.dumps(first)}\n\n{json.dumps(typo)}\n")
-    out = run("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
     assert out.returncode == 0, out.stderr
     assert f"{examples}: example 2 (line 3) set no standard: no graded answer has question_id 'sky-11'" in out.stderr
     examples.write_text(f"\n{json.dumps(first)}\n{json.dumps({**typo, 'grade': 3})}\n")
-    out = run("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
     assert out.returncode == 1 and f"{examples}: example 2 (line 3): field 'grade' must be" in out.stderr, out.stderr
 
 
-def test_grade_indexes_a_never_ingested_bank_to_match_free_questions(cli_env, tmp_path):
+def test_grade_indexes_a_never_ingested_bank_to_match_free_questions(cli_env, cli, tmp_path):
     lines = [
         {"question": "Why call optimizer.zero_grad() before backward?",
          "answer": "Because gradients accumulate in .grad across backward calls."},
@@ -279,7 +279,7 @@ def test_grade_indexes_a_never_ingested_bank_to_match_free_questions(cli_env, tm
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     fresh = {**cli_env, "INTERVIEWER_DATA_DIR": str(tmp_path / "never-ingested")}
-    out = run("grade", "--input", str(source), "--output", str(target), env=fresh)
+    out = cli("grade", "--input", str(source), "--output", str(target), env=fresh)
     assert out.returncode == 0, out.stderr
     assert "not indexed yet: indexing its" in out.stderr and "Indexed the question bank" in out.stderr
     zero_grad, autograd, not_in_bank = [json.loads(line) for line in target.read_text().splitlines()]
@@ -289,37 +289,37 @@ def test_grade_indexes_a_never_ingested_bank_to_match_free_questions(cli_env, tm
 
     source.write_text(json.dumps(lines[0]) + "\n", encoding="utf-8")
     unreachable = {**fresh, "INTERVIEWER_CHROMA_HOST": "127.0.0.1", "INTERVIEWER_CHROMA_PORT": "9"}
-    out = run("grade", "--input", str(source), "--output", str(target), env=unreachable)
+    out = cli("grade", "--input", str(source), "--output", str(target), env=unreachable)
     assert out.returncode == 1 and "Traceback" not in out.stderr  # its only line failed
     assert "Question matching is off" in out.stderr and "127.0.0.1:9 is not reachable" in out.stderr
     assert "no bank search is available" in json.loads(target.read_text())["error"]
 
 
-def test_grade_writes_one_output_line_per_input_line(cli_env, tmp_path):
+def test_grade_writes_one_output_line_per_input_line(cli_env, cli, tmp_path):
     """An LMS zips its rows with ours by line: a blank line keeps its place, and an answer holding a line
     separator (U+2028, U+2029, U+0085) stays on one line for a reader that splits on them."""
     answer = "Gradients add up\u2028across calls,\u2029so clear them\u0085each step."
     record = json.dumps({"question_id": "zero-grad", "answer": answer}, ensure_ascii=False)
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text(f"{record}\n\n   \n{record}\n", encoding="utf-8")
-    out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), env=cli_env)
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 4 and rows[1] == {"line": 2, "skipped": "blank line"} and rows[2]["line"] == 3
     assert rows[0]["answer"] == rows[3]["answer"] == answer and rows[0]["score"] == rows[3]["score"]
 
 
-def test_grade_exits_nonzero_only_when_every_line_failed(cli_env, tmp_path):
+def test_grade_exits_nonzero_only_when_every_line_failed(cli_env, cli, tmp_path):
     """A blank line is neither graded nor failed: beside failed lines alone it used to count as graded, and the run
     exited 0 having graded nothing."""
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text("nope\n\n{}\n", encoding="utf-8")
-    out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), env=cli_env)
     assert out.returncode == 1 and target.exists()
     assert "Graded 0 of 3 lines; 2 with errors; 1 blank line skipped." in out.stderr, out.stderr
 
 
-def test_grade_counts_graded_failed_and_blank_lines_apart(cli_env, tmp_path):
+def test_grade_counts_graded_failed_and_blank_lines_apart(cli_env, cli, tmp_path):
     """Review s51: 2 gradable lines, a blank one and 5 bad ones printed "Graded 3 of 8 lines; 5 with errors"."""
     lines = [json.dumps({"question_id": "zero-grad", "answer": "It clears gradients before backward."}), "",
              json.dumps({"question": "Why use a validation set?", "answer": "to tune hyperparams",
@@ -328,7 +328,7 @@ def test_grade_counts_graded_failed_and_blank_lines_apart(cli_env, tmp_path):
              json.dumps({"question_id": "zero-grad"}), "[1,2]", json.dumps({"question_id": "zero-grad", "answer": 5})]
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), env=cli_env)
     assert out.returncode == 0, out.stderr  # some lines were graded: the failed ones carry `error`
     assert "Graded 2 of 8 lines; 5 with errors; 1 blank line skipped." in out.stderr, out.stderr
     rows = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
@@ -336,7 +336,7 @@ def test_grade_counts_graded_failed_and_blank_lines_apart(cli_env, tmp_path):
         [(True, False, False), (False, False, True), (True, False, False)] + [(False, True, False)] * 5
 
 
-def test_grade_keeps_what_the_caller_sent_and_counts_only_its_own_failures(cli_env, tmp_path):
+def test_grade_keeps_what_the_caller_sent_and_counts_only_its_own_failures(cli_env, cli, tmp_path):
     lines = [
         '{"question_id": "zero-grad", "answer": "It clears grads \\ud800 before backward"}',  # half an emoji
         json.dumps({"question_id": "zero-grad", "answer": "It clears the accumulated gradients.", "score": 2,
@@ -348,7 +348,7 @@ def test_grade_keeps_what_the_caller_sent_and_counts_only_its_own_failures(cli_e
     real.parent.mkdir()
     (link := tmp_path / "out.jsonl").symlink_to(real)
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    out = run("grade", "--input", str(source), "--output", str(link), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(link), env=cli_env)
     assert out.returncode == 0, out.stderr
     assert link.is_symlink() and real.is_file()  # written through the link, not over it
     assert "Graded 2 of 4 lines; 2 with errors." in out.stderr  # the caller's own "error": null is no failure
@@ -359,39 +359,40 @@ def test_grade_keeps_what_the_caller_sent_and_counts_only_its_own_failures(cli_e
     assert rows[1]["given"] == {"score": 2, "given": {"grader": "alice"}} and "score" in rows[1]
     assert rows[2]["error"] is None and "score" in rows[2]
     assert rows[3]["error"].startswith("invalid JSON: NaN is not a JSON value")
+    # A process of its own: `--output -` writes to the real standard output's file descriptor, as UTF-8.
     piped = run("grade", "--input", str(source), "--output", "-", env=cli_env)
     assert [json.loads(line).get("question_id") for line in piped.stdout.splitlines()] == ["zero-grad"] * 3 + [None]
     assert not (Path.cwd() / "-").exists()
 
 
-def test_grade_refuses_a_utf16_file_in_one_line(cli_env, tmp_path):
+def test_grade_refuses_a_utf16_file_in_one_line(cli_env, cli, tmp_path):
     """Windows PowerShell's `>` writes UTF-16; said once rather than as an error on every line."""
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text('{"question_id": "zero-grad", "answer": "It clears gradients."}\n', encoding="utf-16")
-    out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), env=cli_env)
     assert out.returncode == 1 and not target.exists()
     assert out.stderr.strip() == f"error: input file {source} is UTF-16 text: save it as UTF-8"
 
 
-def test_grade_writes_over_neither_its_input_nor_the_examples(cli_env, tmp_path):
+def test_grade_writes_over_neither_its_input_nor_the_examples(cli_env, cli, tmp_path):
     source = tmp_path / "in.jsonl"
     source.write_text('{"question_id": "zero-grad", "answer": "It clears gradients."}\nnot json\n', encoding="utf-8")
     for target, name in ((source, "input"), (tmp_path / "link.jsonl", "input")):
         if target.name == "link.jsonl":
             target.symlink_to(source)
-        out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+        out = cli("grade", "--input", str(source), "--output", str(target), env=cli_env)
         assert out.returncode == 1 and f"is the {name} file" in out.stderr
-    out = run("grade", "--input", str(source), "--examples", str(source), "--output", str(source), env=cli_env)
+    out = cli("grade", "--input", str(source), "--examples", str(source), "--output", str(source), env=cli_env)
     assert out.returncode == 1 and "is the input file" in out.stderr
     assert source.read_text(encoding="utf-8").endswith("not json\n")  # the user's file as it was
 
 
-def test_grade_refuses_numbers_past_json_and_lines_past_the_stack_line_by_line(cli_env, tmp_path):
+def test_grade_refuses_numbers_past_json_and_lines_past_the_stack_line_by_line(cli_env, cli, tmp_path):
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     good = {"question_id": "zero-grad", "answer": "It clears gradients."}
     source.write_text("\n".join([json.dumps({**good, "n": 1}).replace("1}", "1e999}"), '{"n": ' + "9" * 5000 + "}",
                                  "[" * 100_000 + "]" * 100_000, json.dumps(good)]) + "\n", encoding="utf-8")
-    out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), env=cli_env)
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     rows = [json.loads(line) for line in target.read_text().splitlines()]  # valid JSON, every line
     assert [("error" in row) for row in rows] == [True, True, True, False]
