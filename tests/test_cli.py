@@ -6,9 +6,11 @@ spares each run the interpreter's and torch's start (~4 s on a loaded machine)."
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -116,6 +118,38 @@ def test_search_prints_a_query_with_brackets_as_typed(cli_env, cli):
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0] == "x[0] [/y] reset gradients"
 
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts the descriptors /proc lists")
+def test_commands_run_again_and_again_in_one_process_leave_no_descriptors_open(cli_env, cli, tmp_path):
+    """A program that calls main() many times (these tests, a tool embedding the CLI) keeps its descriptors: each
+    run's embedded Chroma client stayed in chromadb's process-wide cache, open (~13 descriptors a data folder: the
+    database's connections, the index files, a runtime's event handles), until the process ended."""
+    lines = tmp_path / "in.jsonl"
+    lines.write_text(json.dumps({"question": "Why call optimizer.zero_grad() before backward?",
+                                 "answer": "Gradients accumulate across backward calls."}) + "\n")
+
+    def each_command_in_a_data_folder_of_its_own(round_: int) -> None:
+        data = tmp_path / f"data-{round_}"
+        shutil.copytree(cli_env["INTERVIEWER_DATA_DIR"], data)  # indexed already: no run embeds the bank again
+        env = {**cli_env, "INTERVIEWER_DATA_DIR": str(data)}
+        for args, stdin in [(("search", "--json", "why zero grad"), None),
+                            (("grade", "--input", str(lines), "--output", str(tmp_path / "out.jsonl")), None),
+                            (("interview", "--topics", "tensors", "--questions", "1", "--seed", "1"), ":quit\n"),
+                            (("sessions", "--json"), None), (("keys", "list", "--json"), None), (("ingest",), None)]:
+            out = cli(*args, env=env, stdin=stdin)
+            assert out.returncode == 0, (args, out.stderr)
+
+    def open_descriptors() -> int:
+        gc.collect()  # what only waits for the collector is let go by then: not a leak
+        return len(os.listdir("/proc/self/fd"))
+
+    each_command_in_a_data_folder_of_its_own(0)  # what a process loads once (the model, its threads) is loaded
+    before = open_descriptors()
+    for round_ in range(1, 4):
+        each_command_in_a_data_folder_of_its_own(round_)
+    left = open_descriptors() - before
+    assert left <= 3, f"{left} descriptors left open by 3 rounds of in-process commands"
 
 @pytest.mark.parametrize(
     ("args", "message"),
@@ -1457,9 +1491,13 @@ def test_a_terminal_interview_starts_timed_with_the_apis_option_name(monkeypatch
         def get_or_create_user(self, name):
             return type("User", (), {"id": 1})()
 
+    class Store:
+        def close(self):  # the command closes the store it opened
+            pass
+
     monkeypatch.setattr(services, "repository_for", lambda settings: Repo())
     monkeypatch.setattr(services, "engine_for", lambda settings, **_: Engine())
-    monkeypatch.setattr(cli_output, "open_bank_search", lambda settings: None)
+    monkeypatch.setattr(cli_output, "open_bank_search", lambda settings: Store())
     monkeypatch.setattr(cli_interview, "unfinished_note", lambda *_: None)
     root = typer.Typer()
     root.callback()(lambda: None)
