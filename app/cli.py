@@ -50,39 +50,39 @@ def ingest(
         # once (review s55: `--docs /nonexistent.md` embedded the bank first). Milliseconds a document: no progress bar.
         parsed = parse_documents(docs)
     questions = load_bank(get_settings().bank_dir)
-    store = store_for(settings)
-    with progress() as bar:
-        task = bar.add_task("Embedding the bank", total=None)
-        report = ingest_bank(
-            store, questions, on_embedded=lambda done, total: bar.update(task, completed=done, total=total)
-        )
-    if report.embedded == 0 and report.removed == 0:
-        err.print(f"Bank unchanged: {report.unchanged} entries already embedded in the search index.")
-    else:
+    with store_for(settings) as store:  # closed when the command ends (see QuestionStore.close)
+        with progress() as bar:
+            task = bar.add_task("Embedding the bank", total=None)
+            report = ingest_bank(
+                store, questions, on_embedded=lambda done, total: bar.update(task, completed=done, total=total)
+            )
+        if report.embedded == 0 and report.removed == 0:
+            err.print(f"Bank unchanged: {report.unchanged} entries already embedded in the search index.")
+        else:
+            err.print(
+                f"Embedded {report.embedded} entries ({report.added} new, {report.updated} changed), "
+                f"{report.unchanged} unchanged, {report.removed} removed."
+            )
+        with progress() as bar:
+            task = bar.add_task("Storing rubric vectors for scoring", total=None)
+            store_rubric_vectors(settings, questions)
+            bar.update(task, total=1, completed=1)
+        if not docs:
+            return
+        with progress() as bar:
+            bar.add_task("Matching the documents' questions against the bank", total=None)
+            candidates = match_bank(store, parsed)
+        duplicates = [c for c in candidates if c.duplicate_of]
+        try:
+            written = write_drafts(candidates, out)
+        except OSError as exc:
+            raise UserFacingError(f"drafts file {out} cannot be written ({exc.strerror})") from None
+        for c in duplicates:
+            err.print(f"  duplicate: {c.parsed.source} {c.parsed.ref} -> {c.duplicate_of} ({c.similarity:.2f})")
         err.print(
-            f"Embedded {report.embedded} entries ({report.added} new, {report.updated} changed), "
-            f"{report.unchanged} unchanged, {report.removed} removed."
+            f"Found {len(candidates)} questions: {len(duplicates)} duplicate bank entries, "
+            f"{written} new written as drafts to {out}."
         )
-    with progress() as bar:
-        task = bar.add_task("Storing rubric vectors for scoring", total=None)
-        store_rubric_vectors(settings, questions)
-        bar.update(task, total=1, completed=1)
-    if not docs:
-        return
-    with progress() as bar:
-        bar.add_task("Matching the documents' questions against the bank", total=None)
-        candidates = match_bank(store, parsed)
-    duplicates = [c for c in candidates if c.duplicate_of]
-    try:
-        written = write_drafts(candidates, out)
-    except OSError as exc:
-        raise UserFacingError(f"drafts file {out} cannot be written ({exc.strerror})") from None
-    for c in duplicates:
-        err.print(f"  duplicate: {c.parsed.source} {c.parsed.ref} -> {c.duplicate_of} ({c.similarity:.2f})")
-    err.print(
-        f"Found {len(candidates)} questions: {len(duplicates)} duplicate bank entries, "
-        f"{written} new written as drafts to {out}."
-    )
 
 
 @app.command()
@@ -95,11 +95,12 @@ def search(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Search the bank; one result list per query (the bank is indexed first if it never was)."""
-    store = open_bank_search(get_settings())
     filters = {"framework": framework, "topic": topic, "difficulty": difficulty}
     results: list[dict[str, Any]] = []
-    for query in map(as_text, queries):  # bytes that are not UTF-8 become U+FFFD, not a tokenizer crash
-        hits = store.search(query, k=k, filters=filters)
+    with open_bank_search(get_settings()) as store:
+        found = [(query, store.search(query, k=k, filters=filters))
+                 for query in map(as_text, queries)]  # bytes that are not UTF-8 become U+FFFD, not a tokenizer crash
+    for query, hits in found:
         results.append(
             {
                 "query": query,

@@ -62,12 +62,15 @@ def grade(
     where = "standard output" if to_stdout else str(output_path)
     bank = bank_index(settings.bank_dir)
 
+    opened: list[Any] = []  # the bank search, once a line needed it: closed when the run ends
+
     def open_store() -> Any:
         """The bank search, indexed first if it never was (a few seconds, once): a file of free question
         texts should not fail line by line on a machine where `interviewer ingest` was never run. A
         search that cannot be opened leaves matching off; ids and reference answers still work."""
         try:
-            return open_bank_search(settings)
+            opened.append(open_bank_search(settings))
+            return opened[-1]
         except Exception as exc:
             err.print(f"Question matching is off: the bank search could not be opened ({one_line(exc)}).")
             return None
@@ -89,11 +92,15 @@ def grade(
         failed += line_failed
         bar.advance(task)
 
-    with input_path.open("rb") as source, _output(None if to_stdout else output_path) as sink, progress() as bar:
-        task = bar.add_task("Grading", total=count_lines(source))
-        for record in grader.grade_stream(iter(source), on_line=one_line_done):
-            sink.write(jsonl_line(record) + "\n")
-            lines += 1
+    try:
+        with input_path.open("rb") as source, _output(None if to_stdout else output_path) as sink, progress() as bar:
+            task = bar.add_task("Grading", total=count_lines(source))
+            for record in grader.grade_stream(iter(source), on_line=one_line_done):
+                sink.write(jsonl_line(record) + "\n")
+                lines += 1
+    finally:
+        for store in opened:
+            store.close()
     err.print(graded_summary(lines=lines, graded=graded, failed=failed) + f" Output: {where}")
     for index, why in grader.unused_examples().items():  # never left out without a word
         err.print(f"{examples_path}: {_example_at(index, line_numbers)} set no standard: {why}", highlight=False,

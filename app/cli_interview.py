@@ -283,6 +283,7 @@ def interview(
     settings = get_settings()
     repo = repository_for(settings)
     runners: list[Any] = []  # the sandboxed runner, once a code answer needed it
+    stores: list[Any] = []  # the bank search, closed with the runner when the command ends
 
     def start_runner() -> Any | None:
         # Not at start: its warm pool took 7 of a one-question run's 21 s (and its module imports torch),
@@ -296,7 +297,8 @@ def interview(
         # Found before the bank search is opened, which may index the bank first: no such session (or none paused)
         # is said at once (review s55: `--resume nosuch` indexed the bank, then said so).
         resuming = str(session_to_resume(repo, user_id, session, user).id) if resume else None
-        engine = engine_for(settings, repo=repo, store=open_bank_search(settings), runner=start_runner)
+        stores.append(open_bank_search(settings))
+        engine = engine_for(settings, repo=repo, store=stores[-1], runner=start_runner)
         if resuming is not None:
             session_id, prompt = _resumed(engine, repo, user_id, resuming, out)
         else:
@@ -315,6 +317,8 @@ def interview(
         for runner in runners:
             if runner is not None:
                 runner.close()
+        for store in stores:
+            store.close()
 
 
 def _config(topics: list[str] | None, questions: int, difficulty: str, mode: str, seed: int | None,

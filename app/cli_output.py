@@ -37,13 +37,23 @@ def progress() -> Progress:
 def open_bank_search(settings: Any) -> Any:
     """The bank search for a command; a missing or empty bank is indexed first (once), with progress
     on stderr, and a bank changed since it was indexed is re-indexed. A Chroma server that cannot be
-    reached is one line naming it (a SearchError)."""
-    import time
-
-    from app.services import store_for, sync_index
-    from knowledge.loader import cached_bank
+    reached is one line naming it (a SearchError). The command closes the store when it ends (`with`)."""
+    from app.services import store_for
 
     store = store_for(settings)
+    try:
+        return _indexed(store, settings)
+    except BaseException:
+        store.close()
+        raise
+
+
+def _indexed(store: Any, settings: Any) -> Any:
+    import time
+
+    from app.services import sync_index
+    from knowledge.loader import cached_bank
+
     if store.count():
         synced = sync_index(store, settings)
         if synced.added or synced.updated or synced.removed:

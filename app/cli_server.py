@@ -62,10 +62,12 @@ def serve(
 
     with noting("knowledge.loader") as said:  # a pack's warning, said here once, not again by each worker
         cached_bank(settings.bank_dir)  # a broken pack is one line here, not a start-up traceback (parsed once: kept)
+    # Closed before serving: the app opens its own (each worker its own).
     if workers > 1:
-        open_bank_search(settings)
+        open_bank_search(settings).close()
     else:
-        store_for(settings).count()
+        with store_for(settings) as store:
+            store.count()
     # One worker is this process, whose bank stays parsed: only separate workers parse it (and would warn) again.
     with handed_to_workers(said if workers > 1 else []):
         uvicorn.run(

@@ -112,6 +112,7 @@ class QuestionStore:
 
     def __init__(self, *, client: Any, embedder: Embedder, base_name: str = "question_bank") -> None:
         self._embedder = embedder
+        self._client = client
         try:
             self._chroma = Chroma(
                 collection_name=collection_name(base_name, embedder),
@@ -123,6 +124,21 @@ class QuestionStore:
             raise SearchError(f"cannot open the Chroma collection: {exc}") from exc
         self._index: RankingIndex | None = None
         self._writing = threading.Lock()  # a search never caches a half-written bank
+
+    def close(self) -> None:
+        """Let go of the Chroma client. An embedded client's database connections and index files stay open in
+        a process-wide cache of chromadb's until its last client is closed: a program that opens stores one after
+        another (a CLI command each, `interviewer` run in-process) kept ~13 descriptors open per data folder.
+        Stores of the same folder share one such system, which stays open while any of them is."""
+        close = getattr(self._client, "close", None)
+        if callable(close):
+            close()  # chromadb's own: idempotent
+
+    def __enter__(self) -> QuestionStore:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
     # --- ingest -----------------------------------------------------------------------------
     def stored_hashes(self) -> dict[str, str]:
@@ -295,9 +311,13 @@ def open_store(
 ) -> QuestionStore:
     """The store the settings describe: embedded under data_dir, or a Chroma server."""
     client = chroma_client(path=f"{data_dir}/chroma", host=host, port=port)
-    if host:
-        try:
-            client.heartbeat()
-        except Exception as exc:
-            raise SearchError(f"Chroma server at {host}:{port} is not reachable: {exc}") from exc
-    return QuestionStore(client=client, embedder=embedder, base_name=base_name)
+    try:
+        if host:
+            try:
+                client.heartbeat()
+            except Exception as exc:
+                raise SearchError(f"Chroma server at {host}:{port} is not reachable: {exc}") from exc
+        return QuestionStore(client=client, embedder=embedder, base_name=base_name)
+    except BaseException:
+        client.close()  # not left open in chromadb's cache by a store that never came to be
+        raise

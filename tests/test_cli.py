@@ -1,10 +1,16 @@
-"""The `interviewer` command's contracts, run as a real process the way other tools call it."""
+"""The `interviewer` command's contracts. Those that need a process of its own (Ctrl-C, exit 130, locks between
+processes, what is imported) run it as one, the way other tools call it; the rest run `app.cli.main` (the
+`interviewer` entry point) in this process, which maps errors to exit codes as the installed script does and
+spares each run the interpreter's and torch's start (~4 s on a loaded machine)."""
 # ruff: noqa: F811 - pytest fixtures imported from tests.api_fixtures are redefined as arguments
 
 from __future__ import annotations
 
+import gc
+import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,6 +30,41 @@ def run(*args: str, env: dict[str, str], stdin: str | None = None):
     return run_bounded([str(CLI), *args], text=True, env=env, input=stdin)
 
 
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """`interviewer ARGS` in this process, with run()'s arguments and result: only the INTERVIEWER_ variables of
+    env are set (the settings read afresh for each run), stdin is the text given, and stdout and stderr are caught."""
+    from app import cli as entry_point
+    from app.config import get_settings
+
+    def interviewer_run(*args: str, env: dict[str, str], stdin: str | None = None):
+        capsys.readouterr()  # what came before is not this run's
+        with monkeypatch.context() as scoped:
+            for key in list(os.environ):
+                if key.startswith("INTERVIEWER_"):
+                    scoped.delenv(key)
+            for key, value in env.items():
+                if key.startswith("INTERVIEWER_") or key == "COLUMNS":  # COLUMNS: the width a console is made with
+                    scoped.setenv(key, value)
+            if "COLUMNS" not in env:
+                scoped.delenv("COLUMNS", raising=False)
+            scoped.setattr("sys.argv", ["interviewer", *args])
+            scoped.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO((stdin or "").encode())))
+            get_settings.cache_clear()
+            code: object = 0
+            try:
+                entry_point.main()
+            except SystemExit as done:
+                code = done.code or 0
+            finally:
+                get_settings.cache_clear()
+        said = capsys.readouterr()
+        assert isinstance(code, int), code  # main() exits with numbers only
+        return subprocess.CompletedProcess(["interviewer", *args], code, said.out, said.err)
+
+    return interviewer_run
+
+
 @pytest.fixture(scope="module")
 def cli_env(tmp_path_factory):
     data = tmp_path_factory.mktemp("cli-data")
@@ -35,8 +76,8 @@ def cli_env(tmp_path_factory):
     return env
 
 
-def test_reingest_says_nothing_changed(cli_env):
-    again = run("ingest", env=cli_env)
+def test_reingest_says_nothing_changed(cli_env, cli):
+    again = cli("ingest", env=cli_env)
     assert again.returncode == 0 and "Bank unchanged" in again.stderr
 
 
@@ -60,8 +101,8 @@ def test_ingest_stores_every_rubric_vector_so_scoring_embeds_none(cli_env):
     )
 
 
-def test_search_json_contract(cli_env):
-    out = run("search", "--json", "--k", "3", "--topic", "training-loop", "why reset gradients", "what is sgd",
+def test_search_json_contract(cli_env, cli):
+    out = cli("search", "--json", "--k", "3", "--topic", "training-loop", "why reset gradients", "what is sgd",
               env=cli_env)
     assert out.returncode == 0, out.stderr
     results = json.loads(out.stdout)
@@ -71,12 +112,44 @@ def test_search_json_contract(cli_env):
     assert all(h["topic"] == "training-loop" for r in results for h in r["results"])
 
 
-def test_search_prints_a_query_with_brackets_as_typed(cli_env):
+def test_search_prints_a_query_with_brackets_as_typed(cli_env, cli):
     """rich reads "[/y]" as a closing tag: a query (or any user text) holding one raised MarkupError."""
-    out = run("search", "--k", "1", "x[0] [/y] reset gradients", env=cli_env)
+    out = cli("search", "--k", "1", "x[0] [/y] reset gradients", env=cli_env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0] == "x[0] [/y] reset gradients"
 
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts the descriptors /proc lists")
+def test_commands_run_again_and_again_in_one_process_leave_no_descriptors_open(cli_env, cli, tmp_path):
+    """A program that calls main() many times (these tests, a tool embedding the CLI) keeps its descriptors: each
+    run's embedded Chroma client stayed in chromadb's process-wide cache, open (~13 descriptors a data folder: the
+    database's connections, the index files, a runtime's event handles), until the process ended."""
+    lines = tmp_path / "in.jsonl"
+    lines.write_text(json.dumps({"question": "Why call optimizer.zero_grad() before backward?",
+                                 "answer": "Gradients accumulate across backward calls."}) + "\n")
+
+    def each_command_in_a_data_folder_of_its_own(round_: int) -> None:
+        data = tmp_path / f"data-{round_}"
+        shutil.copytree(cli_env["INTERVIEWER_DATA_DIR"], data)  # indexed already: no run embeds the bank again
+        env = {**cli_env, "INTERVIEWER_DATA_DIR": str(data)}
+        for args, stdin in [(("search", "--json", "why zero grad"), None),
+                            (("grade", "--input", str(lines), "--output", str(tmp_path / "out.jsonl")), None),
+                            (("interview", "--topics", "tensors", "--questions", "1", "--seed", "1"), ":quit\n"),
+                            (("sessions", "--json"), None), (("keys", "list", "--json"), None), (("ingest",), None)]:
+            out = cli(*args, env=env, stdin=stdin)
+            assert out.returncode == 0, (args, out.stderr)
+
+    def open_descriptors() -> int:
+        gc.collect()  # what only waits for the collector is let go by then: not a leak
+        return len(os.listdir("/proc/self/fd"))
+
+    each_command_in_a_data_folder_of_its_own(0)  # what a process loads once (the model, its threads) is loaded
+    before = open_descriptors()
+    for round_ in range(1, 4):
+        each_command_in_a_data_folder_of_its_own(round_)
+    left = open_descriptors() - before
+    assert left <= 3, f"{left} descriptors left open by 3 rounds of in-process commands"
 
 @pytest.mark.parametrize(
     ("args", "message"),
@@ -90,35 +163,35 @@ def test_search_prints_a_query_with_brackets_as_typed(cli_env):
         (("grade", "--input", __file__, "--output", str(Path(__file__).parent)), "is a folder"),
     ],
 )
-def test_bad_input_is_one_line_without_traceback(cli_env, args, message):
-    out = run(*args, env=cli_env)
+def test_bad_input_is_one_line_without_traceback(cli_env, cli, args, message):
+    out = cli(*args, env=cli_env)
     assert out.returncode != 0
     assert message in out.stderr
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("command", [("keys", "list"), ("serve", "--port", "9")])
-def test_a_database_that_cannot_be_opened_is_one_line_with_its_password_hidden(cli_env, command):
+def test_a_database_that_cannot_be_opened_is_one_line_with_its_password_hidden(cli_env, cli, command):
     env = {**cli_env, "INTERVIEWER_DATABASE_URL": "postgresql+psycopg://me:s3cret@127.0.0.1:9/interviews"}
-    out = run(*command, env=env)
+    out = (run if command[0] == "serve" else cli)(*command, env=env)  # `serve` a process: it might start serving
     assert out.returncode == 1 and "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
     assert "the database postgresql+psycopg://me:***@127.0.0.1:9/interviews cannot be opened" in out.stderr
     assert "s3cret" not in out.stderr
 
 
-def test_unreadable_document_is_one_line_and_writes_nothing(cli_env, tmp_path):
+def test_unreadable_document_is_one_line_and_writes_nothing(cli_env, cli, tmp_path):
     bad = tmp_path / "scan.pdf"
     bad.write_bytes(b"%PDF-1.7\x00\xff\xfe binary")
     out_file = tmp_path / "drafts.yaml"
-    out = run("ingest", "--docs", str(bad), "--out", str(out_file), env=cli_env)
+    out = cli("ingest", "--docs", str(bad), "--out", str(out_file), env=cli_env)
     assert out.returncode == 1 and "scan.pdf" in out.stderr and "Traceback" not in out.stderr
     assert not out_file.exists()
 
 
 @pytest.mark.parametrize("args", [("search", "--json", "tensors"), ("serve", "--port", "9")])
-def test_unreachable_chroma_server_is_one_clear_line(cli_env, args):
+def test_unreachable_chroma_server_is_one_clear_line(cli_env, cli, args):
     env = {**cli_env, "INTERVIEWER_CHROMA_HOST": "127.0.0.1", "INTERVIEWER_CHROMA_PORT": "9"}
-    out = run(*args, env=env)
+    out = (run if args[0] == "serve" else cli)(*args, env=env)  # `serve` a process: it might start serving
     assert out.returncode == 1 and "Chroma server at 127.0.0.1:9 is not reachable" in out.stderr
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
@@ -134,13 +207,13 @@ def test_serve_with_a_broken_pack_is_one_line(cli_env, tmp_path):
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
-def test_bank_stats_json_contract(cli_env):
-    stats = json.loads(run("bank", "stats", "--json", env=cli_env).stdout)
+def test_bank_stats_json_contract(cli_env, cli):
+    stats = json.loads(cli("bank", "stats", "--json", env=cli_env).stdout)
     assert set(stats) == {"questions", "code_tasks", "by_framework", "by_topic", "by_difficulty", "seed_refs"}
     assert len(stats["seed_refs"]) == 157 and stats["code_tasks"] >= 20
 
 
-def test_grade_contract_continues_past_bad_lines(cli_env, tmp_path):
+def test_grade_contract_continues_past_bad_lines(cli_env, cli, tmp_path):
     lines = [
         json.dumps({"question_id": "zero-grad", "question": "q", "answer": "It clears old gradients."}),
         "{not json",
@@ -161,7 +234,7 @@ def test_grade_contract_continues_past_bad_lines(cli_env, tmp_path):
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     # A byte-order mark first, as Windows tools write one: the first line is still read.
     source.write_bytes("\ufeff".encode() + ("\n".join(lines) + "\n").encode() + b'{"answer": "\xff"}\n')
-    out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), env=cli_env)
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in target.read_text().splitlines()]
     assert len(rows) == 12
@@ -179,23 +252,23 @@ def test_grade_contract_continues_past_bad_lines(cli_env, tmp_path):
     assert "not true or false" in rows[10]["error"]
 
 
-def test_grade_at_the_standard_of_own_examples(cli_env, tmp_path):
+def test_grade_at_the_standard_of_own_examples(cli_env, cli, tmp_path):
     question = {"question": "Why is the sky blue?", "reference_answer": "Air scatters blue light more than red."}
     source, examples, target = tmp_path / "in.jsonl", tmp_path / "graded.jsonl", tmp_path / "out.jsonl"
     source.write_text(json.dumps({**question, "answer": "Because of scattering."}) + "\n")
     examples.write_text("".join(json.dumps({**question, "answer": a, "grade": 2, "grade_max": 2}) + "\n"
                                 for a in ("Scattering.", "Blue scatters more.")))
-    out = run("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
     assert out.returncode == 0, out.stderr
     (row,) = [json.loads(line) for line in target.read_text().splitlines()]
     assert row["score"] > row["score_without_examples"] and row["examples_used"] == 2
     examples.write_text(json.dumps({**question, "answer": "x", "grade": 3, "grade_max": 2}) + "\n")
-    out = run("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
     assert out.returncode == 1 and "example 1: field 'grade' must be a number from 0 to 2" in out.stderr
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
-def test_grade_says_which_examples_set_no_standard(cli_env, tmp_path):
+def test_grade_says_which_examples_set_no_standard(cli_env, cli, tmp_path):
     """As the API's `examples`: an example of no input line's question (a typo in its id) or a non-answer is
     named on a line of its own, with why; the run still succeeds."""
     question = {"question": "Why is the sky blue?", "reference_answer": "Air scatters blue light more than red."}
@@ -204,7 +277,7 @@ def test_grade_says_which_examples_set_no_standard(cli_env, tmp_path):
     examples.write_text("".join(json.dumps({**question, **extra, "grade": 2, "grade_max": 2}) + "\n" for extra in (
         {"question_id": "sky-1", "answer": "Scattering."}, {"question_id": "sky-11", "answer": "Blue scatters more."},
         {"question_id": "sky-1", "answer": "No idea"})))
-    out = run("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
     assert out.returncode == 0, out.stderr
     assert json.loads(target.read_text())["examples_used"] == 1
     said = [line for line in out.stderr.splitlines() if "set no standard" in line]
@@ -214,7 +287,7 @@ def test_grade_says_which_examples_set_no_standard(cli_env, tmp_path):
                     "standard, so it teaches none"]
 
 
-def test_grade_names_an_examples_line_when_blank_lines_come_before_it(cli_env, tmp_path):
+def test_grade_names_an_examples_line_when_blank_lines_come_before_it(cli_env, cli, tmp_path):
     """Blank lines in --examples are skipped, and "example 2" was the file's line 3: the line is said too."""
     question = {"question": "Why is the sky blue?", "reference_answer": "Air scatters blue light more than red."}
     source, examples, target = tmp_path / "in.jsonl", tmp_path / "graded.jsonl", tmp_path / "out.jsonl"
@@ -222,15 +295,15 @@ def test_grade_names_an_examples_line_when_blank_lines_come_before_it(cli_env, t
     first, typo = ({**question, "question_id": qid, "answer": "Scattering.", "grade": 2, "grade_max": 2}
                    for qid in ("sky-1", "sky-11"))
     examples.write_text(f"{json.dumps(first)}\n\n{json.dumps(typo)}\n")
-    out = run("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
     assert out.returncode == 0, out.stderr
     assert f"{examples}: example 2 (line 3) set no standard: no graded answer has question_id 'sky-11'" in out.stderr
     examples.write_text(f"\n{json.dumps(first)}\n{json.dumps({**typo, 'grade': 3})}\n")
-    out = run("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), "--examples", str(examples), env=cli_env)
     assert out.returncode == 1 and f"{examples}: example 2 (line 3): field 'grade' must be" in out.stderr, out.stderr
 
 
-def test_grade_indexes_a_never_ingested_bank_to_match_free_questions(cli_env, tmp_path):
+def test_grade_indexes_a_never_ingested_bank_to_match_free_questions(cli_env, cli, tmp_path):
     lines = [
         {"question": "Why call optimizer.zero_grad() before backward?",
          "answer": "Because gradients accumulate in .grad across backward calls."},
@@ -240,7 +313,7 @@ def test_grade_indexes_a_never_ingested_bank_to_match_free_questions(cli_env, tm
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     fresh = {**cli_env, "INTERVIEWER_DATA_DIR": str(tmp_path / "never-ingested")}
-    out = run("grade", "--input", str(source), "--output", str(target), env=fresh)
+    out = cli("grade", "--input", str(source), "--output", str(target), env=fresh)
     assert out.returncode == 0, out.stderr
     assert "not indexed yet: indexing its" in out.stderr and "Indexed the question bank" in out.stderr
     zero_grad, autograd, not_in_bank = [json.loads(line) for line in target.read_text().splitlines()]
@@ -250,37 +323,37 @@ def test_grade_indexes_a_never_ingested_bank_to_match_free_questions(cli_env, tm
 
     source.write_text(json.dumps(lines[0]) + "\n", encoding="utf-8")
     unreachable = {**fresh, "INTERVIEWER_CHROMA_HOST": "127.0.0.1", "INTERVIEWER_CHROMA_PORT": "9"}
-    out = run("grade", "--input", str(source), "--output", str(target), env=unreachable)
+    out = cli("grade", "--input", str(source), "--output", str(target), env=unreachable)
     assert out.returncode == 1 and "Traceback" not in out.stderr  # its only line failed
     assert "Question matching is off" in out.stderr and "127.0.0.1:9 is not reachable" in out.stderr
     assert "no bank search is available" in json.loads(target.read_text())["error"]
 
 
-def test_grade_writes_one_output_line_per_input_line(cli_env, tmp_path):
+def test_grade_writes_one_output_line_per_input_line(cli_env, cli, tmp_path):
     """An LMS zips its rows with ours by line: a blank line keeps its place, and an answer holding a line
     separator (U+2028, U+2029, U+0085) stays on one line for a reader that splits on them."""
     answer = "Gradients add up\u2028across calls,\u2029so clear them\u0085each step."
     record = json.dumps({"question_id": "zero-grad", "answer": answer}, ensure_ascii=False)
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text(f"{record}\n\n   \n{record}\n", encoding="utf-8")
-    out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), env=cli_env)
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 4 and rows[1] == {"line": 2, "skipped": "blank line"} and rows[2]["line"] == 3
     assert rows[0]["answer"] == rows[3]["answer"] == answer and rows[0]["score"] == rows[3]["score"]
 
 
-def test_grade_exits_nonzero_only_when_every_line_failed(cli_env, tmp_path):
+def test_grade_exits_nonzero_only_when_every_line_failed(cli_env, cli, tmp_path):
     """A blank line is neither graded nor failed: beside failed lines alone it used to count as graded, and the run
     exited 0 having graded nothing."""
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text("nope\n\n{}\n", encoding="utf-8")
-    out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), env=cli_env)
     assert out.returncode == 1 and target.exists()
     assert "Graded 0 of 3 lines; 2 with errors; 1 blank line skipped." in out.stderr, out.stderr
 
 
-def test_grade_counts_graded_failed_and_blank_lines_apart(cli_env, tmp_path):
+def test_grade_counts_graded_failed_and_blank_lines_apart(cli_env, cli, tmp_path):
     """Review s51: 2 gradable lines, a blank one and 5 bad ones printed "Graded 3 of 8 lines; 5 with errors"."""
     lines = [json.dumps({"question_id": "zero-grad", "answer": "It clears gradients before backward."}), "",
              json.dumps({"question": "Why use a validation set?", "answer": "to tune hyperparams",
@@ -289,7 +362,7 @@ def test_grade_counts_graded_failed_and_blank_lines_apart(cli_env, tmp_path):
              json.dumps({"question_id": "zero-grad"}), "[1,2]", json.dumps({"question_id": "zero-grad", "answer": 5})]
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), env=cli_env)
     assert out.returncode == 0, out.stderr  # some lines were graded: the failed ones carry `error`
     assert "Graded 2 of 8 lines; 5 with errors; 1 blank line skipped." in out.stderr, out.stderr
     rows = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
@@ -297,7 +370,7 @@ def test_grade_counts_graded_failed_and_blank_lines_apart(cli_env, tmp_path):
         [(True, False, False), (False, False, True), (True, False, False)] + [(False, True, False)] * 5
 
 
-def test_grade_keeps_what_the_caller_sent_and_counts_only_its_own_failures(cli_env, tmp_path):
+def test_grade_keeps_what_the_caller_sent_and_counts_only_its_own_failures(cli_env, cli, tmp_path):
     lines = [
         '{"question_id": "zero-grad", "answer": "It clears grads \\ud800 before backward"}',  # half an emoji
         json.dumps({"question_id": "zero-grad", "answer": "It clears the accumulated gradients.", "score": 2,
@@ -309,7 +382,7 @@ def test_grade_keeps_what_the_caller_sent_and_counts_only_its_own_failures(cli_e
     real.parent.mkdir()
     (link := tmp_path / "out.jsonl").symlink_to(real)
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    out = run("grade", "--input", str(source), "--output", str(link), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(link), env=cli_env)
     assert out.returncode == 0, out.stderr
     assert link.is_symlink() and real.is_file()  # written through the link, not over it
     assert "Graded 2 of 4 lines; 2 with errors." in out.stderr  # the caller's own "error": null is no failure
@@ -320,55 +393,56 @@ def test_grade_keeps_what_the_caller_sent_and_counts_only_its_own_failures(cli_e
     assert rows[1]["given"] == {"score": 2, "given": {"grader": "alice"}} and "score" in rows[1]
     assert rows[2]["error"] is None and "score" in rows[2]
     assert rows[3]["error"].startswith("invalid JSON: NaN is not a JSON value")
+    # A process of its own: `--output -` writes to the real standard output's file descriptor, as UTF-8.
     piped = run("grade", "--input", str(source), "--output", "-", env=cli_env)
     assert [json.loads(line).get("question_id") for line in piped.stdout.splitlines()] == ["zero-grad"] * 3 + [None]
     assert not (Path.cwd() / "-").exists()
 
 
-def test_grade_refuses_a_utf16_file_in_one_line(cli_env, tmp_path):
+def test_grade_refuses_a_utf16_file_in_one_line(cli_env, cli, tmp_path):
     """Windows PowerShell's `>` writes UTF-16; said once rather than as an error on every line."""
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text('{"question_id": "zero-grad", "answer": "It clears gradients."}\n', encoding="utf-16")
-    out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), env=cli_env)
     assert out.returncode == 1 and not target.exists()
     assert out.stderr.strip() == f"error: input file {source} is UTF-16 text: save it as UTF-8"
 
 
-def test_grade_writes_over_neither_its_input_nor_the_examples(cli_env, tmp_path):
+def test_grade_writes_over_neither_its_input_nor_the_examples(cli_env, cli, tmp_path):
     source = tmp_path / "in.jsonl"
     source.write_text('{"question_id": "zero-grad", "answer": "It clears gradients."}\nnot json\n', encoding="utf-8")
     for target, name in ((source, "input"), (tmp_path / "link.jsonl", "input")):
         if target.name == "link.jsonl":
             target.symlink_to(source)
-        out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+        out = cli("grade", "--input", str(source), "--output", str(target), env=cli_env)
         assert out.returncode == 1 and f"is the {name} file" in out.stderr
-    out = run("grade", "--input", str(source), "--examples", str(source), "--output", str(source), env=cli_env)
+    out = cli("grade", "--input", str(source), "--examples", str(source), "--output", str(source), env=cli_env)
     assert out.returncode == 1 and "is the input file" in out.stderr
     assert source.read_text(encoding="utf-8").endswith("not json\n")  # the user's file as it was
 
 
-def test_grade_refuses_numbers_past_json_and_lines_past_the_stack_line_by_line(cli_env, tmp_path):
+def test_grade_refuses_numbers_past_json_and_lines_past_the_stack_line_by_line(cli_env, cli, tmp_path):
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     good = {"question_id": "zero-grad", "answer": "It clears gradients."}
     source.write_text("\n".join([json.dumps({**good, "n": 1}).replace("1}", "1e999}"), '{"n": ' + "9" * 5000 + "}",
                                  "[" * 100_000 + "]" * 100_000, json.dumps(good)]) + "\n", encoding="utf-8")
-    out = run("grade", "--input", str(source), "--output", str(target), env=cli_env)
+    out = cli("grade", "--input", str(source), "--output", str(target), env=cli_env)
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     rows = [json.loads(line) for line in target.read_text().splitlines()]  # valid JSON, every line
     assert [("error" in row) for row in rows] == [True, True, True, False]
     assert "past the largest number" in rows[0]["error"] and "nested too deeply" in rows[2]["error"]
 
 
-def test_ingest_docs_writes_drafts_for_new_questions(cli_env, tmp_path):
+def test_ingest_docs_writes_drafts_for_new_questions(cli_env, cli, tmp_path):
     if not SEEDS.is_dir():
         pytest.skip("shared seeds not present")
     out_file = tmp_path / "drafts.yaml"
-    out = run("ingest", "--docs", str(SEEDS / "002_a8e96841d809bc4a.txt"), "--out", str(out_file), env=cli_env)
+    out = cli("ingest", "--docs", str(SEEDS / "002_a8e96841d809bc4a.txt"), "--out", str(out_file), env=cli_env)
     assert out.returncode == 0, out.stderr
     assert "Found 55 questions" in out.stderr and "duplicate:" in out.stderr
 
 
-def test_terminal_interview_reads_answers_from_stdin(cli_env):
+def test_terminal_interview_reads_answers_from_stdin(cli_env, cli):
     script = "\n".join(
         [
             ":x[/x]",  # an unknown command, printed back as typed
@@ -383,7 +457,7 @@ def test_terminal_interview_reads_answers_from_stdin(cli_env):
             "",
         ]
     )
-    out = run("interview", "--topics", "training-loop", "--questions", "2", "--seed", "3", env=cli_env,
+    out = cli("interview", "--topics", "training-loop", "--questions", "2", "--seed", "3", env=cli_env,
               stdin=script)
     assert out.returncode == 0, out.stderr
     assert "Question 1 of 2" in out.stdout
@@ -442,11 +516,12 @@ def test_a_terminal_interview_without_code_never_loads_the_code_runner(cli_env):
     assert out.stderr.strip().splitlines()[-1] == "LOADED", out.stderr
 
 
-def test_terminal_interview_shows_the_model_answer_keeps_an_interview_report_and_reads_any_bytes(cli_env):
-    practice = run("interview", "--topics", "deployment", "--questions", "1", "--seed", "1", env=cli_env,
+def test_terminal_interview_shows_the_model_answer_keeps_an_interview_report_and_reads_any_bytes(cli_env, cli):
+    practice = cli("interview", "--topics", "deployment", "--questions", "1", "--seed", "1", env=cli_env,
                    stdin=":idk\n")
     assert practice.returncode == 0, practice.stderr
     assert "Model answer" in practice.stdout  # what ":idk" is for
+    # A process of its own: bytes that are no UTF-8 reach the answer through the real stdin's decoding.
     proc = run_bounded([str(CLI), "interview", "--mode", "interview", "--questions", "2"], env=cli_env,
                        input=b"backward \xff\xfe chains.\n.\n:quit\n")
     said = proc.stdout.decode()
@@ -454,11 +529,11 @@ def test_terminal_interview_shows_the_model_answer_keeps_an_interview_report_and
     assert "report is ready once the session is completed" in said and "Score" not in said  # no scores yet
 
 
-def test_terminal_interview_takes_comma_separated_topics_and_ends_early_with_a_report(cli_env, tmp_path):
+def test_terminal_interview_takes_comma_separated_topics_and_ends_early_with_a_report(cli_env, cli, tmp_path):
     """frameworks (7 questions) and distributed (6): a session of 6 draws on both (for a user who has seen
     none of them: its own data directory). `:end` finishes it there, with the report."""
     env = {**cli_env, "INTERVIEWER_DATA_DIR": str(tmp_path / "data")}
-    out = run("interview", "--topics", "frameworks, distributed", "--questions", "6", env=env, stdin=":end\n")
+    out = cli("interview", "--topics", "frameworks, distributed", "--questions", "6", env=env, stdin=":end\n")
     assert out.returncode == 0, out.stderr
     assert "Question 1 of 6" in out.stdout and "Question 2 of 6" not in out.stdout
     assert "The interview has ended" in out.stdout and "Ended early" in out.stdout
@@ -486,20 +561,20 @@ def test_grading_opens_the_question_search_only_at_the_first_line_that_needs_it(
     assert all("no bank search is available" in r["error"] for r in rows)
 
 
-def test_search_on_a_fresh_data_dir_indexes_the_bank_first(cli_env, tmp_path):
+def test_search_on_a_fresh_data_dir_indexes_the_bank_first(cli_env, cli, tmp_path):
     env = {**cli_env, "INTERVIEWER_DATA_DIR": str(tmp_path / "never-ingested")}
-    first = run("search", "--json", "why zero grad", env=env)
+    first = cli("search", "--json", "why zero grad", env=env)
     assert first.returncode == 0, first.stderr
     assert "not indexed yet" in first.stderr and "Indexed the question bank" in first.stderr
     assert json.loads(first.stdout)[0]["results"][0]["id"] == "zero-grad"
-    again = run("search", "--json", "why zero grad", env=env)
+    again = cli("search", "--json", "why zero grad", env=env)
     assert again.returncode == 0 and "Indexed" not in again.stderr
 
 
 
-def test_a_missing_option_is_a_usage_line_not_a_traceback(cli_env):
+def test_a_missing_option_is_a_usage_line_not_a_traceback(cli_env, cli):
     """typer raises usage errors from the click it vendors, which main() must still recognise."""
-    result = run("grade", env=cli_env)
+    result = cli("grade", env=cli_env)
     assert result.returncode == 2
     assert "Missing option '--input'" in result.stderr and "Traceback" not in result.stderr
 
@@ -538,14 +613,14 @@ def test_a_code_file_dragged_into_the_terminal_is_found_quoted_or_escaped(tmp_pa
             "answer", None, "def relu(x):\n    return x.clamp(min=0)"), said
 
 
-def test_a_code_file_past_the_code_limit_is_not_sent(tmp_path):
+def test_a_code_file_past_the_code_limit_is_not_sent(cli, tmp_path):
     """INTERVIEWER_MAX_CODE_CHARS held for the API only: a `:code` of a large file was stored whole and the
     report printed every line of it. Like a too-long answer, it is said and nothing is sent."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")}
     env.update(INTERVIEWER_DATA_DIR=str(tmp_path / "data"), INTERVIEWER_MAX_CODE_CHARS="40")
     code = tmp_path / "long.py"
     code.write_text("x = 1\n" * 20, encoding="utf-8")
-    out = run("interview", "--topics", "autograd", "--questions", "1", env=env, stdin=f":code {code}\n.\n:end\n")
+    out = cli("interview", "--topics", "autograd", "--questions", "1", env=env, stdin=f":code {code}\n.\n:end\n")
     assert out.returncode == 0, out.stderr
     said = " ".join(out.stdout.split())
     assert "The code is 119 characters; the limit is 40. Nothing was sent" in said and "x = 1" not in said
@@ -700,22 +775,22 @@ def test_terminal_answers_from_windows_files_and_odd_first_lines():
      "Invalid value for '--topics': 'nonsense' is not a topic; the topics are frameworks, tensors, autograd"),
     (["search", "--difficulty", "4", "zero_grad"], 2, "Invalid value for '--difficulty'"),
 ])
-def test_more_bad_input_is_one_line(cli_env, args, code, said):
-    out = run(*args, env=cli_env, stdin=":quit\n")
+def test_more_bad_input_is_one_line(cli_env, cli, args, code, said):
+    out = cli(*args, env=cli_env, stdin=":quit\n")
     assert out.returncode == code and said in out.stderr and "Traceback" not in out.stderr
 
 
-def test_drafts_are_not_written_over_a_folder_or_the_document_read(cli_env, tmp_path):
+def test_drafts_are_not_written_over_a_folder_or_the_document_read(cli_env, cli, tmp_path):
     notes = tmp_path / "notes.md"
     notes.write_text("1. What does zero_grad do?\n", encoding="utf-8")
     for out_path, said in ((tmp_path, "is a folder"), (notes, "is one of the documents read"),
                            (notes / "x.yaml", "is a file, not a folder")):
-        out = run("ingest", "--docs", str(notes), "--out", str(out_path), env=cli_env)
+        out = cli("ingest", "--docs", str(notes), "--out", str(out_path), env=cli_env)
         assert out.returncode == 1 and said in out.stderr and "Traceback" not in out.stderr
     assert notes.read_text(encoding="utf-8") == "1. What does zero_grad do?\n" and not list(tmp_path.glob("*.tmp"))
     curated = tmp_path / "curated.yaml"
     curated.write_text("- id: my-entry\n", encoding="utf-8")
-    out = run("ingest", "--docs", str(notes), "--out", str(curated), env=cli_env)
+    out = cli("ingest", "--docs", str(notes), "--out", str(curated), env=cli_env)
     assert out.returncode == 1 and "exists (drafts you may have curated)" in out.stderr
     assert curated.read_text(encoding="utf-8") == "- id: my-entry\n"
 
@@ -733,7 +808,7 @@ def test_ctrl_c_says_aborted_and_exits_130(cli_env):
     assert proc.returncode == 130 and "aborted" in stderr and "Traceback" not in stderr
 
 
-def test_a_bank_changed_since_indexing_is_reindexed_before_a_search(cli_env, tmp_path):
+def test_a_bank_changed_since_indexing_is_reindexed_before_a_search(cli_env, cli, tmp_path):
     """A data dir indexed from one bank, then used with a pack lacking an entry: no search may return the
     entry the bank no longer has (a session would be asked a question it cannot score)."""
     import shutil
@@ -749,7 +824,7 @@ def test_a_bank_changed_since_indexing_is_reindexed_before_a_search(cli_env, tmp
     f_entries = [e for e in entries[file] if e is not gone]
     file.write_text(yaml.safe_dump(f_entries, sort_keys=False, allow_unicode=True), encoding="utf-8")
     env = {**cli_env, "INTERVIEWER_DATA_DIR": str(data), "INTERVIEWER_BANK_DIR": str(pack)}
-    out = run("search", "--json", "--k", "3", gone["question"], env=env)
+    out = cli("search", "--json", "--k", "3", gone["question"], env=env)
     assert out.returncode == 0, out.stderr
     assert "The question bank changed since it was indexed: 0 new, 0 changed and 1 removed" in out.stderr
     assert gone["id"] not in [hit["id"] for hit in json.loads(out.stdout)[0]["results"]]
@@ -978,29 +1053,29 @@ def test_bank_validate_stops_a_task_whose_check_never_returns_and_checks_the_nex
     assert "2 problem(s) in the bank" in done.stderr
 
 
-def _validate_pack(tmp_path: Path, entries: list[dict]):
+def _validate_pack(cli, tmp_path: Path, entries: list[dict]):
     """`bank validate` run on a pack of these entries, in a data directory of its own."""
     pack = tmp_path / "pack"
     pack.mkdir()
     (pack / "tasks.yaml").write_text(yaml.safe_dump(entries, sort_keys=False), encoding="utf-8")
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
            "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_BANK_DIR": str(pack)}
-    return run("bank", "validate", env=env)
+    return cli("bank", "validate", env=env)
 
 
-def test_bank_validate_refuses_a_mistyped_solution_mark_in_one_line(tmp_path):
+def test_bank_validate_refuses_a_mistyped_solution_mark_in_one_line(cli, tmp_path):
     from knowledge.loader import load_bank
 
     task = next(q for q in load_bank() if q.id == "relu-autograd-function").model_dump(mode="json")
     task.update(related=[], reference_answer="A custom Function saves its input.\n\n{{soluton}}\n")
-    done = _validate_pack(tmp_path, [task])
+    done = _validate_pack(cli, tmp_path, [task])
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     said = [line for line in done.stderr.splitlines() if "{{soluton}}" in line]
     assert len(said) == 1 and "entry relu-autograd-function" in said[0], done.stderr
     assert "1 problem(s) in the bank" in done.stderr
 
 
-def test_bank_validate_says_when_yaml_read_a_bare_word_as_a_boolean(tmp_path):
+def test_bank_validate_says_when_yaml_read_a_bare_word_as_a_boolean(cli, tmp_path):
     """`id: off` on a rubric point was refused with "Input should be a valid string" alone (review s56): YAML reads
     the bare word as false, and the line now says so and to quote it."""
     from knowledge.loader import load_bank
@@ -1015,7 +1090,7 @@ def test_bank_validate_says_when_yaml_read_a_bare_word_as_a_boolean(tmp_path):
     (pack / "p.yaml").write_text(text, encoding="utf-8")
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
            "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_BANK_DIR": str(pack)}
-    done = run("bank", "validate", env=env)
+    done = cli("bank", "validate", env=env)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert ("p.yaml: entry requires-grad: field rubric.0.id: Input should be a valid string (YAML read the bare word "
             'as the boolean false, as it does no, off and false: put it in quotes, e.g. "off")') in done.stderr
@@ -1023,14 +1098,14 @@ def test_bank_validate_says_when_yaml_read_a_bare_word_as_a_boolean(tmp_path):
             'does yes, on and true: put it in quotes, e.g. "on")') in done.stderr
 
 
-def test_bank_validate_refuses_a_point_asked_in_words_that_a_check_verifies(tmp_path):
+def test_bank_validate_refuses_a_point_asked_in_words_that_a_check_verifies(cli, tmp_path):
     """A point a check names is judged from the run: marked asked_in_words too, it would be judged twice."""
     from knowledge.loader import load_bank
 
     task = next(q for q in load_bank() if q.id == "resnet-block").model_dump(mode="json")
     task.update(related=[], rubric=[dict(p, asked_in_words=p["id"] in {"why-skip-helps", "projection-shortcut"})
                                     for p in task["rubric"]])
-    done = _validate_pack(tmp_path, [task])
+    done = _validate_pack(cli, tmp_path, [task])
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     said = [line for line in done.stderr.splitlines() if "asked_in_words" in line]
     assert len(said) == 1 and "entry resnet-block" in said[0] and "'projection-shortcut'" in said[0], done.stderr
@@ -1120,73 +1195,73 @@ def _without_sessions(cli_env: dict[str, str], tmp_path: Path) -> dict[str, str]
     return {**cli_env, "INTERVIEWER_DATA_DIR": str(data)}
 
 
-def test_a_paused_terminal_interview_is_resumed_listed_and_reported_from_the_terminal(cli_env, tmp_path):
+def test_a_paused_terminal_interview_is_resumed_listed_and_reported_from_the_terminal(cli_env, cli, tmp_path):
     """`:quit` said "it can be resumed through the API", as the user `local` no key was given for: the terminal had
     no way back to the session, each `:quit` left one more behind, and its report was printed only at the end."""
     import re
 
     env = _without_sessions(cli_env, tmp_path)
     data = Path(env["INTERVIEWER_DATA_DIR"])
-    assert run("sessions", "--json", env=env).stdout.strip() == "[]"
-    nothing = run("interview", "--resume", env=env)
+    assert cli("sessions", "--json", env=env).stdout.strip() == "[]"
+    nothing = cli("interview", "--resume", env=env)
     assert nothing.returncode == 1 and nothing.stderr.startswith("error: no paused session to resume")
 
-    paused = run("interview", "--topics", "tensors", "--questions", "2", "--seed", "1", env=env,
+    paused = cli("interview", "--topics", "tensors", "--questions", "2", "--seed", "1", env=env,
                  stdin="A tensor has a shape and a dtype.\n.\n:quit\n")
     assert paused.returncode == 0, paused.stderr
     sid = re.search(r"Session paused\. Resume it with:\n  interviewer interview --resume (\w+)\n", paused.stdout)[1]
-    listed = json.loads(run("sessions", "--json", env=env).stdout)
+    listed = json.loads(cli("sessions", "--json", env=env).stdout)
     assert [(s["id"], s["status"], s["answered"]) for s in listed] == [(sid, "active", 1)]
     # Review s54: at 80 columns the table cut every id with "…", and the 8 characters the app shows were refused.
-    table = run("sessions", env={**env, "COLUMNS": "80"}).stdout
+    table = cli("sessions", env={**env, "COLUMNS": "80"}).stdout
     assert f" {sid[:8]} " in table and "…" not in table
-    so_far = run("report", sid[:8], "--format", "json", env=env)  # a practice session's report so far
+    so_far = cli("report", sid[:8], "--format", "json", env=env)  # a practice session's report so far
     assert so_far.returncode == 0 and json.loads(so_far.stdout)["session_id"] == sid, so_far.stderr
 
-    given = run("interview", "--resume", "--questions", "3", env=env)
+    given = cli("interview", "--resume", "--questions", "3", env=env)
     assert given.returncode == 2 and "leave out --questions" in given.stderr  # a usage error
     from app.store import open_repository
 
     repo = open_repository(f"sqlite:///{data / 'interviewer.db'}")  # a draft of the open prompt, as the app keeps
     repo.save_draft(sid, user_id=repo.user_named("local").id, turn=repo.turns(sid)[-1].position,
                     text="Typed in the app, never sent.", code=None)
-    resumed = run("interview", "--resume", sid[:8], env=env, stdin=":end\n")  # as the app shows its id
+    resumed = cli("interview", "--resume", sid[:8], env=env, stdin=":end\n")  # as the app shows its id
     assert resumed.returncode == 0, resumed.stderr
     assert "kept from before but not sent" in resumed.stdout and "Typed in the app, never sent." in resumed.stdout
     assert f"Resuming session {sid} at question " in resumed.stdout and "The interview has ended" in resumed.stdout
-    assert [s["status"] for s in json.loads(run("sessions", "--json", env=env).stdout)] == ["completed"]  # no new one
-    assert json.loads(run("report", sid[:8], "--format", "json", env=env).stdout)["session_id"] == sid
-    done = run("interview", "--resume", sid, env=env)
+    assert [s["status"] for s in json.loads(cli("sessions", "--json", env=env).stdout)] == ["completed"]  # no new one
+    assert json.loads(cli("report", sid[:8], "--format", "json", env=env).stdout)["session_id"] == sid
+    done = cli("interview", "--resume", sid, env=env)
     assert done.returncode == 1 and f"session {sid} is completed" in done.stderr and "Traceback" not in done.stderr
-    unknown = run("interview", "--resume", "no-such-session", env=env)
+    unknown = cli("interview", "--resume", "no-such-session", env=env)
     assert unknown.returncode == 1 and "no session 'no-such-session'" in unknown.stderr
 
-    as_json = run("report", sid, "--format", "json", env=env)
+    as_json = cli("report", sid, "--format", "json", env=env)
     assert as_json.returncode == 0 and json.loads(as_json.stdout)["session_id"] == sid
-    written = run("report", sid, "--output", str(tmp_path / "report.html"), env=env)
+    written = cli("report", sid, "--output", str(tmp_path / "report.html"), env=env)
     assert written.returncode == 0 and "<html" in (tmp_path / "report.html").read_text()
-    assert "Interview report" in run("report", sid, env=env).stdout
+    assert "Interview report" in cli("report", sid, env=env).stdout
     for args, said in ((["--output", str(tmp_path / "r.txt")], "names no format"),
                        (["--format", "docx"], "is not one of md, html, pdf, json")):
-        refused = run("report", sid, *args, env=env)
+        refused = cli("report", sid, *args, env=env)
         assert refused.returncode == 1 and said in refused.stderr and len(refused.stderr.splitlines()) == 1
 
 
-def test_a_new_terminal_interview_names_the_paused_ones_and_an_interview_reports_once_completed(cli_env, tmp_path):
+def test_a_new_terminal_interview_names_the_paused_ones_and_an_interview_reports_once_completed(cli_env, cli, tmp_path):
     env = _without_sessions(cli_env, tmp_path)
-    first = run("interview", "--mode", "interview", "--questions", "1", env=env, stdin=":quit\n")
-    sid = json.loads(run("sessions", "--json", "--active", env=env).stdout)[0]["id"]
+    first = cli("interview", "--mode", "interview", "--questions", "1", env=env, stdin=":quit\n")
+    sid = json.loads(cli("sessions", "--json", "--active", env=env).stdout)[0]["id"]
     assert first.returncode == 0 and f"--resume {sid}" in first.stdout
-    second = run("interview", "--questions", "1", env=env, stdin=":quit\n")
+    second = cli("interview", "--questions", "1", env=env, stdin=":quit\n")
     said = " ".join(second.stdout.split())
     assert f"You have 1 unfinished session(s): `interviewer interview --resume` continues the latest ({sid})" in said
-    early = run("report", sid, env=env)
+    early = cli("report", sid, env=env)
     assert early.returncode == 1 and f"ready once the session is completed: continue it with `interviewer interview " \
         f"--resume {sid}`" in " ".join(early.stderr.split())
 
 
 def test_an_api_users_sessions_are_listed_resumed_and_reported_from_the_terminal_with_user(
-    cli_env, tmp_path, ingested_store, bank, scorer  # noqa: F811 - the fixture imported above
+    cli_env, cli, tmp_path, ingested_store, bank, scorer  # noqa: F811 - the fixture imported above
 ):
     """With keys on, the terminal acted only as `local`: a candidate using the app with their key could neither see
     nor resume their sessions from the terminal, and a terminal interview kept a second no-repeat history."""
@@ -1209,24 +1284,24 @@ def test_an_api_users_sessions_are_listed_resumed_and_reported_from_the_terminal
         prompt = skipped.json()["prompt"]
     env = {**_without_sessions(cli_env, tmp_path), "INTERVIEWER_DATABASE_URL": f"sqlite:///{tmp_path / 'api.db'}"}
 
-    listed = run("sessions", "--json", "--user", "ana", env=env)
+    listed = cli("sessions", "--json", "--user", "ana", env=env)
     assert listed.returncode == 0, listed.stderr
     assert [(s["id"], s["status"]) for s in json.loads(listed.stdout)] == [(sid, "active")]
-    assert sid[:8] in run("sessions", env={**env, "INTERVIEWER_USER": "ana"}).stdout  # the variable names her too
-    nobody = run("sessions", "--user", "nobody", env=env)
+    assert sid[:8] in cli("sessions", env={**env, "INTERVIEWER_USER": "ana"}).stdout  # the variable names her too
+    nobody = cli("sessions", "--user", "nobody", env=env)
     assert nobody.returncode == 0 and nobody.stderr.strip() == (
         "No sessions for user 'nobody': start one with `interviewer interview --user nobody`.")
-    assert run("sessions", "--json", env=env).stdout.strip() == "[]"  # `local` has none of hers
+    assert cli("sessions", "--json", env=env).stdout.strip() == "[]"  # `local` has none of hers
 
-    resumed = run("interview", "--resume", "--user", "ana", env=env, stdin=":skip\n")
+    resumed = cli("interview", "--resume", "--user", "ana", env=env, stdin=":skip\n")
     assert resumed.returncode == 0, resumed.stderr
     assert f"Resuming session {sid} at question {len(in_topic) - 1} of {len(in_topic) - 1}" in resumed.stdout
     assert api.client.get(f"/v1/sessions/{sid}", headers=ana).json()["status"] == "completed"
 
-    report = run("report", sid, "--format", "json", "--user", "ana", env=env)
+    report = cli("report", sid, "--format", "json", "--user", "ana", env=env)
     assert report.returncode == 0 and json.loads(report.stdout)["session_id"] == sid
     for other in (["--user", "bob"], []):  # another user, and `local`: refused as a session they do not have
-        refused = run("report", sid, *other, env=env)
+        refused = cli("report", sid, *other, env=env)
         assert refused.returncode == 1 and "Traceback" not in refused.stderr
         assert refused.stderr.startswith(f"error: no session '{sid}' (it does not exist or belongs to someone else)")
         assert len(refused.stderr.splitlines()) == 1
@@ -1234,45 +1309,45 @@ def test_an_api_users_sessions_are_listed_resumed_and_reported_from_the_terminal
     # One no-repeat history: a terminal interview of hers draws the one question of the topic the app never asked.
     asked = {turn.question_id for turn in api.repo.turns(sid)}
     assert len(asked) == len(in_topic) - 1
-    fresh = run("interview", "--user", "ana", "--topics", topic, "--questions", "1", "--seed", "5", env=env,
+    fresh = cli("interview", "--user", "ana", "--topics", topic, "--questions", "1", "--seed", "5", env=env,
                 stdin=":quit\n")
     assert fresh.returncode == 0, fresh.stderr
     assert f"--resume {sid}" not in fresh.stdout and "--user ana" in fresh.stdout  # how to resume it, as her
-    terminal = [s["id"] for s in json.loads(run("sessions", "--json", "--user", "ana", env=env).stdout)]
+    terminal = [s["id"] for s in json.loads(cli("sessions", "--json", "--user", "ana", env=env).stdout)]
     assert len(terminal) == 2 and terminal[1] == sid
     assert {turn.question_id for turn in api.repo.turns(terminal[0])} == in_topic - asked
 
 
 @pytest.mark.parametrize("name", ["my laptop", ".ana", ""])
-def test_a_bad_user_name_is_one_usage_line(cli_env, name):
+def test_a_bad_user_name_is_one_usage_line(cli_env, cli, name):
     """--user is held to the rule `keys create --user` holds new users to, said as a usage error (exit 2); the keys
     commands are held to it the same way (they said it as exit 1 with no word of --user, or not at all for list)."""
     for args in (["sessions", "--user", name], ["report", "x", "--user", name], ["interview", "--user", name],
                  ["keys", "create", "--name", "k", "--user", name], ["keys", "list", "--user", name],
                  ["keys", "revoke", "--name", "k", "--user", name]):
-        out = run(*args, env=cli_env, stdin=":quit\n")
+        out = cli(*args, env=cli_env, stdin=":quit\n")
         assert out.returncode == 2 and out.stderr.startswith("error: --user (or INTERVIEWER_USER): a user name "), (
             args, out.stderr)
         assert len(out.stderr.splitlines()) == 1 and "Traceback" not in out.stderr
     for command in (["sessions"], ["keys", "list"]):
-        via_variable = run(*command, env={**cli_env, "INTERVIEWER_USER": "my laptop"})
+        via_variable = cli(*command, env={**cli_env, "INTERVIEWER_USER": "my laptop"})
         assert via_variable.returncode == 2 and "a user name may hold only letters" in via_variable.stderr
 
 
-def test_the_keys_commands_act_as_interviewer_user_like_the_others(tmp_path):
+def test_the_keys_commands_act_as_interviewer_user_like_the_others(cli, tmp_path):
     """`keys create`, `list` and `revoke` kept a --user of their own that did not read INTERVIEWER_USER: set for
     the terminal's sessions, it made and listed the keys of `local` instead."""
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
            "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_USER": "ana"}
-    created = run("keys", "create", "--name", "laptop", "--json", env=env)
+    created = cli("keys", "create", "--name", "laptop", "--json", env=env)
     assert created.returncode == 0, created.stderr
-    assert [k["name"] for k in json.loads(run("keys", "list", "--json", "--user", "ana", env=env).stdout)] == ["laptop"]
-    assert json.loads(run("keys", "list", "--json", "--user", "local", env=env).stdout) == []
-    assert run("keys", "revoke", "--name", "laptop", env=env).returncode == 0
-    assert json.loads(run("keys", "list", "--json", env=env).stdout)[0]["revoked_at"]
+    assert [k["name"] for k in json.loads(cli("keys", "list", "--json", "--user", "ana", env=env).stdout)] == ["laptop"]
+    assert json.loads(cli("keys", "list", "--json", "--user", "local", env=env).stdout) == []
+    assert cli("keys", "revoke", "--name", "laptop", env=env).returncode == 0
+    assert json.loads(cli("keys", "list", "--json", env=env).stdout)[0]["revoked_at"]
 
 
-def test_a_user_stored_before_the_naming_rule_can_still_be_named(tmp_path):
+def test_a_user_stored_before_the_naming_rule_can_still_be_named(cli, tmp_path):
     """A user kept from before the naming rule ("my laptop", which the CLI once made) could not be named by --user
     at all, so their sessions and keys were out of the terminal's reach; the rule is for new names, and those are
     still refused, by looking or by making (keys list made the user it was asked about)."""
@@ -1285,22 +1360,22 @@ def test_a_user_stored_before_the_naming_rule_can_still_be_named(tmp_path):
     repo = open_repository(f"sqlite:///{tmp_path / 'data' / 'interviewer.db'}")
     with repo._writing() as session:  # as an older CLI stored it, past today's rule
         _new_user(session, "my laptop")
-    nothing = run("sessions", "--user", "my laptop", env=env)  # what to type next is quoted for the shell
+    nothing = cli("sessions", "--user", "my laptop", env=env)  # what to type next is quoted for the shell
     assert nothing.returncode == 0 and nothing.stderr.strip() == (
         "No sessions for user 'my laptop': start one with `interviewer interview --user 'my laptop'`.")
-    created = run("keys", "create", "--name", "old", "--user", "my laptop", "--json", env=env)
+    created = cli("keys", "create", "--name", "old", "--user", "my laptop", "--json", env=env)
     assert created.returncode == 0, created.stderr
-    listed = run("keys", "list", "--json", env={**env, "INTERVIEWER_USER": "my laptop"})
+    listed = cli("keys", "list", "--json", env={**env, "INTERVIEWER_USER": "my laptop"})
     assert [k["name"] for k in json.loads(listed.stdout)] == ["old"]
     for name in ("my desktop", ".ana"):  # not stored: still refused, and not made
-        refused = run("keys", "list", "--user", name, env=env)
+        refused = cli("keys", "list", "--user", name, env=env)
         assert refused.returncode == 2 and refused.stderr.startswith("error: --user (or INTERVIEWER_USER): ")
-    assert run("keys", "list", "--user", "newcomer", env=env).returncode == 0
+    assert cli("keys", "list", "--user", "newcomer", env=env).returncode == 0
     assert repo.user_named("newcomer") is None  # looking made no user
     assert repo.user_for_key(json.loads(created.stdout)["key"]).name == "my laptop"
 
 
-def test_bank_validate_names_both_ids_of_a_question_asked_twice(tmp_path):
+def test_bank_validate_names_both_ids_of_a_question_asked_twice(cli, tmp_path):
     from knowledge.loader import load_bank
 
     first, second = ({**q.model_dump(mode="json"), "related": [], "sources": [{"seed": "cards.txt", "ref": "#1"}]}
@@ -1312,12 +1387,13 @@ def test_bank_validate_names_both_ids_of_a_question_asked_twice(tmp_path):
     (pack / "mine.yaml").write_text(yaml.safe_dump([first, second], sort_keys=False), encoding="utf-8")
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
            "INTERVIEWER_DATA_DIR": str(tmp_path / "data"), "INTERVIEWER_BANK_DIR": str(pack)}
-    done = run("bank", "validate", env=env)
+    done = cli("bank", "validate", env=env)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     line = f"mine.yaml: entry {second['id']}: field question: same text as entry {first['id']} in mine.yaml"
     assert line in " ".join(done.stderr.split()), done.stderr
     assert "1 problem(s) in the bank" in done.stderr  # the pack's own source file is no problem
-    # An interview on the pack was started without a word of it: it says so in one line (and still runs).
+    # An interview on the pack was started without a word of it: it says so in one line (and still runs). A
+    # process of its own: the line is a logged warning, which reaches stderr through the process's logging set-up.
     interview = run("interview", "--questions", "1", env=env, stdin=":quit\n")
     assert interview.returncode == 0 and "Traceback" not in interview.stderr, interview.stderr
     warned = [said for said in interview.stderr.splitlines() if said.startswith("warning: ")]
@@ -1350,13 +1426,13 @@ def test_a_session_is_named_by_the_start_of_its_id_unless_that_starts_several():
         full_session_id(repo, 1, "ab12")
 
 
-def test_a_refused_user_name_on_a_fresh_or_unreachable_store_is_the_names_error(tmp_path):
+def test_a_refused_user_name_on_a_fresh_or_unreachable_store_is_the_names_error(cli, tmp_path):
     """Review2 s54: looking the refused name up among stored users created the database of a fresh data directory,
     and with the database down the user was told of the connection instead of the name."""
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWER_")},
            "INTERVIEWER_DATA_DIR": str(tmp_path / "fresh")}
     for extra in ({}, {"INTERVIEWER_DATABASE_URL": "postgresql+psycopg://nobody@127.0.0.1:9/none"}):
-        out = run("sessions", "--user", "my laptop", env={**env, **extra})
+        out = cli("sessions", "--user", "my laptop", env={**env, **extra})
         assert out.returncode == 2 and out.stderr.startswith("error: --user (or INTERVIEWER_USER): a user name "), \
             out.stderr
     assert not (tmp_path / "fresh" / "interviewer.db").exists()
@@ -1438,9 +1514,13 @@ def test_a_terminal_interview_starts_timed_with_the_apis_option_name(monkeypatch
         def get_or_create_user(self, name):
             return type("User", (), {"id": 1})()
 
+    class Store:
+        def close(self):  # the command closes the store it opened
+            pass
+
     monkeypatch.setattr(services, "repository_for", lambda settings: Repo())
     monkeypatch.setattr(services, "engine_for", lambda settings, **_: Engine())
-    monkeypatch.setattr(cli_output, "open_bank_search", lambda settings: None)
+    monkeypatch.setattr(cli_output, "open_bank_search", lambda settings: Store())
     monkeypatch.setattr(cli_interview, "unfinished_note", lambda *_: None)
     root = typer.Typer()
     root.callback()(lambda: None)
