@@ -17,9 +17,8 @@ A sentence is read as stating a known misconception only when all of these hold:
 Each condition's measured effect (bench_scorer.py's 1,488 answers that name a bank claim to refute it:
 459 accused with none of the last three, 0 with all), and the clause reading tried and not kept (more
 misconceived answers caught, more correct ones accused), are in bench/SCORER_FINDINGS.md. A false
-accusation is the costlier error. A sentence that leans to a claim without meeting all of these is not
-accused, but credits no rubric point (leaning_units). The cut-offs come from scorer_model.json, chosen on
-the development answers (bench/fit_scorer.py). The LLM judge clears the claims its model reports by the same check.
+accusation is the costlier error. The cut-offs come from scorer_model.json, chosen on the development
+answers (bench/fit_scorer.py). The LLM judge clears the claims its model reports by the same check.
 """
 
 from __future__ import annotations
@@ -83,33 +82,3 @@ def _states(to_correction: np.ndarray, to_claim: np.ndarray, cutoffs: dict[str, 
     it, and clearly closer to it than to any phrasing of the claim."""
     best = to_correction.max(axis=1)
     return bool(((best >= cutoffs["similarity"]) & (best - to_claim.max(axis=1) >= cutoffs["margin"])).any())
-
-
-def leaning_units(
-    task: GradingTask, rubric: RubricVectors, units: list[Unit], vectors: np.ndarray, cutoffs: dict[str, float],
-) -> set[int]:
-    """Units that read as a wrong claim without the evidence an accusation needs: close to one of the
-    claim's phrasings of the same polarity (the detector's similarity cut-off, no nearer a denial),
-    clearly closer to it than to its correction (the detector's margin), and closer to it than to every
-    rubric point, so they state no point the claim contradicts. The scorer credits no point on them
-    ("zero_grad sets all model weights to zero" was quoted as stating that the weights are untouched), but does not
-    accuse them: an accusation also needs the probe and the margin over all the entry's true statements,
-    which keep refuting and correct answers unaccused. MiniLM puts a true sentence on a claim's topic near
-    the claim too ("zero_grad clears only the gradients; the weights stay as they are" leans to "zero_grad
-    resets the model's weights to zero"); the test against the points keeps most of those credited.
-    Chosen on the development answers over no test against the points and over a 0.06 margin above them;
-    the figures are in bench/SCORER_FINDINGS.md."""
-    if not task.misconceptions:
-        return set()
-    negated = np.array([is_negated(u.text) for u in units])
-    to_points = np.stack([(vectors @ pv.T).max(axis=1) for pv in rubric.point_vectors], axis=1).max(axis=1)
-    leaning = np.zeros(len(units), dtype=bool)
-    for texts, m_vecs, c_vecs in zip(rubric.misconception_texts, rubric.misconception_vectors, rubric.corrections,
-                                     strict=True):
-        same = np.array([is_negated(t) for t in texts]) == negated[:, None]
-        sims = vectors @ m_vecs.T
-        sim, denial = (np.where(s, sims, -np.inf).max(axis=1).astype(np.float64) for s in (same, ~same))
-        to_correction = (vectors @ c_vecs.T).max(axis=1)
-        leaning |= ((sim >= np.maximum(cutoffs["similarity"], denial)) & (sim - to_correction >= cutoffs["margin"])
-                    & (sim > to_points))
-    return {int(i) for i in np.flatnonzero(leaning)}

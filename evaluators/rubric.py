@@ -16,7 +16,7 @@ from threadpoolctl import threadpool_limits
 
 from evaluators.base import DetectedMisconception, Evaluation, Evaluator, GradingTask, PointVerdict, Verdict
 from evaluators.feedback import compose_feedback
-from evaluators.misconceptions import corrected_claims, detect_misconceptions, leaning_units
+from evaluators.misconceptions import corrected_claims, detect_misconceptions
 from evaluators.rubric_vectors import RubricVectors
 from evaluators.signals import ScoreModel, alignment, content_pieces, fitted_model, stem_recall
 from evaluators.text import Unit, content_words, is_non_answer, split_units, without_question_words
@@ -59,7 +59,7 @@ class RubricScorer(Evaluator):
 
     def signals_many(self, tasks: list[GradingTask]) -> list[tuple[dict[str, float], list[float]] | None]:
         """Per answer (None for a non-answer), the model's inputs and each rubric point's closeness to its
-        best supporting sentence (one stating or leaning to a wrong claim supports nothing): what bench/fit_scorer.py
+        best supporting sentence (one stating a wrong claim supports nothing): what bench/fit_scorer.py
         fits the score and the verdicts' offset on."""
         read = [self._signals(task, rubric, *reading) if reading else None
                 for task, rubric, reading in zip(tasks, self._rubrics(tasks), self._read(tasks), strict=True)]
@@ -123,9 +123,7 @@ class RubricScorer(Evaluator):
         demoted: np.ndarray,
     ) -> tuple[dict[str, float], list[tuple[float, str | None]], list[DetectedMisconception]]:
         found = detect_misconceptions(task, rubric, units, vectors, self.model.wrong, self._embedder.embed_batch)
-        # Neither a sentence accused of a wrong claim nor one that leans to it is credited for a point.
-        leaning = leaning_units(task, rubric, units, vectors, self.model.wrong)
-        supports = _supports(rubric, units, vectors, {i for _, i in found} | leaning)
+        supports = _supports(rubric, units, vectors, {i for _, i in found})
         answer_terms = content_words(" ".join(u.text for u in units))  # fence marks and imports left out
         weights = np.array([p.weight for p in task.rubric]) / sum(p.weight for p in task.rubric)
         values = {

@@ -313,30 +313,6 @@ def test_a_correction_in_the_same_sentence_as_the_claim_clears_it(scorer, by_id,
     assert not grade(scorer, question, refuting).misconceptions, refuting
 
 
-@pytest.mark.parametrize(("question_id", "answer"), [
-    # A reviewer's: praised as "Right: Accumulation is intentional" and told the weights are untouched.
-    ("zero-grad", "optimizer.zero_grad() sets all model weights to zero so training starts fresh. You must call it "
-                  "between loss.backward() and optimizer.step() so the update uses fresh gradients."),
-    ("detach-vs-requires-grad-false",
-     "detach() gives you a separate copy of the tensor's data that you can modify freely."),
-    ("contiguous-memory-layout", "Calling contiguous() always copies the tensor into new memory."),
-    ("optimizers", "The optimizer is what computes the gradients of the loss for each parameter."),
-])
-def test_a_sentence_leaning_to_a_wrong_claim_is_credited_for_no_point(scorer, by_id, question_id, answer):
-    """Each sentence is clearly closer to one of the entry's wrong claims than to its correction and to
-    every point, yet short of an accusation: before, each was quoted as stating the point the claim
-    contradicts. It is not accused either (the detector's other tests are not met)."""
-    evaluation = grade(scorer, by_id[question_id], answer)
-    assert not evaluation.misconceptions
-    assert [p.point_id for p in evaluation.points if p.verdict is not Verdict.MISSED] == []
-
-
-def test_a_true_sentence_on_a_wrong_claims_topic_is_still_credited(scorer, by_id):
-    answer = "zero_grad only resets the gradients, it does not touch the weights."
-    evaluation = grade(scorer, by_id["zero-grad"], answer)
-    assert {p.point_id: p.verdict for p in evaluation.points}["weights-untouched"] is Verdict.COVERED
-
-
 def test_a_credited_quote_is_about_its_point(scorer, by_id):
     """A sentence supports only the point it states best: the in-place sentence is not evidence that
     out-of-place ops return a new tensor."""
