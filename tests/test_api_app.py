@@ -247,6 +247,15 @@ def test_probes(api):
     assert api.client.get("/healthz").json() == {"status": "ok"}
     ready = api.client.get("/readyz").json()
     assert ready["status"] == "ready" and set(ready["checks"]) == {"database", "chroma", "runner"}
+    assert ready["step_within_s"] == 60.0  # offline: the engine's own bound on a step
+
+
+def test_readyz_reports_how_long_a_step_may_take_with_the_configured_model(tmp_path, ingested_store, bank, scorer):
+    """The web app reads it to wait for an answer judged by a slow local model (143 s; it gave up at 60 s)."""
+    api = build_api(tmp_path, store=ingested_store, bank=bank, scorer=scorer, llm_base_url="http://127.0.0.1:9/v1",
+                    llm_model="m", llm_timeout_s=180, llm_max_retries=0)
+    body = api.client.get("/readyz").json()
+    assert body["step_within_s"] == 3 * 180 + 30  # judge, follow-up and feedback wording at the timeout, and slack
 
 
 def test_probes_and_every_get_route_answer_head_as_get_without_a_body(api):

@@ -691,6 +691,19 @@ def test_reading_a_session_or_acting_on_another_never_waits_for_a_step_under_way
         answering.join(60)
 
 
+def test_a_retried_answer_is_told_it_was_received_not_that_the_prompt_moved_on(engine, repo, user):
+    """A client that gave up waiting for the model (or a resubmit after a reload) sends the same answer again:
+    the 409 says the first one was received and scored, and nothing new is recorded."""
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=3, topics=["tensors"], seed=2))
+    engine.answer(session_id=session.id, user_id=user, text="A tensor holds numbers.", code=None, turn=prompt.turn)
+    turns = len(repo.turns(session.id))
+    with pytest.raises(ConflictError, match=r"your answer to turn 0 was received already and has been scored"):
+        engine.answer(session_id=session.id, user_id=user, text="A tensor holds numbers.", code=None, turn=prompt.turn)
+    with pytest.raises(ConflictError, match="turn 0 is not the current prompt"):  # a different answer: as before
+        engine.answer(session_id=session.id, user_id=user, text="Something else.", code=None, turn=prompt.turn)
+    assert len(repo.turns(session.id)) == turns
+
+
 def test_an_action_on_a_prompt_already_answered_is_refused_and_records_nothing(engine, repo, user):
     session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=3, topics=["tensors"], seed=2))
     assert prompt.turn == 0

@@ -154,8 +154,30 @@ class InterviewEngine:
         if not (text or "").strip() and not (code or "").strip():
             raise UserFacingError("an answer needs text or code (or use skip / I don't know)")
         with self._one_at_a_time(session_id):
-            return self._answer(session_id, user_id, text=text, code=code, expected=turn,
-                                before_code_run=before_code_run)
+            try:
+                return self._answer(session_id, user_id, text=text, code=code, expected=turn,
+                                    before_code_run=before_code_run)
+            except ConflictError:
+                if turn is not None and (why := self._already_received(session_id, turn, text, code)):
+                    raise ConflictError(why) from None
+                raise
+
+    def _already_received(self, session_id: str, position: int, text: str | None, code: str | None) -> str | None:
+        """Why a retried answer (a client that gave up waiting, a resubmit after a reload) is refused, when the
+        turn holds this same answer: it was received, so say so rather than "answered already"."""
+        sent = [(text or "").strip(), (code or "").strip()]
+        for stored in self._repo.turns(session_id):
+            if stored.position != position or stored.action != "answer":
+                continue
+            if not any(s and s in {(stored.answer_text or "").strip(), (stored.answer_code or "").strip()}
+                       for s in sent):
+                return None
+            current = self._repo.turns(session_id)[-1].position == position
+            return (f"your answer to turn {position} was received already and "
+                    + ("is still being scored; fetch the session in a moment for its feedback" if current else
+                       "has been scored; fetch the session for its feedback")
+                    + " (nothing new was recorded)")
+        return None
 
     def _answer(
         self, session_id: str, user_id: int, *, text: str | None, code: str | None, expected: int | None,
