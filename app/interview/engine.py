@@ -154,13 +154,8 @@ class InterviewEngine:
         if not (text or "").strip() and not (code or "").strip():
             raise UserFacingError("an answer needs text or code (or use skip / I don't know)")
         with self._one_at_a_time(session_id):
-            try:
-                return self._answer(session_id, user_id, text=text, code=code, expected=turn,
-                                    before_code_run=before_code_run)
-            except ConflictError:
-                if turn is not None and (why := self._already_received(session_id, turn, text, code)):
-                    raise ConflictError(why) from None
-                raise
+            return self._answer(session_id, user_id, text=text, code=code, expected=turn,
+                                before_code_run=before_code_run)
 
     def _already_received(self, session_id: str, position: int, text: str | None, code: str | None) -> str | None:
         """Why a retried answer (a client that gave up waiting, a resubmit after a reload) is refused, when the
@@ -183,7 +178,12 @@ class InterviewEngine:
         self, session_id: str, user_id: int, *, text: str | None, code: str | None, expected: int | None,
         before_code_run: Callable[[], None] | None = None,
     ) -> TurnOutcome:
-        session, config, state = self._active(session_id, user_id, expected=expected)
+        try:
+            session, config, state = self._active(session_id, user_id, expected=expected)
+        except ConflictError:  # refused before anything of this attempt was stored: a resend of a stored answer?
+            if expected is not None and (why := self._already_received(session_id, expected, text, code)):
+                raise ConflictError(why) from None
+            raise
         question = self._asking.asked(session_id, state.current_question_id)
         turn = self._repo.turn(session_id, state.current_turn_id)
         if not (code or "").strip() and is_non_answer(text or ""):
