@@ -43,6 +43,9 @@ class Settings(BaseSettings):
     llm_api_key: SecretStr = SecretStr("not-needed")
     llm_timeout_s: float = Field(default=20.0, gt=0, le=300)
     llm_max_retries: int = Field(default=1, ge=0, le=5)
+    # Judge calls sent at once for a batch of answers; 1 for a server that answers one request at a time (a queued
+    # call's timeout runs while it waits), as `make run-llm`'s llama-cpp-python does.
+    llm_calls_in_flight: int = Field(default=4, ge=1, le=32)
     # The reply's length limit, and the model's context window (0: as the server reports it, if it
     # does); the judge's prompt must fit the window less the reply, or the answer is scored offline.
     llm_max_tokens: int = Field(default=1024, ge=16, le=32_768)

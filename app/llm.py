@@ -19,6 +19,7 @@ from pydantic import BaseModel, SecretStr, ValidationError
 
 from app.llm_breaker import Breaker, breaker_for
 from app.llm_failures import (
+    REASONING,
     NoReply,
     Unanswered,
     UnsupportedFormat,
@@ -202,6 +203,8 @@ class LangChainChatModel(ChatModel):
         try:
             return schema.model_validate_json(_unfenced(message.text))
         except ValidationError as exc:
+            if _REASONING.match(message.text):  # a reasoning model's block: say so, not "expected value at column 1"
+                raise LLMError(REASONING) from exc
             raise LLMError(describe_failure(exc)) from exc
 
     def _invoke(self, runnable: Any, system: str, user: str) -> Any:
@@ -276,6 +279,10 @@ def _messages(system: str, user: str) -> list[Any]:
 
 
 _FENCED = re.compile(r"^\s*```[\w-]*\s*\n(.*?)\n?```\s*$", re.S)
+
+
+# A reasoning model's visible thinking ahead of its reply (the phrasing refuses it too: phrasing._unusable).
+_REASONING = re.compile(r"\s*<\s*think\b", re.I)
 
 
 def _unfenced(text: str) -> str:

@@ -43,6 +43,18 @@ def _refuses_format(exc: BaseException) -> bool:
     return any(word in text for word in ("response_format", "json_schema", "tool_choice", "tools"))
 
 
+class NotAnOpenAIApi(ValueError):
+    """A web page (HTML) came back for a chat call: the base URL points at a site or a proxy, not at the API."""
+
+
+# What a failure note says to fix, by the settings' own environment variables (app/config.py).
+WRONG_KEY = "the model server refused the API key (check INTERVIEWER_LLM_API_KEY)"
+NOT_FOUND = ("not found: check INTERVIEWER_LLM_BASE_URL (an OpenAI-compatible API, usually ending in /v1) and "
+             "INTERVIEWER_LLM_MODEL")
+NOT_AN_API = "the base URL does not look like an OpenAI-compatible API (check INTERVIEWER_LLM_BASE_URL)"
+REASONING = ("malformed output: the reply began with the model's reasoning block (<think>...</think>), which is not "
+             "allowed before the JSON; use a model or server setting that does not show its reasoning")
+
 CUT_OFF = "malformed output: reply cut off at the length limit"
 # The server's content filter stopped the reply: whatever came before it (half a JSON object, say) was the model's
 # and unfinished, and read as a reply it was called malformed. It is the server declining, as a refusal is.
@@ -84,9 +96,13 @@ def describe_failure(exc: BaseException, *, timeout_s: float | None = None) -> s
     if isinstance(exc, openai.APITimeoutError):
         return f"timeout after {timeout_s:g} s" if timeout_s else "timeout"
     if isinstance(exc, openai.APIStatusError):
+        if exc.status_code in (401, 403):
+            return f"HTTP {exc.status_code}: {WRONG_KEY}"
         # a client error's message says what to fix (unknown model, prompt longer than the window)
         detail = _server_message(exc) if exc.status_code in (400, 404, 422) else ""
-        return f"HTTP {exc.status_code}" + (f": {clip(detail)}" if detail else "")
+        if exc.status_code == 404 and (not detail or detail.startswith("Error code: 404") or "<" in detail):
+            detail = NOT_FOUND  # the SDK's own "Error code: 404", or a page: nothing from an API to quote
+        return f"HTTP {exc.status_code}" + (f": {clip(detail, 160 if detail == NOT_FOUND else 80)}" if detail else "")
     if isinstance(exc, openai.APIConnectionError):
         return "connection failed"
     if isinstance(exc, openai.LengthFinishReasonError):
@@ -95,6 +111,8 @@ def describe_failure(exc: BaseException, *, timeout_s: float | None = None) -> s
         return FILTERED
     if type(exc).__name__ == "OpenAIRefusalError":
         return f"refusal: {clip(str(exc))}"
+    if isinstance(exc, NotAnOpenAIApi):
+        return NOT_AN_API
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

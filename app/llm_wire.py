@@ -21,6 +21,8 @@ from contextvars import ContextVar
 from functools import cache
 from typing import Any, TypeVar, cast
 
+from app.llm_failures import NotAnOpenAIApi
+
 R = TypeVar("R")
 # Set while its caller still waits for the reply: a call made on a thread of its own outlives a caller that gave up.
 _GIVEN_UP: ContextVar[threading.Event | None] = ContextVar("llm_given_up", default=None)
@@ -78,12 +80,15 @@ def client_with_deadline(seconds: float) -> Any:
             raise openai.APITimeoutError(request=cast(Any, request)) from exc
 
     class Until(httpx.SyncByteStream):
-        def __init__(self, inner: Any, request: httpx.Request, deadline: float, *, unstreamed: bool) -> None:
+        def __init__(self, inner: Any, request: httpx.Request, deadline: float, *, unstreamed: bool,
+                     page: bool = False) -> None:
             self._inner, self._request, self._deadline = inner, request, deadline
-            self._unstreamed = unstreamed
+            self._unstreamed, self._page = unstreamed, page
             self._given_up = _GIVEN_UP.get()  # read on the call's thread, where the reply is read too
 
         def __iter__(self) -> Iterator[bytes]:
+            if self._page:  # read as events it holds none either: the SDK's bare AssertionError said nothing
+                raise NotAnOpenAIApi("a web page came back for a chat call")
             if self._unstreamed:  # read as server-sent events it holds none: "No generations", an AssertionError
                 raise NotStreamedError("the server sent a whole JSON reply to a streamed request (no streaming)")
             with _no_retry(self._request):
@@ -104,7 +109,8 @@ def client_with_deadline(seconds: float) -> Any:
                 response = super().handle_request(request)
             unstreamed = (response.status_code == 200 and _asks_to_stream(request)
                           and response.headers.get("content-type", "").startswith("application/json"))
-            response.stream = Until(response.stream, request, deadline, unstreamed=unstreamed)
+            page = response.status_code == 200 and response.headers.get("content-type", "").startswith("text/html")
+            response.stream = Until(response.stream, request, deadline, unstreamed=unstreamed, page=page)
             return response
 
     return httpx.Client(transport=Deadline(), timeout=seconds, follow_redirects=True)

@@ -106,7 +106,8 @@ def evaluator_for(settings: Settings) -> Any:
     chat_model = chat_model_from_settings(settings)
     if not chat_model:
         return offline
-    return LLMJudge(chat_model, offline, reveals=lambda text, reference: bool(AnswerRuns([reference]).in_text(text)))
+    return LLMJudge(chat_model, offline, reveals=lambda text, reference: bool(AnswerRuns([reference]).in_text(text)),
+                    calls_in_flight=settings.llm_calls_in_flight)
 
 
 def code_runner_for(settings: Settings) -> Any | None:

@@ -44,7 +44,9 @@ from evaluators.text import is_non_answer
 
 MAX_FEEDBACK_CHARS = 2000  # the model's own comments, kept beside ours
 # Calls in flight when grading a batch: enough to hide round trips, few enough for a local server
-# (Ollama, llama.cpp) that queues requests anyway.
+# (Ollama, llama.cpp) that queues requests anyway. A server that answers one request at a time wants 1 (the
+# app's INTERVIEWER_LLM_CALLS_IN_FLIGHT): a queued call's timeout runs while it waits, and the review's batch of 4
+# on SmolLM2 (llama-cpp-python, 180 s timeout) lost 2 answers to it at 4 in flight, none at 1 (183 s vs 212 s).
 JUDGE_CALLS_IN_FLIGHT = 4
 # A missed verdict needs no quote, so nothing checks it. Where the model calls missed points the offline scorer
 # reads as covered (a sentence of the answer states them) and that takes the score this far below the offline one,
@@ -60,7 +62,7 @@ class LLMJudge(Evaluator):
 
     def __init__(
         self, model: StructuredChatModel, fallback: Evaluator, *, misconception_penalty: float | None = None,
-        reveals: Callable[[str, str], bool] | None = None,
+        reveals: Callable[[str, str], bool] | None = None, calls_in_flight: int = JUDGE_CALLS_IN_FLIGHT,
     ) -> None:
         """`reveals(comments, reference)` says whether the model's comments spell out the reference answer: the
         judge's prompt holds it, and comments shown while a follow-up on the question is still to come would
@@ -68,6 +70,7 @@ class LLMJudge(Evaluator):
         self._model = model
         self._fallback = fallback
         self._reveals = reveals
+        self._calls_in_flight = max(1, calls_in_flight)
         self._penalty = (
             MISCONCEPTION_PENALTY if misconception_penalty is None else misconception_penalty
         )
@@ -99,7 +102,7 @@ class LLMJudge(Evaluator):
         # Each answer is judged in the caller's context (a thread starts with an empty one): the chat model may
         # keep state there, such as the scope that stops a step's calls once one got no reply.
         judged = [(copy_context(), task) for task in tasks]  # a context each: one thread at a time enters it
-        return in_flight(lambda pair: pair[0].run(self.evaluate, pair[1]), judged, at_once=JUDGE_CALLS_IN_FLIGHT,
+        return in_flight(lambda pair: pair[0].run(self.evaluate, pair[1]), judged, at_once=self._calls_in_flight,
                          stop=self._stop)
 
     def stop(self) -> None:

@@ -38,6 +38,10 @@ def server_command(port: int, *, threads: int = 1) -> list[str]:
         sys.executable, "-m", "llama_cpp.server", "--model", str(model_path()), "--model_alias", MODEL_ALIAS,
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(CONTEXT_TOKENS),
         "--n_threads", str(threads), "--n_threads_batch", str(threads),
+        # The server's default ends a streamed reply as soon as another request waits for the model; every call
+        # here streams and the judge overlaps calls (a batch, two users), so one caller would cut off another's
+        # judging. Off, the requests queue on the server's single model lock and each gets its whole reply.
+        "--interrupt_requests", "false",
     ]
 
 

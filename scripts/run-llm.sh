@@ -14,6 +14,8 @@ export INTERVIEWER_LLM_MODEL=smollm2-135m
 export INTERVIEWER_LLM_CONTEXT_TOKENS=4096 INTERVIEWER_LLM_MAX_TOKENS=800
 # CPU generation: a full grading reply takes tens of seconds; a retry would queue behind the first try.
 export INTERVIEWER_LLM_TIMEOUT_S=${INTERVIEWER_LLM_TIMEOUT_S:-180} INTERVIEWER_LLM_MAX_RETRIES=0
+# The server answers one request at a time: a batch's calls queued there would spend their timeout waiting.
+export INTERVIEWER_LLM_CALLS_IN_FLIGHT=1
 wait_for "$INTERVIEWER_LLM_BASE_URL/models" "$llm_pid" "the model server"
 echo "Model server on $INTERVIEWER_LLM_BASE_URL ($INTERVIEWER_LLM_MODEL)"
 bash scripts/run-local.sh

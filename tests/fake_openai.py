@@ -55,6 +55,7 @@ class Reply:
     drips: int = 0
     token_s: float = 0.0  # one chunk of a streamed reply this often; an unstreamed one after them all
     unstreamed: bool = False  # sent whole as JSON even when the request asks to stream (a server that cannot)
+    page: bool = False  # sent as a 200 text/html page (a web site or a proxy at the base URL)
 
 
 def content(value: Any, *, delay_s: float = 0.0) -> Reply:
@@ -75,6 +76,11 @@ def broken_json(text: str = '{"points": [{"point_id": "subclass-static-methods",
 def unstreamed(value: Any) -> Reply:
     """A normal reply, but sent as one JSON body to a request with `stream: true`."""
     return Reply(content=value if isinstance(value, str) else json.dumps(value), unstreamed=True)
+
+
+def web_page(html: str = "<html><body>proxy error</body></html>") -> Reply:
+    """A 200 HTML page instead of an API reply: the base URL points at a site or a proxy."""
+    return Reply(content=html, page=True)
 
 
 def slow(value: Any = "too late", *, delay_s: float = 5.0) -> Reply:
@@ -314,6 +320,14 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 # retry-after-ms keeps the openai client's retry back-off short in tests.
                 error = {"error": {"message": reply.content, "type": "server_error", "code": None}}
                 self._send(reply.status, error, {"retry-after-ms": "10"})
+                return
+            if reply.page:
+                data = reply.content.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
                 return
             if body.get("stream") and not reply.unstreamed:
                 self._stream(body, reply, number)

@@ -247,6 +247,35 @@ def test_probes(api):
     assert api.client.get("/healthz").json() == {"status": "ok"}
     ready = api.client.get("/readyz").json()
     assert ready["status"] == "ready" and set(ready["checks"]) == {"database", "chroma", "runner"}
+    assert ready["step_within_s"] == 60.0  # offline: the engine's own bound on a step
+
+
+def test_readyz_reports_how_long_a_step_may_take_with_the_configured_model(tmp_path, ingested_store, bank, scorer):
+    """The web app reads it to wait for an answer judged by a slow local model (143 s; it gave up at 60 s)."""
+    api = build_api(tmp_path, store=ingested_store, bank=bank, scorer=scorer, llm_base_url="http://127.0.0.1:9/v1",
+                    llm_model="m", llm_timeout_s=180, llm_max_retries=0)
+    body = api.client.get("/readyz").json()
+    assert body["step_within_s"] == 3 * 180 + 30  # judge, follow-up and feedback wording at the timeout, and slack
+
+
+def test_readyz_says_when_the_model_server_is_down_or_refuses_the_key(tmp_path, ingested_store, bank, scorer):
+    """It said ready, "interviewer": "llm" with the model server dead; answers then fell back one by one (review
+    s56). The API stays ready (it works offline), and the model's state says what to fix."""
+    from tests.fake_openai import FakeOpenAI
+
+    dead = build_api(tmp_path / "dead", store=ingested_store, bank=bank, scorer=scorer,
+                     llm_base_url="http://127.0.0.1:18949/v1", llm_model="m")
+    body = dead.client.get("/readyz").json()
+    assert body["model"]["ok"] is False and "unreachable" in body["model"]["detail"]
+    with FakeOpenAI(models=["fake-chat"]) as server:
+        up = build_api(tmp_path / "up", store=ingested_store, bank=bank, scorer=scorer,
+                       llm_base_url=server.base_url, llm_model="fake-chat")
+        assert up.client.get("/readyz").json()["model"] == {"ok": True, "detail": "reachable"}
+        other = build_api(tmp_path / "other", store=ingested_store, bank=bank, scorer=scorer,
+                          llm_base_url=server.base_url, llm_model="not-served")
+        assert "INTERVIEWER_LLM_MODEL" in other.client.get("/readyz").json()["model"]["detail"]
+    assert "model" not in {k for k, v in build_api(tmp_path / "off", store=ingested_store, bank=bank,
+                                                        scorer=scorer).client.get("/readyz").json().items() if v}
 
 
 def test_probes_and_every_get_route_answer_head_as_get_without_a_body(api):

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 import threading
+import uuid
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -616,9 +618,9 @@ class SlowPhraser(Phraser):
 def test_a_poll_while_an_answer_is_scored_adds_no_second_turn(
     tmp_path, repo, ingested_store, bank, scorer, user, other_process
 ):
-    """A page polling the session while an answer is still being handled (in this process: it waits; in
-    another, sharing the database: it sees no prompt yet) must not take the half-done step (answer stored,
-    next turn not yet added) for a crash and add the next turn itself; the answer gets its 200."""
+    """A page polling the session while an answer is still being handled (in this process or another sharing
+    the database: it sees no prompt yet, without waiting for the step) must not take the half-done step (answer
+    stored, next turn not yet added) for a crash and add the next turn itself; the answer gets its 200."""
     phraser = SlowPhraser()
     engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
                              scorer=AnswerScorer(evaluator=scorer), phraser=phraser)
@@ -634,14 +636,15 @@ def test_a_poll_while_an_answer_is_scored_adds_no_second_turn(
     polled: list = []
     poll = threading.Thread(target=lambda: polled.append(poller.current_prompt(session_id=session.id, user_id=user)))
     poll.start()
-    poll.join(1.0)  # the old engine finished the step from here, then the answering request added its turn too
+    poll.join(5.0)  # the old engine finished the step from here, then the answering request added its turn too
+    read_while_handled = not poll.is_alive()
     phraser.release.set()
     answering.join(60)
     poll.join(60)
     turns = repo.turns(session.id)
     assert [t.position for t in turns] == [0, 1] and turns[0].answered and not turns[1].answered
     assert answered[0].prompt.turn == 1
-    assert polled[0] is None if other_process else polled[0].turn == 1
+    assert read_while_handled and polled[0] is None
     assert poller.current_prompt(session_id=session.id, user_id=user).turn == 1
 
 
@@ -660,6 +663,62 @@ def test_an_action_on_a_prompt_another_one_took_says_what_was_done_to_it(engine,
     with pytest.raises(ConflictError, match="turn 2 is not the current prompt .*: it was answered already"):
         engine.dont_know(session_id=session.id, user_id=user, turn=2)
     assert moved.prompt is not None and moved.prompt.turn == 3
+
+
+def test_reading_a_session_or_acting_on_another_never_waits_for_a_step_under_way(
+    repo, ingested_store, bank, scorer, user, monkeypatch
+):
+    """A reload while an answer's step waits on a model (minutes with a local LLM) answers at once; another
+    session, even one whose id the old striped locks put on the same lock, reads and answers meanwhile."""
+    first = uuid.uuid4().hex
+    stripe = zlib.crc32(first.encode()) % 64
+    second = next(i for i in iter(lambda: uuid.uuid4().hex, None) if zlib.crc32(i.encode()) % 64 == stripe)
+    ids = iter([first, second])
+    monkeypatch.setattr("app.interview.engine.new_session_id", lambda: next(ids))
+    phraser = SlowPhraser()
+    engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                             scorer=AnswerScorer(evaluator=scorer), phraser=phraser)
+    held, _ = engine.start(user_id=user, config=SessionConfig(num_questions=2, topics=["autograd"], seed=1))
+    bob = repo.get_or_create_user("bob").id  # one user's sessions choose questions one at a time (Asker)
+    other, other_prompt = engine.start(user_id=bob, config=SessionConfig(num_questions=2, topics=["tensors"], seed=2))
+    assert (held.id, other.id) == (first, second)
+    answering = threading.Thread(name="answering", target=lambda: engine.answer(
+        session_id=held.id, user_id=user, text="It is about gradients.", code=None))
+    answering.start()
+    try:
+        assert phraser.reached.wait(60)
+        reload: list = []
+        elsewhere: list = []
+
+        def other_session() -> None:
+            elsewhere.append(engine.current_prompt(session_id=other.id, user_id=bob))
+            elsewhere.append(engine.skip(session_id=other.id, user_id=bob, turn=other_prompt.turn))
+
+        readers = [threading.Thread(target=lambda: reload.append(engine.current_prompt(session_id=held.id,
+                                                                                         user_id=user))),
+                   threading.Thread(target=other_session)]
+        for reader in readers:
+            reader.start()
+        for reader in readers:
+            reader.join(10)
+        assert [r.is_alive() for r in readers] == [False, False], "waited for the step under way [reload, other]"
+        assert reload == [None] and elsewhere[0].turn == 0 and elsewhere[1].prompt.turn == 1
+    finally:
+        phraser.release.set()
+        answering.join(60)
+
+
+def test_a_retried_answer_is_told_it_was_received_not_that_the_prompt_moved_on(engine, repo, user):
+    """A client that gave up waiting for the model (or a resubmit after a reload) sends the same answer again:
+    the 409 says the first one was received and scored, and nothing new is recorded."""
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=3, topics=["tensors"], seed=2))
+    engine.answer(session_id=session.id, user_id=user, text="A tensor holds numbers.", code=None, turn=prompt.turn)
+    turns = len(repo.turns(session.id))
+    with pytest.raises(ConflictError, match=r"your answer to turn 0 was received already and has been scored"):
+        engine.answer(session_id=session.id, user_id=user, text="A tensor holds numbers.", code=None, turn=prompt.turn)
+    with pytest.raises(ConflictError, match="turn 0 is not the current prompt"):  # a different answer: as before
+        engine.answer(session_id=session.id, user_id=user, text="Something else.", code=None, turn=prompt.turn)
+    assert len(repo.turns(session.id)) == turns
 
 
 def test_an_action_on_a_prompt_already_answered_is_refused_and_records_nothing(engine, repo, user):

@@ -776,3 +776,30 @@ def test_comments_that_spell_out_the_model_answer_are_left_out(fake_openai, relu
     assert "Interviewer's comments" not in leaked.feedback and "repeated the model answer" in leaked.notes[-1]
     kept = judge.evaluate(GradingTask.from_question(relu, ANSWER))
     assert "Interviewer's comments: Clear custom Function; add a gradcheck." in kept.feedback
+
+
+def test_a_batch_sends_no_more_calls_at_once_than_configured(offline, relu):
+    """A server answering one request at a time (make run-llm) wants one: a queued call's timeout runs while it
+    waits, and 2 of the review's batch of 4 timed out at 4 in flight."""
+    from app.config import Settings
+    from app.services import evaluator_for
+
+    at_once, most, lock = 0, 0, threading.Lock()
+
+    class Counting:
+        name, prompt_budget = "counting", None
+
+        def complete_structured(self, **_: object) -> JudgeReply:
+            nonlocal at_once, most
+            with lock:
+                at_once += 1
+                most = max(most, at_once)
+            time.sleep(0.05)
+            with lock:
+                at_once -= 1
+            raise LLMError("timeout after 1 s")
+
+    LLMJudge(Counting(), offline, calls_in_flight=1).evaluate_many(batch_of(relu, size=6))
+    assert most == 1
+    settings = Settings(llm_base_url="http://127.0.0.1:18949/v1", llm_model="m", llm_calls_in_flight=1)
+    assert getattr(evaluator_for(settings), "_calls_in_flight", None) == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import signal
 import threading
 import time
@@ -29,6 +30,7 @@ from tests.fake_openai import (
     refusal,
     slow,
     unstreamed,
+    web_page,
 )
 
 
@@ -373,3 +375,29 @@ def test_a_key_echoed_reversed_or_in_hex_is_cut_out(fake_openai, spell):
     plain = "The reverse of the gradient is its negation; 0x7f is hex."  # no key, nothing cut
     fake_openai.script([content(plain)])
     assert model_for(fake_openai, api_key=key).complete_text(system="s", user="u") == plain
+
+
+@pytest.mark.parametrize("method", ["json_schema", "json_mode"])
+def test_failure_notes_say_which_setting_to_fix(fake_openai, method):
+    """A wrong key read "HTTP 401", a base URL at another server "HTTP 404: Error code: 404", a web page at it
+    "unexpected error: AssertionError", a reasoning model's <think> block "Invalid JSON ... column 1" (review s56)."""
+    reply = {"topic": "autograd", "difficulty": 2}
+    fake_openai.script([http_error(401, "Incorrect API key provided"), http_error(404, ""), web_page(), web_page(),
+                        content("<think>The answer is fine.</think>" + json.dumps(reply))])
+    model = model_for(fake_openai, method=method)
+    reasons = []
+    for _ in range(3):
+        with pytest.raises(LLMError) as caught:
+            model.complete_structured(system="s", user="u", schema=Probe)
+        reasons.append(caught.value.reason)
+    with pytest.raises(LLMError) as caught:
+        model.complete_text(system="s", user="u")
+    reasons.append(caught.value.reason)
+    with pytest.raises(LLMError) as caught:
+        model.complete_structured(system="s", user="u", schema=Probe)
+    reasons.append(caught.value.reason)
+    assert "refused the API key (check INTERVIEWER_LLM_API_KEY)" in reasons[0]
+    assert "INTERVIEWER_LLM_BASE_URL" in reasons[1] and "INTERVIEWER_LLM_MODEL" in reasons[1]
+    assert reasons[2] == reasons[3] == "the base URL does not look like an OpenAI-compatible API (check " \
+                                       "INTERVIEWER_LLM_BASE_URL)"
+    assert "reasoning block (<think>...</think>), which is not allowed" in reasons[4]

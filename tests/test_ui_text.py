@@ -94,3 +94,24 @@ def test_a_failed_checks_torch_report_is_one_line_on_the_page(monkeypatch):
     assert "\n" not in why and "Greatest" not in why, why
     assert text_of(MARKDOWN.render(why)).strip() == "not met (10 of 30 values differ)"
     assert "↳" not in shown[1]
+
+
+def test_the_client_waits_for_an_action_as_long_as_the_api_says_a_step_may_take():
+    """With `make run-llm` an answer took 143 s and the client gave up at 60 s on every one (review s56)."""
+    import httpx
+
+    from ui import client
+    from ui.client import ApiClient
+
+    waited: dict[str, float | None] = {}
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/readyz":
+            return httpx.Response(200, json={"status": "ready", "step_within_s": 570.0})
+        waited[request.url.path] = request.extensions["timeout"]["read"]
+        return httpx.Response(200, json={"status": "active"})
+
+    getattr(client, "_STEP_S", {}).pop("http://slow.test", None)  # learned once per address
+    api = ApiClient("http://slow.test", transport=httpx.MockTransport(reply))
+    api.post("/v1/sessions/s1/answers", {"text": "an answer", "turn": 0})
+    assert waited["/v1/sessions/s1/answers"] >= 570.0

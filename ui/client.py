@@ -10,6 +10,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Code answers run hidden checks in the sandbox; give them room before calling the API unresponsive.
 TIMEOUT = httpx.Timeout(60.0, connect=5.0)
+# Beyond the longest step the API reports (GET /readyz `step_within_s`): the reply's own trip and the database.
+STEP_MARGIN_S = 15.0
+# What each API address reported, so the page (a new client on every rerun) asks once per process.
+_STEP_S: dict[str, float] = {}
 
 
 class ApiError(Exception):
@@ -27,6 +31,22 @@ class ApiClient:
         self.base_url = base_url.rstrip("/")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=TIMEOUT, transport=transport)
+        self._timeout_known = False
+
+    def _wait_as_long_as_the_api_may_take(self) -> None:
+        """With an LLM a step can take minutes (three model calls at the configured timeout each); the API
+        says how long in /readyz, read once per API address, so an answer is not given up on while it is judged.
+        If it cannot be read, the default stands."""
+        self._timeout_known = True
+        step_s = _STEP_S.get(self.base_url)
+        if step_s is None:
+            try:
+                body = self._http.get("/readyz", timeout=httpx.Timeout(10.0, connect=5.0)).json()
+                step_s = _STEP_S[self.base_url] = float(body["step_within_s"])
+            except Exception:  # an API without the field, or unreachable now: the request itself will say so
+                return
+        if step_s + STEP_MARGIN_S > (TIMEOUT.read or 0.0):
+            self._http.timeout = httpx.Timeout(step_s + STEP_MARGIN_S, connect=TIMEOUT.connect)
 
     def get(self, path: str, **params: Any) -> Any:
         return self._send("GET", path, params=params or None).json()
@@ -51,6 +71,8 @@ class ApiClient:
         return self._send("GET", path, params=params or None).content
 
     def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        if method == "POST" and not self._timeout_known:  # actions run model calls; reads do not wait for them
+            self._wait_as_long_as_the_api_may_take()
         try:
             response = self._http.request(method, path, **kwargs)
         except httpx.TimeoutException:

@@ -200,7 +200,7 @@ def _run_checks(api: ApiClient, sid: str, prompt: dict[str, Any], code: str) -> 
     st.rerun()
 
 
-def _caught_up(api: ApiClient, sid: str) -> bool:
+def _caught_up(api: ApiClient, sid: str, *, why: str = "") -> bool:
     """After a 409 (the session moved on in another tab, or a request that timed out here was recorded
     there), show the session as the API has it, saying why. False if it cannot be fetched, or if it has not
     moved (a refusal such as "no more hints for this question" is itself the news, and the chat stays)."""
@@ -212,9 +212,10 @@ def _caught_up(api: ApiClient, sid: str) -> bool:
     there = detail.get("prompt")
     if detail["status"] == st.session_state.get("status") and (there is None or there["turn"] == here.get("turn")):
         return False
-    _set_aside(sid, here)
+    if not why:  # a received answer was sent: nothing to keep aside
+        _set_aside(sid, here)
     state.resume_session(detail)
-    st.session_state["chat"].append({"role": "assistant", "type": "message", "text": CAUGHT_UP})
+    st.session_state["chat"].append({"role": "assistant", "type": "message", "text": why or CAUGHT_UP})
     return True
 
 
@@ -259,6 +260,8 @@ def _reuse_draft(sid: str, turn: int) -> None:
     state.keep(key, st.session_state[key])
 
 
+RECEIVED = ("Your answer had been received already (an earlier attempt, still being scored when this page "
+            "stopped waiting): here is the session with its feedback.")
 CAUGHT_UP = ("This session moved on elsewhere (in another tab, or by a request this page gave up waiting for), "
              "so nothing was sent: here it is as it stands now.")
 
@@ -268,7 +271,9 @@ def _act(api: ApiClient, sid: str, path: str, *, action: str, body: dict[str, An
     try:
         outcome = api.post(f"/v1/sessions/{sid}/{path}", body)
     except ApiError as exc:
-        if exc.status == 409 and _caught_up(api, sid):
+        # A retried answer the API had already received is not "moved on elsewhere": its feedback is shown now.
+        received = RECEIVED if action == "answer" and "was received already" in str(exc) else ""
+        if exc.status == 409 and _caught_up(api, sid, why=received):
             st.rerun()
         st.error(widgets.literal(str(exc)))
         return

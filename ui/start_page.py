@@ -30,7 +30,11 @@ def interviewer_status(api: ApiClient) -> None:
             st.warning(literal(f"The API is not fully ready: {exc}"))
             return
         raise
-    if ready.get("interviewer") == "llm":
+    model = ready.get("model") or {}
+    if ready.get("interviewer") == "llm" and model.get("ok") is False:
+        st.warning(literal(f"An LLM interviewer is configured, but {model.get('detail')}. Until it answers, "
+                           "questions come from the bank as written and answers are scored offline."))
+    elif ready.get("interviewer") == "llm":
         st.success("🧠 An LLM interviewer is configured: questions are phrased and answers judged by the model.")
     else:
         st.info("📘 Offline interviewer in use (no LLM configured): rubric scoring and the question bank only.")

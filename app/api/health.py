@@ -11,6 +11,8 @@ from pydantic import BaseModel, Field
 
 from app.api.deps import RepoDep, RunnerDep, SettingsDep, StoreDep
 from app.api.problems import problem, problem_responses
+from app.llm_reachable import model_reachable
+from app.services import resume_after_s
 from app.warmup import Part
 
 router = APIRouter(tags=["health"])
@@ -35,6 +37,12 @@ class Readiness(BaseModel):
     interviewer: Literal["llm", "offline"] = "offline"
     # The parts built after the server listens (app/warmup.py): 503 while "running", naming them in waiting_for.
     warm_up: Literal["done", "running"] | None = None
+    # LLM mode only: whether the model server answers. Not among `checks`: without it the interviewer still works
+    # (offline, with a note on each answer), so it never makes the API unready.
+    model: Check | None = None
+    step_within_s: float = Field(
+        description="The longest one interview step (an answer judged, the next prompt worded) may take with "
+                    "the configured model timeout and retries; a client should wait at least this long for a reply")
 
 
 @router.get("/healthz", response_model=Health)
@@ -59,14 +67,23 @@ def readyz(request: Request, repo: RepoDep, store: StoreDep, runner: RunnerDep, 
     if warm_up is not None:  # ready means the first candidate is served at full speed
         checks["warm_up"] = Check(ok=warm_up == "done", detail=warm_up)
     interviewer: Literal["llm", "offline"] = "llm" if settings.llm_enabled else "offline"
+    step_within_s = resume_after_s(settings)
+    model = _model(settings) if settings.llm_enabled else None
     if all(c.ok for c in checks.values()):
-        return Readiness(status="ready", checks=checks, interviewer=interviewer, warm_up=warm_up)
+        return Readiness(status="ready", checks=checks, interviewer=interviewer, warm_up=warm_up,
+                         step_within_s=step_within_s, model=model)
     failing = ", ".join(name for name, c in checks.items() if not c.ok)
     detail = f"not ready: {failing}" + (f" (still starting: {', '.join(waiting_for)})" if waiting_for else "")
     return problem(
         503, detail, headers={"Retry-After": "2"} if waiting_for else None, ready=False, waiting_for=waiting_for,
-        checks={k: v.model_dump() for k, v in checks.items()}, interviewer=interviewer,
+        checks={k: v.model_dump() for k, v in checks.items()}, interviewer=interviewer, step_within_s=step_within_s,
+        model=None if model is None else model.model_dump(),
     )
+
+
+def _model(settings: Any) -> Check:
+    ok, detail = model_reachable(settings.llm_base_url, settings.llm_api_key.get_secret_value(), settings.llm_model)
+    return Check(ok=ok, detail=detail)
 
 
 def _warm_up(request: Request) -> tuple[Literal["done", "running"] | None, list[str]]:

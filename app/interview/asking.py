@@ -18,7 +18,7 @@ from app.interview.turns import SessionTurns, aware
 from evaluators.code.forbidden import contract_with_refusals
 from knowledge.schema import FollowUp, Question
 
-# Striped by user id, so the table stays bounded (as the engine's per-session locks are).
+# Striped by user id, so the table stays bounded.
 USER_LOCK_STRIPES = 64
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-import zlib
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -25,11 +25,11 @@ from app.store.models import ACTION_DONE, new_session_id
 from evaluators.text import is_non_answer
 from knowledge.schema import Question
 
-# Requests on one session run one at a time in this process: a double-click, a client's retry or a page
-# polling the session while an answer is scored would otherwise interleave, and both could add the next
-# turn. Locks are striped by session id so the table stays bounded; across processes the repository
-# refuses a second next turn (add_turn's `position`) and a second answer to one turn.
-LOCK_STRIPES = 64
+# Actions on one session run one at a time in this process: a double-click or a client's retry would otherwise
+# interleave, and both could add the next turn. Each session has its own lock (kept only while a request holds or
+# waits for it), so one session's model call never holds up another's; across processes the repository refuses a
+# second next turn (add_turn's `position`) and a second answer to one turn. Reading the session (a reload, a page
+# polling) does not wait for a step under way: it shows what that step has committed so far.
 # An answered turn with no next turn after it is a step still running (here or in another process: the
 # LLM phrasing the next question, say) until this long has passed; then it is a step a crash cut short,
 # and the next request finishes it. Longer than any offline step; with an LLM, services.resume_after_s
@@ -55,13 +55,22 @@ class InterviewEngine:
         self._scorer = scorer
         self._phraser = phraser or Phraser()
         self._asking = Asker(turns=self._repo, selector=selector, bank=bank, phraser=self._phraser)
-        self._locks = [threading.Lock() for _ in range(LOCK_STRIPES)]
+        self._locks: weakref.WeakValueDictionary[str, threading.Lock] = weakref.WeakValueDictionary()
+        self._locks_guard = threading.Lock()
+
+    def _session_lock(self, session_id: str) -> threading.Lock:
+        """This session's lock; the table drops it once no request holds a reference (so it stays small)."""
+        with self._locks_guard:
+            lock = self._locks.get(session_id)
+            if lock is None:
+                lock = self._locks[session_id] = threading.Lock()
+            return lock
 
     @contextmanager
     def _one_at_a_time(self, session_id: str) -> Iterator[None]:
         """One action on the session at a time; the action is one LLM step (after a call of it gets no reply,
         its other calls fall back offline at once rather than each waiting out the timeout)."""
-        with self._locks[zlib.crc32(session_id.encode("utf-8", "replace")) % LOCK_STRIPES], llm_step():
+        with self._session_lock(session_id), llm_step():
             yield
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -94,15 +103,43 @@ class InterviewEngine:
         return self._repo.get_session(session_id, user_id), prompt
 
     def current_prompt(self, *, session_id: str, user_id: int) -> Prompt | None:
-        with self._one_at_a_time(session_id):
-            session, config, state = self._load(session_id, user_id)
-            if session.status == "completed" or state.current_turn_id is None:
-                return None
-            try:
-                session, config, state = self._active(session_id, user_id)  # completes an interrupted step
-            except ConflictError:
-                return None
-            return self._asking.prompt_for(self._repo.turn(session_id, state.current_turn_id), config, state)
+        lock = self._session_lock(session_id)
+        if not lock.acquire(blocking=False):  # a step is under way here, maybe waiting on a model for minutes
+            return self._committed_prompt(session_id, user_id)
+        try:
+            with llm_step():  # it may finish a step a crash cut short, which can call the model
+                return self._current_prompt(session_id, user_id)
+        finally:
+            lock.release()
+
+    def _committed_prompt(self, session_id: str, user_id: int) -> Prompt | None:
+        """The prompt as stored, read without the session's lock and writing nothing: the open turn while its
+        answer is still being scored (nothing of it is committed yet), None once the answer is stored and the
+        next prompt is still being asked (as a reader in another process sees it)."""
+        self._repo.forget()
+        session = self._repo.get_session(session_id, user_id)
+        if session is None:
+            raise no_session(session_id)
+        state = SessionState.model_validate(session.state)
+        if session.status == "completed" or state.current_turn_id is None:
+            return None
+        turn = self._repo.turn(session_id, state.current_turn_id)
+        if turn.answered:
+            return None
+        try:
+            return self._asking.prompt_for(turn, SessionConfig.model_validate(session.config), state)
+        except ConflictError:  # its question left the bank: the step under way says so
+            return None
+
+    def _current_prompt(self, session_id: str, user_id: int) -> Prompt | None:
+        session, config, state = self._load(session_id, user_id)
+        if session.status == "completed" or state.current_turn_id is None:
+            return None
+        try:
+            session, config, state = self._active(session_id, user_id)  # completes an interrupted step
+        except ConflictError:
+            return None
+        return self._asking.prompt_for(self._repo.turn(session_id, state.current_turn_id), config, state)
 
     # --- candidate actions -------------------------------------------------------------------
     # `turn`, when given, is the prompt's `turn` the candidate acted on: a retried or doubled request whose
@@ -120,11 +157,33 @@ class InterviewEngine:
             return self._answer(session_id, user_id, text=text, code=code, expected=turn,
                                 before_code_run=before_code_run)
 
+    def _already_received(self, session_id: str, position: int, text: str | None, code: str | None) -> str | None:
+        """Why a retried answer (a client that gave up waiting, a resubmit after a reload) is refused, when the
+        turn holds this same answer: it was received, so say so rather than "answered already"."""
+        sent = [(text or "").strip(), (code or "").strip()]
+        for stored in self._repo.turns(session_id):
+            if stored.position != position or stored.action != "answer":
+                continue
+            if not any(s and s in {(stored.answer_text or "").strip(), (stored.answer_code or "").strip()}
+                       for s in sent):
+                return None
+            current = self._repo.turns(session_id)[-1].position == position
+            return (f"your answer to turn {position} was received already and "
+                    + ("is still being scored; fetch the session in a moment for its feedback" if current else
+                       "has been scored; fetch the session for its feedback")
+                    + " (nothing new was recorded)")
+        return None
+
     def _answer(
         self, session_id: str, user_id: int, *, text: str | None, code: str | None, expected: int | None,
         before_code_run: Callable[[], None] | None = None,
     ) -> TurnOutcome:
-        session, config, state = self._active(session_id, user_id, expected=expected)
+        try:
+            session, config, state = self._active(session_id, user_id, expected=expected)
+        except ConflictError:  # refused before anything of this attempt was stored: a resend of a stored answer?
+            if expected is not None and (why := self._already_received(session_id, expected, text, code)):
+                raise ConflictError(why) from None
+            raise
         question = self._asking.asked(session_id, state.current_question_id)
         turn = self._repo.turn(session_id, state.current_turn_id)
         if not (code or "").strip() and is_non_answer(text or ""):
