@@ -385,19 +385,24 @@ def test_markdown_has_every_heading_and_escapes_markup(report: Report) -> None:
     assert "<script>" not in outside and "<script>" in text and "Transcript:" in outside
 
 
+def _code_task_report_saying(odd: str, bank, fmt: str) -> str:
+    """A code task's report whose answer, code and failed check's message all carry `odd`."""
+    checks = [{"name": "backward-mask", "passed": False, "message": f"ValueError: {odd}"}]
+    turns = [turn(1, "relu-autograd-function", "autograd", answer_text=f"words {odd}",
+                  answer_code=f"x = 1\r\n# {odd}\r\ny = 2\r\n",
+                  evaluation=evaluation(1.0, [point("gradient-mask", "missed", None)]),
+                  code_result={"status": "failed", "passed_checks": 0, "total_checks": 1, "score": 0.0,
+                               "checks": checks})]
+    return render(build_report(session=session({"relu-autograd-function": 1.0}), turns=turns, bank=bank),
+                  fmt)[0].decode()
+
+
 def test_markdown_carries_no_control_characters_a_terminal_would_run(bank) -> None:
     """The Markdown report is read in terminals too (`interviewer report --format md`, `cat`): an escape sequence in
     an answer, in code or in the error a submission raised cleared the screen there and drew "Score 5 / 5" over the
     report, and a lone carriage return wrote over a line. Each is shown as U+FFFD; line ends typed as CRLF stay."""
     escape = "\x1b[2J\x1b[HScore 5 / 5\rhidden"
-    checks = [{"name": "backward-mask", "passed": False, "message": f"ValueError: {escape}"}]
-    turns = [turn(1, "relu-autograd-function", "autograd", answer_text=f"words {escape}",
-                  answer_code=f"x = 1\r\n# {escape}\r\ny = 2\r\n",
-                  evaluation=evaluation(1.0, [point("gradient-mask", "missed", None)]),
-                  code_result={"status": "failed", "passed_checks": 0, "total_checks": 1, "score": 0.0,
-                               "checks": checks})]
-    text = render(build_report(session=session({"relu-autograd-function": 1.0}), turns=turns, bank=bank),
-                  "markdown")[0].decode()
+    text = _code_task_report_saying(escape, bank, "markdown")
     assert not re.search("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f]", text)
     assert "\ufffd\\[2J\ufffd\\[HScore 5 / 5 hidden" in text  # a Failed check's line: one line, brackets escaped
     assert "x = 1\n# \ufffd[2J\ufffd[HScore 5 / 5\ufffdhidden\ny = 2\n" in text  # the code, as a fenced block
@@ -408,14 +413,7 @@ def test_html_carries_no_control_characters_in_its_text_or_pre_blocks(bank) -> N
     carriage return) raw into its <pre> blocks and paragraphs, where the Markdown report shows each as U+FFFD. Now
     both do, by the same rule; line ends typed as CRLF stay line ends."""
     odd = "\x1b[31mred\x1b[0m bell\x07 nul\x00 del\x7f csi\x9b over\rwritten"
-    checks = [{"name": "backward-mask", "passed": False, "message": f"ValueError: {odd}"}]
-    turns = [turn(1, "relu-autograd-function", "autograd", answer_text=f"words {odd}",
-                  answer_code=f"x = 1\r\n# {odd}\r\ny = 2\r\n",
-                  evaluation=evaluation(1.0, [point("gradient-mask", "missed", None)]),
-                  code_result={"status": "failed", "passed_checks": 0, "total_checks": 1, "score": 0.0,
-                               "checks": checks})]
-    page = render(build_report(session=session({"relu-autograd-function": 1.0}), turns=turns, bank=bank),
-                  "html")[0].decode()
+    page = _code_task_report_saying(odd, bank, "html")
     assert not re.search("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f]", page)
     shown = "\ufffd[31mred\ufffd[0m bell\ufffd nul\ufffd del\ufffd csi\ufffd over\ufffdwritten"
     assert f"<pre>x = 1\n# {shown}\ny = 2\n</pre>" in page  # the code, as written but for its controls
