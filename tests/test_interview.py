@@ -708,6 +708,31 @@ def test_reading_a_session_or_acting_on_another_never_waits_for_a_step_under_way
         answering.join(60)
 
 
+def test_another_user_never_waits_while_the_next_question_is_worded(repo, ingested_store, bank, scorer, user):
+    """One user's sessions choose their next question one at a time, held while a model words it (minutes with a
+    local LLM). That lock was one of 64 stripes by user id, so a user whose id matched mod 64 waited too."""
+    phraser = SlowPhraser()
+    engine = InterviewEngine(repo=repo, selector=QuestionSelector(ingested_store), bank=by_id(bank),
+                             scorer=AnswerScorer(evaluator=scorer), phraser=phraser)
+    session, prompt = engine.start(user_id=user, config=SessionConfig(num_questions=3, topics=["tensors"], seed=1))
+    other = next(u for u in iter(lambda: repo.get_or_create_user(uuid.uuid4().hex).id, None) if u % 64 == user % 64)
+    skipping = threading.Thread(name="answering", target=lambda: engine.skip(
+        session_id=session.id, user_id=user, turn=prompt.turn))
+    skipping.start()
+    try:
+        assert phraser.reached.wait(60)
+        started: list = []
+        starting = threading.Thread(target=lambda: started.append(engine.start(
+            user_id=other, config=SessionConfig(num_questions=2, topics=["autograd"], seed=2))))
+        starting.start()
+        starting.join(10)
+        assert not starting.is_alive(), "another user's start waited for this user's question to be worded"
+        assert started[0][1].turn == 0
+    finally:
+        phraser.release.set()
+        skipping.join(60)
+
+
 def test_a_retried_answer_is_told_it_was_received_not_that_the_prompt_moved_on(engine, repo, user):
     """A client that gave up waiting for the model (or a resubmit after a reload) sends the same answer again:
     the 409 says the first one was received and scored, and nothing new is recorded."""

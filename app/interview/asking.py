@@ -4,22 +4,19 @@ recorded the same way, and the prompt a stored turn shows the candidate."""
 from __future__ import annotations
 
 import random
-import threading
 from functools import partial
 from typing import Any
 
 from app.errors import ConflictError
 from app.interview.choice import until_recorded
 from app.interview.followups import SHOW_IN_CODE
+from app.interview.keyed_locks import KeyedLocks
 from app.interview.models import Mode, Prompt, PromptKind, SessionConfig, SessionState, scores_withheld
 from app.interview.phrasing import Phraser
 from app.interview.selection import History, QuestionSelector, held_until_the_end, level_for, why_chosen
 from app.interview.turns import SessionTurns, aware
 from evaluators.code.forbidden import contract_with_refusals
 from knowledge.schema import FollowUp, Question
-
-# Striped by user id, so the table stays bounded.
-USER_LOCK_STRIPES = 64
 
 
 class Asker:
@@ -33,7 +30,7 @@ class Asker:
         self._selector = selector
         self._bank = bank
         self._phraser = phraser
-        self._user_locks = [threading.Lock() for _ in range(USER_LOCK_STRIPES)]
+        self._user_locks = KeyedLocks()  # one per user: another user never waits while a model words a question
 
     def next_question(
         self, session_id: str, user_id: int, config: SessionConfig, state: SessionState, *, opening: bool = False
@@ -50,7 +47,7 @@ class Asker:
             tried.append(state.model_copy(deep=True))
             return self._choose_and_ask(session_id, user_id, config, tried[-1], asked, opening=opening)
 
-        with self._user_locks[user_id % USER_LOCK_STRIPES]:
+        with self._user_locks.lock(user_id):
             prompt = until_recorded(attempt, lambda: self._turns.questions_asked(user_id))  # asked: read first
         if prompt is None:  # completed: what the last try noted (why it ended) is told with the outcome
             state.note(*tried[-1].new_notes)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -14,6 +13,7 @@ from app.interview import feedback
 from app.interview.asking import Asker
 from app.interview.fenced import code_from_words
 from app.interview.followups import choose_follow_up, hint_for
+from app.interview.keyed_locks import KeyedLocks
 from app.interview.models import Prompt, PromptKind, SessionConfig, SessionState, TurnOutcome
 from app.interview.penalties import HINT_COST
 from app.interview.phrasing import Phraser
@@ -55,16 +55,10 @@ class InterviewEngine:
         self._scorer = scorer
         self._phraser = phraser or Phraser()
         self._asking = Asker(turns=self._repo, selector=selector, bank=bank, phraser=self._phraser)
-        self._locks: weakref.WeakValueDictionary[str, threading.Lock] = weakref.WeakValueDictionary()
-        self._locks_guard = threading.Lock()
+        self._session_locks = KeyedLocks()
 
     def _session_lock(self, session_id: str) -> threading.Lock:
-        """This session's lock; the table drops it once no request holds a reference (so it stays small)."""
-        with self._locks_guard:
-            lock = self._locks.get(session_id)
-            if lock is None:
-                lock = self._locks[session_id] = threading.Lock()
-            return lock
+        return self._session_locks.lock(session_id)
 
     @contextmanager
     def _one_at_a_time(self, session_id: str) -> Iterator[None]:
