@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -57,14 +56,11 @@ class InterviewEngine:
         self._asking = Asker(turns=self._repo, selector=selector, bank=bank, phraser=self._phraser)
         self._session_locks = KeyedLocks()
 
-    def _session_lock(self, session_id: str) -> threading.Lock:
-        return self._session_locks.lock(session_id)
-
     @contextmanager
     def _one_at_a_time(self, session_id: str) -> Iterator[None]:
         """One action on the session at a time; the action is one LLM step (after a call of it gets no reply,
         its other calls fall back offline at once rather than each waiting out the timeout)."""
-        with self._session_lock(session_id), llm_step():
+        with self._session_locks.lock(session_id), llm_step():
             yield
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -97,7 +93,7 @@ class InterviewEngine:
         return self._repo.get_session(session_id, user_id), prompt
 
     def current_prompt(self, *, session_id: str, user_id: int) -> Prompt | None:
-        lock = self._session_lock(session_id)
+        lock = self._session_locks.lock(session_id)
         if not lock.acquire(blocking=False):  # a step is under way here, maybe waiting on a model for minutes
             return self._committed_prompt(session_id, user_id)
         try:
@@ -155,13 +151,14 @@ class InterviewEngine:
         """Why a retried answer (a client that gave up waiting, a resubmit after a reload) is refused, when the
         turn holds this same answer: it was received, so say so rather than "answered already"."""
         sent = [(text or "").strip(), (code or "").strip()]
-        for stored in self._repo.turns(session_id):
+        turns = self._repo.turns(session_id)
+        for stored in turns:
             if stored.position != position or stored.action != "answer":
                 continue
             if not any(s and s in {(stored.answer_text or "").strip(), (stored.answer_code or "").strip()}
                        for s in sent):
                 return None
-            current = self._repo.turns(session_id)[-1].position == position
+            current = turns[-1].position == position
             return (f"your answer to turn {position} was received already and "
                     + ("is still being scored; fetch the session in a moment for its feedback" if current else
                        "has been scored; fetch the session for its feedback")
